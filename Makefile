@@ -1,0 +1,40 @@
+# Two commands on a fresh machine: `make demo` and `make test`. Everything else is set up on the way.
+VENV      ?= .venv
+PYTHON    ?= python3
+BIN       := $(VENV)/bin
+SAMPLE    ?= sample_data/handmade-2.8
+export SPARK_LOCAL_IP ?= 127.0.0.1
+
+.PHONY: demo test lint lab java clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+java:
+	@command -v java >/dev/null 2>&1 || { echo "Java 17+ is needed by Spark and is not on the PATH." \
+	  "On Debian/Ubuntu: sudo apt-get install openjdk-17-jre-headless" >&2; exit 1; }
+	@v=$$(java -XshowSettings:properties -version 2>&1 | sed -n 's/ *java.specification.version = //p'); \
+	  [ "$${v%%.*}" -ge 17 ] 2>/dev/null || { echo "Java $$v found; Spark needs 17 or newer." \
+	  "On Debian/Ubuntu: sudo apt-get install openjdk-17-jre-headless" >&2; exit 1; }
+
+demo: $(VENV)/.installed java
+	$(BIN)/workbench load $(SAMPLE)
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check workbench tests bench
+	$(BIN)/ruff format --check workbench tests bench
+	$(BIN)/mypy workbench
+
+test: lint java
+	$(BIN)/pytest
+
+lab: $(VENV)/.installed java
+	$(BIN)/jupyter lab --notebook-dir=notebooks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache spark-warehouse

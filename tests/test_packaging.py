@@ -1,0 +1,26 @@
+"""environment.yml and pyproject.toml name the same runtime packages, with the same bounds."""
+
+from __future__ import annotations
+
+import re
+
+import tomllib
+from conftest import REPO
+
+
+def _name_and_spec(req: str) -> tuple[str, str]:
+    m = re.match(r"^\s*([A-Za-z0-9_.-]+)\s*(.*?)\s*$", req.split("#")[0])
+    assert m, req
+    return m.group(1).lower(), m.group(2).replace(" ", "")
+
+
+def test_environment_yml_matches_pyproject() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    wanted = dict(_name_and_spec(r) for r in project["dependencies"])
+    conda = {}
+    text = (REPO / "environment.yml").read_text()
+    for line in text.split("dependencies:", 1)[1].splitlines():
+        m = re.match(r"^  - ([A-Za-z0-9_.-]+)(.*)$", line)
+        if m and m.group(1) not in ("python", "openjdk", "pip"):
+            conda[m.group(1).lower()] = m.group(2).strip().replace(" ", "")
+    assert conda == wanted

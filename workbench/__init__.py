@@ -1,0 +1,27 @@
+"""Kafka forensic workbench: evidence bundles of ZooKeeper-mode Kafka clusters as Spark DataFrames.
+
+Re-exports only, loaded on first use, so that the stdlib-only parts (the broker-side collector) can be
+imported on hosts without Spark.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__all__ = ["Bundle", "BundleError", "open_bundle", "spark_session"]
+
+if TYPE_CHECKING:
+    from workbench.bundle import Bundle, BundleError, open_bundle
+    from workbench.spark import spark_session
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Bundle", "BundleError", "open_bundle"):
+        from workbench import bundle
+
+        return getattr(bundle, name)
+    if name == "spark_session":
+        from workbench.spark import spark_session
+
+        return spark_session
+    raise AttributeError(f"module 'workbench' has no attribute {name!r}")

@@ -1,0 +1,383 @@
+"""Find the evidence in a bundle: a directory, the same tree as .tar.gz, or a bare Kafka log dir.
+
+This module is the file layer and uses only the standard library, so that the broker-side collector can
+share it. The Spark layer (`sources/`) asks it which files exist; `Bundle` joins the two.
+Layout: DESIGN.md, "Evidence bundle (format version 1)".
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import re
+import shutil
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.kafka import logdir as kafka_logdir
+
+if TYPE_CHECKING:  # Spark stays out of this module's imports: the broker-side collector uses it
+    from pyspark.sql import DataFrame, SparkSession
+
+    from workbench.sources.datadirs import DataDirFrames
+
+FORMAT = "kafka-evidence/1"
+MANIFEST = "manifest.json"
+LISTING = "listing.tsv"
+# A .tar.gz is unpacked to a temporary directory; these bound what it may hold.
+MAX_BUNDLE_BYTES = int(os.environ.get("WORKBENCH_MAX_BUNDLE_BYTES", 64 * 2**30))
+MAX_BUNDLE_MEMBERS = int(os.environ.get("WORKBENCH_MAX_BUNDLE_MEMBERS", 2_000_000))
+
+# Broker log files by their log4j appender (config/log4j.properties), with DailyRollingFileAppender's
+# '.yyyy-MM-dd-HH' suffix, other rotation suffixes ('.1') and '.gz'.
+LOG_NAMES = (
+    "server",
+    "controller",
+    "state-change",
+    "log-cleaner",
+    "kafka-request",
+    "kafka-authorizer",
+)
+LOG_FILE = re.compile(r"^(?P<stem>.*?)\.log(?:\.[0-9][0-9.-]*)?(?:\.gz)?$")
+
+
+def log_kind(name: str) -> str:
+    """The appender a log file belongs to, from its name: 'state-change.log.2021-05-03-18.gz' ->
+    'state-change'; a copy named 'b1-controller.log' is still 'controller'."""
+    m = LOG_FILE.match(name)
+    stem = m.group("stem") if m else name
+    for kind in sorted(LOG_NAMES, key=len, reverse=True):
+        if stem == kind or stem.endswith(("-" + kind, "_" + kind, "." + kind)):
+            return kind
+    return stem
+
+
+class BundleError(Exception):
+    """Evidence that cannot be opened: names the file and what was expected."""
+
+    def __init__(self, path: str | Path, problem: str, expected: str) -> None:
+        self.path = str(path)
+        self.problem = problem
+        self.expected = expected
+        super().__init__(f"{path}: {problem}; expected {expected}")
+
+
+@dataclass(frozen=True)
+class LogFile:
+    """One broker log file (possibly rotated, possibly gzipped)."""
+
+    path: Path
+    file: str  # as shown in output and evidence refs: bundle-relative, or the path given
+    broker_id: int | None
+    log: str  # the appender's file name: server, controller, state-change, ...
+
+    @property
+    def compressed(self) -> bool:
+        return self.path.name.endswith(".gz")
+
+
+@dataclass(frozen=True)
+class LogDir:
+    """One `log.dirs` entry of one broker: where its metadata files are and its file listing."""
+
+    root: Path
+    name: str  # the bundle's folder name for it ("0", "1", ...) or the bare dir's name
+    broker_id: int | None
+    listing: Path  # listing.tsv in the format of `find -type f -printf '%P\t%s\t%T@\n'`
+    file_prefix: str  # prefix of every `file` value that comes from this log dir
+
+
+@dataclass
+class Evidence:
+    """What a bundle holds, as files on this machine."""
+
+    root: Path
+    manifest: dict[str, Any]
+    log_files: list[LogFile] = field(default_factory=list)
+    log_dirs: list[LogDir] = field(default_factory=list)
+    origin: str = ""  # what the user opened
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Evidence:
+        """Open a bundle directory, a .tar.gz bundle or a bare Kafka log dir."""
+        p = Path(path).expanduser().resolve()
+        if not p.exists():
+            raise BundleError(p, "no such file or directory", f"an evidence bundle ({FORMAT})")
+        if p.is_file():
+            if not p.name.endswith((".tar.gz", ".tgz")):
+                raise BundleError(p, "not a directory or .tar.gz", f"an evidence bundle ({FORMAT})")
+            root = _extract(p)
+        else:
+            root = p
+        if not (root / MANIFEST).exists() and looks_like_log_dir(root):
+            return _bare_log_dir(root)
+        ev = cls(root=root, manifest=read_manifest(root), origin=str(path))
+        ev.log_files = sorted(_bundle_logs(root), key=lambda f: f.file)
+        ev.log_dirs = sorted(_bundle_log_dirs(root), key=lambda d: d.file_prefix)
+        return ev
+
+
+def read_manifest(root: Path) -> dict[str, Any]:
+    """Read and check `manifest.json`; every other part of a bundle is optional."""
+    path = root / MANIFEST
+    expected = f'{MANIFEST} with "format": "{FORMAT}"'
+    if not path.is_file():
+        raise BundleError(path, "missing", expected)
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise BundleError(path, f"unreadable ({e})", expected) from e
+    if not isinstance(manifest, dict):
+        raise BundleError(path, "not a JSON object", expected)
+    if manifest.get("format") != FORMAT:
+        raise BundleError(path, f"format is {manifest.get('format')!r}", expected)
+    return manifest
+
+
+def log_files(paths: list[str | os.PathLike[str]], broker_id: int | None = None) -> list[LogFile]:
+    """Loose log files (not in a bundle), e.g. copied from a broker by hand."""
+    out = []
+    for p in map(Path, paths):
+        out.append(LogFile(p.resolve(), str(p), broker_id, log_kind(p.name)))
+    return out
+
+
+def looks_like_log_dir(root: Path) -> bool:
+    """A Kafka log dir has meta.properties or checkpoint files at its root."""
+    return any((root / name).is_file() for name in kafka_logdir.ROOT_METADATA_FILES)
+
+
+def walk_listing(root: Path) -> Iterator[tuple[str, int, str]]:
+    """Regular files under root as `find root -type f -printf '%P\\t%s\\t%T@\\n'` lists them."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            full = os.path.join(dirpath, name)
+            st = os.lstat(full)
+            if not _is_regular(st.st_mode):
+                continue
+            rel = os.path.relpath(full, root).replace(os.sep, "/")
+            ns = st.st_mtime_ns
+            yield rel, st.st_size, f"{ns // 10**9}.{ns % 10**9:09d}0"
+
+
+def metadata_files(root: Path) -> Iterator[str]:
+    """Relative paths of the small metadata files of a log dir (never segment data)."""
+    for rel, _size, _mtime in walk_listing(root):
+        if kafka_logdir.is_metadata_file(rel):
+            yield rel
+
+
+def write_listing(root: Path, out: Path) -> int:
+    """Write listing.tsv for a log dir; returns the number of files listed."""
+    n = 0
+    with open(out, "w", encoding="utf-8", newline="\n") as f:
+        for rel, size, mtime in walk_listing(root):
+            f.write(f"{rel}\t{size}\t{mtime}\n")
+            n += 1
+    return n
+
+
+def _is_regular(mode: int) -> bool:
+    import stat
+
+    return stat.S_ISREG(mode)
+
+
+def _bundle_logs(root: Path) -> Iterator[LogFile]:
+    brokers = root / "brokers"
+    if not brokers.is_dir():
+        return
+    for bdir in sorted(brokers.iterdir()):
+        logs = bdir / "logs"
+        if not logs.is_dir():
+            continue
+        broker_id = _broker_id(bdir)
+        for path in sorted(logs.rglob("*")):
+            if not path.is_file() or path.is_symlink():
+                continue
+            yield LogFile(path, path.relative_to(root).as_posix(), broker_id, log_kind(path.name))
+
+
+def _bundle_log_dirs(root: Path) -> Iterator[LogDir]:
+    brokers = root / "brokers"
+    if not brokers.is_dir():
+        return
+    for ddir in sorted(brokers.glob("*/datadirs/*")):
+        if ddir.is_dir():
+            rel = ddir.relative_to(root).as_posix()
+            listing = ddir / LISTING
+            if not listing.is_file():
+                listing = _temp_listing(ddir)
+            yield LogDir(ddir, ddir.name, _broker_id(ddir.parent.parent), listing, rel + "/")
+
+
+def _bare_log_dir(root: Path) -> Evidence:
+    """A log dir opened directly: its listing is made on the fly, its broker id read from
+    meta.properties when that file says it."""
+    broker_id = _broker_id_from_meta(root / kafka_logdir.META_PROPERTIES)
+    manifest = {"format": FORMAT, "source": "log.dir", "brokers": [broker_id] if broker_id else []}
+    d = LogDir(root, root.name, broker_id, _temp_listing(root), str(root).rstrip("/") + "/")
+    return Evidence(root=root, manifest=manifest, log_dirs=[d], origin=str(root))
+
+
+def _broker_id(bdir: Path) -> int | None:
+    return int(bdir.name) if re.fullmatch(r"-?\d+", bdir.name) else None
+
+
+def _broker_id_from_meta(path: Path) -> int | None:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    m = re.search(r"^(?:broker|node)\.id\s*[=:]\s*(-?\d+)\s*$", text, re.M)
+    return int(m.group(1)) if m else None
+
+
+_tempdirs: list[str] = []
+
+
+def _remove_tempdirs() -> None:
+    for d in _tempdirs:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def _tempdir(prefix: str) -> Path:
+    if not _tempdirs:
+        atexit.register(_remove_tempdirs)
+    d = tempfile.mkdtemp(prefix=prefix, dir=os.environ.get("WORKBENCH_TMP"))
+    _tempdirs.append(d)
+    return Path(d)
+
+
+def _temp_listing(root: Path) -> Path:
+    out = _tempdir("workbench-listing-") / LISTING
+    write_listing(root, out)
+    return out
+
+
+def _extract(archive: Path) -> Path:
+    """Unpack a .tar.gz bundle after checking every member: no absolute paths, no '..', no links or
+    devices, bounded size and count. The checks run before anything is written."""
+    expected = "a .tar.gz of regular files and directories inside the bundle"
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            members = tar.getmembers()
+    except (OSError, tarfile.TarError, EOFError) as e:
+        raise BundleError(archive, f"not a readable .tar.gz ({e})", expected) from e
+    if len(members) > MAX_BUNDLE_MEMBERS:
+        raise BundleError(archive, f"{len(members)} members", f"at most {MAX_BUNDLE_MEMBERS}")
+    total = 0
+    for m in members:
+        name = m.name
+        parts = Path(name).parts
+        if name.startswith(("/", "\\")) or Path(name).is_absolute() or ".." in parts:
+            raise BundleError(archive, f"member {name!r} points outside the bundle", expected)
+        if not (m.isfile() or m.isdir()):
+            raise BundleError(archive, f"member {name!r} is a link or device", expected)
+        total += max(m.size, 0)
+        if total > MAX_BUNDLE_BYTES:
+            raise BundleError(archive, "unpacks to more than the limit", f"at most {MAX_BUNDLE_BYTES} bytes")
+    dest = _tempdir("workbench-bundle-")
+    with tarfile.open(archive, "r:gz") as tar:
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(dest, members=members, filter="data")
+        else:  # Python < 3.10.12: the checks above already refused what the filter would
+            tar.extractall(dest, members=members)
+    # A bundle packed as a single top folder is opened inside that folder.
+    entries = [e for e in dest.iterdir()]
+    if len(entries) == 1 and entries[0].is_dir() and not (dest / MANIFEST).exists():
+        return entries[0]
+    return dest
+
+
+class Bundle:
+    """An opened bundle: each DataFrame of DESIGN.md as a lazily loaded, cached property.
+
+    `bundle.log_events`, `bundle.datadir_files`, ... read like the question a notebook cell asks.
+    `bad_records` holds what every source could not parse, with a reason.
+    """
+
+    def __init__(self, evidence: Evidence, spark: SparkSession | None = None) -> None:
+        self.evidence = evidence
+        self._spark = spark
+
+    def __repr__(self) -> str:
+        return (
+            f"<Bundle {self.evidence.origin}: {len(self.evidence.log_files)} log files, "
+            f"{len(self.evidence.log_dirs)} log dirs>"
+        )
+
+    @property
+    def spark(self) -> SparkSession:
+        if self._spark is None:
+            from workbench.spark import spark_session
+
+            self._spark = spark_session()
+        return self._spark
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        return self.evidence.manifest
+
+    @cached_property
+    def _logs(self) -> tuple[DataFrame, DataFrame]:
+        from workbench.sources.logs import read_logs
+
+        events, bad = read_logs(self.spark, self.evidence.log_files)
+        return events.cache(), bad.cache()
+
+    @cached_property
+    def _datadirs(self) -> DataDirFrames:
+        from workbench.sources.datadirs import read_log_dirs
+
+        return read_log_dirs(self.spark, self.evidence.log_dirs).cache()
+
+    @property
+    def log_events(self) -> DataFrame:
+        return self._logs[0]
+
+    @property
+    def datadir_files(self) -> DataFrame:
+        return self._datadirs.datadir_files
+
+    @property
+    def partition_metadata(self) -> DataFrame:
+        return self._datadirs.partition_metadata
+
+    @property
+    def leader_epochs(self) -> DataFrame:
+        return self._datadirs.leader_epochs
+
+    @property
+    def checkpoints(self) -> DataFrame:
+        return self._datadirs.checkpoints
+
+    @property
+    def meta_properties(self) -> DataFrame:
+        return self._datadirs.meta_properties
+
+    @property
+    def bad_records(self) -> DataFrame:
+        return self._logs[1].unionByName(self._datadirs.bad_records)
+
+    FRAMES = (
+        "log_events",
+        "datadir_files",
+        "partition_metadata",
+        "leader_epochs",
+        "checkpoints",
+        "meta_properties",
+        "bad_records",
+    )
+
+
+def open_bundle(path: str | os.PathLike[str], spark: SparkSession | None = None) -> Bundle:
+    """Open a bundle directory, a .tar.gz bundle or a bare Kafka log dir."""
+    return Bundle(Evidence.open(path), spark)

@@ -1,0 +1,89 @@
+"""The `workbench` command: the same answers as the notebooks, without Jupyter."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from workbench.bundle import Bundle, BundleError, open_bundle
+
+
+def load_summary(bundle: Bundle) -> dict[str, Any]:
+    """Row counts of every DataFrame, bad records by source and reason, brokers and time span."""
+    from pyspark.sql import functions as F
+
+    counts = {name: getattr(bundle, name).count() for name in Bundle.FRAMES}
+    bad = (
+        bundle.bad_records.groupBy("source", "reason")
+        .count()
+        .orderBy(F.desc("count"), "source", "reason")
+        .collect()
+    )
+    span = bundle.log_events.agg(F.min("ts").alias("first"), F.max("ts").alias("last")).first()
+    ids = (
+        bundle.log_events.select("broker_id")
+        .unionByName(bundle.datadir_files.select("broker_id"))
+        .where(F.col("broker_id").isNotNull())
+        .distinct()
+        .collect()
+    )
+    brokers = sorted({r.broker_id for r in ids} | set(bundle.manifest.get("brokers") or []))
+    return {
+        "bundle": bundle.evidence.origin,
+        "cluster": bundle.manifest.get("cluster"),
+        "kafka_version": bundle.manifest.get("kafka_version"),
+        "brokers": brokers,
+        "first_event": span["first"].isoformat(sep=" ") if span and span["first"] else None,
+        "last_event": span["last"].isoformat(sep=" ") if span and span["last"] else None,
+        "log_files": len(bundle.evidence.log_files),
+        "log_dirs": len(bundle.evidence.log_dirs),
+        "rows": counts,
+        "bad_records_by_reason": [{"source": r.source, "reason": r.reason, "count": r["count"]} for r in bad],
+    }
+
+
+def _print_summary(s: dict[str, Any]) -> None:
+    print(f"bundle        {s['bundle']}")
+    if s["cluster"] or s["kafka_version"]:
+        print(f"cluster       {s['cluster'] or '?'} (Kafka {s['kafka_version'] or '?'})")
+    print(f"brokers       {', '.join(map(str, s['brokers'])) or 'none found'}")
+    print(f"time span     {s['first_event'] or '-'}  ..  {s['last_event'] or '-'}")
+    print(f"evidence      {s['log_files']} log files, {s['log_dirs']} log dirs")
+    print()
+    print(f"{'DataFrame':<22}{'rows':>10}")
+    for name, n in s["rows"].items():
+        print(f"{name:<22}{n:>10}")
+    if s["bad_records_by_reason"]:
+        print()
+        print("bad records by reason")
+        for r in s["bad_records_by_reason"]:
+            print(f"{r['count']:>8}  {r['source']}: {r['reason']}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="workbench", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    load = sub.add_parser("load", help="load a bundle and summarise what it holds")
+    load.add_argument("bundle", help="bundle directory, .tar.gz, or a Kafka log dir")
+    load.add_argument("--format", choices=("text", "json"), default="text")
+    args = parser.parse_args(argv)
+
+    if args.command == "load":
+        try:
+            bundle = open_bundle(args.bundle)
+        except BundleError as e:
+            print(f"workbench: {e}", file=sys.stderr)
+            return 2
+        print(f"Loading {bundle!r} with Spark ...", file=sys.stderr)
+        summary = load_summary(bundle)
+        if args.format == "json":
+            print(json.dumps(summary, indent=2))
+        else:
+            _print_summary(summary)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

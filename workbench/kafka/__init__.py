@@ -1,0 +1,1 @@
+"""What Kafka itself does, stated once and cited to its source. Imports nothing of ours but itself."""

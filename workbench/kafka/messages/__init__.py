@@ -1,0 +1,28 @@
+"""Catalog of the log lines Kafka writes in ZooKeeper mode (2.5, 2.8, 3.x) -> event kinds and fields.
+
+Each entry cites its source file in apache/kafka (or apache/zookeeper for the client and server lines) and
+the tags where the text exists, with line numbers, as `tag:line` (reference: LOG_TEMPLATES.md). Templates
+are the Scala/Java strings with `{field}` for interpolations (see templates.py). Order matters: the first
+match wins, so a specific wording comes before a general one. Kinds are dotted: `<area>.<what happened>`.
+"""
+
+from __future__ import annotations
+
+from workbench.kafka.messages import broker, controller, zookeeper
+from workbench.kafka.templates import Template
+
+CATALOG: list[Template] = [
+    *controller.CONTROLLER,
+    *controller.TOPICS,
+    *controller.DELETION,
+    *controller.REPLICA_STATES,
+    *controller.ELECTIONS,
+    *broker.ISR,
+    *broker.REQUESTS,
+    *broker.TOPIC_IDS,
+    *broker.LOG_DIRS,
+    *broker.BROKER,
+    *zookeeper.ZOOKEEPER,
+    *controller.REASSIGNMENT,
+]
+KINDS = sorted({t.kind for t in CATALOG})

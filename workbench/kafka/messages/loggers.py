@@ -1,0 +1,38 @@
+"""Logger names (%c) as Kafka's log4j layout prints them, by the class that logs."""
+
+from __future__ import annotations
+
+KC = ("kafka.controller.KafkaController",)
+TDM = ("kafka.controller.TopicDeletionManager",)
+RSM = ("kafka.controller.ZkReplicaStateMachine", "kafka.controller.ReplicaStateMachine")
+PSM = ("kafka.controller.ZkPartitionStateMachine", "kafka.controller.PartitionStateMachine")
+CHANNEL = ("kafka.controller.ControllerChannelManager", "kafka.controller.RequestSendThread")
+EVENT_THREAD = ("kafka.controller.ControllerEventManager$ControllerEventThread",)
+SCL = ("state.change.logger",)
+PARTITION = ("kafka.cluster.Partition",)
+RM = ("kafka.server.ReplicaManager",)
+LM = ("kafka.log.LogManager",)
+LOG = (
+    "kafka.log.Log",
+    "kafka.log.UnifiedLog",
+    "kafka.log.LocalLog",
+    "kafka.log.LocalLog$",
+    "org.apache.kafka.storage.internals.log.UnifiedLog",
+    "org.apache.kafka.storage.internals.log.LocalLog",
+)
+SERVER = ("kafka.server.KafkaServer",)
+ZK_CLIENT = ("kafka.zk.KafkaZkClient",)
+ZK_WRAPPER = ("kafka.zookeeper.ZooKeeperClient",)
+CNXN = (
+    "org.apache.zookeeper.ClientCnxn",
+    "org.apache.zookeeper.ZooKeeper",
+    "org.apache.zookeeper.ClientCnxnSocketNIO",
+)
+ZK_SERVER = (
+    "org.apache.zookeeper.server.ZooKeeperServer",
+    "org.apache.zookeeper.server.persistence.FileTxnLog",
+    "org.apache.zookeeper.server.PrepRequestProcessor",
+)
+FETCHERS = ("kafka.server.ReplicaFetcherManager", "kafka.server.ReplicaAlterLogDirsManager")
+LOG_DIR_FAILURE = ("kafka.server.LogDirFailureChannel",)
+META = ("kafka.server.BrokerMetadataCheckpoint",)

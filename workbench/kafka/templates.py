@@ -1,0 +1,133 @@
+"""How a catalog entry is written: Kafka's own message text with `{field}` placeholders.
+
+`Template("controller.elected", "{broker} successfully elected as the controller. ...", KC, "...")` reads
+like the Scala source it cites. Placeholders become regex groups by name (FIELD_PATTERNS); `{_}` is text
+we do not keep; a template ending in `{_}` allows trailing text. The resulting pattern is plain enough
+for both Python's `re` and Java's regex (Spark).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+
+from workbench.kafka.logdir import TOPIC_CHARS
+
+_INT = r"-?\d+"
+_LIST = r"[-\d,]*"  # an ISR or replica list as mkString(",") prints it
+FIELD_PATTERNS: Mapping[str, str] = MappingProxyType(
+    {
+        "tp": rf"(?P<topic>{TOPIC_CHARS}+)-(?P<partition>\d+)",
+        "topic": rf"{TOPIC_CHARS}+",
+        "session": r"0x[0-9a-fA-F]+",
+        "topic_id": r"\S+",
+        "ratio": r"[-+0-9.Ee]+|NaN|Infinity",
+        "isr": _LIST,
+        "from_isr": _LIST,
+        "to_isr": _LIST,
+        "adding_replicas": _LIST,
+        "removing_replicas": _LIST,
+        **{
+            name: _INT
+            for name in (
+                "broker",
+                "controller",
+                "epoch",
+                "controller_epoch",
+                "last_controller_epoch",
+                "latest_epoch",
+                "epoch_zk_version",
+                "zk_version",
+                "leader",
+                "preferred",
+                "leader_epoch",
+                "current_leader_epoch",
+                "previous_leader_epoch",
+                "partition_epoch",
+                "replica",
+                "correlation_id",
+                "count",
+                "added",
+                "deleted",
+                "become_leader",
+                "become_follower",
+                "offset",
+                "last_offset",
+                "high_watermark",
+                "end_offset",
+                "ms",
+                "idle_ms",
+                "timeout_ms",
+                "broker_epoch",
+                "bytes",
+                "retries",
+                "czxid",
+                "mzxid",
+                "pzxid",
+                "ctime",
+                "mtime",
+                "version",
+                "cversion",
+                "aversion",
+                "ephemeral_owner",
+                "data_length",
+                "num_children",
+            )
+        },
+    }
+)
+_ANY = ".*?"
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+
+
+@dataclass(frozen=True)
+class Template:
+    """One log line Kafka (or its ZooKeeper client) writes, and the event kind it is."""
+
+    kind: str
+    text: str
+    loggers: tuple[str, ...]
+    source: str  # file and versions (tag:line) in apache/kafka or apache/zookeeper
+    consts: Mapping[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def pattern(self) -> str:
+        """Anchored regex with named groups (Python syntax)."""
+        out, pos = ["^"], 0
+        for m in _PLACEHOLDER.finditer(self.text):
+            out.append(re.escape(self.text[pos : m.start()]))
+            name = m.group(1)
+            if name == "_":
+                out.append(".*" if m.end() == len(self.text) else _ANY)
+            elif name == "tp":
+                out.append(FIELD_PATTERNS["tp"])
+            else:
+                out.append(f"(?P<{name}>{FIELD_PATTERNS.get(name, _ANY)})")
+            pos = m.end()
+        out.append(re.escape(self.text[pos:]))
+        out.append(r"\s*$")
+        return "".join(out)
+
+    @cached_property
+    def java_pattern(self) -> str:
+        """The same pattern for Java: groups unnamed (Java forbids '_' in names), (?s) for
+        multi-line messages; group numbers are unchanged."""
+        return "(?s)" + re.sub(r"\(\?P<[a-z_]+>", "(", self.pattern)
+
+    @cached_property
+    def fields(self) -> dict[str, int]:
+        """Field name -> group number."""
+        return dict(re.compile(self.pattern).groupindex)
+
+    @cached_property
+    def literal(self) -> str:
+        """The longest fixed text of the template: a cheap test before the regex."""
+        return max(_PLACEHOLDER.split(self.text)[::2], key=len)
+
+    def match(self, message: str) -> dict[str, str] | None:
+        """Python-side match, for tests and documentation."""
+        m = re.match(self.pattern, message, re.S)
+        return None if m is None else {k: v for k, v in m.groupdict().items() if v is not None}

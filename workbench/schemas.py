@@ -1,0 +1,124 @@
+"""Every DataFrame schema of the workbench, each column documented. Names are Kafka's and ZooKeeper's own.
+
+`file` columns are bundle-relative paths (`brokers/2/logs/state-change.log`) or, for loose inputs, the
+path given. `broker_id` is the broker whose evidence it is (from the bundle's `brokers/<id>/` folder or a
+log dir's meta.properties), null when unknown. Log timestamps are the broker's wall clock as written
+(log4j prints no zone); they are stored as if UTC, the session time zone.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql.types import (
+    IntegerType,
+    LongType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+
+def _schema(*fields: tuple[str, object, str]) -> StructType:
+    return StructType(
+        [StructField(name, dtype, True, {"comment": doc}) for name, dtype, doc in fields]  # type: ignore[arg-type]
+    )
+
+
+LOG_EVENTS = _schema(
+    ("broker_id", IntegerType(), "broker whose log this is"),
+    ("file", StringType(), "log file it came from"),
+    ("log", StringType(), "appender file: server, controller, state-change, log-cleaner, ..."),
+    ("line_no", LongType(), "1-based physical line where the event starts"),
+    ("lines", IntegerType(), "physical lines the event spans (message continuations, stack trace)"),
+    ("ts", TimestampType(), "the %d of the layout, broker wall clock"),
+    ("level", StringType(), "TRACE, DEBUG, INFO, WARN, ERROR or FATAL"),
+    ("logger", StringType(), "the %c of the layout, e.g. kafka.controller.KafkaController"),
+    (
+        "context",
+        StringType(),
+        "the logIdent prefix without brackets, e.g. 'Controller id=1 epoch=5'",
+    ),
+    ("message", StringType(), "the message without context and logger; multi-line if it was"),
+    ("event", StringType(), "catalog kind (workbench.kafka.messages) or null"),
+    ("topic", StringType(), "topic the event is about, when it names one"),
+    ("partition", IntegerType(), "partition the event is about, when it names one"),
+    ("attrs", MapType(StringType(), StringType()), "the template's other fields, and 'exception'"),
+    ("stack_trace", StringType(), "throwable printed after the line, if any"),
+)
+
+DATADIR_FILES = _schema(
+    ("broker_id", IntegerType(), "broker that owns the log dir"),
+    ("log_dir", StringType(), "the log dir's folder in the bundle ('0', '1', ...) or its name"),
+    ("path", StringType(), "path relative to the log dir, as in listing.tsv"),
+    ("dir_name", StringType(), "partition dir name, null for files at the log dir root"),
+    ("topic", StringType(), "topic parsed from dir_name as Kafka does"),
+    ("partition", IntegerType(), "partition parsed from dir_name"),
+    ("dir_state", StringType(), "live, delete, future, stray, or unrecognized (Kafka refuses it)"),
+    ("file", StringType(), "file name inside the dir"),
+    ("size", LongType(), "bytes"),
+    ("mtime", TimestampType(), "modification time"),
+)
+
+PARTITION_METADATA = _schema(
+    ("broker_id", IntegerType(), "broker that owns the log dir"),
+    ("log_dir", StringType(), "log dir folder"),
+    ("dir_name", StringType(), "partition dir"),
+    ("topic", StringType(), "topic from the dir name"),
+    ("partition", IntegerType(), "partition from the dir name"),
+    ("dir_state", StringType(), "live, delete, future or stray"),
+    ("version", IntegerType(), "file format version (0)"),
+    ("topic_id", StringType(), "as Kafka prints it: 22 chars of url-safe base64"),
+    ("topic_uuid", StringType(), "the same 16 bytes as a canonical UUID"),
+    ("file", StringType(), "the partition.metadata file"),
+)
+
+LEADER_EPOCHS = _schema(
+    ("broker_id", IntegerType(), "broker that owns the log dir"),
+    ("log_dir", StringType(), "log dir folder"),
+    ("dir_name", StringType(), "partition dir"),
+    ("topic", StringType(), "topic from the dir name"),
+    ("partition", IntegerType(), "partition from the dir name"),
+    ("dir_state", StringType(), "live, delete, future or stray"),
+    ("epoch", IntegerType(), "leader epoch"),
+    ("start_offset", LongType(), "first offset written in that epoch"),
+    ("file", StringType(), "the leader-epoch-checkpoint file"),
+    ("line_no", IntegerType(), "line of the entry in the file"),
+)
+
+CHECKPOINTS = _schema(
+    ("broker_id", IntegerType(), "broker that owns the log dir"),
+    ("log_dir", StringType(), "log dir folder"),
+    ("topic", StringType(), "topic of the entry"),
+    ("partition", IntegerType(), "partition of the entry"),
+    ("kind", StringType(), "replication-offset (high watermark), recovery-point-offset, ..."),
+    ("offset", LongType(), "the checkpointed offset"),
+    ("file", StringType(), "the checkpoint file"),
+    ("line_no", IntegerType(), "line of the entry in the file"),
+)
+
+META_PROPERTIES = _schema(
+    ("broker_id", IntegerType(), "broker that owns the log dir (bundle folder)"),
+    ("log_dir", StringType(), "log dir folder"),
+    ("version", IntegerType(), "0 = ZooKeeper mode, 1 = KRaft"),
+    ("cluster_id", StringType(), "cluster.id"),
+    ("stored_broker_id", IntegerType(), "broker.id (version 0) or node.id (version 1)"),
+    ("directory_id", StringType(), "directory.id (KRaft 3.7+), else null"),
+    ("written", StringType(), "the date comment java.util.Properties.store wrote"),
+    ("properties", MapType(StringType(), StringType()), "every key=value in the file"),
+    ("file", StringType(), "the meta.properties file"),
+)
+
+BAD_RECORDS = _schema(
+    ("source", StringType(), "log, listing, partition.metadata, leader-epoch-checkpoint, ..."),
+    ("file", StringType(), "file the record came from"),
+    (
+        "position",
+        LongType(),
+        "1-based line for text, byte offset for binary; null for a whole file",
+    ),
+    ("reason", StringType(), "what was expected, in Kafka's words where Kafka has them"),
+    ("raw", StringType(), "the record, cut to 500 characters"),
+)
+
+RAW_CUT = 500

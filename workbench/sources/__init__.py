@@ -1,0 +1,1 @@
+"""Raw evidence -> DataFrames, no judgement."""

@@ -1,0 +1,75 @@
+"""The one SparkSession factory.
+
+`local[*]` on a laptop, a real cluster when `WORKBENCH_SPARK_MASTER` (or spark-submit) says so. Quiet by
+default: no UI, no progress bars, Spark's own logging at ERROR, loopback bind. Times are shown in UTC so that
+output does not depend on the machine's time zone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from importlib.resources import files
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+APP_NAME = "kafka-forensic-workbench"
+DEFAULT_DRIVER_MEMORY = "2g"
+
+
+@contextlib.contextmanager
+def _stderr_to(path: Path) -> Iterator[None]:
+    """Point fd 2 at a file while the JVM starts, so that it inherits that file and not a notebook cell.
+
+    ipykernel forwards fd-level output into whichever cell runs, which makes notebook outputs
+    depend on timing (reference/ENVIRONMENT.md §2).
+    """
+    saved = os.dup(2)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(fd, 2)
+    os.close(fd)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def spark_session(master: str | None = None, jvm_log: str | Path | None = None) -> SparkSession:
+    """Return this process's SparkSession, creating it on first use.
+
+    `master` overrides `WORKBENCH_SPARK_MASTER`; leave both unset under spark-submit to keep its master.
+    `jvm_log` (or `WORKBENCH_JVM_LOG`) names a file for the JVM's stderr; notebooks use it.
+    """
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    log4j = files("workbench").joinpath("log4j2.properties")
+    builder = (
+        SparkSession.builder.appName(APP_NAME)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.driver.bindAddress", os.environ["SPARK_LOCAL_IP"])
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}")
+        .config("spark.sql.shuffle.partitions", os.environ.get("WORKBENCH_SHUFFLE_PARTITIONS", "8"))
+    )
+    master = master or os.environ.get("WORKBENCH_SPARK_MASTER")
+    if master:
+        builder = builder.master(master)
+    elif "spark.master" not in os.environ.get("PYSPARK_SUBMIT_ARGS", ""):
+        builder = builder.master("local[*]")
+    if "SPARK_DRIVER_MEMORY" not in os.environ:
+        builder = builder.config("spark.driver.memory", DEFAULT_DRIVER_MEMORY)
+    jvm_log = jvm_log or os.environ.get("WORKBENCH_JVM_LOG")
+    if jvm_log:
+        with _stderr_to(Path(jvm_log)):
+            spark = builder.getOrCreate()
+    else:
+        spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
