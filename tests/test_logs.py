@@ -1,0 +1,138 @@
+"""Log layouts real clusters use, and bad input: every physical line ends in an event or in bad_records."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from workbench.bundle import log_files
+from workbench.sources.logs import read_logs
+
+GOOD = (
+    "[2024-03-12 10:05:14,160] INFO [Controller id=1] 1 successfully elected as the controller. "
+    "Epoch incremented to 4 and epoch zk version is now 4 (kafka.controller.KafkaController)\n"
+    "[2024-03-12 10:06:01,340] INFO [Topic Deletion Manager 1] Deletion of topic payments "
+    "successfully completed (kafka.controller.TopicDeletionManager)\n"
+)
+
+
+def _load(spark: SparkSession, paths: list[Path]):
+    events, bad = read_logs(spark, log_files(paths, broker_id=3))
+    return events.cache(), bad.cache()
+
+
+def _physical_lines(p: Path) -> int:
+    data = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+    return len(data.splitlines())
+
+
+def test_layout_variants(spark: SparkSession, tmp_path: Path) -> None:
+    p = tmp_path / "server.log"
+    p.write_text(
+        "[2024-03-12T10:05:14.160] INFO [Controller id=1] Resigned (kafka.controller.KafkaController:412)\n"
+        "kafka-2  | [2024-03-12 10:05:15,001] WARN [ZooKeeperClient Kafka server] Session expired. "
+        "(kafka.zookeeper.ZooKeeperClient)\n"
+        "[2024-03-12 10:05:16,002]FATAL [KafkaServer id=2] Fatal error during KafkaServer startup. "
+        "Prepare to shutdown (kafka.server.KafkaServer)\n"
+        "[2024-03-12 10:05:17,003] WARNING Opening socket connection to server zk1/10.0.0.5:2181. "
+        "(org.apache.zookeeper.ClientCnxn)\n"
+        "[2024-03-12 10:05:18,004+0100] INFO [Broker id=2] Handling StopReplica request correlationId 5 "
+        "from controller 1 for 2 partitions (state.change.logger)\n",
+        encoding="utf-8",
+    )
+    events, bad = _load(spark, [p])
+    assert bad.count() == 0
+    rows = events.orderBy("line_no").collect()
+    assert [r.event for r in rows] == [
+        "controller.resigned",
+        "zk.client_session_expired",
+        "broker.fatal",
+        "zk.connecting",
+        "request.stop_replica.handling",
+    ]
+    assert [r.level for r in rows] == ["INFO", "WARN", "FATAL", "WARN", "INFO"]
+    assert rows[0].logger == "kafka.controller.KafkaController"
+    assert rows[1].context == "ZooKeeperClient Kafka server"
+    assert str(rows[4].ts) == "2024-03-12 09:05:18.004000"  # +0100 shown in UTC
+    assert rows[4].attrs["correlation_id"] == "5" and rows[4].broker_id == 3
+    assert {r.log for r in rows} == {"server"}
+
+
+def test_bad_input_never_stops_the_rest(spark: SparkSession, tmp_path: Path) -> None:
+    good = tmp_path / "controller.log"
+    good.write_text(GOOD, encoding="utf-8")
+    crlf = tmp_path / "controller.log.2024-03-12-10"
+    crlf.write_bytes(GOOD.replace("\n", "\r\n").encode())
+    truncated = tmp_path / "server.log.2024-03-12-09.gz"
+    truncated.write_bytes(gzip.compress((GOOD * 2000).encode())[:3000])
+    whole_gz = tmp_path / "state-change.log.1.gz"
+    whole_gz.write_bytes(gzip.compress(GOOD.encode()))
+    not_gz = tmp_path / "server.log.3.gz"
+    not_gz.write_text(GOOD, encoding="utf-8")
+    garbage = tmp_path / "log-cleaner.log"
+    garbage.write_bytes(bytes(range(256)) * 40 + b"\n" + bytes(range(7, 100)) + b"\n")
+    empty = tmp_path / "kafka-request.log"
+    empty.write_bytes(b"")
+    huge = tmp_path / "server.log.huge"
+    huge.write_text(
+        "[2024-03-12 10:00:00,000] INFO "
+        + "x" * 5_000_000
+        + " (kafka.log.LogManager)\n"
+        + "y" * 5_000_000
+        + "\n",
+        encoding="utf-8",
+    )
+    latin1 = tmp_path / "server.log.latin1"
+    latin1.write_bytes(
+        "[2024-03-12 10:00:00,000] INFO Deleted log for partition orders-0 in /data/caf\xe9/orders-0."
+        "5f0e8a3b2c1d4e6f8a9b0c1d2e3f4a5b-delete. (kafka.log.LogManager)\n".encode("latin-1")
+    )
+    files = [good, crlf, truncated, whole_gz, not_gz, garbage, empty, huge, latin1]
+    events, bad = _load(spark, files)
+
+    by_file = {r.file: r.n for r in events.groupBy("file").agg(F.sum("lines").alias("n")).collect()}
+    lines_bad = {
+        r.file: r.n
+        for r in bad.where(F.col("raw") != "").groupBy("file").agg(F.count("*").alias("n")).collect()
+    }
+    for p in (good, crlf, whole_gz, garbage, empty, huge, latin1):
+        assert by_file.get(str(p), 0) + lines_bad.get(str(p), 0) == _physical_lines(p), p.name
+
+    assert events.where(F.col("file") == str(crlf)).where("event = 'deletion.completed'").count() == 1
+    assert events.where(F.col("file") == str(good)).count() == 2
+
+    reasons = {(Path(r.file).name, r.reason.split(" (")[0].split(";")[0]) for r in bad.collect()}
+    assert ("server.log.2024-03-12-09.gz", "truncated or corrupt gzip") in reasons
+    assert ("server.log.3.gz", "not gzip") in reasons
+    assert ("log-cleaner.log", "binary or non-text data") in reasons
+    assert not [r for r in reasons if r[0] in (good.name, crlf.name, whole_gz.name, latin1.name)]
+    assert ("server.log.huge", "no log event before this line") not in reasons
+    huge_bad = bad.where(F.col("file") == str(huge)).collect()
+    assert [len(r.raw) for r in huge_bad] == [500]
+    (big,) = events.where(F.col("file") == str(huge)).collect()
+    assert len(big.message) == 5_000_000 and big.logger == "kafka.log.LogManager"
+    (cafe,) = events.where(F.col("file") == str(latin1)).collect()
+    assert (cafe.event, cafe.topic, cafe.partition) == ("log.deleted", "orders", 0)
+    trunc = bad.where(F.col("file") == str(truncated)).first()
+    assert trunc.position is not None and trunc.position > 1
+
+
+def test_lines_before_any_event_are_quarantined(spark: SparkSession, tmp_path: Path) -> None:
+    p = tmp_path / "server.log"
+    p.write_text("\tat kafka.Foo.bar(Foo.scala:1)\n" + GOOD + "a stray note\n", encoding="utf-8")
+    events, bad = _load(spark, [p])
+    assert events.count() == 2
+    assert [(r.position, r.reason.split(";")[0]) for r in bad.orderBy("position").collect()] == [
+        (1, "no log event before this line"),
+        (4, "text after a complete log event that is not a stack trace"),
+    ]
+
+
+@pytest.mark.parametrize("n", [0])
+def test_no_files(spark: SparkSession, n: int) -> None:
+    events, bad = read_logs(spark, [])
+    assert events.count() == n and bad.count() == n
