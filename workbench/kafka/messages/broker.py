@@ -128,9 +128,9 @@ REQUESTS = [
     T("request.update_metadata.leader_cached", "Cached leader info {partition_state} for partition {tp} in response to UpdateMetadata request sent by controller {controller} epoch {controller_epoch} with correlation id {correlation_id}",
       SCL, "MetadataCache.scala (TRACE) 2.5.1, 2.8.2, 3.6.2"),
     T("fetcher.removed", "Removed fetcher for partitions {partitions}",
-      FETCHERS, "AbstractFetcherManager.scala removeFetcherForPartitions"),
+      FETCHERS, "AbstractFetcherManager.scala removeFetcherForPartitions, 2.8 (real-evidence logs/01)"),
     T("fetcher.added", "Added fetcher to broker {broker_node} for partitions {partitions}",
-      FETCHERS, "AbstractFetcherManager.scala addFetcherForPartitions"),
+      FETCHERS, "AbstractFetcherManager.scala addFetcherForPartitions, 2.8 (real-evidence logs/01)"),
 ]
 
 TOPIC_IDS = [
@@ -150,9 +150,9 @@ TOPIC_IDS = [
 
 LOG_DIRS = [
     T("log_dir.io_error", "Error while renaming dir for {tp} in log dir {dir}",
-      LOG_DIR_FAILURE, "LogManager.asyncDelete via LogDirFailureChannel (real 2.x logs)", {"operation": "rename"}),
+      LOG_DIR_FAILURE, "LogManager.scala asyncDelete via LogDirFailureChannel, 2.x (LOG_TEMPLATES.md, real_logs/04b)", {"operation": "rename"}),
     T("log_dir.io_error", "Error while {operation} in log dir {dir}",
-      LOG_DIR_FAILURE, "LogDirFailureChannel.scala maybeAddOfflineLogDir (message from the caller)"),
+      LOG_DIR_FAILURE, "LogDirFailureChannel.scala maybeAddOfflineLogDir 2.5.1, 2.8.2, 3.6.2 (message from the caller)"),
     T("log_dir.failed", "Stopping serving replicas in dir {dir}",
       RM, "ReplicaManager.scala handleLogDirFailure 2.5.1, 2.8.2, 3.6.2", {"step": "stopping_replicas"}),
     T("log_dir.failed", "Broker {broker} stopped fetcher for partitions {partitions} and stopped moving logs for partitions {future_partitions} because they are in the failed log directory {dir}.",
@@ -198,8 +198,10 @@ BROKER = [
       SERVER, "KafkaServer.scala shutdown 2.5.1, 2.8.2, 3.6.2"),
     T("broker.shut_down", "shut down completed",
       SERVER, "KafkaServer.scala shutdown 2.5.1, 2.8.2, 3.6.2"),
-    T("broker.fatal", "Fatal error during KafkaServer {phase}{_}",
-      SERVER, "KafkaServer.scala startup/shutdown 2.5.1, 2.8.2, 3.6.2"),
+    T("broker.fatal", "Fatal error during KafkaServer startup. Prepare to shutdown",
+      SERVER, "KafkaServer.scala startup 2.5.1:356 2.8.2:414 3.6.2:613", {"phase": "startup"}),
+    T("broker.fatal", "Fatal error during KafkaServer shutdown.",
+      SERVER, "KafkaServer.scala shutdown 2.5.1:679 2.8.2:749 3.6.2:999", {"phase": "shutdown"}),
     T("broker.cluster_id", "Cluster ID = {cluster_id}",
       SERVER, "KafkaServer.scala 2.8.2:202"),
     T("broker.zk_connecting", "Connecting to zookeeper on {zk_connect}",
