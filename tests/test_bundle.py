@@ -1,0 +1,85 @@
+"""Opening bundles: directory, .tar.gz, clear errors, and archives that must be refused."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from workbench.bundle import BundleError, Evidence, log_kind
+from workbench.cli import main
+
+SAMPLE = REPO / "sample_data" / "handmade-2.8"
+
+
+def test_sample_bundle_as_directory_and_tar(tmp_path: Path) -> None:
+    d = Evidence.open(SAMPLE)
+    archive = tmp_path / "bundle.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(SAMPLE, arcname="handmade-2.8")
+    t = Evidence.open(archive)
+    assert [f.file for f in t.log_files] == [f.file for f in d.log_files]
+    assert {(f.broker_id, f.log) for f in d.log_files} >= {(1, "controller"), (2, "server")}
+    assert [x.file_prefix for x in t.log_dirs] == ["brokers/1/datadirs/0/", "brokers/2/datadirs/0/"]
+
+
+def _tar(tmp_path: Path, add) -> Path:
+    archive = tmp_path / "evil.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        add(tar)
+    return archive
+
+
+def _member(tar: tarfile.TarFile, name: str, kind: bytes = tarfile.REGTYPE, data: bytes = b"{}") -> None:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.size = len(data) if kind == tarfile.REGTYPE else 0
+    if kind == tarfile.SYMTYPE:
+        info.linkname = "/etc/passwd"
+    tar.addfile(info, io.BytesIO(data) if kind == tarfile.REGTYPE else None)
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "problem"),
+    [
+        ("../escape.json", tarfile.REGTYPE, "points outside the bundle"),
+        ("/abs/manifest.json", tarfile.REGTYPE, "points outside the bundle"),
+        ("brokers/1/logs/server.log", tarfile.SYMTYPE, "is a link or device"),
+        ("dev", tarfile.CHRTYPE, "is a link or device"),
+    ],
+)
+def test_unsafe_archives_are_refused(tmp_path: Path, name: str, kind: bytes, problem: str) -> None:
+    archive = _tar(tmp_path, lambda tar: _member(tar, name, kind))
+    with pytest.raises(BundleError) as e:
+        Evidence.open(archive)
+    assert problem in str(e.value) and str(archive) in str(e.value)
+    assert not (tmp_path / "escape.json").exists()
+
+
+def test_manifest_errors_name_the_file_and_the_format(tmp_path: Path) -> None:
+    (tmp_path / "brokers").mkdir()
+    with pytest.raises(BundleError, match=r"manifest.json: missing; expected .*kafka-evidence/1"):
+        Evidence.open(tmp_path)
+    (tmp_path / "manifest.json").write_text(json.dumps({"format": "kafka-evidence/9"}))
+    with pytest.raises(BundleError, match=r"format is 'kafka-evidence/9'"):
+        Evidence.open(tmp_path)
+
+
+def test_log_kind() -> None:
+    assert log_kind("state-change.log.2021-05-03-18.gz") == "state-change"
+    assert log_kind("server.log") == "server"
+    assert log_kind("02a_x_controller.log") == "controller"
+
+
+def test_cli_load_summarises_the_sample(spark, capsys) -> None:
+    assert main(["load", str(SAMPLE), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["brokers"] == [1, 2]
+    assert out["rows"]["bad_records"] == 0 and out["bad_records_by_reason"] == []
+    assert out["rows"]["log_events"] > 40 and out["rows"]["partition_metadata"] == 5
+    assert out["first_event"].startswith("2024-03-12 10:00:00")
+    assert main(["load", str(SAMPLE / "nope")]) == 2
