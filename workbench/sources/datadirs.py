@@ -52,8 +52,8 @@ def read_log_dirs(spark: SparkSession, dirs: list[LogDir]) -> DataDirFrames:
             )
         )
     origin = spark.createDataFrame(
-        [(str(d.listing), str(d.root).rstrip("/") + "/", d.broker_id, d.name, d.file_prefix) for d in dirs],
-        "listing string, root string, broker_id int, log_dir string, prefix string",
+        [(str(d.listing), d.broker_id, d.name, d.file_prefix) for d in dirs],
+        "listing string, broker_id int, log_dir string, prefix string",
     )
     files, bad_listing = _listing(spark, dirs, origin)
     meta = _metadata_files(spark, dirs)
