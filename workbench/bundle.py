@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tarfile
 import tempfile
 from collections.abc import Iterator
@@ -160,7 +161,7 @@ def walk_listing(root: Path) -> Iterator[tuple[str, int, str]]:
         for name in sorted(filenames):
             full = os.path.join(dirpath, name)
             st = os.lstat(full)
-            if not _is_regular(st.st_mode):
+            if not stat.S_ISREG(st.st_mode):
                 continue
             rel = os.path.relpath(full, root).replace(os.sep, "/")
             ns = st.st_mtime_ns
@@ -182,12 +183,6 @@ def write_listing(root: Path, out: Path) -> int:
             f.write(f"{rel}\t{size}\t{mtime}\n")
             n += 1
     return n
-
-
-def _is_regular(mode: int) -> bool:
-    import stat
-
-    return stat.S_ISREG(mode)
 
 
 def _bundle_logs(root: Path) -> Iterator[LogFile]:

@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 from workbench import schemas
 from workbench.bundle import LogFile
 from workbench.sources.catalog import type_events
-from workbench.sources.common import bad_records_frame, decoded_path, empty
+from workbench.sources.common import bad_records_frame, cut, decoded_path, empty
 
 # [%d] %p: ISO8601 date ('T' or ' ', ',' or '.' before millis, optional zone), the level, then the rest.
 # A `name | ` prefix is what `docker compose logs` adds.
@@ -64,7 +64,7 @@ def read_logs(spark: SparkSession, files: list[LogFile]) -> tuple[DataFrame, Dat
         "file",
         F.col("line_no").alias("position"),
         F.col("bad").alias("reason"),
-        F.substring("value", 1, schemas.RAW_CUT).alias("raw"),
+        cut("value").alias("raw"),
     )
     return events.select(*schemas.LOG_EVENTS.fieldNames()), bad_files.unionByName(bad_lines)
 
