@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
@@ -30,3 +31,47 @@ def real_evidence() -> Path:
             pytest.fail(f"{REAL_EVIDENCE} is missing; CI must have shared/ beside the checkout")
         pytest.skip(f"{REAL_EVIDENCE} not found beside the checkout")
     return REAL_EVIDENCE
+
+
+def _zookeeper_or_fail() -> None:
+    """ZooKeeper's jar must be installed; under CI its absence fails the run instead of skipping."""
+    from workbench.testing.zookeeper import ZooKeeperMissing, classpath
+
+    try:
+        classpath()
+    except ZooKeeperMissing as e:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{e} (.ci/run installs it)")
+        pytest.skip(str(e))
+
+
+@pytest.fixture
+def zookeeper_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Start standalone ZooKeeper servers (each on a free loopback port with its own dataDir);
+    all are stopped at the end of the test. Call with zoo.cfg settings and -D properties."""
+    from workbench.testing.zookeeper import ZooKeeperServer
+
+    _zookeeper_or_fail()
+    servers: list[ZooKeeperServer] = []
+
+    def start(settings: dict[str, str] | None = None, jvm_properties: dict[str, str] | None = None):
+        server = ZooKeeperServer(tmp_path_factory.mktemp("zk"), settings, jvm_properties)
+        servers.append(server)
+        server.start()
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
+def zookeeper(zookeeper_factory: Any) -> Any:
+    """One fresh standalone ZooKeeper for this test."""
+    return zookeeper_factory()
+
+
+@pytest.fixture
+def zk_tools() -> None:
+    """ZooKeeper's own TxnLogToolkit and SnapshotFormatter are needed (same jar as the server)."""
+    _zookeeper_or_fail()

@@ -141,6 +141,26 @@ def read_manifest(root: Path) -> dict[str, Any]:
     return manifest
 
 
+def update_manifest(root: Path, **fields: Any) -> dict[str, Any]:
+    """Create `manifest.json` or complete an existing one, so a bundle can be assembled from parts
+    collected on different hosts: lists (brokers, parts) are merged, other fields set when given."""
+    path = Path(root) / MANIFEST
+    manifest = read_manifest(Path(root)) if path.exists() else {"format": FORMAT}
+    for key, value in fields.items():
+        if value is None:
+            continue
+        if isinstance(value, list) and isinstance(manifest.get(key), list):
+            merged = manifest[key] + [v for v in value if v not in manifest[key]]
+            manifest[key] = sorted(merged) if all(isinstance(v, int) for v in merged) else merged
+        else:
+            manifest[key] = value
+    Path(root).mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return manifest
+
+
 def log_files(paths: list[str | os.PathLike[str]], broker_id: int | None = None) -> list[LogFile]:
     """Loose log files (not in a bundle), e.g. copied from a broker by hand."""
     out = []

@@ -1,0 +1,1 @@
+"""Test harnesses that run the real thing: a standalone ZooKeeper and ZooKeeper's own file tools."""
