@@ -145,12 +145,13 @@ def update_manifest(root: Path, **fields: Any) -> dict[str, Any]:
     """Create `manifest.json` or complete an existing one, so a bundle can be assembled from parts
     collected on different hosts: lists (brokers, parts) are merged, other fields set when given."""
     path = Path(root) / MANIFEST
-    manifest = read_manifest(Path(root)) if path.exists() else {"format": FORMAT}
+    manifest: dict[str, Any] = read_manifest(Path(root)) if path.exists() else {"format": FORMAT}
     for key, value in fields.items():
         if value is None:
             continue
-        if isinstance(value, list) and isinstance(manifest.get(key), list):
-            merged = manifest[key] + [v for v in value if v not in manifest[key]]
+        old = manifest.get(key)
+        if isinstance(value, list) and isinstance(old, list):
+            merged = old + [v for v in value if v not in old]
             manifest[key] = sorted(merged) if all(isinstance(v, int) for v in merged) else merged
         else:
             manifest[key] = value

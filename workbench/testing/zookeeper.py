@@ -98,7 +98,14 @@ class ZooKeeperServer:
             return
         cfg = self._write_config()
         props = [f"-D{k}={v}" for k, v in self.jvm_properties.items()]
-        cmd = ["java", "-Xmx256m", *props, "-cp", classpath(), "org.apache.zookeeper.server.ZooKeeperServerMain"]
+        cmd = [
+            "java",
+            "-Xmx256m",
+            *props,
+            "-cp",
+            classpath(),
+            "org.apache.zookeeper.server.ZooKeeperServerMain",
+        ]
         self._log = open(self.base_dir / "server.out", "ab")  # noqa: SIM115 - closed in stop()
         self._process = subprocess.Popen([*cmd, str(cfg)], stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
