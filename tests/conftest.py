@@ -33,7 +33,7 @@ def real_evidence() -> Path:
     return REAL_EVIDENCE
 
 
-def _zookeeper_or_fail() -> None:
+def zookeeper_or_fail() -> None:
     """ZooKeeper's jar must be installed; under CI its absence fails the run instead of skipping."""
     from workbench.testing.zookeeper import ZooKeeperMissing, classpath
 
@@ -51,7 +51,7 @@ def zookeeper_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]
     all are stopped at the end of the test. Call with zoo.cfg settings and -D properties."""
     from workbench.testing.zookeeper import ZooKeeperServer
 
-    _zookeeper_or_fail()
+    zookeeper_or_fail()
     servers: list[ZooKeeperServer] = []
 
     def start(settings: dict[str, str] | None = None, jvm_properties: dict[str, str] | None = None):
@@ -74,4 +74,4 @@ def zookeeper(zookeeper_factory: Any) -> Any:
 @pytest.fixture
 def zk_tools() -> None:
     """ZooKeeper's own TxnLogToolkit and SnapshotFormatter are needed (same jar as the server)."""
-    _zookeeper_or_fail()
+    zookeeper_or_fail()

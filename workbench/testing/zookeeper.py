@@ -145,11 +145,15 @@ class ZooKeeperServer:
 
 
 def _run_tool(main_class: str, *args: str) -> str:
-    cmd = ["java", "-Duser.timezone=UTC", "-Duser.language=en", "-cp", classpath(), main_class, *args]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, errors="surrogateescape")
+    """Run one of ZooKeeper's tools; its output as UTF-8 text, line ends untouched (data may hold \r)."""
+    flags = ["-Duser.timezone=UTC", "-Duser.language=en", "-Dfile.encoding=UTF-8"]
+    flags.append("-Dsun.stdout.encoding=UTF-8")
+    cmd = ["java", *flags, "-cp", classpath(), main_class, *args]
+    done = subprocess.run(cmd, capture_output=True, timeout=300)
+    out = done.stdout.decode("utf-8", "surrogateescape")
     if done.returncode != 0:
-        raise RuntimeError(f"{main_class} failed on {args}: {done.stderr or done.stdout}")
-    return done.stdout
+        raise RuntimeError(f"{main_class} failed on {args}: {done.stderr.decode(errors='replace') or out}")
+    return out
 
 
 def txn_log_toolkit(path: str | os.PathLike[str]) -> str:
@@ -160,3 +164,140 @@ def txn_log_toolkit(path: str | os.PathLike[str]) -> str:
 def snapshot_formatter(path: str | os.PathLike[str]) -> str:
     """ZooKeeper's own dump of a snapshot, data in base64 (`SnapshotFormatter -d`)."""
     return _run_tool("org.apache.zookeeper.server.SnapshotFormatter", "-d", str(path))
+
+
+def kafka_like_writes(hosts: str, topics: int = 3, partitions: int = 2, isr_changes: int = 3) -> None:
+    """Drive a server with the writes a ZooKeeper-mode Kafka cluster makes, through kazoo, so that its
+    txn logs and snapshots hold what real ones do (FORMATS.md B and C.5; KafkaZkClient @2.8.2):
+    top-level paths with null data, ephemeral broker registration as create(null)+setData, controller
+    election as one multi, fenced controller writes (multi with a check on /controller_epoch), a failed
+    fenced write, topic creation, ISR changes, a pre-2.8 tool dropping topic_id, topic deletion, sequential
+    notification znodes, setACL, a large znode, non-ASCII and binary data, and session close."""
+    import json
+
+    from kazoo.client import KazooClient
+    from kazoo.protocol.serialization import Create
+    from kazoo.security import OPEN_ACL_UNSAFE, make_digest_acl
+
+    admin = KazooClient(hosts=hosts)
+    admin.start(timeout=15)
+    for path in (
+        "/brokers/ids",
+        "/brokers/topics",
+        "/brokers/seqid",
+        "/config/changes",
+        "/config/topics",
+        "/config/users",
+        "/config/brokers",
+        "/admin/delete_topics",
+        "/isr_change_notification",
+    ):
+        admin.create(path, None, makepath=True)
+    admin.create("/cluster/id", b'{"version":"1","id":"4fi2MkU0Ql2L0cPRncY20Q"}', makepath=True)
+    brokers = []
+    for broker_id in (1, 2):
+        zk = KazooClient(hosts=hosts)
+        zk.start(timeout=15)
+        info = {
+            "features": {},
+            "host": f"broker{broker_id}",
+            "port": 9092,
+            "version": 5,
+            "jmx_port": -1,
+            "endpoints": [f"PLAINTEXT://broker{broker_id}:9092"],
+            "timestamp": "1650897815948",
+        }
+        tx = zk.transaction()
+        # kazoo's transaction API refuses null data, which Kafka sends; its request class takes it
+        tx._add(Create(f"/brokers/ids/{broker_id}", None, OPEN_ACL_UNSAFE, 1))  # 1 = EPHEMERAL
+        tx.set_data(f"/brokers/ids/{broker_id}", json.dumps(info).encode(), version=0)
+        assert not any(isinstance(r, Exception) for r in tx.commit())
+        brokers.append(zk)
+
+    def elect(zk: KazooClient, broker_id: int) -> int:
+        if not zk.exists("/controller_epoch"):
+            zk.create("/controller_epoch", b"0")
+        data, stat = zk.get("/controller_epoch")
+        tx = zk.transaction()
+        tx.create(
+            "/controller",
+            json.dumps({"version": 1, "brokerid": broker_id, "timestamp": "1"}).encode(),
+            ephemeral=True,
+        )
+        tx.set_data("/controller_epoch", str(int(data) + 1).encode(), version=stat.version)
+        tx.commit()
+        return int(zk.exists("/controller_epoch").version)
+
+    def fenced(zk: KazooClient, epoch_version: int, *ops: tuple) -> list:
+        tx = zk.transaction()
+        tx.check("/controller_epoch", epoch_version)
+        for name, *args in ops:
+            if name == "create":  # null data, as Kafka's createRecursive writes it
+                tx._add(Create(args[0], args[1], OPEN_ACL_UNSAFE, 0))
+            else:
+                getattr(tx, name)(*args)
+        return list(tx.commit())
+
+    controller = brokers[0]
+    epoch_version = elect(controller, 1)
+    names = [f"topic-{i}" for i in range(topics)] + ["orders-é日本"]
+    for t in names:
+        assignment = {str(p): [1 + (p % 2), 1 + ((p + 1) % 2)] for p in range(partitions)}
+        admin.create(f"/config/topics/{t}", b'{"version":1,"config":{}}')
+        admin.create(
+            f"/brokers/topics/{t}",
+            json.dumps(
+                {
+                    "partitions": assignment,
+                    "topic_id": "JWzPWgOsTDqCV2TLEX2N3g",
+                    "adding_replicas": {},
+                    "removing_replicas": {},
+                    "version": 3,
+                }
+            ).encode(),
+        )
+        fenced(controller, epoch_version, ("create", f"/brokers/topics/{t}/partitions", None))
+        for p in range(partitions):
+            fenced(controller, epoch_version, ("create", f"/brokers/topics/{t}/partitions/{p}", None))
+            state = {"controller_epoch": 1, "leader": 1, "version": 1, "leader_epoch": 0, "isr": [1, 2]}
+            fenced(
+                controller,
+                epoch_version,
+                ("create", f"/brokers/topics/{t}/partitions/{p}/state", json.dumps(state).encode()),
+            )
+    for i in range(isr_changes):
+        path = f"/brokers/topics/{names[0]}/partitions/0/state"
+        version = admin.exists(path).version
+        state = {"controller_epoch": 1, "leader": 1, "version": 1, "leader_epoch": i + 1, "isr": [1]}
+        fenced(controller, epoch_version, ("set_data", path, json.dumps(state).encode(), version))
+        admin.create("/isr_change_notification/isr_change_", b'{"version":1,"partitions":[]}', sequence=True)
+    # a fenced write with a stale epoch version: logged as a failed multi
+    fenced(controller, epoch_version + 5, ("set_data", f"/brokers/topics/{names[0]}", b"{}"))
+    # a pre-2.8 tool adding a partition through ZooKeeper: version 1, no topic_id
+    admin.set(f"/brokers/topics/{names[1]}", b'{"version":1,"partitions":{"0":[1,2],"1":[2,1],"2":[1,2]}}')
+    admin.set("/cluster/id", "caf\u00e9 \u65e5\u672c \U0001f600".encode())
+    admin.create("/binary", bytes(range(256)))
+    admin.create("/large", b"x" * 900_000)
+    admin.set_acls("/binary", [make_digest_acl("admin", "secret", all=True)])
+    admin.create("/empty", b"")
+    # deletion: marker with null data, then the controller's fenced deletes (TopicDeletionManager)
+    doomed = names[-1]
+    admin.create(f"/admin/delete_topics/{doomed}", None)
+    for p in range(partitions):
+        fenced(controller, epoch_version, ("delete", f"/brokers/topics/{doomed}/partitions/{p}/state"))
+        fenced(controller, epoch_version, ("delete", f"/brokers/topics/{doomed}/partitions/{p}"))
+    for path in (
+        f"/brokers/topics/{doomed}/partitions",
+        f"/brokers/topics/{doomed}",
+        f"/config/topics/{doomed}",
+        f"/admin/delete_topics/{doomed}",
+    ):
+        fenced(controller, epoch_version, ("delete", path))
+    # the controller's session ends (closeSession deletes /controller and /brokers/ids/1); broker 2 takes over
+    controller.stop()
+    controller.close()
+    elect(brokers[1], 2)
+    brokers[1].stop()
+    brokers[1].close()
+    admin.stop()
+    admin.close()
