@@ -75,3 +75,20 @@ def zookeeper(zookeeper_factory: Any) -> Any:
 def zk_tools() -> None:
     """ZooKeeper's own TxnLogToolkit and SnapshotFormatter are needed (same jar as the server)."""
     zookeeper_or_fail()
+
+
+@pytest.fixture(scope="session")
+def kafka_zk_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """version-2/ of a real server driven with Kafka's writes (snapCount 20 rolls logs and snapshots),
+    stopped; made once per run and shared read-only."""
+    from workbench.testing.zookeeper import ZooKeeperServer, kafka_like_writes
+
+    zookeeper_or_fail()
+    server = ZooKeeperServer(tmp_path_factory.mktemp("zk"), jvm_properties={"zookeeper.snapCount": "20"})
+    server.start()
+    try:
+        kafka_like_writes(server.hosts)
+        server.restart()  # on start the server snapshots the tree it restored
+    finally:
+        server.stop()
+    return server.txn_dir

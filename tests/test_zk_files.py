@@ -7,15 +7,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import zookeeper_or_fail
 from zk_oracles import parse_snapshot_formatter, snapshot_nodes, toolkit_dump
 
-from workbench.testing.zookeeper import (
-    ZooKeeperServer,
-    kafka_like_writes,
-    snapshot_formatter,
-    txn_log_toolkit,
-)
+from workbench.testing.zookeeper import snapshot_formatter, txn_log_toolkit
 from workbench.zookeeper import txns as op
 from workbench.zookeeper.datatree import DataTree, replay
 from workbench.zookeeper.files import (
@@ -30,17 +24,8 @@ from workbench.zookeeper.txns import Txn, read_txn, write_txn
 
 
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """version-2/ of a real server driven with Kafka's writes; snapCount 20 rolls logs and snapshots."""
-    zookeeper_or_fail()
-    server = ZooKeeperServer(tmp_path_factory.mktemp("zk"), jvm_properties={"zookeeper.snapCount": "20"})
-    server.start()
-    try:
-        kafka_like_writes(server.hosts)
-        server.restart()  # on start the server snapshots the tree it restored
-    finally:
-        server.stop()
-    return server.txn_dir
+def data_dir(kafka_zk_data_dir: Path) -> Path:
+    return kafka_zk_data_dir
 
 
 def _logs(d: Path) -> list[Path]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.kafka import logdir as kafka_logdir
+from workbench.zookeeper import files as zk_files
 
 if TYPE_CHECKING:  # Spark stays out of this module's imports: the broker-side collector uses it
     from pyspark.sql import DataFrame, SparkSession
@@ -31,6 +32,7 @@ if TYPE_CHECKING:  # Spark stays out of this module's imports: the broker-side c
 FORMAT = "kafka-evidence/1"
 MANIFEST = "manifest.json"
 LISTING = "listing.tsv"
+ZNODES_JSONL = "zk/znodes.jsonl"
 # A .tar.gz is unpacked to a temporary directory; these bound what it may hold.
 MAX_BUNDLE_BYTES = int(os.environ.get("WORKBENCH_MAX_BUNDLE_BYTES", 64 * 2**30))
 MAX_BUNDLE_MEMBERS = int(os.environ.get("WORKBENCH_MAX_BUNDLE_MEMBERS", 2_000_000))
@@ -94,6 +96,30 @@ class LogDir:
     file_prefix: str  # prefix of every `file` value that comes from this log dir
 
 
+@dataclass(frozen=True)
+class ZkFile:
+    """A txn log or snapshot from a ZooKeeper dataDir's version-2/."""
+
+    path: Path
+    file: str
+    kind: str  # "log" or "snapshot"
+    zxid: int  # from the name: first txn of a log, last txn applied when a snapshot began
+
+
+def zk_data_files(paths: list[Path], prefix: Path | None = None) -> list[ZkFile]:
+    """Txn logs and snapshots among files and directories (searched recursively), by zxid.
+    `file` is relative to `prefix`'s parent when given (bundle-relative), else the path as found."""
+    found: list[ZkFile] = []
+    for p in paths:
+        candidates = sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else [p]
+        for c in candidates:
+            m = zk_files.FILE_NAME.match(c.name)
+            if m and not c.is_symlink():
+                shown = c.relative_to(prefix).as_posix() if prefix and c.is_relative_to(prefix) else str(c)
+                found.append(ZkFile(c, shown, m.group(1), int(m.group(2), 16)))
+    return sorted(found, key=lambda f: (f.zxid, f.kind))
+
+
 @dataclass
 class Evidence:
     """What a bundle holds, as files on this machine."""
@@ -102,6 +128,8 @@ class Evidence:
     manifest: dict[str, Any]
     log_files: list[LogFile] = field(default_factory=list)
     log_dirs: list[LogDir] = field(default_factory=list)
+    zk_files: list[ZkFile] = field(default_factory=list)  # zk/txnlog/
+    znodes_jsonl: Path | None = None  # zk/znodes.jsonl
     origin: str = ""  # what the user opened
 
     @classmethod
@@ -121,6 +149,10 @@ class Evidence:
         ev = cls(root=root, manifest=read_manifest(root), origin=str(path))
         ev.log_files = sorted(_bundle_logs(root), key=lambda f: f.file)
         ev.log_dirs = sorted(_bundle_log_dirs(root), key=lambda d: d.file_prefix)
+        txnlog = root / "zk" / "txnlog"
+        ev.zk_files = zk_data_files([txnlog], root) if txnlog.is_dir() else []
+        jsonl = root / ZNODES_JSONL
+        ev.znodes_jsonl = jsonl if jsonl.is_file() else None
         return ev
 
 
@@ -379,9 +411,46 @@ class Bundle:
     def meta_properties(self) -> DataFrame:
         return self._datadirs.meta_properties
 
+    @cached_property
+    def _zk_history(self) -> tuple[DataFrame, DataFrame]:
+        from workbench.sources.zk_files import read_znode_history
+
+        logs = [f for f in self.evidence.zk_files if f.kind == "log"]
+        return read_znode_history(self.spark, logs)
+
+    @cached_property
+    def _znodes(self) -> tuple[DataFrame, DataFrame]:
+        if self.evidence.znodes_jsonl is not None:
+            from workbench.sources.zk_dump import read_znodes_jsonl
+
+            return read_znodes_jsonl(self.spark, self.evidence.znodes_jsonl, ZNODES_JSONL)
+        return self.znodes_at(None)
+
+    def znodes_at(self, zxid: int | None) -> tuple[DataFrame, DataFrame]:
+        """ZooKeeper's tree as of a zxid, from zk/txnlog/: the newest snapshot at or before it plus the
+        txns after it replayed (None: the newest state). Returns (znodes, bad records of the snapshot)."""
+        from workbench.sources.zk_files import read_zk_state
+
+        snaps = [f for f in self.evidence.zk_files if f.kind == "snapshot"]
+        logs = [f for f in self.evidence.zk_files if f.kind == "log"]
+        return read_zk_state(self.spark, snaps, logs, zxid)
+
+    @property
+    def znodes(self) -> DataFrame:
+        return self._znodes[0]
+
+    @property
+    def znode_history(self) -> DataFrame:
+        return self._zk_history[0]
+
     @property
     def bad_records(self) -> DataFrame:
-        return self._logs[1].unionByName(self._datadirs.bad_records)
+        return (
+            self._logs[1]
+            .unionByName(self._datadirs.bad_records)
+            .unionByName(self._znodes[1])
+            .unionByName(self._zk_history[1])
+        )
 
     FRAMES = (
         "log_events",
@@ -390,6 +459,8 @@ class Bundle:
         "leader_epochs",
         "checkpoints",
         "meta_properties",
+        "znodes",
+        "znode_history",
         "bad_records",
     )
 

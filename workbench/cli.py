@@ -62,14 +62,51 @@ def _print_summary(s: dict[str, Any]) -> None:
             print(f"{r['count']:>8}  {r['source']}: {r['reason']}")
 
 
-def main(argv: list[str] | None = None) -> int:
+def _zxid(text: str) -> int:
+    return int(text, 0)
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="workbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     load = sub.add_parser("load", help="load a bundle and summarise what it holds")
     load.add_argument("bundle", help="bundle directory, .tar.gz, or a Kafka log dir")
     load.add_argument("--format", choices=("text", "json"), default="text")
-    args = parser.parse_args(argv)
 
+    capture = sub.add_parser("capture", help="collect evidence into a bundle (read-only)")
+    parts = capture.add_subparsers(dest="part", required=True)
+    for name, module, text in (
+        ("broker", "broker", "a broker's log dir listings, metadata files and logs (standard library only)"),
+        ("zk-files", "zk_files", "a ZooKeeper dataDir's txn logs and snapshots, secrets redacted"),
+    ):
+        part = parts.add_parser(name, help=text)
+        part.set_defaults(module=module)
+        _capture_module(module).add_arguments(part)
+
+    zk = sub.add_parser("zk", help="ZooKeeper's own history, from its txn logs")
+    zk_sub = zk.add_subparsers(dest="zk_command", required=True)
+    history = zk_sub.add_parser("history", help="every change, one line per txn or multi op")
+    history.add_argument("inputs", nargs="+", help="a bundle, a dataDir (version-2/) or log.* files")
+    history.add_argument("--path", help="only znodes whose path starts with this")
+    history.add_argument("--since", type=_zxid, help="only txns with a zxid at or after this (0x1a or 26)")
+    history.add_argument("--format", choices=("text", "jsonl"), default="text")
+    return parser
+
+
+def _capture_module(name: str) -> Any:
+    import importlib
+
+    return importlib.import_module(f"workbench.capture.{name}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "capture":
+        return int(_capture_module(args.module).run(args))
+    if args.command == "zk":
+        from workbench.zk_history import run_history
+
+        return run_history(args)
     if args.command == "load":
         try:
             bundle = open_bundle(args.bundle)

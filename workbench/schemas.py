@@ -9,6 +9,8 @@ log dir's meta.properties), null when unknown. Log timestamps are the broker's w
 from __future__ import annotations
 
 from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
     IntegerType,
     LongType,
     MapType,
@@ -107,6 +109,48 @@ META_PROPERTIES = _schema(
     ("written", StringType(), "the date comment java.util.Properties.store wrote"),
     ("properties", MapType(StringType(), StringType()), "every key=value in the file"),
     ("file", StringType(), "the meta.properties file"),
+)
+
+ZNODES = _schema(
+    ("path", StringType(), "absolute znode path; the root is '/'"),
+    ("parent", StringType(), "parent path, null for the root"),
+    ("name", StringType(), "last path element"),
+    ("data", StringType(), "data as UTF-8 text, or base64 when data_encoding says so; null for null data"),
+    ("data_encoding", StringType(), "'utf-8' or 'base64'; null with null data"),
+    ("data_length", IntegerType(), "bytes of data (Stat.dataLength)"),
+    ("czxid", LongType(), "zxid of the create"),
+    ("mzxid", LongType(), "zxid of the last setData"),
+    ("pzxid", LongType(), "zxid of the last change to the children"),
+    ("ctime", TimestampType(), "create time (the leader's clock)"),
+    ("mtime", TimestampType(), "last setData time"),
+    ("version", IntegerType(), "data version (Stat.version; Kafka's zkVersion)"),
+    ("cversion", IntegerType(), "children version"),
+    ("aversion", IntegerType(), "ACL version"),
+    ("ephemeral_owner", LongType(), "session id owning an ephemeral znode, else 0"),
+    ("num_children", IntegerType(), "children count"),
+    ("redacted", BooleanType(), "capture replaced a secret in data"),
+    ("source", StringType(), "zk/znodes.jsonl, or the snapshot (+ txns replayed up to a zxid) it came from"),
+)
+
+ZNODE_HISTORY = _schema(
+    ("zxid", LongType(), "ZooKeeper transaction id; sub-ops of a multi share it"),
+    ("time", TimestampType(), "the leader's clock when it logged the txn"),
+    ("session_id", LongType(), "client session (TxnHeader.clientId)"),
+    ("cxid", IntegerType(), "the client's request counter"),
+    ("op", StringType(), "ZooKeeper's op name: create, setData, delete, check, error, closeSession, ..."),
+    ("path", StringType(), "znode the op is about"),
+    ("data", StringType(), "data written (create, setData), text or base64 per data_encoding"),
+    ("data_encoding", StringType(), "'utf-8' or 'base64'; null with null data"),
+    ("version", IntegerType(), "setData: the new data version; check/setACL: the version required or set"),
+    ("ephemeral", BooleanType(), "create: an ephemeral znode"),
+    ("acl", StringType(), "create/setACL: scheme:id=perms, comma separated"),
+    ("session_timeout", IntegerType(), "createSession: negotiated timeout in ms"),
+    ("deleted_paths", ArrayType(StringType()), "closeSession: the ephemerals it deletes (3.6+)"),
+    ("err", IntegerType(), "error: the KeeperException code (-101 NONODE, -103 BADVERSION, -110 NODEEXISTS)"),
+    ("applied", BooleanType(), "false for an error txn and for every op of a failed multi"),
+    ("multi_index", IntegerType(), "position of the op within its multi, null outside a multi"),
+    ("file", StringType(), "txn log file"),
+    ("offset", LongType(), "byte offset of the txn's entry in the file"),
 )
 
 BAD_RECORDS = _schema(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Iterator
 from importlib.resources import files
 from pathlib import Path
@@ -47,6 +48,9 @@ def spark_session(master: str | None = None, jvm_log: str | Path | None = None) 
     if active is not None:
         return active
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Python workers (ZooKeeper files parse in them) run this interpreter, with its pyarrow, unless
+    # the cluster says otherwise.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     log4j = files("workbench").joinpath("log4j2.properties")
     builder = (
         SparkSession.builder.appName(APP_NAME)

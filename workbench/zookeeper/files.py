@@ -25,7 +25,7 @@ TXNLOG_MAGIC = 0x5A4B4C47  # "ZKLG"
 SNAP_MAGIC = 0x5A4B534E  # "ZKSN"
 VERSION = 2
 EOR = 0x42  # 'B', written after every txn entry
-FILE_NAME = re.compile(r"^(log|snapshot)\.([0-9a-fA-F]+)(\.gz|\.snappy)?$")
+FILE_NAME = re.compile(r"^(log|snapshot)\.([0-9a-fA-F]+)(\.gz|\.snappy)?$")  # Util.makeLogName
 _ENTRY = struct.Struct(">qi")
 
 

@@ -1,0 +1,83 @@
+"""Our ZooKeeper txn log parser against ZooKeeper's own TxnLogToolkit on the same files, side by side.
+
+    .venv/bin/python bench/zk_history.py                  # drives a fresh server with Kafka-like writes
+    .venv/bin/python bench/zk_history.py --data-dir DIR   # or times an existing dataDir's version-2/
+
+Prints records/s for TxnLogToolkit (one JVM per file, as an SRE runs it), our pure-Python parser, and
+`znode_history` in Spark (one task per file), and each one's ratio to TxnLogToolkit. Best of --repeat runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from workbench.bundle import zk_data_files
+from workbench.testing.zookeeper import ZooKeeperServer, kafka_like_writes, txn_log_toolkit
+from workbench.zookeeper.files import read_txn_log
+from workbench.zookeeper.txns import Txn
+
+
+def best(fn: Callable[[], int], repeat: int) -> tuple[float, int]:
+    times, n = [], 0
+    for _ in range(repeat):
+        start = time.perf_counter()
+        n = fn()
+        times.append(time.perf_counter() - start)
+    return min(times), n
+
+
+def generate(base: Path, topics: int, partitions: int, isr_changes: int) -> Path:
+    server = ZooKeeperServer(base, jvm_properties={"zookeeper.snapCount": "5000"})
+    server.start()
+    try:
+        kafka_like_writes(server.hosts, topics=topics, partitions=partitions, isr_changes=isr_changes)
+    finally:
+        server.stop()
+    return server.txn_dir
+
+
+def main() -> None:
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
+    parser.add_argument("--data-dir", type=Path)
+    parser.add_argument("--topics", type=int, default=100)
+    parser.add_argument("--partitions", type=int, default=8)
+    parser.add_argument("--isr-changes", type=int, default=3000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="bench-zk-") as tmp:
+        data_dir = args.data_dir or generate(Path(tmp), args.topics, args.partitions, args.isr_changes)
+        logs = [f for f in zk_data_files([data_dir]) if f.kind == "log"]
+
+        def toolkit() -> int:
+            return sum(txn_log_toolkit(f.path).count(" zxid 0x") for f in logs)
+
+        def ours() -> int:
+            return sum(isinstance(t, Txn) for f in logs for t in read_txn_log(f.path))
+
+        from workbench.sources.zk_files import read_znode_history
+        from workbench.spark import spark_session
+
+        spark = spark_session()
+
+        def spark_history() -> int:
+            return read_znode_history(spark, logs)[0].select("zxid").distinct().count()
+
+        spark_history()  # JIT and Python workers warm
+        runs = [("TxnLogToolkit", toolkit), ("workbench parser", ours)]
+        runs.append(("znode_history (Spark)", spark_history))
+        results = {name: best(fn, args.repeat) for name, fn in runs}
+        base_rate = results["TxnLogToolkit"][1] / results["TxnLogToolkit"][0]
+        print(f"{len(logs)} txn logs, {results['TxnLogToolkit'][1]} txns")
+        print(f"{'':<24}{'seconds':>10}{'txns':>10}{'txns/s':>12}{'ratio':>8}")
+        for name, (secs, n) in results.items():
+            print(f"{name:<24}{secs:>10.3f}{n:>10}{n / secs:>12,.0f}{n / secs / base_rate:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,192 @@
+"""ZooKeeper's txn logs and snapshots -> `znode_history` and `znodes`.
+
+A binary format has no line to split on, so each file is parsed by workbench.zookeeper in one Spark task
+(mapInArrow over one row per file): many files parse in parallel, and rows leave as Arrow batches. The
+state at a zxid is one task too: newest snapshot at or before it, plus replay of the txns after.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+from workbench import schemas
+from workbench.bundle import ZkFile
+from workbench.sources.common import empty
+from workbench.zookeeper import txns as op
+from workbench.zookeeper.datatree import DataTree, replay
+from workbench.zookeeper.files import Problem, read_snapshot, read_txn_log
+from workbench.zookeeper.txns import ACL, Txn
+
+BATCH = 8192
+_BAD = [
+    StructField("bad_file", StringType()),
+    StructField("bad_position", LongType()),
+    StructField("bad_reason", StringType()),
+    StructField("bad_raw", StringType()),
+]
+_GOOD = (None,) * len(_BAD)
+
+
+def _raw_schema(schema: StructType, times: tuple[str, ...]) -> StructType:
+    """The schema rows leave Python in: times as epoch ms, plus the columns of a bad record."""
+    fields = [StructField(f.name, LongType()) if f.name in times else f for f in schema.fields]
+    return StructType([*fields, *_BAD])
+
+
+HISTORY_RAW = _raw_schema(schemas.ZNODE_HISTORY, ("time",))
+ZNODES_RAW = _raw_schema(
+    StructType([f for f in schemas.ZNODES.fields if f.name not in ("parent", "name")]), ("ctime", "mtime")
+)
+
+
+def text_or_base64(data: bytes | None) -> tuple[str | None, str | None]:
+    if data is None:
+        return None, None
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        return base64.b64encode(data).decode("ascii"), "base64"
+
+
+def _acl(acls: list[ACL] | None) -> str | None:
+    return None if acls is None else ",".join(f"{a.scheme}:{a.id}={a.perms}" for a in acls)
+
+
+def _history_row(t: Txn, file: str, offset: int, applied: bool) -> tuple[Any, ...]:
+    data, encoding = text_or_base64(t.data)
+    timeout = t.timeout if t.type == op.CREATE_SESSION else None
+    return (t.zxid, t.time, t.session_id, t.cxid, t.op, t.path, data, encoding, t.version, t.ephemeral,
+            _acl(t.acl), timeout, t.paths, t.err, applied, t.multi_index, file, offset, *_GOOD)  # fmt: skip
+
+
+def _bad_row(width: int, p: Problem) -> tuple[Any, ...]:
+    return (*((None,) * width), p.file, p.offset, p.reason, p.raw)
+
+
+def history_rows(path: str, file: str) -> Iterator[tuple[Any, ...]]:
+    """Rows of one txn log: one per txn, one per op of a multi, and one per problem."""
+    width = len(schemas.ZNODE_HISTORY.fields)
+    for item in read_txn_log(path, file):
+        if isinstance(item, Problem):
+            yield _bad_row(width, item)
+        elif item.type == op.MULTI and item.ops:
+            for sub in item.ops:
+                yield _history_row(sub, file, item.offset, not item.failed)
+        else:
+            yield _history_row(item, file, item.offset, not item.failed)
+
+
+def znode_rows(tree: DataTree, source: str) -> Iterator[tuple[Any, ...]]:
+    for n in tree.walk():
+        s = n.stat
+        data, encoding = text_or_base64(n.data)
+        length = 0 if n.data is None else len(n.data)
+        yield (n.path or "/", data, encoding, length, s.czxid, s.mzxid, s.pzxid, s.ctime, s.mtime, s.version,
+               s.cversion, s.aversion, s.ephemeralOwner, len(tree.children.get(n.path, ())), False, source,
+               *_GOOD)  # fmt: skip
+
+
+def state_rows(snapshot: ZkFile | None, logs: list[ZkFile], upto: int | None) -> Iterator[tuple[Any, ...]]:
+    """The tree at zxid `upto` (None: the newest state): a snapshot plus the txns after it replayed;
+    problems of the snapshot come out as bad rows."""
+    width = len(ZNODES_RAW.fields) - len(_BAD)
+    if snapshot is None:
+        tree, source = DataTree.empty(), "(empty tree)"
+    else:
+        snap = read_snapshot(snapshot.path, snapshot.file)
+        for p in snap.problems:
+            yield _bad_row(width, p)
+        tree, source = DataTree.from_snapshot(snap), snapshot.file
+    # damage in the logs is reported once, by znode_history; replay uses what came before it
+    txns = [t for log in logs for t in read_txn_log(log.path, log.file) if isinstance(t, Txn)]
+    before = tree.last_zxid
+    replay(tree, txns, upto)
+    if tree.last_zxid > before:
+        source += f" + txns to {tree.last_zxid:#x}"
+    yield from znode_rows(tree, source)
+
+
+def _arrow_batches(rows: Iterable[tuple[Any, ...]], schema: StructType) -> Iterator[Any]:
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    arrow = to_arrow_schema(schema)
+    chunk: list[tuple[Any, ...]] = []
+
+    def batch() -> Any:
+        columns = list(zip(*chunk, strict=True))
+        arrays = [pa.array(c, type=f.type) for c, f in zip(columns, arrow, strict=True)]
+        return pa.RecordBatch.from_arrays(arrays, schema=arrow)
+
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= BATCH:
+            yield batch()
+            chunk = []
+    if chunk:
+        yield batch()
+
+
+def _per_file(spark: SparkSession, files: list[ZkFile], fn: Callable[[str, str], Iterable[tuple[Any, ...]]],
+              schema: StructType) -> DataFrame:  # fmt: skip
+    """One task per file: mapInArrow over a one-row-per-partition frame of (path, file)."""
+    pairs = [(str(f.path), f.file) for f in files]
+    paths = spark.sparkContext.parallelize(pairs, max(len(pairs), 1)).toDF("path string, file string")
+
+    def parse(batches: Iterator[Any]) -> Iterator[Any]:
+        for b in batches:
+            for path, file in zip(b.column(0).to_pylist(), b.column(1).to_pylist(), strict=True):
+                yield from _arrow_batches(fn(path, file), schema)
+
+    return paths.mapInArrow(parse, schema)
+
+
+def _split(raw: DataFrame, source: str) -> tuple[DataFrame, DataFrame]:
+    good = raw.where(F.col("bad_reason").isNull()).drop(*(f.name for f in _BAD))
+    bad = raw.where(F.col("bad_reason").isNotNull()).select(
+        F.lit(source).alias("source"),
+        F.col("bad_file").alias("file"),
+        F.col("bad_position").alias("position"),
+        F.col("bad_reason").alias("reason"),
+        F.col("bad_raw").alias("raw"),
+    )
+    return good, bad
+
+
+def read_znode_history(spark: SparkSession, logs: list[ZkFile]) -> tuple[DataFrame, DataFrame]:
+    """`znode_history` and its bad records from txn log files."""
+    if not logs:
+        return empty(spark, schemas.ZNODE_HISTORY), empty(spark, schemas.BAD_RECORDS)
+    raw = _per_file(spark, logs, history_rows, HISTORY_RAW)
+    good, bad = _split(raw, "zk-txnlog")
+    history = good.withColumn("time", F.timestamp_millis("time")).select(*schemas.ZNODE_HISTORY.names)
+    return history, bad
+
+
+def read_zk_state(
+    spark: SparkSession, snapshots: list[ZkFile], logs: list[ZkFile], upto: int | None = None
+) -> tuple[DataFrame, DataFrame]:
+    """`znodes` as of zxid `upto` (None: the newest), and the bad records met on the way."""
+    usable = [s for s in snapshots if upto is None or s.zxid <= upto]
+    snapshot = max(usable, key=lambda s: s.zxid) if usable else None
+    if snapshot is None and not logs:
+        return empty(spark, schemas.ZNODES), empty(spark, schemas.BAD_RECORDS)
+    raw = spark.range(1).mapInArrow(
+        lambda _: _arrow_batches(state_rows(snapshot, logs, upto), ZNODES_RAW), ZNODES_RAW
+    )
+    good, bad = _split(raw, "zk-files")
+    znodes = (
+        good.withColumn("ctime", F.timestamp_millis("ctime"))
+        .withColumn("mtime", F.timestamp_millis("mtime"))
+        .withColumn("parent", F.when(F.col("path") != "/", F.regexp_replace("path", "/[^/]*$", "")))
+        .withColumn("parent", F.when(F.col("parent") == "", F.lit("/")).otherwise(F.col("parent")))
+        .withColumn("name", F.regexp_extract("path", "([^/]*)$", 1))
+        .select(*schemas.ZNODES.names)
+    )
+    return znodes, bad
