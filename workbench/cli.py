@@ -76,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     capture = sub.add_parser("capture", help="collect evidence into a bundle (read-only)")
     parts = capture.add_subparsers(dest="part", required=True)
     for name, module, text in (
+        ("zk", "zk", "a live ZooKeeper tree via kazoo, read-only, secrets redacted"),
         ("broker", "broker", "a broker's log dir listings, metadata files and logs (standard library only)"),
         ("zk-files", "zk_files", "a ZooKeeper dataDir's txn logs and snapshots, secrets redacted"),
     ):
