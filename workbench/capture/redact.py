@@ -29,8 +29,9 @@ SECRET_CONFIG = re.compile(
     re.IGNORECASE,
 )
 SCRAM_MECHANISM = re.compile(r"^SCRAM-", re.IGNORECASE)
-USERS = re.compile(r"^/config/users/[^/]+$")
-BROKERS = re.compile(r"^/config/brokers/[^/]+$")
+# Also below a chroot (zookeeper.connect=zk:2181/kafka): ZooKeeper's own files hold the full path.
+USERS = re.compile(r"^(?:/[^/]+)*/config/users/[^/]+$")
+BROKERS = re.compile(r"^(?:/[^/]+)*/config/brokers/[^/]+$")
 
 
 def fingerprint(value: str | bytes) -> str:
