@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from workbench.bundle import BundleError, Evidence, log_kind
+from workbench.bundle import (
+    BundleError,
+    Evidence,
+    log_kind,
+    read_manifest,
+    record_part,
+    walk_listing,
+    write_listing,
+)
 from workbench.cli import main
 
 SAMPLE = REPO / "sample_data" / "handmade-2.8"
@@ -67,6 +75,36 @@ def test_manifest_errors_name_the_file_and_the_format(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text(json.dumps({"format": "kafka-evidence/9"}))
     with pytest.raises(BundleError, match=r"format is 'kafka-evidence/9'"):
         Evidence.open(tmp_path)
+
+
+def test_record_part_replaces_the_same_part_and_keeps_the_bundles_facts(tmp_path: Path) -> None:
+    b1 = {"part": "broker", "broker": 1, "run": 1}
+    record_part(tmp_path, b1, ("part", "broker"), brokers=[1], redacted=False, captured_at="T1")
+    record_part(tmp_path, {"part": "zk"}, ("part",), brokers=[2], redacted=True, captured_at="T2")
+    again = {"part": "broker", "broker": 1, "run": 2}
+    record_part(tmp_path, again, ("part", "broker"), brokers=[1], redacted=True, captured_at="T3")
+    m = read_manifest(tmp_path)
+    assert m["parts"] == [{"part": "zk"}, again] and m["brokers"] == [1, 2]
+    assert m["captured_at"] == "T1" and m["redacted"] is False  # one unredacted part taints the bundle
+
+
+def test_listing_survives_files_deleted_during_the_walk_and_odd_names(tmp_path: Path) -> None:
+    """Kafka deletes segments while the collector walks; a file name need not be UTF-8 on Linux."""
+    root = tmp_path / "data"
+    (root / "t-0").mkdir(parents=True)
+    for name in ("a.log", "b.log", "c.log"):
+        (root / "t-0" / name).write_bytes(b"x")
+    odd = root.as_posix().encode() + b"/t-0/\xff.index"
+    with open(odd, "wb") as f:
+        f.write(b"yy")
+    walk = walk_listing(root)
+    first = next(walk)
+    (root / "t-0" / "c.log").unlink()  # after os.walk read the directory, before its lstat
+    rest = list(walk)
+    assert [first[0], *(r[0] for r in rest)] == ["t-0/a.log", "t-0/b.log", "t-0/\udcff.index"]
+    out = tmp_path / "listing.tsv"
+    assert write_listing(root, out) == 3
+    assert b"t-0/\xff.index\t2\t" in out.read_bytes()
 
 
 def test_log_kind() -> None:

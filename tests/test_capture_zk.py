@@ -20,7 +20,8 @@ from kazoo.client import KazooClient
 from kazoo.security import make_digest_acl
 
 from workbench.bundle import FORMAT, read_manifest, update_manifest
-from workbench.capture.zk import add_arguments, capture_zk, run
+from workbench.capture import zk as zk_capture
+from workbench.capture.zk import add_arguments, capture_zk, connect, run
 from workbench.testing.zookeeper import txn_log_toolkit
 
 # ZooKeeper's own Stat field names (zookeeper.jute, `class Stat`); the capture must use exactly these.
@@ -402,6 +403,65 @@ def test_restarted_server_walk_completes(zookeeper: Any, zk: KazooClient, tmp_pa
     assert {p for p in got if p.startswith("/t")} == set(before)
     for path, (data, stat) in before.items():
         assert_same(got[path], data, stat)
+
+
+def test_expired_session_walk_goes_on_in_a_new_session(
+    zookeeper: Any, zk: KazooClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The capture's session expires mid-walk: kazoo opens a new session and the walk carries on from
+    where it was; the loss is noted with the new session's id and every znode is still equal."""
+    nodes = topics_tree("/t", topics=600, partitions=2)
+    create_many(zk, nodes)
+    before = server_nodes(zk, [p for p, _ in nodes])
+    clients: list[KazooClient] = []
+    monkeypatch.setattr(zk_capture, "connect", lambda *a: clients.append(connect(*a)) or clients[-1])
+    expired: list[int] = []
+
+    def expire_session(walked: int) -> None:
+        """kazoo's own harness way (testing/harness.py, expire_session): a second client joins the session
+        with its id and password and closes it, so the server expires it for the capture's client."""
+        if walked >= 1000 and not expired:
+            expired.append(clients[0].client_id[0])
+            twin = KazooClient(hosts=zookeeper.hosts, client_id=clients[0].client_id)
+            twin.start(timeout=10)
+            twin.stop()
+            twin.close()
+
+    capture = within(60, capture_zk, zookeeper.hosts, tmp_path / "b", progress=expire_session, timeout=20)
+    assert expired and capture["complete"] is True and capture["session_id"] == f"0x{expired[0]:x}"
+    lost = [p for p in capture["problems"] if p["kind"] == "session_lost"]
+    assert len(lost) == 1 and lost[0]["session_id"] not in (None, capture["session_id"])
+    got = lines(tmp_path / "b")
+    assert {p for p in got if p.startswith("/t")} == set(before)
+    for path, (data, stat) in before.items():
+        assert_same(got[path], data, stat)
+
+
+def test_znode_gone_between_its_read_and_its_listing(zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
+    """A znode read (its stat says it has children) and deleted before its children are listed: it is
+    written as read, its children are not, and the problem says what happened."""
+    nodes = topics_tree("/t", topics=600, partitions=2)
+    create_many(zk, nodes)
+    order, todo = [], ["/"]  # the walk's order: breadth first, siblings sorted
+    while todo:
+        order.append(todo.pop(0))
+        todo += [f"{order[-1].rstrip('/')}/{c}" for c in sorted(zk.get_children(order[-1]))]
+    target = order[1002]  # among the reads in flight when the 1,000th znode is written
+    data, stat = zk.get(target)
+    assert stat.numChildren > 0
+
+    def delete_after_its_read(walked: int) -> None:
+        if walked >= 1000 and zk.exists(target):
+            time.sleep(0.5)  # the reads already asked are answered meanwhile; their listings are not asked
+            zk.delete(target, recursive=True)
+
+    capture = capture_zk(zookeeper.hosts, tmp_path / "b", progress=delete_after_its_read)
+    got = lines(tmp_path / "b")
+    assert {"kind": "vanished", "path": target, "detail": "read, then gone before listing"} in capture[
+        "problems"
+    ]
+    assert_same(got[target], data, stat._asdict())
+    assert not [p for p in got if p.startswith(target + "/")] and capture["complete"] is True
 
 
 def test_manifest_is_completed_not_replaced(zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:

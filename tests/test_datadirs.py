@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from workbench.bundle import open_bundle
+from workbench.frames import open_bundle
 
 
 def test_real_log_dir_loads_exactly(spark: SparkSession, real_evidence: Path) -> None:

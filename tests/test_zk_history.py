@@ -12,9 +12,9 @@ import pytest
 from kazoo.client import KazooClient
 from pyspark.sql import SparkSession
 
-from workbench.bundle import open_bundle
 from workbench.capture.zk_files import capture_zk_files
 from workbench.cli import main
+from workbench.frames import open_bundle
 from workbench.testing.zookeeper import snapshot_formatter, txn_log_toolkit
 from workbench.zookeeper.datatree import DataTree, replay
 from workbench.zookeeper.files import Problem, read_snapshot, read_txn_log, zxid_of

@@ -11,15 +11,20 @@ from typing import TYPE_CHECKING, Any
 __all__ = ["Bundle", "BundleError", "open_bundle", "spark_session"]
 
 if TYPE_CHECKING:
-    from workbench.bundle import Bundle, BundleError, open_bundle
+    from workbench.bundle import BundleError
+    from workbench.frames import Bundle, open_bundle
     from workbench.spark import spark_session
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("Bundle", "BundleError", "open_bundle"):
-        from workbench import bundle
+    if name == "BundleError":
+        from workbench.bundle import BundleError
 
-        return getattr(bundle, name)
+        return BundleError
+    if name in ("Bundle", "open_bundle"):
+        from workbench import frames
+
+        return getattr(frames, name)
     if name == "spark_session":
         from workbench.spark import spark_session
 

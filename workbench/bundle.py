@@ -1,7 +1,7 @@
 """Find the evidence in a bundle: a directory, the same tree as .tar.gz, or a bare Kafka log dir.
 
 This module is the file layer and uses only the standard library, so that the broker-side collector can
-share it. The Spark layer (`sources/`) asks it which files exist; `Bundle` joins the two.
+share it. The Spark layer (`sources/`) asks it which files exist; `frames.Bundle` joins the two.
 Layout: DESIGN.md, "Evidence bundle (format version 1)".
 """
 
@@ -17,17 +17,11 @@ import tarfile
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from workbench.kafka import logdir as kafka_logdir
 from workbench.zookeeper import files as zk_files
-
-if TYPE_CHECKING:  # Spark stays out of this module's imports: the broker-side collector uses it
-    from pyspark.sql import DataFrame, SparkSession
-
-    from workbench.sources.datadirs import DataDirFrames
 
 FORMAT = "kafka-evidence/1"
 MANIFEST = "manifest.json"
@@ -187,11 +181,33 @@ def update_manifest(root: Path, **fields: Any) -> dict[str, Any]:
             manifest[key] = sorted(merged) if all(isinstance(v, int) for v in merged) else merged
         else:
             manifest[key] = value
-    Path(root).mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    _write_manifest(Path(root), manifest)
     return manifest
+
+
+def record_part(root: Path, part: dict[str, Any], same: tuple[str, ...], **fields: Any) -> dict[str, Any]:
+    """Add a collector's `part` to the manifest, replacing the part of an earlier run that agrees with it
+    on the keys `same` (the same broker captured again). The bundle keeps its first `captured_at`, and
+    `redacted` stays false once any part said false: one unredacted part taints the bundle."""
+    path = Path(root) / MANIFEST
+    manifest: dict[str, Any] = read_manifest(Path(root)) if path.exists() else {"format": FORMAT}
+    parts = manifest.get("parts")
+    parts = parts if isinstance(parts, list) else []
+    kept = [p for p in parts if not (isinstance(p, dict) and all(p.get(k) == part.get(k) for k in same))]
+    manifest["parts"] = [*kept, part]
+    if manifest.get("redacted") is False:
+        fields["redacted"] = False
+    if manifest.get("captured_at"):
+        fields["captured_at"] = manifest["captured_at"]
+    _write_manifest(Path(root), manifest)
+    return update_manifest(root, **fields)
+
+
+def _write_manifest(root: Path, manifest: dict[str, Any]) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = root / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(root / MANIFEST)
 
 
 def log_files(paths: list[str | os.PathLike[str]], broker_id: int | None = None) -> list[LogFile]:
@@ -213,7 +229,10 @@ def walk_listing(root: Path) -> Iterator[tuple[str, int, str]]:
         dirnames.sort()
         for name in sorted(filenames):
             full = os.path.join(dirpath, name)
-            st = os.lstat(full)
+            try:
+                st = os.lstat(full)
+            except FileNotFoundError:  # a segment deleted by retention between listing and lstat
+                continue
             if not stat.S_ISREG(st.st_mode):
                 continue
             rel = os.path.relpath(full, root).replace(os.sep, "/")
@@ -231,7 +250,8 @@ def metadata_files(root: Path) -> Iterator[str]:
 def write_listing(root: Path, out: Path) -> int:
     """Write listing.tsv for a log dir; returns the number of files listed."""
     n = 0
-    with open(out, "w", encoding="utf-8", newline="\n") as f:
+    # surrogateescape: a file name that is not UTF-8 is written back as the bytes it had on disk
+    with open(out, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as f:
         for rel, size, mtime in walk_listing(root):
             f.write(f"{rel}\t{size}\t{mtime}\n")
             n += 1
@@ -343,128 +363,3 @@ def _extract(archive: Path) -> Path:
     if len(entries) == 1 and entries[0].is_dir() and not (dest / MANIFEST).exists():
         return entries[0]
     return dest
-
-
-class Bundle:
-    """An opened bundle: each DataFrame of DESIGN.md as a lazily loaded, cached property.
-
-    `bundle.log_events`, `bundle.datadir_files`, ... read like the question a notebook cell asks.
-    `bad_records` holds what every source could not parse, with a reason.
-    """
-
-    def __init__(self, evidence: Evidence, spark: SparkSession | None = None) -> None:
-        self.evidence = evidence
-        self._spark = spark
-
-    def __repr__(self) -> str:
-        return (
-            f"<Bundle {self.evidence.origin}: {len(self.evidence.log_files)} log files, "
-            f"{len(self.evidence.log_dirs)} log dirs>"
-        )
-
-    @property
-    def spark(self) -> SparkSession:
-        if self._spark is None:
-            from workbench.spark import spark_session
-
-            self._spark = spark_session()
-        return self._spark
-
-    @property
-    def manifest(self) -> dict[str, Any]:
-        return self.evidence.manifest
-
-    @cached_property
-    def _logs(self) -> tuple[DataFrame, DataFrame]:
-        from workbench.sources.logs import read_logs
-
-        events, bad = read_logs(self.spark, self.evidence.log_files)
-        return events.cache(), bad.cache()
-
-    @cached_property
-    def _datadirs(self) -> DataDirFrames:
-        from workbench.sources.datadirs import read_log_dirs
-
-        return read_log_dirs(self.spark, self.evidence.log_dirs).cache()
-
-    @property
-    def log_events(self) -> DataFrame:
-        return self._logs[0]
-
-    @property
-    def datadir_files(self) -> DataFrame:
-        return self._datadirs.datadir_files
-
-    @property
-    def partition_metadata(self) -> DataFrame:
-        return self._datadirs.partition_metadata
-
-    @property
-    def leader_epochs(self) -> DataFrame:
-        return self._datadirs.leader_epochs
-
-    @property
-    def checkpoints(self) -> DataFrame:
-        return self._datadirs.checkpoints
-
-    @property
-    def meta_properties(self) -> DataFrame:
-        return self._datadirs.meta_properties
-
-    @cached_property
-    def _zk_history(self) -> tuple[DataFrame, DataFrame]:
-        from workbench.sources.zk_files import read_znode_history
-
-        logs = [f for f in self.evidence.zk_files if f.kind == "log"]
-        return read_znode_history(self.spark, logs)
-
-    @cached_property
-    def _znodes(self) -> tuple[DataFrame, DataFrame]:
-        if self.evidence.znodes_jsonl is not None:
-            from workbench.sources.zk_dump import read_znodes_jsonl
-
-            return read_znodes_jsonl(self.spark, self.evidence.znodes_jsonl, ZNODES_JSONL)
-        return self.znodes_at(None)
-
-    def znodes_at(self, zxid: int | None) -> tuple[DataFrame, DataFrame]:
-        """ZooKeeper's tree as of a zxid, from zk/txnlog/: the newest snapshot at or before it plus the
-        txns after it replayed (None: the newest state). Returns (znodes, bad records of the snapshot)."""
-        from workbench.sources.zk_files import read_zk_state
-
-        snaps = [f for f in self.evidence.zk_files if f.kind == "snapshot"]
-        logs = [f for f in self.evidence.zk_files if f.kind == "log"]
-        return read_zk_state(self.spark, snaps, logs, zxid)
-
-    @property
-    def znodes(self) -> DataFrame:
-        return self._znodes[0]
-
-    @property
-    def znode_history(self) -> DataFrame:
-        return self._zk_history[0]
-
-    @property
-    def bad_records(self) -> DataFrame:
-        return (
-            self._logs[1]
-            .unionByName(self._datadirs.bad_records)
-            .unionByName(self._znodes[1])
-            .unionByName(self._zk_history[1])
-        )
-
-    FRAMES = (
-        "log_events",
-        "datadir_files",
-        "partition_metadata",
-        "leader_epochs",
-        "checkpoints",
-        "meta_properties",
-        "znodes",
-        "znode_history",
-        "bad_records",
-    )
-
-
-def open_bundle(path: str | os.PathLike[str], spark: SparkSession | None = None) -> Bundle:
-    """Open a bundle directory, a .tar.gz bundle or a bare Kafka log dir."""
-    return Bundle(Evidence.open(path), spark)

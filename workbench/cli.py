@@ -7,7 +7,8 @@ import json
 import sys
 from typing import Any
 
-from workbench.bundle import Bundle, BundleError, open_bundle
+from workbench.bundle import BundleError
+from workbench.frames import Bundle, open_bundle
 
 
 def load_summary(bundle: Bundle) -> dict[str, Any]:

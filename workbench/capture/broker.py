@@ -15,7 +15,6 @@ Usable as `python -m workbench.capture.broker ...` from a copy of the package, w
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import socket
@@ -35,14 +34,14 @@ from workbench.bundle import (
     log_kind,
     looks_like_log_dir,
     read_manifest,
-    update_manifest,
+    record_part,
     write_listing,
 )
 from workbench.capture.redact import redact_properties
 from workbench.kafka.logdir import is_metadata_file
 
 VANISHED = "vanished before it could be copied (Kafka deleted or rolled it)"
-LISTING_ATTEMPTS = 3  # a walk fails when a file vanishes between readdir and stat; the next walk won't see it
+LOGS_ATTEMPTS = 3  # the logs dir is read again after copying, for files rolled meanwhile
 SPACE_RESERVE = 1 << 30  # leave this much free (or 5% of the disk if less): logs may share Kafka's disk
 
 
@@ -52,13 +51,8 @@ def is_kafka_log(name: str) -> bool:
 
 
 def list_log_dir(root: Path, dest: Path) -> int:
-    """Write dest/listing.tsv for one log dir, walking again if a file vanished during the walk."""
+    """Write dest/listing.tsv for one log dir; files Kafka deletes during the walk are left out."""
     dest.mkdir(parents=True, exist_ok=True)
-    for _ in range(LISTING_ATTEMPTS - 1):
-        try:
-            return write_listing(root, dest / LISTING)
-        except FileNotFoundError:
-            pass
     return write_listing(root, dest / LISTING)
 
 
@@ -69,7 +63,7 @@ def copy_metadata(root: Path, dest: Path, skipped: list[dict[str, str]]) -> tupl
     Returns (files copied, bytes copied); files gone or unreadable are appended to skipped.
     """
     copied = size = 0
-    with open(dest / LISTING, encoding="utf-8") as listing:
+    with open(dest / LISTING, encoding="utf-8", errors="surrogateescape") as listing:
         for line in listing:
             rel = line.split("\t", 1)[0]
             if not is_metadata_file(rel):
@@ -89,7 +83,7 @@ def copy_logs(logs: Path, dest: Path, skipped: list[dict[str, str]]) -> tuple[in
     seen: set[str] = set()
     ignored: list[str] = []
     copied = size = 0
-    for _ in range(LISTING_ATTEMPTS):
+    for _ in range(LOGS_ATTEMPTS):
         names = sorted(set(os.listdir(logs)) - seen)
         if not names:
             break
@@ -182,7 +176,7 @@ def capture_broker(
         _install(staging, out / "brokers" / str(broker_id))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    _record_part(out, part)
+    record_part(out, part, ("part", "broker"), brokers=[broker_id], redacted=True, captured_at=captured_at)
     return part
 
 
@@ -253,30 +247,6 @@ def _install(staging: Path, target: Path) -> None:
         if (staging / name).exists():
             (staging / name).rename(target / name)
     shutil.rmtree(old)
-
-
-def _record_part(out: Path, part: dict[str, Any]) -> dict[str, Any]:
-    """Add this part to the manifest, replacing the entry of an earlier capture of the same broker.
-
-    `redacted` is set only where no earlier part said false, since one unredacted part taints the bundle.
-    """
-    manifest = read_manifest(out) if (out / MANIFEST).exists() else {}
-    parts = manifest.get("parts")
-    if isinstance(parts, list):
-        kept = [
-            p
-            for p in parts
-            if not (isinstance(p, dict) and p.get("part") == "broker" and p.get("broker") == part["broker"])
-        ]
-        if len(kept) != len(parts):
-            manifest["parts"] = kept
-            tmp = out / (MANIFEST + ".tmp")
-            tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-            tmp.replace(out / MANIFEST)
-    redacted = None if manifest.get("redacted") is False else True
-    return update_manifest(
-        out, brokers=[part["broker"]], redacted=redacted, parts=[part], captured_at=part["captured_at"]
-    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -45,8 +45,8 @@ from kazoo.interfaces import IAsyncResult
 from kazoo.protocol.states import KazooState, ZnodeStat
 from kazoo.retry import KazooRetry, RetryFailedError
 
-from workbench.bundle import MANIFEST, read_manifest, update_manifest
-from workbench.capture.redact import holds_secrets, redact_znode
+from workbench.bundle import record_part
+from workbench.capture.redact import redact_znode
 
 WINDOW = 200  # requests in flight; must stay well below what kazoo can queue while disconnected (_Walk.run)
 # Waiting on each answer hands the GIL to and fro with kazoo's thread for every reply; a short nap lets it
@@ -70,20 +70,9 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _kafka_path(path: str) -> str:
-    """The path Kafka would use under any chroot ('/kafka/config/users/u' -> '/config/users/u'), so
-    redaction rules written for Kafka's paths also hold when Kafka lives below a chroot."""
-    at = path.find("/config/")
-    while at >= 0:
-        if holds_secrets(path[at:]):
-            return path[at:]
-        at = path.find("/config/", at + 1)
-    return path
-
-
 def znode_line(path: str, data: bytes | None, stat: ZnodeStat) -> tuple[dict[str, Any], bool]:
     """One line of zk/znodes.jsonl (DESIGN.md, "Evidence bundle") and whether a secret was replaced."""
-    data, was_redacted = redact_znode(_kafka_path(path), data)
+    data, was_redacted = redact_znode(path, data)
     line: dict[str, Any] = {"path": path, "data": None, "encoding": "utf-8"}
     if data is not None:
         try:
@@ -244,6 +233,29 @@ class _Walk:
             self.brokers.append(int(path.rpartition("/")[2]))
 
 
+def connect(hosts: str, auth: tuple[str, str] | None, timeout: float) -> KazooClient:
+    """A started read-only client that reconnects for ever (capture_zk bounds the wait per answer)."""
+    try:
+        client = KazooClient(
+            hosts=hosts,
+            timeout=10.0,
+            handler=PollHandler() if hasattr(select, "poll") else SequentialThreadingHandler(),
+            read_only=True,  # also reads a server that lost quorum, if it runs readonlymode.enabled
+            auth_data=[auth] if auth else None,
+            connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=1.0),
+            logger=logging.getLogger(f"{__name__}.kazoo"),
+        )
+    except ValueError as e:
+        raise ZkCaptureError(f"--hosts {hosts!r}: {e}; expected H:P[,H:P]") from e
+    try:
+        client.start(timeout=timeout)
+    except KazooTimeoutError as e:
+        client.stop()
+        client.close()
+        raise ZkCaptureError(f"cannot connect to ZooKeeper at {hosts} within {timeout:g} s") from e
+    return client
+
+
 def capture_zk(
     hosts: str,
     out: Path,
@@ -260,25 +272,8 @@ def capture_zk(
     """
     hosts, _, chroot = hosts.partition("/")
     root = "/" + "/".join(part for part in (chroot.strip("/"), root.strip("/")) if part)
-    try:
-        client = KazooClient(
-            hosts=hosts,
-            timeout=10.0,
-            handler=PollHandler() if hasattr(select, "poll") else SequentialThreadingHandler(),
-            read_only=True,  # also reads a server that lost quorum, if it runs readonlymode.enabled
-            auth_data=[auth] if auth else None,
-            connection_retry=KazooRetry(max_tries=-1, delay=0.1, max_delay=1.0),
-            logger=logging.getLogger(f"{__name__}.kazoo"),
-        )
-    except ValueError as e:
-        raise ZkCaptureError(f"--hosts {hosts!r}: {e}; expected H:P[,H:P]") from e
     started = _now()
-    try:
-        client.start(timeout=timeout)
-    except KazooTimeoutError as e:
-        client.stop()
-        client.close()
-        raise ZkCaptureError(f"cannot connect to ZooKeeper at {hosts} within {timeout:g} s") from e
+    client = connect(hosts, auth, timeout)
     zk_dir = Path(out) / "zk"
     zk_dir.mkdir(parents=True, exist_ok=True)
     tmp = zk_dir / "znodes.jsonl.tmp"
@@ -318,22 +313,18 @@ def capture_zk(
     tmp = zk_dir / "capture.json.tmp"
     tmp.write_text(json.dumps(capture, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(zk_dir / "capture.json")
-    _complete_manifest(Path(out), started, walk.cluster, sorted(walk.brokers))
-    return capture
-
-
-def _complete_manifest(out: Path, started: str, cluster: str | None, brokers: list[int]) -> None:
-    """Add the zk part. A bundle assembled from parts keeps its first captured_at, and a bundle that
-    already says redacted=false (another part was not) keeps saying so."""
-    old = read_manifest(out) if (out / MANIFEST).exists() else {}
-    update_manifest(
-        out,
-        redacted=old.get("redacted", True) is not False,
-        captured_at=None if old.get("captured_at") else started,
-        cluster=cluster,
-        brokers=brokers or None,
-        parts=[{"part": "zk", "files": ["zk/capture.json", "zk/znodes.jsonl"]}],
+    zk_part = {"part": "zk", "files": ["zk/capture.json", "zk/znodes.jsonl"]}
+    brokers = sorted(walk.brokers) or None
+    record_part(
+        Path(out),
+        zk_part,
+        ("part",),
+        redacted=True,
+        captured_at=started,
+        cluster=walk.cluster,
+        brokers=brokers,
     )
+    return capture
 
 
 class StderrProgress:

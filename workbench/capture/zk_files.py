@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from workbench.bundle import ZkFile, update_manifest, zk_data_files
+from workbench.bundle import ZkFile, record_part, zk_data_files
 from workbench.capture.redact import holds_secrets, redact_znode
 from workbench.zookeeper import txns as op
 from workbench.zookeeper.files import Problem, read_snapshot, read_txn_log, write_snapshot, write_txn_entry
@@ -128,7 +128,7 @@ def capture_zk_files(data_dir: Path, out: Path, progress: Any = None) -> dict[st
         "files": reports,
         "redacted": sum(int(r.get("redacted", 0)) for r in reports),
     }
-    update_manifest(out, redacted=True, captured_at=started, parts=[part])
+    record_part(out, part, ("part", "host", "data_dir"), redacted=True, captured_at=started)
     return part
 
 

@@ -1,0 +1,142 @@
+"""An opened bundle as Spark DataFrames: the bundle's files (`bundle.Evidence`) joined to `sources/`.
+
+Kept apart from `bundle.py`, which uses only the standard library so the broker-side collector can share it.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from workbench.bundle import ZNODES_JSONL, Evidence
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from workbench.sources.datadirs import DataDirFrames
+
+
+class Bundle:
+    """An opened bundle: each DataFrame of DESIGN.md as a lazily loaded, cached property.
+
+    `bundle.log_events`, `bundle.datadir_files`, ... read like the question a notebook cell asks.
+    `bad_records` holds what every source could not parse, with a reason.
+    """
+
+    def __init__(self, evidence: Evidence, spark: SparkSession | None = None) -> None:
+        self.evidence = evidence
+        self._spark = spark
+
+    def __repr__(self) -> str:
+        return (
+            f"<Bundle {self.evidence.origin}: {len(self.evidence.log_files)} log files, "
+            f"{len(self.evidence.log_dirs)} log dirs>"
+        )
+
+    @property
+    def spark(self) -> SparkSession:
+        if self._spark is None:
+            from workbench.spark import spark_session
+
+            self._spark = spark_session()
+        return self._spark
+
+    @property
+    def manifest(self) -> dict[str, Any]:
+        return self.evidence.manifest
+
+    @cached_property
+    def _logs(self) -> tuple[DataFrame, DataFrame]:
+        from workbench.sources.logs import read_logs
+
+        events, bad = read_logs(self.spark, self.evidence.log_files)
+        return events.cache(), bad.cache()
+
+    @cached_property
+    def _datadirs(self) -> DataDirFrames:
+        from workbench.sources.datadirs import read_log_dirs
+
+        return read_log_dirs(self.spark, self.evidence.log_dirs).cache()
+
+    @property
+    def log_events(self) -> DataFrame:
+        return self._logs[0]
+
+    @property
+    def datadir_files(self) -> DataFrame:
+        return self._datadirs.datadir_files
+
+    @property
+    def partition_metadata(self) -> DataFrame:
+        return self._datadirs.partition_metadata
+
+    @property
+    def leader_epochs(self) -> DataFrame:
+        return self._datadirs.leader_epochs
+
+    @property
+    def checkpoints(self) -> DataFrame:
+        return self._datadirs.checkpoints
+
+    @property
+    def meta_properties(self) -> DataFrame:
+        return self._datadirs.meta_properties
+
+    @cached_property
+    def _zk_history(self) -> tuple[DataFrame, DataFrame]:
+        from workbench.sources.zk_files import read_znode_history
+
+        logs = [f for f in self.evidence.zk_files if f.kind == "log"]
+        return read_znode_history(self.spark, logs)
+
+    @cached_property
+    def _znodes(self) -> tuple[DataFrame, DataFrame]:
+        if self.evidence.znodes_jsonl is not None:
+            from workbench.sources.zk_dump import read_znodes_jsonl
+
+            return read_znodes_jsonl(self.spark, self.evidence.znodes_jsonl, ZNODES_JSONL)
+        return self.znodes_at(None)
+
+    def znodes_at(self, zxid: int | None) -> tuple[DataFrame, DataFrame]:
+        """ZooKeeper's tree as of a zxid, from zk/txnlog/: the newest snapshot at or before it plus the
+        txns after it replayed (None: the newest state). Returns (znodes, bad records of the snapshot)."""
+        from workbench.sources.zk_files import read_zk_state
+
+        snaps = [f for f in self.evidence.zk_files if f.kind == "snapshot"]
+        logs = [f for f in self.evidence.zk_files if f.kind == "log"]
+        return read_zk_state(self.spark, snaps, logs, zxid)
+
+    @property
+    def znodes(self) -> DataFrame:
+        return self._znodes[0]
+
+    @property
+    def znode_history(self) -> DataFrame:
+        return self._zk_history[0]
+
+    @property
+    def bad_records(self) -> DataFrame:
+        return (
+            self._logs[1]
+            .unionByName(self._datadirs.bad_records)
+            .unionByName(self._znodes[1])
+            .unionByName(self._zk_history[1])
+        )
+
+    FRAMES = (
+        "log_events",
+        "datadir_files",
+        "partition_metadata",
+        "leader_epochs",
+        "checkpoints",
+        "meta_properties",
+        "znodes",
+        "znode_history",
+        "bad_records",
+    )
+
+
+def open_bundle(path: str | os.PathLike[str], spark: SparkSession | None = None) -> Bundle:
+    """Open a bundle directory, a .tar.gz bundle or a bare Kafka log dir."""
+    return Bundle(Evidence.open(path), spark)
