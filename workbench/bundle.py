@@ -8,6 +8,7 @@ Layout: DESIGN.md, "Evidence bundle (format version 1)".
 from __future__ import annotations
 
 import atexit
+import base64
 import json
 import os
 import re
@@ -208,6 +209,20 @@ def _write_manifest(root: Path, manifest: dict[str, Any]) -> None:
     tmp = root / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     tmp.replace(root / MANIFEST)
+
+
+def znode_json(path: str, data: bytes | None, stat: dict[str, int], redacted: bool = False) -> str:
+    """A line of zk/znodes.jsonl (DESIGN.md): data as utf-8 text, as base64 when it is not, null kept."""
+    line: dict[str, Any] = {"path": path, "data": None, "encoding": "utf-8"}
+    if data is not None:
+        try:
+            line["data"] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            line["data"], line["encoding"] = base64.b64encode(data).decode("ascii"), "base64"
+    line["stat"] = stat
+    if redacted:
+        line["redacted"] = True
+    return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
 
 
 def log_files(paths: list[str | os.PathLike[str]], broker_id: int | None = None) -> list[LogFile]:

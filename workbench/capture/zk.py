@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import argparse
-import base64
 import contextlib
 import json
 import logging
@@ -45,7 +44,7 @@ from kazoo.interfaces import IAsyncResult
 from kazoo.protocol.states import KazooState, ZnodeStat
 from kazoo.retry import KazooRetry, RetryFailedError
 
-from workbench.bundle import record_part
+from workbench.bundle import record_part, znode_json
 from workbench.capture.redact import redact_znode
 
 WINDOW = 200  # requests in flight; must stay well below what kazoo can queue while disconnected (_Walk.run)
@@ -68,21 +67,6 @@ class _Lost(Exception):
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def znode_line(path: str, data: bytes | None, stat: ZnodeStat) -> tuple[dict[str, Any], bool]:
-    """One line of zk/znodes.jsonl (DESIGN.md, "Evidence bundle") and whether a secret was replaced."""
-    data, was_redacted = redact_znode(path, data)
-    line: dict[str, Any] = {"path": path, "data": None, "encoding": "utf-8"}
-    if data is not None:
-        try:
-            line["data"] = data.decode("utf-8")
-        except UnicodeDecodeError:
-            line["data"], line["encoding"] = base64.b64encode(data).decode("ascii"), "base64"
-    line["stat"] = stat._asdict()
-    if was_redacted:
-        line["redacted"] = True
-    return line, was_redacted
 
 
 class PollHandler(SequentialThreadingHandler):
@@ -218,10 +202,11 @@ class _Walk:
         return None
 
     def _write(self, path: str, data: bytes | None, stat: ZnodeStat) -> None:
-        line, was_redacted = znode_line(path, data, stat)
-        self.out.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+        raw = data
+        data, was_redacted = redact_znode(path, data)
+        self.out.write(znode_json(path, data, stat._asdict(), was_redacted) + "\n")
         self.count += 1
-        self.bytes += len(data or b"")
+        self.bytes += len(raw or b"")
         self.redacted += was_redacted
         self.last_zxid = max(self.last_zxid, stat.czxid, stat.mzxid, stat.pzxid)
         if path == f"{self._prefix}/cluster/id":

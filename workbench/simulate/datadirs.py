@@ -1,0 +1,128 @@
+"""A broker's `log.dirs` as the simulated story leaves them, written as a bundle holds them.
+
+What is written is what `workbench capture broker` writes (DESIGN.md): `listing.tsv` of every file (segment
+files only as names and sizes) and copies of the metadata files, each in Kafka's own format (FORMATS.md
+part A): meta.properties (`Properties.store`), the offset checkpoints, `leader-epoch-checkpoint`, and
+`partition.metadata` (2.8+). A deleted partition's dir is renamed `<tp>.<uuid hex>-delete` until
+`file.delete.delay.ms` has passed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from workbench.bundle import LISTING
+from workbench.kafka import logdir
+
+INDEX_BYTES = 10 * 1024 * 1024  # segment.index.bytes: an active segment's index is preallocated to it
+TIMEINDEX_BYTES = INDEX_BYTES // 12 * 12  # ... and its time index to a multiple of 12-byte entries
+AVG_RECORD_BYTES = 180  # on disk, with batch overhead
+
+
+@dataclass
+class Replica:
+    """One partition dir in one log dir."""
+
+    topic: str
+    partition: int
+    created_ms: int
+    topic_id: str | None = None  # what partition.metadata says (None: no file, as before 2.8)
+    epochs: list[tuple[int, int]] = field(default_factory=list)  # leader-epoch-checkpoint entries
+    log_end_offset: int = 0
+    high_watermark: int = 0
+    modified_ms: int = 0
+    delete_dir: str | None = None  # '<tp>.<uuid hex>-delete' once LogManager.asyncDelete renamed it
+
+    @property
+    def dir_name(self) -> str:
+        return self.delete_dir or f"{self.topic}-{self.partition}"
+
+    def record_epoch(self, epoch: int, ms: int) -> None:
+        """LeaderEpochFileCache.assign: a new epoch starts at the current log end offset."""
+        if not self.epochs or epoch > self.epochs[-1][0]:
+            self.epochs.append((epoch, self.log_end_offset))
+            self.modified_ms = max(self.modified_ms, ms)
+
+
+@dataclass
+class LogDir:
+    """One entry of a broker's `log.dirs`."""
+
+    path: str  # as configured, e.g. /var/lib/kafka/data
+    broker_id: int
+    cluster_id: str | None
+    created_ms: int
+    replicas: dict[str, Replica] = field(default_factory=dict)  # by dir name
+    clean_shutdown: bool = False
+    checkpointed_ms: int = 0
+
+    def write(self, out: Path, at_ms: int) -> int:
+        """Write listing.tsv and the metadata copies under `out`; returns the number of files listed."""
+        out.mkdir(parents=True, exist_ok=True)
+        files: list[tuple[str, bytes | None, int, int]] = []  # (relative path, copy or None, size, mtime)
+
+        def add(rel: str, content: bytes | None, ms: int, size: int | None = None) -> None:
+            files.append((rel, content, len(content) if content is not None else size or 0, ms))
+
+        add(
+            logdir.META_PROPERTIES,
+            meta_properties(self.broker_id, self.cluster_id, self.created_ms),
+            self.created_ms,
+        )
+        add(".lock", b"", self.created_ms)
+        if self.clean_shutdown:
+            add(logdir.CLEAN_SHUTDOWN, b"", at_ms)
+        live = [r for r in self.replicas.values() if r.delete_dir is None]
+        ck = max(self.checkpointed_ms, self.created_ms)
+        add(
+            "replication-offset-checkpoint",
+            checkpoint([(r.topic, r.partition, r.high_watermark) for r in live]),
+            ck,
+        )
+        add(
+            "recovery-point-offset-checkpoint",
+            checkpoint([(r.topic, r.partition, r.log_end_offset) for r in live]),
+            ck,
+        )
+        add("log-start-offset-checkpoint", checkpoint([]), ck)
+        add("cleaner-offset-checkpoint", checkpoint([]), self.created_ms)
+        for r in sorted(self.replicas.values(), key=lambda r: r.dir_name):
+            d = r.dir_name
+            mtime = max(r.modified_ms, r.created_ms)
+            suffix = ".deleted" if r.delete_dir else ""
+            size = r.log_end_offset * AVG_RECORD_BYTES
+            add(f"{d}/{0:020d}.log{suffix}", None, mtime, size)
+            add(f"{d}/{0:020d}.index{suffix}", None, r.created_ms, INDEX_BYTES)
+            add(f"{d}/{0:020d}.timeindex{suffix}", None, r.created_ms, TIMEINDEX_BYTES)
+            add(f"{d}/{logdir.LEADER_EPOCH_CHECKPOINT}", checkpoint(r.epochs), mtime)
+            if r.topic_id is not None:
+                add(f"{d}/{logdir.PARTITION_METADATA}", partition_metadata(r.topic_id), r.created_ms)
+        with open(out / LISTING, "w", encoding="utf-8", newline="\n") as listing:
+            for rel, content, size, ms in sorted(files):
+                listing.write(f"{rel}\t{size}\t{ms // 1000}.{ms % 1000:03d}0000000\n")
+                if content is not None:
+                    (out / rel).parent.mkdir(parents=True, exist_ok=True)
+                    (out / rel).write_bytes(content)
+        return len(files)
+
+
+def checkpoint(entries: list[tuple[str, int, int]] | list[tuple[int, int]]) -> bytes:
+    """CheckpointFile.write: version 0, the count, one entry a line (offset checkpoints and leader epochs)."""
+    lines = ["0", str(len(entries)), *(" ".join(map(str, e)) for e in entries)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def partition_metadata(topic_id: str) -> bytes:
+    """PartitionMetadataFile (2.8.2 l.40): no trailing newline."""
+    return f"version: 0\ntopic_id: {topic_id}".encode()
+
+
+def meta_properties(broker_id: int, cluster_id: str | None, ms: int) -> bytes:
+    """BrokerMetadataCheckpoint.write: Properties.store with an empty comment, the date line, and the keys
+    in java.util.Hashtable's order for these three keys (as the real file shows)."""
+    date = datetime.fromtimestamp(ms // 1000, tz=timezone.utc).strftime("%a %b %d %H:%M:%S UTC %Y")
+    keys = [("cluster.id", cluster_id), ("version", "0"), ("broker.id", str(broker_id))]
+    body = "".join(f"{k}={v}\n" for k, v in keys if v is not None)
+    return f"#\n#{date}\n{body}".encode()

@@ -1,0 +1,59 @@
+"""Log lines in the exact wording of a Kafka version, taken from the catalog (`kafka/messages/`).
+
+The catalog is the one place that states what Kafka writes; the simulator renders its templates rather
+than keeping a second copy of the texts. A template is chosen by event kind, by the fields given (its
+placeholders) and by the version its source cites, so `say("controller.elected", "2.8.2", broker=1,
+epoch=5, epoch_zk_version=4)` is the line KafkaController.elect writes at 2.8.2.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from workbench.kafka.messages import CATALOG
+from workbench.kafka.templates import Template
+
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+VERSIONS = ("2.5.1", "2.8.2", "3.6.2")  # the tags the catalog cites
+
+
+def tag(version: str) -> str:
+    """'2.8' or '2.8.1' -> the cited tag of that line ('2.8.2'); 3.x -> '3.6.2'."""
+    major_minor = tuple(int(x) for x in re.findall(r"\d+", version)[:2])
+    if major_minor >= (3, 0):
+        return "3.6.2"
+    return "2.8.2" if major_minor >= (2, 8) else "2.5.1"
+
+
+def cites(t: Template, version: str) -> bool:
+    return tag(version) in t.source
+
+
+@cache
+def _candidates(kind: str, names: frozenset[str]) -> list[Template]:
+    found = [t for t in CATALOG if t.kind == kind and set(_PLACEHOLDER.findall(t.text)) - {"_"} == names]
+    if not found:
+        raise KeyError(f"no catalog template of kind {kind!r} with fields {sorted(names)}")
+    return found
+
+
+def template(kind: str, version: str, names: frozenset[str]) -> Template:
+    found = _candidates(kind, names)
+    return next((t for t in found if cites(t, version)), found[0])
+
+
+def say(kind: str, version: str, _: str = "", **fields: object) -> str:
+    """The message text (without time, level and logger) Kafka `version` writes for this event."""
+    t = template(kind, version, frozenset(fields))
+
+    def fill(m: re.Match[str]) -> str:
+        name = m.group(1)
+        return _ if name == "_" else str(fields[name])
+
+    return _PLACEHOLDER.sub(fill, t.text)
+
+
+def logger_of(kind: str, version: str, **fields: object) -> str:
+    """The logger (%c) the chosen template is written by."""
+    return template(kind, version, frozenset(fields)).loggers[0]
