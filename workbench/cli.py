@@ -92,6 +92,11 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument("--path", help="only znodes whose path starts with this")
     history.add_argument("--since", type=_zxid, help="only txns with a zxid at or after this (0x1a or 26)")
     history.add_argument("--format", choices=("text", "jsonl"), default="text")
+
+    from workbench.simulate import run as simulate
+
+    sim = sub.add_parser("simulate", help="replay an incident into a bundle with its truth.json")
+    simulate.add_arguments(sim)
     return parser
 
 
@@ -105,6 +110,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "capture":
         return int(_capture_module(args.module).run(args))
+    if args.command == "simulate":
+        from workbench.simulate.run import run
+
+        return run(args)
     if args.command == "zk":
         from workbench.zk_history import run_history
 

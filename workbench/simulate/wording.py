@@ -26,10 +26,6 @@ def tag(version: str) -> str:
     return "2.8.2" if major_minor >= (2, 8) else "2.5.1"
 
 
-def cites(t: Template, version: str) -> bool:
-    return tag(version) in t.source
-
-
 @cache
 def _candidates(kind: str, names: frozenset[str]) -> list[Template]:
     found = [t for t in CATALOG if t.kind == kind and set(_PLACEHOLDER.findall(t.text)) - {"_"} == names]
@@ -38,14 +34,28 @@ def _candidates(kind: str, names: frozenset[str]) -> list[Template]:
     return found
 
 
-def template(kind: str, version: str, names: frozenset[str]) -> Template:
-    found = _candidates(kind, names)
-    return next((t for t in found if cites(t, version)), found[0])
+def zk_client(version: str) -> str:
+    """The ZooKeeper client a Kafka version bundles (gradle/dependencies.gradle; 2.5.1's 3.5.8 writes
+    the same lines as 3.5.9)."""
+    return "release-3.8.4" if tag(version) == "3.6.2" else "release-3.5.9"
 
 
-def say(kind: str, version: str, _: str = "", **fields: object) -> str:
+def template(kind: str, version: str, names: frozenset[str], pick: str = "") -> Template:
+    """The template Kafka `version` writes; ZooKeeper client lines by the client that version bundles.
+    `pick` is text the template must contain, where one kind has several lines with the same fields."""
+    found = [t for t in _candidates(kind, names) if pick in t.text]
+    if not found:
+        raise KeyError(f"no catalog template of kind {kind!r} containing {pick!r}")
+    for cited in (tag(version), zk_client(version)):
+        chosen = [t for t in found if cited in t.source]
+        if chosen:
+            return chosen[0]
+    return found[0]
+
+
+def say(kind: str, version: str, /, _: str = "", pick: str = "", **fields: object) -> str:
     """The message text (without time, level and logger) Kafka `version` writes for this event."""
-    t = template(kind, version, frozenset(fields))
+    t = template(kind, version, frozenset(fields), pick)
 
     def fill(m: re.Match[str]) -> str:
         name = m.group(1)
@@ -54,6 +64,6 @@ def say(kind: str, version: str, _: str = "", **fields: object) -> str:
     return _PLACEHOLDER.sub(fill, t.text)
 
 
-def logger_of(kind: str, version: str, **fields: object) -> str:
+def logger_of(kind: str, version: str, /, pick: str = "", **fields: object) -> str:
     """The logger (%c) the chosen template is written by."""
-    return template(kind, version, frozenset(fields)).loggers[0]
+    return template(kind, version, frozenset(fields), pick).loggers[0]

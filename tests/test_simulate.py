@@ -1,0 +1,143 @@
+"""Simulated incidents: each bundle loads without a bad record, and its logs, ZooKeeper state and history,
+and data dirs tell the story truth.json tells (which comes from the model, not from the loaders)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from workbench.frames import Bundle, open_bundle
+from workbench.simulate.run import simulate
+from workbench.simulate.scenarios import Scale
+
+SMALL = Scale(brokers=3, topics=2, partitions=3, hours=0.5)
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dict[str, Any]]]:
+    out = {}
+    for scenario, version in (
+        ("healthy", "2.8.2"),
+        ("topicid-mismatch", "2.8.2"),
+        ("topicid-mismatch", "3.6.2"),
+    ):
+        path = tmp_path_factory.mktemp("sim") / f"{scenario}-{version}"
+        out[f"{scenario}@{version}"] = (
+            path,
+            simulate(scenario, path, seed=7, kafka_version=version, scale=SMALL),
+        )
+    return out
+
+
+def opened(spark: SparkSession, path: Path) -> Bundle:
+    return open_bundle(path, spark)
+
+
+@pytest.mark.parametrize("name", ["healthy@2.8.2", "topicid-mismatch@2.8.2", "topicid-mismatch@3.6.2"])
+def test_loads_without_bad_records_and_every_kafka_line_is_typed(
+    spark: SparkSession, bundles: Any, name: str
+) -> None:
+    path, truth = bundles[name]
+    b = opened(spark, path)
+    assert b.bad_records.count() == 0
+    events = b.log_events
+    assert events.count() > 100
+    untyped = events.where(F.col("event").isNull() & ~F.col("message").rlike(r"^List of topics .*:\s*$"))
+    assert untyped.count() == 0, untyped.select("message").limit(5).collect()
+    elected = events.where("event = 'controller.elected'").orderBy("ts").select("broker_id").collect()
+    assert [r.broker_id for r in elected] == [c["broker"] for c in truth["controllers"]]
+    assert b.znode_history.where("op = 'createSession'").count() >= 3
+
+
+def _znode(b: Bundle, path: str) -> dict[str, Any]:
+    row = b.znodes.where(F.col("path") == path).select("data").first()
+    assert row is not None, path
+    return json.loads(row.data)
+
+
+@pytest.mark.parametrize("name", ["topicid-mismatch@2.8.2", "topicid-mismatch@3.6.2"])
+def test_topic_id_story_agrees_across_zookeeper_logs_and_data_dirs(
+    spark: SparkSession, bundles: Any, name: str
+) -> None:
+    path, truth = bundles[name]
+    b = opened(spark, path)
+    changes = [c for c in truth["topic_id_changes"] if c["topic"] == "orders"]
+    assert [c["to"] is None for c in changes] == [
+        False,
+        True,
+        False,
+    ]  # minted, dropped by the old client, minted again
+    first, second = changes[0]["to"], changes[2]["to"]
+    # ZooKeeper: the final znode has the second id; its history shows the id dropped at the truth's zxid.
+    assert _znode(b, "/brokers/topics/orders")["topic_id"] == second
+    dropped = b.znode_history.where(F.col("zxid") == changes[1]["zxid"]).select("path", "data").first()
+    assert dropped.path == "/brokers/topics/orders" and "topic_id" not in dropped.data
+    assert json.loads(dropped.data)["version"] == 1
+    # Data dirs: at 2.8.2 a log records its id at its second LeaderAndIsr, so partitions added before the
+    # failover record the new id and old and new partition.metadata disagree; 3.x records it at creation.
+    ids = {
+        r.topic_id
+        for r in b.partition_metadata.where("topic = 'orders'").select("topic_id").distinct().collect()
+    }
+    assert ids == ({first, second} if name.endswith("2.8.2") else {first})
+    # Every mismatch the truth lists is on disk and in that broker's state-change log, as Kafka words it.
+    mismatches = truth["topic_id_mismatches"]
+    assert mismatches
+    on_disk = {
+        (r.broker_id, r.partition): r.topic_id
+        for r in b.partition_metadata.where("topic = 'orders'").collect()
+    }
+    logged = (
+        b.log_events.where("event = 'topic_id.mismatch'").select("broker_id", "partition", "attrs").collect()
+    )
+    assert len(logged) == len(mismatches)
+    seen = {(r.broker_id, r.partition, r.attrs["log_topic_id"], r.attrs["request_topic_id"]) for r in logged}
+    for m in mismatches:
+        assert on_disk[(m["broker"], m["partition"])] == m["disk_topic_id"] == first
+        assert (m["broker"], m["partition"], first, m["zk_topic_id"]) in seen and m["zk_topic_id"] == second
+    # A broker that left an ISR is not in that partition's final ISR in ZooKeeper.
+    assert truth["isr_departures"]
+    for d in truth["isr_departures"]:
+        state = _znode(b, f"/brokers/topics/{d['topic']}/partitions/{d['partition']}/state")
+        assert d["broker"] not in state["isr"]
+
+
+def test_controller_failover_is_in_zookeeper_and_the_logs(spark: SparkSession, bundles: Any) -> None:
+    path, truth = bundles["topicid-mismatch@2.8.2"]
+    b = opened(spark, path)
+    last = truth["controllers"][-1]
+    assert _znode(b, "/controller")["brokerid"] == last["broker"]
+    epoch = b.znodes.where("path = '/controller_epoch'").select("data").first()
+    assert int(epoch.data) == last["epoch"] == len(truth["controllers"])
+    ready = (
+        b.log_events.where("event = 'controller.ready'").orderBy("ts").select("broker_id", "attrs").collect()
+    )
+    assert [(r.broker_id, int(r.attrs["epoch"])) for r in ready] == [
+        (c["broker"], c["epoch"]) for c in truth["controllers"]
+    ]
+
+
+def _digest(root: Path) -> str:
+    h = hashlib.sha256()
+    for f in sorted(p for p in root.rglob("*") if p.is_file()):
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
+def test_same_seed_same_bundle(tmp_path: Path) -> None:
+    a, b, c = (tmp_path / n for n in "abc")
+    simulate("topicid-mismatch", a, seed=3, scale=SMALL)
+    simulate("topicid-mismatch", b, seed=3, scale=SMALL)
+    simulate("topicid-mismatch", c, seed=4, scale=SMALL)
+    assert _digest(a) == _digest(b) != _digest(c)
+
+
+def test_topic_ids_need_kafka_2_8(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"2\.8 or later"):
+        simulate("topicid-mismatch", tmp_path / "x", kafka_version="2.5.1", scale=SMALL)

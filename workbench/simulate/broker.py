@@ -1,0 +1,265 @@
+"""What a broker does: start and register, stop, and handle the controller's requests.
+
+Sequences and texts follow KafkaServer.startup/shutdown, KafkaZkClient.registerBroker, LogManager.loadLogs
+and ReplicaManager.becomeLeaderOrFollower with Partition.makeLeader/makeFollower (2.5.1, 2.8.2, 3.6.2;
+LOG_TEMPLATES.md). The topic-ID check is Partition.checkOrSetTopicId (2.8.2 l.455) / ReplicaManager
+(3.6.2 l.1830): a LeaderAndIsr whose topic id differs from the log's is refused with INCONSISTENT_TOPIC_ID,
+and the partition is not started, so a follower never fetches and drops out of the ISR.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.simulate import wording
+from workbench.simulate.cluster import (
+    DATA_DIR,
+    SESSION_TIMEOUT_MS,
+    ZK_CONNECT,
+    ZK_SERVER,
+    Broker,
+    Cluster,
+    Partition,
+)
+from workbench.simulate.zookeeper import NODE_EXISTS, KeeperError, create, set_data
+
+INCONSISTENT_TOPIC_ID = "INCONSISTENT_TOPIC_ID"
+# KafkaZkClient.createTopLevelPaths: ZkData.PersistentZkPaths (2.8.2), each created if missing.
+TOP_LEVEL = (
+    "/consumers",
+    "/admin/delete_topics",
+    "/brokers/ids",
+    "/brokers/topics",
+    "/config/changes",
+    "/config/topics",
+    "/config/clients",
+    "/config/users",
+    "/config/brokers",
+    "/isr_change_notification",
+    "/latest_producer_id_block",
+    "/log_dir_event_notification",
+)
+
+
+def start(c: Cluster, b: Broker) -> None:
+    """KafkaServer.startup up to `started`: ZooKeeper session, cluster id, logs loaded, registration."""
+    c.say(b.id, "broker.starting", ident="")
+    c.say(b.id, "broker.zk_connecting", ident="", zk_connect=ZK_CONNECT)
+    c.say(b.id, "zk.client_reinitializing", zk_connect=ZK_CONNECT)
+    c.tick(c.jitter(5, 40))
+    b.session = c.zk.create_session(c.now, SESSION_TIMEOUT_MS)
+    c.say(
+        b.id,
+        "zk.session_established",
+        server=ZK_SERVER,
+        session=f"0x{b.session:x}",
+        timeout_ms=SESSION_TIMEOUT_MS,
+    )
+    c.say(b.id, "zk.client_connected")
+    for path in TOP_LEVEL:  # createRecursive(path, throwIfPathExists = false): NODEEXISTS is logged too
+        try:
+            c.zk.create_recursive(c.now, b.session, path)
+        except KeeperError as e:
+            if e.code != NODE_EXISTS:
+                raise
+    if not c.zk.exists("/cluster/id"):  # KafkaZkClient.getOrGenerateClusterId
+        c.zk.create_recursive(
+            c.now, b.session, "/cluster/id", c.zk_json({"version": "1", "id": c.cluster_id})
+        )
+    b.log_dir.cluster_id = c.cluster_id
+    c.tick(c.jitter(20, 80))
+    c.say(b.id, "broker.cluster_id", cluster_id=c.cluster_id)
+    load_logs(c, b)
+    register(c, b)
+    b.alive = True
+    c.tick(c.jitter(50, 300))
+    c.say(b.id, "broker.started")
+
+
+def load_logs(c: Cluster, b: Broker) -> None:
+    """LogManager.loadLogs: every partition dir comes back with the topic id its partition.metadata holds."""
+    live = [r for r in b.log_dir.replicas.values() if r.delete_dir is None]
+    tag = wording.tag(c.version)
+    if tag == "2.5.1":
+        c.say(b.id, "log_manager.loading")
+    else:
+        c.say(b.id, "log_manager.loading", dirs=f"ArraySeq({DATA_DIR})")
+    clean = b.log_dir.clean_shutdown
+    pick = (
+        ("Skipping recovery" if clean else "Recover")
+        if tag == "3.6.2"
+        else ("Skipping" if clean else "Attempting")
+    )
+    if tag == "3.6.2" and live:
+        c.say(b.id, "log_manager.recovery", pick=pick, count=len(live), dir=DATA_DIR)
+    elif tag == "2.8.2":
+        c.say(b.id, "log_manager.recovery", pick=pick, dir=DATA_DIR)
+    b.log_dir.clean_shutdown = False  # the marker is removed at startup
+    took = c.jitter(5, 20) + len(live) * c.jitter(2, 8) + (0 if clean else len(live) * 30)
+    c.tick(took)
+    b.log_topic_ids = {f"{r.topic}-{r.partition}": r.topic_id for r in live}
+    b.loaded.clear()
+    b.following.clear()
+    b.stuck_since.clear()
+    if tag == "2.5.1":
+        c.say(b.id, "log_manager.loaded", ms=took)
+    else:
+        c.say(b.id, "log_manager.loaded", count=len(live), ms=took)
+
+
+def register(c: Cluster, b: Broker) -> None:
+    """KafkaZkClient.registerBroker: the checked ephemeral is one multi (create with null data, then
+    setData version 0), so the znode's version is 1 and its czxid is the broker epoch."""
+    assert b.session is not None
+    path = f"/brokers/ids/{b.id}"
+    data = broker_json(c, b)
+    c.say(b.id, "zk.ephemeral_creating", path=path, secure="false")
+    c.zk.multi(c.now, b.session, [create(path, None, ephemeral=True), set_data(path, data, 0)])
+    _, stat = c.zk.get(path)
+    b.epoch = stat.czxid
+    c.say(b.id, "zk.ephemeral_created", path=path, suffix="\n", **_stat_fields(c, path))
+    endpoints = b.endpoint
+    if wording.tag(c.version) == "2.5.1":
+        endpoints = f"ArraySeq(EndPoint(kafka-{b.id},9092,ListenerName(PLAINTEXT),PLAINTEXT))"
+    c.say(b.id, "broker.registered", broker=b.id, path=path, endpoints=endpoints, broker_epoch=b.epoch)
+
+
+def _stat_fields(c: Cluster, path: str) -> dict[str, Any]:
+    names = ("czxid", "mzxid", "ctime", "mtime", "version", "cversion", "aversion", "ephemeral_owner")
+    values = c.stat_line(path).split(",")
+    fields = dict(zip((*names, "data_length", "num_children", "pzxid"), values, strict=True))
+    return fields
+
+
+def broker_json(c: Cluster, b: Broker) -> bytes:
+    """BrokerIdZNode.encode: version 5 with features (IBP >= 2.7), version 4 before (2.5.1)."""
+    doc: dict[str, object] = {
+        "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
+        "endpoints": [b.endpoint],
+        "jmx_port": -1,
+        "host": f"kafka-{b.id}",
+        "timestamp": str(c.now),
+        "port": 9092,
+        "version": 4,
+    }
+    if b.rack:
+        doc["rack"] = b.rack
+    if wording.tag(c.version) != "2.5.1":
+        doc = {"features": {}, **doc, "version": 5}
+    return c.zk_json(doc)
+
+
+def stop(c: Cluster, b: Broker, clean: bool) -> None:
+    """The end of KafkaServer.shutdown: the session is closed, so the ephemeral registration goes."""
+    if clean:
+        c.say(b.id, "broker.shutting_down")
+    c.tick(c.jitter(50, 400))
+    if b.session is not None:
+        if clean:
+            c.zk.close_session(c.now, b.session)
+        b.session = None
+    b.alive = False
+    b.log_dir.clean_shutdown = clean
+    b.log_dir.checkpointed_ms = c.now
+    if clean:
+        c.say(b.id, "broker.shut_down")
+
+
+def handle_leader_and_isr(
+    c: Cluster, b: Broker, controller: int, parts: list[tuple[Partition, str | None]], correlation_id: int
+) -> dict[str, str]:
+    """ReplicaManager.becomeLeaderOrFollower for the partitions this broker hosts; returns the errors.
+
+    The topic-ID check (2.8.2 Partition.checkOrSetTopicId l.438-463) runs only for a partition already
+    loaded in this process, so the first request after a restart passes; 3.6.2 checks the log on disk
+    (ReplicaManager.hasConsistentTopicId l.1966). A refused request changes nothing: a follower whose
+    leader moved keeps fetching from the old one and gets nowhere. partition.metadata is written when
+    the log is created at 3.x, and at 2.8.2 by the first request with an id for a loaded log without one.
+    """
+    errors: dict[str, str] = {}
+    tag = wording.tag(c.version)
+    c.say(
+        b.id,
+        "request.leader_and_isr.handling",
+        correlation_id=correlation_id,
+        controller=controller,
+        count=len(parts),
+    )
+    started = c.now
+    for p, topic_id in parts:
+        loaded = p.tp in b.loaded
+        log_id = b.log_topic_ids.get(p.tp)
+        checked = loaded or tag == "3.6.2"
+        if checked and log_id is not None and topic_id is not None and log_id != topic_id:
+            c.say(b.id, "topic_id.mismatch", "ERROR", log_topic_id=log_id, tp=p.tp, request_topic_id=topic_id)
+            errors[p.tp] = INCONSISTENT_TOPIC_ID
+            if p.leader != b.id and b.following.get(p.tp) != p.leader:
+                b.stuck_since.setdefault(p.tp, c.now)
+            continue
+        r = c.replica(b, p)
+        if p.tp not in b.log_topic_ids:
+            c.say(b.id, "log.created", tp=p.tp, dir=f"{DATA_DIR}/{p.tp}", properties="{}")
+            b.log_topic_ids[p.tp] = None
+        if topic_id is not None and log_id is None and (loaded or tag == "3.6.2"):
+            r.topic_id = b.log_topic_ids[p.tp] = topic_id
+        b.loaded.add(p.tp)
+        b.stuck_since.pop(p.tp, None)
+        previous = r.epochs[-1][0] if r.epochs else -1
+        if p.leader == b.id:
+            b.following.pop(p.tp, None)
+            r.record_epoch(p.leader_epoch, c.now)
+            became_leader(c, b, p, r.log_end_offset, r.high_watermark, previous)
+            continue
+        before = b.following.get(p.tp)
+        b.following[p.tp] = p.leader
+        fields: dict[str, Any] = dict(tp=p.tp, leader_epoch=p.leader_epoch, offset=r.log_end_offset)
+        fields.update(high_watermark=r.high_watermark)
+        if tag == "3.6.2":
+            fields.update(partition_epoch=p.zk_version, leader=p.leader, previous_leader=before or "None")
+        c.say(b.id, "partition.became_follower", previous_leader_epoch=previous, **fields)
+    c.tick(c.jitter(2, 10) + len(parts) // 20)
+    c.say(
+        b.id,
+        "request.leader_and_isr.finished",
+        ms=c.now - started,
+        correlation_id=correlation_id,
+        controller=controller,
+        count=len(parts),
+    )
+    return errors
+
+
+def became_leader(c: Cluster, b: Broker, p: Partition, offset: int, hw: int, previous: int) -> None:
+    isr = ",".join(map(str, p.isr))
+    tag = wording.tag(c.version)
+    if tag == "2.5.1":
+        c.say(
+            b.id,
+            "partition.became_leader",
+            tp=p.tp,
+            leader_epoch=p.leader_epoch,
+            offset=offset,
+            high_watermark=hw,
+            previous_leader_epoch=previous,
+        )
+        return
+    fields: dict[str, Any] = dict(
+        tp=p.tp, leader_epoch=p.leader_epoch, offset=offset, high_watermark=hw, isr=isr
+    )
+    fields.update(adding_replicas="", removing_replicas="", previous_leader_epoch=previous)
+    if tag == "3.6.2":
+        topic = c.topics[p.topic]
+        fields.update(topic_id=topic.topic_id, partition_epoch=p.zk_version, previous_leader="None")
+    c.say(b.id, "partition.became_leader", **fields)
+
+
+def handle_update_metadata(c: Cluster, b: Broker, controller: int, added: int, correlation_id: int) -> None:
+    c.say(
+        b.id,
+        "request.update_metadata.handled",
+        added=added,
+        deleted=0,
+        controller=controller,
+        controller_epoch=c.controller_epoch,
+        correlation_id=correlation_id,
+    )

@@ -1,0 +1,223 @@
+"""The simulated cluster: brokers, their ZooKeeper sessions and log dirs, the clock, and the truth.
+
+State lives here; what the controller does is in `controller.py`, what a broker does with the controller's
+requests in `broker.py`. Every write goes to `SimZooKeeper`, every log line to `BrokerLogs`, so the three
+kinds of evidence come from one story. `truth` records what happened, from the model alone.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.kafka import topic_id as topic_ids
+from workbench.simulate import wording
+from workbench.simulate.datadirs import LogDir, Replica
+from workbench.simulate.logs import BrokerLogs
+from workbench.simulate.zookeeper import SimZooKeeper
+from workbench.zookeeper.files import Stat
+
+ZK_CONNECT = "zk-1:2181"
+ZK_SERVER = "zk-1/10.0.0.10:2181"
+SESSION_TIMEOUT_MS = 18_000  # zookeeper.session.timeout.ms (KafkaConfig default since 2.5)
+REPLICA_LAG_TIME_MAX_MS = 30_000  # replica.lag.time.max.ms default since 2.5 (KIP-537)
+DATA_DIR = "/var/lib/kafka/data"
+
+
+def ms_of(t: float) -> int:
+    return round(t)
+
+
+@dataclass
+class Partition:
+    """A partition as ZooKeeper and the controller hold it (`/brokers/topics/t/partitions/p/state`)."""
+
+    topic: str
+    partition: int
+    replicas: list[int]
+    leader: int = -1
+    leader_epoch: int = 0
+    isr: list[int] = field(default_factory=list)
+    zk_version: int = 0
+    controller_epoch: int = 0
+
+    @property
+    def tp(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+    def leader_and_isr(self, version: str) -> str:
+        """LeaderAndIsr.toString as the state-change lines print it."""
+        isr = ", ".join(map(str, self.isr))
+        if wording.tag(version) == "3.6.2":
+            states = ", ".join(f"BrokerState(brokerId={b}, brokerEpoch=-1)" for b in self.isr)
+            return (
+                f"LeaderAndIsr(leader={self.leader}, leaderEpoch={self.leader_epoch}, isrWithBrokerEpoch="
+                f"List({states}), leaderRecoveryState=RECOVERED, partitionEpoch={self.zk_version})"
+            )
+        head = f"LeaderAndIsr(leader={self.leader}, leaderEpoch={self.leader_epoch}"
+        return f"{head}, isr=List({isr}), zkVersion={self.zk_version})"
+
+
+@dataclass
+class Topic:
+    name: str
+    topic_id: str | None  # in the controller's memory
+    partitions: dict[int, Partition] = field(default_factory=dict)
+
+
+@dataclass
+class Broker:
+    id: int
+    rack: str | None
+    log_dir: LogDir
+    alive: bool = False
+    session: int | None = None
+    epoch: int = -1  # czxid of its registration
+    # Topic ids of the logs this broker has loaded (what partition.metadata said, or what it recorded).
+    log_topic_ids: dict[str, str | None] = field(default_factory=dict)
+    # Partitions with a Partition object and its log in this broker process (empty after a restart).
+    loaded: set[str] = field(default_factory=set)
+    # The leader each partition it follows fetches from, and since when it cannot (a refused
+    # LeaderAndIsr left it following a broker that is no longer the leader, or following nobody).
+    following: dict[str, int] = field(default_factory=dict)
+    stuck_since: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def node(self) -> str:
+        """Node.toString as the controller's channel manager prints it."""
+        return f"kafka-{self.id}:9092 (id: {self.id} rack: {self.rack or 'null'})"
+
+    @property
+    def endpoint(self) -> str:
+        return f"PLAINTEXT://kafka-{self.id}:9092"
+
+
+class Cluster:
+    """One simulated run. `now` is the story's clock in epoch ms; nothing happens before it."""
+
+    def __init__(self, out: Path, kafka_version: str, seed: int, start_ms: int, brokers: int, racks: int = 0):
+        self.out = out
+        self.version = kafka_version
+        self.rng = random.Random(seed)
+        self.now = start_ms
+        self.zk = SimZooKeeper(start_ms, out / "zk" / "txnlog")
+        self.logs = BrokerLogs(out)
+        self.cluster_id = topic_ids.random_uuid(self.rng, self.version)
+        self.brokers: dict[int, Broker] = {}
+        for b in range(1, brokers + 1):
+            rack = f"rack-{(b - 1) % racks + 1}" if racks else None
+            self.brokers[b] = Broker(b, rack, LogDir(DATA_DIR, b, None, start_ms))
+        self.topics: dict[str, Topic] = {}
+        self.controller: int | None = None
+        self.controller_epoch = 0
+        self.epoch_zk_version = -1  # /controller_epoch does not exist yet
+        self.correlation_id = 0
+        self.truth: dict[str, Any] = {
+            "kafka_version": kafka_version,
+            "seed": seed,
+            "cluster_id": self.cluster_id,
+            "controllers": [],
+            "topics": {},
+            "topic_id_changes": [],
+            "topic_id_mismatches": [],
+            "isr_departures": [],
+            "broker_restarts": [],
+        }
+
+    # -- time and lines ---------------------------------------------------------------------------
+    def tick(self, ms: float) -> int:
+        """Move the clock on and write the lines it passed."""
+        self.now += max(0, ms_of(ms))
+        self.logs.advance(self.now)
+        return self.now
+
+    def jitter(self, low: float, high: float) -> int:
+        return ms_of(self.rng.uniform(low, high))
+
+    def say(
+        self,
+        broker: int,
+        kind: str,
+        /,
+        level: str = "INFO",
+        ident: str | None = None,
+        at: int | None = None,
+        role: str = "broker",
+        suffix: str = "",
+        of: str = "",
+        pick: str = "",
+        **fields: Any,
+    ) -> None:
+        """One catalog line in this version's wording, written by `broker` at `at` (default now). The
+        logIdent prefix follows from the template's logger (LOG_TEMPLATES.md section 2) unless given;
+        `of` names the partition a Partition or Log line is about when the text does not."""
+        message = wording.say(kind, self.version, pick=pick, **fields)
+        logger = wording.logger_of(kind, self.version, pick=pick, **fields)
+        if ident is None:
+            ident = self.ident(logger, broker, role, str(fields.get("tp", of)))
+        self.logs.log(self.now if at is None else at, broker, level, logger, ident + message + suffix)
+
+    def ident(self, logger: str, broker: int, role: str, tp: str) -> str:
+        """kafka.utils.Logging's logIdent of each class (LOG_TEMPLATES.md section 2)."""
+        if logger == "state.change.logger":
+            if role == "controller":
+                return f"[Controller id={broker} epoch={self.controller_epoch}] "
+            return f"[Broker id={broker}] "
+        short = logger.rpartition(".")[2]
+        log_class = "UnifiedLog" if wording.tag(self.version) == "3.6.2" else "Log"
+        idents = {
+            "KafkaController": f"[Controller id={broker}] ",
+            "TopicDeletionManager": f"[Topic Deletion Manager {broker}] ",
+            "ZkReplicaStateMachine": f"[ReplicaStateMachine controllerId={broker}] ",
+            "ZkPartitionStateMachine": f"[PartitionStateMachine controllerId={broker}] ",
+            "ControllerChannelManager": f"[Channel manager on controller {broker}]: ",
+            "RequestSendThread": f"[RequestSendThread controllerId={broker}] ",
+            "ControllerEventManager$ControllerEventThread": f"[ControllerEventThread controllerId={broker}] ",
+            "Partition": f"[Partition {tp} broker={broker}] ",
+            "ReplicaManager": f"[ReplicaManager broker={broker}] ",
+            "KafkaServer": f"[KafkaServer id={broker}] ",
+            "ZooKeeperClient": "[ZooKeeperClient Kafka server] ",
+            "ReplicaFetcherManager": f"[ReplicaFetcherManager on broker {broker}] ",
+            "Log": f"[{log_class} partition={tp}, dir={DATA_DIR}] ",
+            "UnifiedLog": f"[{log_class} partition={tp}, dir={DATA_DIR}] ",
+        }
+        return idents.get(short, "")
+
+    def raw(self, broker: int, level: str, logger: str, message: str, at: int | None = None) -> None:
+        """A line that is not in the catalog (ZooKeeper client, background)."""
+        self.logs.log(self.now if at is None else at, broker, level, logger, message)
+
+    def next_correlation_id(self) -> int:
+        self.correlation_id += 1
+        return self.correlation_id
+
+    def version_at_least(self, major: int, minor: int) -> bool:
+        return tuple(int(x) for x in self.version.split(".")[:2]) >= (major, minor)
+
+    # -- views ------------------------------------------------------------------------------------
+    def live(self) -> list[Broker]:
+        return [b for b in self.brokers.values() if b.alive]
+
+    def partitions(self) -> list[Partition]:
+        return [p for t in self.topics.values() for p in t.partitions.values()]
+
+    def replica(self, broker: Broker, p: Partition) -> Replica:
+        r = broker.log_dir.replicas.get(p.tp)
+        if r is None:
+            r = broker.log_dir.replicas[p.tp] = Replica(p.topic, p.partition, self.now, modified_ms=self.now)
+        return r
+
+    def zk_json(self, doc: Any) -> bytes:
+        return json.dumps(doc, separators=(",", ":")).encode()
+
+    def stat_line(self, path: str) -> str:
+        """Stat.toString: czxid,mzxid,ctime,mtime,version,cversion,aversion,ephemeralOwner,dataLength,
+        numChildren,pzxid (the client's view, as KafkaZkClient logs it)."""
+        data, s = self.zk.get(path)
+        assert isinstance(s, Stat)
+        kids = len(self.zk.children(path))
+        values = (s.czxid, s.mzxid, s.ctime, s.mtime, s.version, 2 * s.cversion - kids, s.aversion)
+        return ",".join(map(str, (*values, s.ephemeralOwner, len(data or b""), kids, s.pzxid)))

@@ -1,0 +1,74 @@
+"""`workbench simulate`: one scenario into an evidence bundle (DESIGN.md layout) with truth.json."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from workbench.bundle import FORMAT, MANIFEST, ZNODES_JSONL
+from workbench.simulate import story
+from workbench.simulate.cluster import Cluster
+from workbench.simulate.scenarios import SCENARIOS, Scale
+
+START_MS = 1_710_230_400_000  # 2024-03-12T08:00:00Z
+
+
+def simulate(
+    scenario: str, out: Path, seed: int = 1, kafka_version: str = "2.8.2", scale: Scale | None = None
+) -> dict[str, Any]:
+    """Run `scenario` and write its bundle to `out` (replaced if it exists); returns the truth."""
+    if scenario not in SCENARIOS:
+        raise ValueError(f"unknown scenario {scenario!r}; expected one of {', '.join(SCENARIOS)}")
+    scale = scale or Scale()
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    c = Cluster(out, kafka_version, seed, START_MS, scale.brokers)
+    story.start_cluster(c)
+    SCENARIOS[scenario](c, scale)
+    c.tick(c.jitter(1_000, 5_000))
+    captured = c.now
+    c.logs.close(captured)
+    c.zk.close()
+    c.zk.znodes_jsonl(out / ZNODES_JSONL)
+    for b in c.brokers.values():
+        b.log_dir.write(out / "brokers" / str(b.id) / "datadirs" / "0", captured)
+    at = datetime.fromtimestamp(captured / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
+    manifest = {
+        "format": FORMAT,
+        "cluster": c.cluster_id,
+        "captured_at": at.replace("+00:00", "Z"),
+        "kafka_version": kafka_version,
+        "brokers": sorted(c.brokers),
+        "redacted": True,
+        "simulated": {"scenario": scenario, "seed": seed, "scale": scale.__dict__},
+    }
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    truth = {"scenario": scenario, **c.truth, "captured_ms": captured, "last_zxid": c.zk.zxid}
+    (out / "truth.json").write_text(json.dumps(truth, indent=2) + "\n", encoding="utf-8")
+    return truth
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("scenario", choices=sorted(SCENARIOS))
+    parser.add_argument("--out", type=Path, required=True, help="the bundle directory to write")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--kafka-version", default="2.8.2", help="2.5.1, 2.8.2 or 3.6.2 (wording and formats)"
+    )
+    d = Scale()
+    parser.add_argument("--brokers", type=int, default=d.brokers)
+    parser.add_argument("--topics", type=int, default=d.topics)
+    parser.add_argument("--partitions", type=int, default=d.partitions)
+    parser.add_argument("--hours", type=float, default=d.hours)
+
+
+def run(args: argparse.Namespace) -> int:
+    scale = Scale(brokers=args.brokers, topics=args.topics, partitions=args.partitions, hours=args.hours)
+    truth = simulate(args.scenario, args.out, args.seed, args.kafka_version, scale)
+    print(f"{args.scenario}: {args.out} (last zxid 0x{truth['last_zxid']:x})")
+    return 0

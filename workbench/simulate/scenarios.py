@@ -1,0 +1,62 @@
+"""The incidents `workbench simulate` replays, each a short story over `story.py`'s operations.
+
+A scenario gets a started cluster and tells what happens next; `run.py` writes the bundle and truth.json.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from workbench.simulate import controller as ctl
+from workbench.simulate import story
+from workbench.simulate.cluster import Cluster
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The knobs: cluster size, topics and partitions, and how long the story runs."""
+
+    brokers: int = 3
+    topics: int = 3
+    partitions: int = 6
+    replication: int = 3
+    hours: float = 1.0
+    per_second: float = 20.0  # records per partition per second
+
+
+def healthy(c: Cluster, s: Scale) -> None:
+    """Topics created by current clients, traffic, one rolling restart: nothing to find."""
+    for i in range(s.topics):
+        story.create_topic(c, f"topic-{i}", s.partitions, s.replication)
+    story.produce(c, s.hours * 30, s.per_second)
+    story.restart(c, max(b for b in c.brokers if b != c.controller))
+    story.produce(c, s.hours * 30, s.per_second)
+
+
+def topicid_mismatch(c: Cluster, s: Scale) -> None:
+    """KAFKA-14190, the seed's steps: an old client creates a topic and later adds partitions through
+    ZooKeeper, so the topic znode loses topic_id; produce and consume stay fine; the controller moves and
+    the new one mints a new id; brokers that recorded the old id refuse its requests, and a broker that
+    must follow a new leader cannot, and leaves the ISR. Kafka 2.8 or later (topic ids)."""
+    if not c.version_at_least(2, 8):
+        raise ValueError("topicid-mismatch needs Kafka 2.8 or later: topic ids came with 2.8 (KIP-516)")
+    for i in range(max(0, s.topics - 1)):
+        story.create_topic(c, f"topic-{i}", s.partitions, s.replication)
+    story.create_topic(c, "orders", s.partitions, s.replication, old_client=True)
+    story.produce(c, s.hours * 5, s.per_second)
+    story.restart(c, max(c.brokers))  # a rolling restart: logs record their topic id (partition.metadata)
+    ctl.preferred_election(c)
+    story.produce(c, s.hours * 5, s.per_second)
+    story.add_partitions(c, "orders", s.partitions * 2, old_client=True)
+    story.produce(c, s.hours * 10, s.per_second)
+    story.controller_failover(c)
+    story.produce(c, s.hours * 5, s.per_second)
+    ctl.preferred_election(c)
+    story.produce(c, s.hours * 35, s.per_second)
+
+
+SCENARIOS: dict[str, Callable[[Cluster, Scale], None]] = {
+    "healthy": healthy,
+    "topicid-mismatch": topicid_mismatch,
+}

@@ -1,0 +1,193 @@
+"""The operations a scenario is told in: start the cluster, create topics, produce, restart brokers.
+
+Each one drives the cluster the way the operation reaches Kafka: an admin tool's ZooKeeper writes, the
+controller's reaction (controller.py) and the brokers' (broker.py).
+"""
+
+from __future__ import annotations
+
+from workbench.kafka import names
+from workbench.kafka import topic_id as topic_ids
+from workbench.kafka.assignment import (
+    BrokerMetadata,
+    assign_replicas_to_brokers,
+    create_new_partitions_assignment,
+)
+from workbench.simulate import broker as brokers
+from workbench.simulate import controller as ctl
+from workbench.simulate.cluster import REPLICA_LAG_TIME_MAX_MS, Cluster, Partition, Topic
+
+
+def start_cluster(c: Cluster) -> None:
+    """Brokers start one after another; the first finds no /controller and becomes the controller."""
+    for b in c.brokers.values():
+        brokers.start(c, b)
+        if c.controller is None:
+            ctl.elect(c, b, "first broker to start")
+        else:
+            ctl.on_broker_startup(c, b)
+        c.tick(c.jitter(2_000, 8_000))
+
+
+def admin_session(c: Cluster) -> int:
+    """A short-lived ZooKeeper session of an admin tool (kafka-topics.sh --zookeeper) or a broker's."""
+    return c.zk.create_session(c.now, 30_000)
+
+
+def create_topic(c: Cluster, name: str, partitions: int, replication: int, old_client: bool = False) -> Topic:
+    """AdminZkClient.createTopicWithAssignment: /config/topics/<t>, then /brokers/topics/<t>. A 2.8+
+    broker (CreateTopics) writes a new topic id; an old tool writing to ZooKeeper writes none."""
+    names.validate(name)
+    meta = [BrokerMetadata(b.id, b.rack) for b in c.live()]
+    assignment = assign_replicas_to_brokers(meta, partitions, replication, rng=c.rng)
+    with_id = not old_client and c.version_at_least(2, 8)
+    t = Topic(name, topic_ids.random_uuid(c.rng, c.version) if with_id else None)
+    session = admin_session(c)
+    c.zk.create_recursive(c.now, session, f"/config/topics/{name}", c.zk_json({"version": 1, "config": {}}))
+    parts = [Partition(name, p, replicas) for p, replicas in sorted(assignment.items())]
+    t.partitions = {p.partition: p for p in parts}
+    version = 1 if old_client else (3 if with_id else 2)
+    c.zk.create(c.now, session, f"/brokers/topics/{name}", ctl.topic_json(c, t, version))
+    c.zk.close_session(c.now + 5, session)
+    t.partitions = {}
+    c.topics[name] = t
+    c.tick(c.jitter(10, 50))
+    assert c.controller is not None
+    shown = ", ".join(f"{p.tp} -> {replica_assignment(p.replicas)}" for p in parts)
+    if c.version_at_least(2, 8):
+        some = f"Some({t.topic_id})" if t.topic_id else "None"
+        shown = f"Set(TopicIdReplicaAssignment({name},{some},Map({shown})))"
+    else:
+        shown = f"Map({shown})"
+    c.say(c.controller, "topic.change", new_topics=f"Set({name})", deleted_topics="Set()", assignment=shown)
+    ctl.mint_missing_topic_ids(c, [name], "new topic without an id")
+    ctl.create_partitions(c, t, parts)
+    c.truth["topics"][name] = {"created_ms": c.now, "topic_id": t.topic_id, "partitions": partitions}
+    return t
+
+
+def replica_assignment(replicas: list[int]) -> str:
+    """ReplicaAssignment.toString (controller/ControllerContext.scala, 2.5.1+)."""
+    return f"ReplicaAssignment(replicas={','.join(map(str, replicas))}, addingReplicas=, removingReplicas=)"
+
+
+def add_partitions(c: Cluster, name: str, count: int, old_client: bool) -> list[Partition]:
+    """kafka-topics.sh --alter --partitions: the assignment grows (AdminZkClient.addPartitions). An old
+    tool rewrites /brokers/topics/<t> itself in the version-1 form, dropping topic_id."""
+    t = c.topics[name]
+    existing = {p.partition: p.replicas for p in t.partitions.values()}
+    meta = [BrokerMetadata(b.id, b.rack) for b in c.live()]
+    added = create_new_partitions_assignment(name, existing, meta, count)
+    new = [Partition(name, p, replicas) for p, replicas in sorted(added.items())]
+    grown = Topic(name, t.topic_id, {**t.partitions, **{p.partition: p for p in new}})
+    session = admin_session(c)
+    c.zk.set_data(c.now, session, f"/brokers/topics/{name}", ctl.topic_json(c, grown, 1 if old_client else 3))
+    c.zk.close_session(c.now + 5, session)
+    if old_client and t.topic_id is not None:
+        c.truth["topic_id_changes"].append(
+            {
+                "topic": name,
+                "from": t.topic_id,
+                "to": None,
+                "at_ms": c.now,
+                "zxid": c.zk.zxid - 1,
+                "by": "pre-2.8 client via ZooKeeper",
+            }
+        )
+    c.tick(c.jitter(10, 50))
+    assert c.controller is not None
+    c.say(
+        c.controller, "topic.partitions_to_add", assignment=", ".join(f"{p.tp} -> {p.replicas}" for p in new)
+    )
+    ctl.create_partitions(c, t, new)
+    c.truth["topics"][name]["partitions"] = len(t.partitions)
+    return new
+
+
+def produce(c: Cluster, minutes: float, per_second: float) -> None:
+    """Records arrive at every leader; followers that fetch from it keep up and rejoin the ISR, followers
+    that cannot fetch (stuck) are dropped from the ISR once replica.lag.time.max.ms has passed."""
+    steps = max(1, int(minutes))
+    for _ in range(steps):
+        for p in c.partitions():
+            leader = c.brokers[p.leader]
+            if not leader.alive:
+                continue
+            lr = c.replica(leader, p)
+            lr.log_end_offset += int(c.rng.uniform(0.5, 1.5) * per_second * 60 * minutes / steps)
+            lr.modified_ms = c.now
+            caught_up = [p.leader]
+            for r in p.replicas:
+                x = c.brokers[r]
+                if r == p.leader or not x.alive or x.following.get(p.tp) != p.leader or p.tp in x.stuck_since:
+                    continue
+                fr = c.replica(x, p)
+                fr.record_epoch(p.leader_epoch, c.now)  # learnt from the leader's fetch responses
+                fr.log_end_offset, fr.modified_ms = lr.log_end_offset, c.now
+                caught_up.append(r)
+            lagging = [r for r in p.isr if r not in caught_up and c.brokers[r].alive]
+            if lagging and all(
+                c.now - c.brokers[r].stuck_since.get(p.tp, c.now) >= REPLICA_LAG_TIME_MAX_MS for r in lagging
+            ):
+                shrink_isr(c, p, lagging, lr.log_end_offset)
+            joining = [r for r in caught_up if r not in p.isr]
+            if joining:
+                ctl.alter_isr(c, p, [*p.isr, *joining])
+            hw = min(c.replica(c.brokers[r], p).log_end_offset for r in p.isr)
+            for r in p.isr:
+                c.replica(c.brokers[r], p).high_watermark = hw
+        c.tick(60_000 * minutes / steps)
+    for b in c.live():
+        b.log_dir.checkpointed_ms = c.now
+
+
+def shrink_isr(c: Cluster, p: Partition, out: list[int], leader_leo: int) -> None:
+    """Partition.maybeShrinkIsr on the leader, then the ISR write (controller.alter_isr)."""
+    new_isr = [r for r in p.isr if r not in out]
+    ends = ", ".join(f"(brokerId: {r}, endOffset: {c.replica(c.brokers[r], p).log_end_offset})" for r in out)
+    hw = c.replica(c.brokers[p.leader], p).high_watermark
+    c.say(
+        p.leader,
+        "isr.shrink",
+        of=p.tp,
+        from_isr=",".join(map(str, p.isr)),
+        to_isr=",".join(map(str, new_isr)),
+        high_watermark=hw,
+        end_offset=leader_leo,
+        out_of_sync=ends,
+    )
+    ctl.alter_isr(c, p, new_isr)
+    for r in out:
+        c.truth["isr_departures"].append(
+            {
+                "topic": p.topic,
+                "partition": p.partition,
+                "broker": r,
+                "at_ms": c.now,
+                "reason": "not fetching",
+            }
+        )
+
+
+def restart(c: Cluster, broker: int, controlled: bool = True, down_ms: int = 20_000) -> None:
+    """A rolling restart of one broker: controlled shutdown, stop, start, and the controller's reaction."""
+    b = c.brokers[broker]
+    if controlled and c.controller is not None and c.controller != broker:
+        ctl.controlled_shutdown(c, b)
+    brokers.stop(c, b, clean=True)
+    c.truth["broker_restarts"].append({"broker": broker, "stopped_ms": c.now})
+    if c.controller == broker:
+        c.controller = None
+        survivor = next(x for x in c.live())
+        ctl.elect(c, survivor, f"controller {broker} shut down")
+    c.tick(down_ms)
+    brokers.start(c, b)
+    c.truth["broker_restarts"][-1]["started_ms"] = c.now
+    assert c.controller is not None
+    ctl.on_broker_startup(c, b)
+
+
+def controller_failover(c: Cluster) -> None:
+    """The controller's broker is restarted: another broker wins the election."""
+    assert c.controller is not None
+    restart(c, c.controller, controlled=True)
