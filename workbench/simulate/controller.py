@@ -276,9 +276,10 @@ def controlled_shutdown(c: Cluster, b: Broker) -> None:
         moved.append(p)
     c.tick(c.jitter(20, 60) + len(moved))
     send_leader_and_isr(c, moved)
-    c.say(b.id, "controlled_shutdown.succeeded") if wording.tag(c.version) != "3.6.2" else c.say(
-        b.id, "controlled_shutdown.succeeded", ms=c.jitter(100, 400)
-    )
+    if wording.tag(c.version) == "3.6.2":
+        c.say(b.id, "controlled_shutdown.succeeded", ms=c.jitter(100, 400))
+    else:
+        c.say(b.id, "controlled_shutdown.succeeded")
 
 
 def create_partitions(c: Cluster, t: Topic, new: list[Partition]) -> None:

@@ -14,15 +14,11 @@ import gzip
 import heapq
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
-
-LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR")
-# Noise: (first ms, level, logger, message) lines made lazily, in time order, per broker.
-NoiseSource = Callable[[int], Iterator[tuple[int, str, str, str]]]
 
 
 def appender(logger: str) -> str:
