@@ -141,3 +141,10 @@ def test_same_seed_same_bundle(tmp_path: Path) -> None:
 def test_topic_ids_need_kafka_2_8(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"2\.8 or later"):
         simulate("topicid-mismatch", tmp_path / "x", kafka_version="2.5.1", scale=SMALL)
+
+
+def test_a_directory_it_did_not_write_is_never_wiped(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match=r"holds no truth\.json"):
+        simulate("healthy", tmp_path, scale=SMALL)
+    assert (tmp_path / "notes.txt").read_text() == "mine"

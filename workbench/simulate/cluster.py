@@ -186,10 +186,6 @@ class Cluster:
         }
         return idents.get(short, "")
 
-    def raw(self, broker: int, level: str, logger: str, message: str, at: int | None = None) -> None:
-        """A line that is not in the catalog (ZooKeeper client, background)."""
-        self.logs.log(self.now if at is None else at, broker, level, logger, message)
-
     def next_correlation_id(self) -> int:
         self.correlation_id += 1
         return self.correlation_id

@@ -63,14 +63,9 @@ def elect(c: Cluster, b: Broker, reason: str) -> None:
         "Deleting log dir event notifications",
         "Deleting isr change notifications",
     ):
-        c.raw(b.id, "INFO", "kafka.controller.KafkaController", f"[Controller id={b.id}] {step}")
+        c.say(b.id, "controller.failover_step", pick=step)
         c.tick(c.jitter(1, 5))
-    c.raw(
-        b.id,
-        "INFO",
-        "kafka.controller.KafkaController",
-        f"[Controller id={b.id}] Initializing controller context",
-    )
+    c.say(b.id, "controller.failover_step", pick="Initializing controller context")
     c.tick(c.jitter(10, 30) + n * c.rng.uniform(0.3, 0.6))  # reads every topic and partition state
     live = c.live()
     epochs = ", ".join(f"{x.id} -> {x.epoch}" for x in live)
@@ -82,37 +77,17 @@ def elect(c: Cluster, b: Broker, reason: str) -> None:
     mint_missing_topic_ids(c)
     for x in live:
         c.say(b.id, "controller.broker_connected", role="controller", controller=b.id, broker_node=x.node)
-    c.raw(
-        b.id,
-        "INFO",
-        "kafka.controller.KafkaController",
-        f"[Controller id={b.id}] Fetching topic deletions in progress",
-    )
+    c.say(b.id, "controller.failover_step", pick="Fetching topic deletions in progress")
     c.say(b.id, "controller.topics_to_delete", topics="")
     c.say(b.id, "controller.topics_ineligible_for_deletion", topics="")
-    c.raw(
-        b.id,
-        "INFO",
-        "kafka.controller.KafkaController",
-        f"[Controller id={b.id}] Initializing topic deletion manager",
-    )
+    c.say(b.id, "controller.failover_step", pick="Initializing topic deletion manager")
     c.say(b.id, "deletion.manager_initialized", topics="Set()", ineligible_topics="Set()")
-    c.raw(
-        b.id,
-        "INFO",
-        "kafka.controller.KafkaController",
-        f"[Controller id={b.id}] Sending update metadata request",
-    )
+    c.say(b.id, "controller.failover_step", pick="Sending update metadata request")
     update_metadata(c, live)
     c.tick(c.jitter(2, 10) + n * c.rng.uniform(0.05, 0.1))
     start_state_machines(c, b)
     c.say(b.id, "controller.ready", epoch=epoch)
-    c.raw(
-        b.id,
-        "INFO",
-        "kafka.controller.KafkaController",
-        f"[Controller id={b.id}] Starting the controller scheduler",
-    )
+    c.say(b.id, "controller.failover_step", pick="Starting the controller scheduler")
     c.truth["controllers"].append(
         {
             "broker": b.id,
@@ -156,31 +131,11 @@ def start_state_machines(c: Cluster, b: Broker) -> None:
     """ReplicaStateMachine.startup and PartitionStateMachine.startup: every online replica is sent a
     LeaderAndIsr with the controller's (possibly new) topic id."""
     for text in ("Initializing replica state", "Triggering online replica state changes"):
-        c.raw(
-            b.id,
-            "INFO",
-            "kafka.controller.ZkReplicaStateMachine",
-            f"[ReplicaStateMachine controllerId={b.id}] {text}",
-        )
+        c.say(b.id, "state_machine.replica", pick=text)
     send_leader_and_isr(c, c.partitions())
-    c.raw(
-        b.id,
-        "INFO",
-        "kafka.controller.ZkReplicaStateMachine",
-        f"[ReplicaStateMachine controllerId={b.id}] Triggering offline replica state changes",
-    )
-    c.raw(
-        b.id,
-        "INFO",
-        "kafka.controller.ZkPartitionStateMachine",
-        f"[PartitionStateMachine controllerId={b.id}] Initializing partition state",
-    )
-    c.raw(
-        b.id,
-        "INFO",
-        "kafka.controller.ZkPartitionStateMachine",
-        f"[PartitionStateMachine controllerId={b.id}] Triggering online partition state changes",
-    )
+    c.say(b.id, "state_machine.replica", pick="Triggering offline replica state changes")
+    c.say(b.id, "state_machine.partition", pick="Initializing partition state")
+    c.say(b.id, "state_machine.partition", pick="Triggering online partition state changes")
 
 
 def send_leader_and_isr(c: Cluster, parts: list[Partition], only: set[int] | None = None) -> None:
@@ -341,12 +296,7 @@ def preferred_election(c: Cluster) -> list[Partition]:
     """The auto-rebalance task (every leader.imbalance.check.interval.seconds = 300): partitions whose
     preferred replica (the first) is alive and in the ISR get it back as leader."""
     assert c.controller is not None
-    c.raw(
-        c.controller,
-        "INFO",
-        "kafka.controller.KafkaController",
-        f"[Controller id={c.controller}] Processing automatic preferred replica leader election",
-    )
+    c.say(c.controller, "leader_election.auto_rebalance", pick="Processing automatic")
     moved = []
     for p in c.partitions():
         preferred = p.replicas[0]

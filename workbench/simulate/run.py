@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,10 @@ def simulate(
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; expected one of {', '.join(SCENARIOS)}")
     scale = scale or Scale()
-    if out.exists():
+    if out.exists() and any(out.iterdir()):
+        if not (out / "truth.json").is_file():  # never wipe a directory we did not write
+            problem = "is not empty and holds no truth.json"
+            raise ValueError(f"{out} {problem}; expected a new directory or an earlier simulated bundle")
         shutil.rmtree(out)
     out.mkdir(parents=True)
     c = Cluster(out, kafka_version, seed, START_MS, scale.brokers)
@@ -69,6 +73,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     scale = Scale(brokers=args.brokers, topics=args.topics, partitions=args.partitions, hours=args.hours)
-    truth = simulate(args.scenario, args.out, args.seed, args.kafka_version, scale)
+    try:
+        truth = simulate(args.scenario, args.out, args.seed, args.kafka_version, scale)
+    except ValueError as e:
+        print(f"workbench simulate: {e}", file=sys.stderr)
+        return 2
     print(f"{args.scenario}: {args.out} (last zxid 0x{truth['last_zxid']:x})")
     return 0

@@ -45,11 +45,10 @@ def create_topic(c: Cluster, name: str, partitions: int, replication: int, old_c
     session = admin_session(c)
     c.zk.create_recursive(c.now, session, f"/config/topics/{name}", c.zk_json({"version": 1, "config": {}}))
     parts = [Partition(name, p, replicas) for p, replicas in sorted(assignment.items())]
-    t.partitions = {p.partition: p for p in parts}
+    written = Topic(name, t.topic_id, {p.partition: p for p in parts})  # the controller adds them to t
     version = 1 if old_client else (3 if with_id else 2)
-    c.zk.create(c.now, session, f"/brokers/topics/{name}", ctl.topic_json(c, t, version))
+    c.zk.create(c.now, session, f"/brokers/topics/{name}", ctl.topic_json(c, written, version))
     c.zk.close_session(c.now + 5, session)
-    t.partitions = {}
     c.topics[name] = t
     c.tick(c.jitter(10, 50))
     assert c.controller is not None
