@@ -26,6 +26,9 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, d
         ("healthy", "2.8.2"),
         ("topicid-mismatch", "2.8.2"),
         ("topicid-mismatch", "3.6.2"),
+        ("deletion-stuck", "2.8.2"),
+        ("deletion-complete", "3.6.2"),
+        ("deletion-complete", "2.5.1"),
     ):
         path = tmp_path_factory.mktemp("sim") / f"{scenario}-{version}"
         out[f"{scenario}@{version}"] = (
@@ -39,7 +42,17 @@ def opened(spark: SparkSession, path: Path) -> Bundle:
     return open_bundle(path, spark)
 
 
-@pytest.mark.parametrize("name", ["healthy@2.8.2", "topicid-mismatch@2.8.2", "topicid-mismatch@3.6.2"])
+EVERY = [
+    "healthy@2.8.2",
+    "topicid-mismatch@2.8.2",
+    "topicid-mismatch@3.6.2",
+    "deletion-stuck@2.8.2",
+    "deletion-complete@3.6.2",
+    "deletion-complete@2.5.1",
+]
+
+
+@pytest.mark.parametrize("name", EVERY)
 def test_loads_without_bad_records_and_every_kafka_line_is_typed(
     spark: SparkSession, bundles: Any, name: str
 ) -> None:
@@ -48,7 +61,7 @@ def test_loads_without_bad_records_and_every_kafka_line_is_typed(
     assert b.bad_records.count() == 0
     events = b.log_events
     assert events.count() > 100
-    untyped = events.where(F.col("event").isNull() & ~F.col("message").rlike(r"^List of topics .*:\s*$"))
+    untyped = events.where(F.col("event").isNull())
     assert untyped.count() == 0, untyped.select("message").limit(5).collect()
     elected = events.where("event = 'controller.elected'").orderBy("ts").select("broker_id").collect()
     assert [r.broker_id for r in elected] == [c["broker"] for c in truth["controllers"]]
@@ -121,6 +134,64 @@ def test_controller_failover_is_in_zookeeper_and_the_logs(spark: SparkSession, b
     assert [(r.broker_id, int(r.attrs["epoch"])) for r in ready] == [
         (c["broker"], c["epoch"]) for c in truth["controllers"]
     ]
+
+
+def test_stuck_deletion_agrees_across_zookeeper_logs_and_data_dirs(spark: SparkSession, bundles: Any) -> None:
+    path, truth = bundles["deletion-stuck@2.8.2"]
+    b = opened(spark, path)
+    (topic, story), *others = truth["deletions"].items()
+    assert not others and story["completed_ms"] is None
+    down = story["pending"]["brokers_down"]
+    assert down == [f["broker"] for f in truth["broker_failures"]]
+    # ZooKeeper still asks for the deletion and still holds the topic.
+    paths = {r.path for r in b.znodes.select("path").collect()}
+    assert {f"/admin/delete_topics/{topic}", f"/brokers/topics/{topic}"} <= paths
+    # The controller halted it, for the reason the truth gives, and never completed it.
+    halted = b.log_events.where("event = 'deletion.halted'").select("attrs").collect()
+    assert [r.attrs["reason"] for r in halted] == [h["reason"] for h in story["halted"]]
+    assert b.log_events.where("event = 'deletion.completed'").count() == 0
+    # Only the broker that was down still has the topic's logs; the others renamed and removed theirs.
+    logs = (
+        b.datadir_files.where(F.col("topic") == topic).select("broker_id", "dir_state").distinct().collect()
+    )
+    assert {(r.broker_id, r.dir_state) for r in logs} == {(x, "live") for x in down}
+    renamed = b.log_events.where("event = 'log.renamed_for_deletion'").select("broker_id").collect()
+    hosts = {r for p in range(truth["topics"][topic]["partitions"]) for r in _replicas(b, topic, p)}
+    assert {r.broker_id for r in renamed} == hosts - set(down)
+    assert sorted(x for _, x in story["pending"]["replicas_left"]) == sorted(
+        x for p in range(truth["topics"][topic]["partitions"]) for x in _replicas(b, topic, p) if x in down
+    )
+
+
+def _replicas(b: Bundle, topic: str, partition: int) -> list[int]:
+    return list(_znode(b, f"/brokers/topics/{topic}")["partitions"][str(partition)])
+
+
+@pytest.mark.parametrize("name", ["deletion-complete@3.6.2", "deletion-complete@2.5.1"])
+def test_completed_deletions_leave_only_recent_delete_dirs(
+    spark: SparkSession, bundles: Any, name: str
+) -> None:
+    path, truth = bundles[name]
+    b = opened(spark, path)
+    deletions = truth["deletions"]
+    assert all(d["completed_ms"] for d in deletions.values())
+    assert [h["reason"] for d in deletions.values() for h in d["halted"]] == ["offline replicas"]
+    paths = [r.path for r in b.znodes.select("path").collect()]
+    for topic, d in deletions.items():
+        assert not [p for p in paths if p.endswith(f"/{topic}") or f"/{topic}/" in p]
+        # the topic znode went in the history at the time the deletion completed
+        gone = b.znode_history.where(
+            (F.col("op") == "delete") & (F.col("path") == f"/brokers/topics/{topic}") & F.col("applied")
+        )
+        at = gone.select(F.unix_millis("time").alias("ms")).first()
+        assert at is not None and abs(at.ms - d["completed_ms"]) < 1_000, topic
+    completed = b.log_events.where("event = 'deletion.completed'").select("topic").collect()
+    assert sorted(r.topic for r in completed) == sorted(deletions)
+    # file.delete.delay.ms (60 s) had passed for all but the last deletion: only its dirs remain, renamed.
+    last = max(deletions, key=lambda t: deletions[t]["requested_ms"])
+    assert truth["captured_ms"] - deletions[last]["completed_ms"] < 60_000
+    left = b.datadir_files.where(F.col("topic").isin(list(deletions))).select("topic", "dir_state").distinct()
+    assert {(r.topic, r.dir_state) for r in left.collect()} == {(last, "delete")}
 
 
 def _digest(root: Path) -> str:

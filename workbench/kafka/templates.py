@@ -98,14 +98,18 @@ class Template:
         """Anchored regex with named groups (Python syntax)."""
         out, pos = ["^"], 0
         for m in _PLACEHOLDER.finditer(self.text):
-            out.append(re.escape(self.text[pos : m.start()]))
-            name = m.group(1)
+            literal, name = self.text[pos : m.start()], m.group(1)
+            # A last field printed empty leaves the line ending in the space before it, which the
+            # loader trims ("List of topics to be deleted: "): that space and the field are optional.
+            trailing = m.end() == len(self.text) and name not in ("_", "tp") and literal.endswith(" ")
+            out.append(re.escape(literal.rstrip(" ") if trailing else literal))
             if name == "_":
                 out.append(".*" if m.end() == len(self.text) else _ANY)
             elif name == "tp":
                 out.append(FIELD_PATTERNS["tp"])
             else:
-                out.append(f"(?P<{name}>{FIELD_PATTERNS.get(name, _ANY)})")
+                group = f"(?P<{name}>{FIELD_PATTERNS.get(name, _ANY)})"
+                out.append(f"(?: +{group})?" if trailing else group)
             pos = m.end()
         out.append(re.escape(self.text[pos:]))
         out.append(r"\s*$")
@@ -124,8 +128,9 @@ class Template:
 
     @cached_property
     def literal(self) -> str:
-        """The longest fixed text of the template: a cheap test before the regex."""
-        return max(_PLACEHOLDER.split(self.text)[::2], key=len)
+        """The longest fixed text of the template: a cheap test before the regex (without the
+        whitespace a trimmed message may have lost)."""
+        return max(_PLACEHOLDER.split(self.text)[::2], key=len).strip()
 
     def match(self, message: str) -> dict[str, str] | None:
         """Python-side match, for tests and documentation."""

@@ -9,6 +9,7 @@ and the partition is not started, so a follower never fetches and drops out of t
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from workbench.simulate import wording
@@ -24,6 +25,7 @@ from workbench.simulate.cluster import (
 from workbench.simulate.zookeeper import NODE_EXISTS, KeeperError, create, set_data
 
 INCONSISTENT_TOPIC_ID = "INCONSISTENT_TOPIC_ID"
+FILE_DELETE_DELAY_MS = 60_000  # file.delete.delay.ms
 # KafkaZkClient.createTopLevelPaths: ZkData.PersistentZkPaths (2.8.2), each created if missing.
 TOP_LEVEL = (
     "/consumers",
@@ -98,6 +100,8 @@ def load_logs(c: Cluster, b: Broker) -> None:
     took = c.jitter(5, 20) + len(live) * c.jitter(2, 8) + (0 if clean else len(live) * 30)
     c.tick(took)
     b.log_topic_ids = {f"{r.topic}-{r.partition}": r.topic_id for r in live}
+    for pending in [r.delete_dir for r in b.log_dir.replicas.values() if r.delete_dir is not None]:
+        schedule_removal(c, b, pending)  # loadLog: a '-delete' dir is queued for deletion again
     b.loaded.clear()
     b.following.clear()
     b.stuck_since.clear()
@@ -165,6 +169,14 @@ def stop(c: Cluster, b: Broker, clean: bool) -> None:
         c.say(b.id, "broker.shut_down")
 
 
+def crash(c: Cluster, b: Broker) -> int | None:
+    """The process dies (kill -9, OOM, a lost host): no more lines, no clean-shutdown marker, and its
+    ZooKeeper session lives on until the server expires it. Returns that session."""
+    session, b.session, b.alive = b.session, None, False
+    b.log_dir.clean_shutdown = False
+    return session
+
+
 def handle_leader_and_isr(
     c: Cluster, b: Broker, controller: int, parts: list[tuple[Partition, str | None]], correlation_id: int
 ) -> dict[str, str]:
@@ -211,6 +223,20 @@ def handle_leader_and_isr(
             became_leader(c, b, p, r.log_end_offset, r.high_watermark, previous)
             continue
         before = b.following.get(p.tp)
+        if p.leader < 0 or not c.brokers[p.leader].alive:  # ReplicaManager.makeFollowers
+            c.say(
+                b.id,
+                "request.leader_and_isr.cannot_follow",
+                "ERROR",
+                correlation_id=correlation_id,
+                controller=controller,
+                controller_epoch=c.controller_epoch,
+                tp=p.tp,
+                last_controller_epoch=p.controller_epoch,
+                leader=p.leader,
+            )
+            b.following.pop(p.tp, None)
+            continue
         b.following[p.tp] = p.leader
         fields: dict[str, Any] = dict(tp=p.tp, leader_epoch=p.leader_epoch, offset=r.log_end_offset)
         fields.update(high_watermark=r.high_watermark)
@@ -253,13 +279,72 @@ def became_leader(c: Cluster, b: Broker, p: Partition, offset: int, hw: int, pre
     c.say(b.id, "partition.became_leader", **fields)
 
 
-def handle_update_metadata(c: Cluster, b: Broker, controller: int, added: int, correlation_id: int) -> None:
+def handle_update_metadata(
+    c: Cluster, b: Broker, controller: int, added: int, correlation_id: int, deleted: int = 0
+) -> None:
+    """ZkMetadataCache.updateMetadata: partitions of topics being deleted (leader -2) leave the cache."""
     c.say(
         b.id,
         "request.update_metadata.handled",
         added=added,
-        deleted=0,
+        deleted=deleted,
         controller=controller,
         controller_epoch=c.controller_epoch,
         correlation_id=correlation_id,
     )
+
+
+def handle_stop_replica(
+    c: Cluster, b: Broker, controller: int, parts: list[Partition], delete: bool, correlation_id: int
+) -> list[Partition]:
+    """ReplicaManager.stopReplicas: fetchers stop; with delete, each log is renamed to
+    `<tp>.<uuid>-delete` (LogManager.asyncDelete) and removed after file.delete.delay.ms. Returns the
+    partitions stopped without error (all of them: no log dir is offline here)."""
+    tag = wording.tag(c.version)
+    if tag != "2.5.1":
+        c.say(
+            b.id,
+            "request.stop_replica.handling",
+            correlation_id=correlation_id,
+            controller=controller,
+            count=len(parts),
+        )
+    followed = [p.tp for p in parts if b.following.pop(p.tp, None) is not None]
+    if followed:
+        c.say(b.id, "fetcher.removed", partitions=wording.scala_set(followed))
+    for p in parts:
+        if tag == "2.5.1":
+            c.say(b.id, "request.stop_replica.handling", "TRACE", delete=str(delete).lower(), tp=p.tp)
+        r = b.log_dir.replicas.get(p.tp)
+        if delete and r is not None and r.delete_dir is None:
+            b.loaded.discard(p.tp)
+            b.log_topic_ids.pop(p.tp, None)
+            b.stuck_since.pop(p.tp, None)
+            r.delete_dir = delete_dir_name(p.topic, p.partition, uuid.UUID(int=c.rng.getrandbits(128)).hex)
+            r.modified_ms = c.now
+            c.say(b.id, "log.renamed_for_deletion", tp=p.tp, dir=f"{DATA_DIR}/{r.delete_dir}")
+            schedule_removal(c, b, r.delete_dir)
+        if tag == "2.5.1":
+            c.say(b.id, "request.stop_replica.finished", "TRACE", delete=str(delete).lower(), tp=p.tp)
+    c.tick(c.jitter(1, 5) + len(parts) // 10)
+    return parts
+
+
+def delete_dir_name(topic: str, partition: int, unique_id: str) -> str:
+    """Log.logDeleteDirName (2.8.2 l.2555): the topic is cut so the name stays within 255 characters."""
+    suffix = f"-{partition}.{unique_id}-delete"
+    return topic[: min(len(topic), 255 - len(suffix))] + suffix
+
+
+def schedule_removal(c: Cluster, b: Broker, dir_name: str) -> None:
+    """LogManager.deleteLogs: the kafka-delete-logs task removes a renamed log once the delay passed,
+    if the broker is still running then (a '-delete' dir left by a crash is queued again at startup)."""
+
+    def remove() -> None:
+        gone = [tp for tp, r in b.log_dir.replicas.items() if r.delete_dir == dir_name]
+        if not b.alive or not gone:
+            return
+        del b.log_dir.replicas[gone[0]]
+        c.say(b.id, "log.deleted", tp=gone[0], dir=f"{DATA_DIR}/{dir_name}")
+
+    c.after(FILE_DELETE_DELAY_MS + c.jitter(0, 50), remove)

@@ -7,8 +7,10 @@ kinds of evidence come from one story. `truth` records what happened, from the m
 
 from __future__ import annotations
 
+import heapq
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,6 +71,18 @@ class Topic:
 
 
 @dataclass
+class Deletion:
+    """A topic queued for deletion (ControllerContext.topicsToBeDeleted) and its replicas' deletion
+    states in the controller's memory: (partition, broker) -> ReplicaDeletionStarted, ...Successful or
+    ...Ineligible (absent: online or offline)."""
+
+    topic: str
+    ineligible: bool = False
+    begun: bool = False  # its partitions moved to NonExistentPartition (topicsWithDeletionStarted)
+    replicas: dict[tuple[int, int], str] = field(default_factory=dict)
+
+
+@dataclass
 class Broker:
     id: int
     rack: str | None
@@ -111,10 +125,16 @@ class Cluster:
             rack = f"rack-{(b - 1) % racks + 1}" if racks else None
             self.brokers[b] = Broker(b, rack, LogDir(DATA_DIR, b, None, start_ms))
         self.topics: dict[str, Topic] = {}
+        self.deleting: dict[str, Deletion] = {}  # the controller's deletion queue
         self.controller: int | None = None
         self.controller_epoch = 0
         self.epoch_zk_version = -1  # /controller_epoch does not exist yet
         self.correlation_id = 0
+        self.delete_topic_enable = True  # delete.topic.enable
+        self.auto_leader_rebalance = True  # auto.leader.rebalance.enable
+        self._timers: list[tuple[int, int, Callable[[], None]]] = []
+        self._timer_seq = 0
+        self.channel_due: dict[int, int] = {}  # when the controller's last request to a broker arrives
         self.truth: dict[str, Any] = {
             "kafka_version": kafka_version,
             "seed": seed,
@@ -125,14 +145,29 @@ class Cluster:
             "topic_id_mismatches": [],
             "isr_departures": [],
             "broker_restarts": [],
+            "broker_failures": [],
+            "deletions": {},
+            "reassignments": [],
         }
 
     # -- time and lines ---------------------------------------------------------------------------
     def tick(self, ms: float) -> int:
-        """Move the clock on and write the lines it passed."""
-        self.now += max(0, ms_of(ms))
+        """Move the clock on, run the timers it passes (in time order) and write the lines it passed."""
+        target = self.now + max(0, ms_of(ms))
+        while self._timers and self._timers[0][0] <= target:
+            due, _, action = heapq.heappop(self._timers)
+            self.now = max(self.now, due)
+            self.logs.advance(self.now)
+            action()
+        self.now = max(self.now, target)
         self.logs.advance(self.now)
         return self.now
+
+    def after(self, ms: float, action: Callable[[], None]) -> None:
+        """Run `action` once the clock has moved `ms` on: what happens later without the story
+        (a log dir removed after file.delete.delay.ms, a dead broker's session expiring)."""
+        self._timer_seq += 1  # same due time: in the order they were set
+        heapq.heappush(self._timers, (self.now + ms_of(ms), self._timer_seq, action))
 
     def jitter(self, low: float, high: float) -> int:
         return ms_of(self.rng.uniform(low, high))
@@ -149,16 +184,18 @@ class Cluster:
         suffix: str = "",
         of: str = "",
         pick: str = "",
+        thrown: str = "",
         **fields: Any,
     ) -> None:
         """One catalog line in this version's wording, written by `broker` at `at` (default now). The
         logIdent prefix follows from the template's logger (LOG_TEMPLATES.md section 2) unless given;
-        `of` names the partition a Partition or Log line is about when the text does not."""
+        `of` names the partition a Partition or Log line is about when the text does not; `thrown` is
+        the exception (and stack) printed after the line."""
         message = wording.say(kind, self.version, pick=pick, **fields)
         logger = wording.logger_of(kind, self.version, pick=pick, **fields)
         if ident is None:
             ident = self.ident(logger, broker, role, str(fields.get("tp", of)))
-        self.logs.log(self.now if at is None else at, broker, level, logger, ident + message + suffix)
+        self.logs.log(self.now if at is None else at, broker, level, logger, ident + message + suffix, thrown)
 
     def ident(self, logger: str, broker: int, role: str, tp: str) -> str:
         """kafka.utils.Logging's logIdent of each class (LOG_TEMPLATES.md section 2)."""
@@ -185,6 +222,12 @@ class Cluster:
             "UnifiedLog": f"[{log_class} partition={tp}, dir={DATA_DIR}] ",
         }
         return idents.get(short, "")
+
+    @property
+    def promoted(self) -> str:
+        """The level of the controller's state-change lines that KAFKA-8470 moved from TRACE to INFO
+        (after 2.5; LOG_TEMPLATES.md section 1): at 2.5.1 they are TRACE, which its log4j config keeps."""
+        return "TRACE" if wording.tag(self.version) == "2.5.1" else "INFO"
 
     def next_correlation_id(self) -> int:
         self.correlation_id += 1

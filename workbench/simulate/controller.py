@@ -10,35 +10,11 @@ partition count, as reading every topic and partition state from ZooKeeper does.
 from __future__ import annotations
 
 from workbench.kafka import topic_id as topic_ids
-from workbench.simulate import broker as brokers
-from workbench.simulate import wording
+from workbench.simulate import deletion, wording
+from workbench.simulate import requests as req
+from workbench.simulate import state_machines as sm
 from workbench.simulate.cluster import Broker, Cluster, Partition, Topic
-from workbench.simulate.zookeeper import Op, check, create, set_data
-
-
-def fenced(c: Cluster, ops: list[Op]) -> None:
-    assert c.controller is not None
-    session = c.brokers[c.controller].session
-    assert session is not None
-    c.zk.multi(c.now, session, [check("/controller_epoch", c.epoch_zk_version), *ops])
-
-
-def topic_json(c: Cluster, t: Topic, version: int = 3) -> bytes:
-    """TopicZNode.encode: 2.8+ version 3 with topic_id; 2.5.1 version 2; an old tool's version 1."""
-    partitions = {str(p.partition): p.replicas for p in t.partitions.values()}
-    if version == 1:
-        return c.zk_json({"version": 1, "partitions": partitions})
-    doc: dict[str, object] = {"removing_replicas": {}, "partitions": partitions}
-    if version >= 3 and t.topic_id is not None:
-        doc["topic_id"] = t.topic_id
-    doc.update(adding_replicas={}, version=version)
-    return c.zk_json(doc)
-
-
-def state_json(c: Cluster, p: Partition) -> bytes:
-    """TopicPartitionStateZNode.encode."""
-    doc = {"controller_epoch": p.controller_epoch, "leader": p.leader, "version": 1}
-    return c.zk_json({**doc, "leader_epoch": p.leader_epoch, "isr": p.isr})
+from workbench.simulate.zookeeper import create, set_data
 
 
 def elect(c: Cluster, b: Broker, reason: str) -> None:
@@ -73,21 +49,25 @@ def elect(c: Cluster, b: Broker, reason: str) -> None:
         c.say(b.id, "controller.broker_epochs", broker_epochs=f"HashMap({epochs})")
     c.say(b.id, "controller.live_brokers", brokers=",".join(str(x.id) for x in live))
     c.say(b.id, "controller.shutting_down_brokers", brokers="HashSet()")
-    c.say(b.id, "controller.topics", topics=_set(sorted(c.topics)))
+    c.say(b.id, "controller.topics", topics=wording.scala_set(sorted(c.topics)))
     mint_missing_topic_ids(c)
     for x in live:
         c.say(b.id, "controller.broker_connected", role="controller", controller=b.id, broker_node=x.node)
     c.say(b.id, "controller.failover_step", pick="Fetching topic deletions in progress")
-    c.say(b.id, "controller.topics_to_delete", topics="")
-    c.say(b.id, "controller.topics_ineligible_for_deletion", topics="")
+    queued, ineligible = deletion.initial_deletions(c)
+    c.say(b.id, "controller.topics_to_delete", topics=",".join(queued))
+    c.say(b.id, "controller.topics_ineligible_for_deletion", topics=",".join(ineligible))
     c.say(b.id, "controller.failover_step", pick="Initializing topic deletion manager")
-    c.say(b.id, "deletion.manager_initialized", topics="Set()", ineligible_topics="Set()")
+    initial, halted = wording.scala_set(queued), wording.scala_set(ineligible)
+    c.say(b.id, "deletion.manager_initialized", topics=initial, ineligible_topics=halted)
     c.say(b.id, "controller.failover_step", pick="Sending update metadata request")
-    update_metadata(c, live)
+    req.update_metadata(c, live)
     c.tick(c.jitter(2, 10) + n * c.rng.uniform(0.05, 0.1))
     start_state_machines(c, b)
     c.say(b.id, "controller.ready", epoch=epoch)
     c.say(b.id, "controller.failover_step", pick="Starting the controller scheduler")
+    if c.deleting:
+        deletion.resume_deletions(c)  # topicDeletionManager.tryTopicDeletion
     c.truth["controllers"].append(
         {
             "broker": b.id,
@@ -114,7 +94,7 @@ def mint_missing_topic_ids(
             continue
         old = t.topic_id
         t.topic_id = topic_ids.random_uuid(c.rng, c.version)
-        fenced(c, [set_data(f"/brokers/topics/{t.name}", topic_json(c, t))])
+        req.fenced(c, [set_data(f"/brokers/topics/{t.name}", req.topic_json(c, t))])
         c.truth["topic_id_changes"].append(
             {
                 "topic": t.name,
@@ -132,59 +112,16 @@ def start_state_machines(c: Cluster, b: Broker) -> None:
     LeaderAndIsr with the controller's (possibly new) topic id."""
     for text in ("Initializing replica state", "Triggering online replica state changes"):
         c.say(b.id, "state_machine.replica", pick=text)
-    send_leader_and_isr(c, c.partitions())
+    kept = [p for p in c.partitions() if p.topic not in c.deleting]
+    req.send_leader_and_isr(c, kept)
     c.say(b.id, "state_machine.replica", pick="Triggering offline replica state changes")
+    for dead in sorted(x.id for x in c.brokers.values() if not x.alive):
+        hosted = [p for p in kept if dead in p.replicas]
+        if hosted:
+            sm.offline_replica(c, dead, hosted)
     c.say(b.id, "state_machine.partition", pick="Initializing partition state")
     c.say(b.id, "state_machine.partition", pick="Triggering online partition state changes")
-
-
-def send_leader_and_isr(c: Cluster, parts: list[Partition], only: set[int] | None = None) -> None:
-    """ControllerBrokerRequestBatch: one LeaderAndIsr per broker for the partitions it hosts."""
-    assert c.controller is not None
-    for x in c.live():
-        if only is not None and x.id not in only:
-            continue
-        mine = [
-            (p, c.topics[p.topic].topic_id if wording.tag(c.version) != "2.5.1" else None)
-            for p in parts
-            if x.id in p.replicas
-        ]
-        if not mine:
-            continue
-        leaders = sum(p.leader == x.id for p, _ in mine)
-        c.say(
-            c.controller,
-            "request.leader_and_isr.sent",
-            role="controller",
-            broker=x.id,
-            become_leader=leaders,
-            become_follower=len(mine) - leaders,
-        )
-        correlation = c.next_correlation_id()
-        c.tick(c.jitter(1, 5))
-        errors = brokers.handle_leader_and_isr(c, x, c.controller, mine, correlation)
-        for tp in sorted(errors):
-            c.truth["topic_id_mismatches"].append(_mismatch(c, x, tp))
-
-
-def _mismatch(c: Cluster, x: Broker, tp: str) -> dict[str, object]:
-    topic, _, partition = tp.rpartition("-")
-    return {
-        "topic": topic,
-        "partition": int(partition),
-        "broker": x.id,
-        "disk_topic_id": x.log_topic_ids.get(tp),
-        "zk_topic_id": c.topics[topic].topic_id,
-        "at_ms": c.now,
-    }
-
-
-def update_metadata(c: Cluster, to: list[Broker]) -> None:
-    assert c.controller is not None
-    n = len(c.partitions())
-    for x in to:
-        correlation = c.next_correlation_id()
-        brokers.handle_update_metadata(c, x, c.controller, n, correlation)
+    sm.elect_offline_leaders(c, [p for p in kept if p.leader < 0 or not c.brokers[p.leader].alive])
 
 
 def on_broker_startup(c: Cluster, b: Broker) -> None:
@@ -207,8 +144,42 @@ def on_broker_startup(c: Cluster, b: Broker) -> None:
         broker_node=b.node,
     )
     c.say(c.controller, "controller.broker_startup", brokers=b.id)
-    update_metadata(c, c.live())
-    send_leader_and_isr(c, [p for p in c.partitions() if b.id in p.replicas], only={b.id})
+    req.update_metadata(c, c.live())
+    hosted = [p for p in c.partitions() if b.id in p.replicas and p.topic not in c.deleting]
+    req.send_leader_and_isr(c, hosted, only={b.id})
+    sm.elect_offline_leaders(c, [p for p in hosted if p.leader < 0])  # an offline partition comes back
+    deletion.resume_on_broker_startup(c, b.id)
+
+
+def on_broker_failure(c: Cluster, dead: list[Broker]) -> None:
+    """processBrokerChange for registrations that went, then onBrokerFailure -> onReplicasBecomeOffline:
+    partitions they led elect a new leader from the live ISR, their replicas go OfflineReplica (out of
+    every ISR), and the deletion of a topic with replicas on them fails (halts)."""
+    assert c.controller is not None
+    gone = {x.id for x in dead}
+    ids = ",".join(str(x) for x in sorted(gone))
+    live = ",".join(str(x.id) for x in c.live())
+    c.say(
+        c.controller,
+        "controller.broker_change",
+        added_brokers="",
+        deleted_brokers=ids,
+        bounced_brokers="",
+        brokers=live,
+    )
+    c.say(c.controller, "controller.broker_failure", brokers=ids)
+    kept = [p for p in c.partitions() if p.topic not in c.deleting]
+    led = [p for p in kept if p.leader in gone]
+    sm.elect_offline_leaders(c, led)
+    for x in sorted(gone):
+        sm.offline_replica(c, x, [p for p in kept if x in p.replicas])
+    failed = [
+        (p, x) for t in c.deleting for p in c.topics[t].partitions.values() for x in p.replicas if x in gone
+    ]
+    if failed:
+        deletion.fail_replica_deletion(c, failed)
+    if not led:
+        req.update_metadata(c, c.live())
 
 
 def controlled_shutdown(c: Cluster, b: Broker) -> None:
@@ -225,12 +196,10 @@ def controlled_shutdown(c: Cluster, b: Broker) -> None:
         if p.leader == b.id:
             p.leader = p.isr[0]
         p.leader_epoch += 1
-        p.zk_version += 1
-        p.controller_epoch = c.controller_epoch
-        fenced(c, [set_data(f"/brokers/topics/{p.topic}/partitions/{p.partition}/state", state_json(c, p))])
+        req.write_state(c, p)
         moved.append(p)
     c.tick(c.jitter(20, 60) + len(moved))
-    send_leader_and_isr(c, moved)
+    req.send_leader_and_isr(c, moved)
     if wording.tag(c.version) == "3.6.2":
         c.say(b.id, "controlled_shutdown.succeeded", ms=c.jitter(100, 400))
     else:
@@ -252,7 +221,7 @@ def create_partitions(c: Cluster, t: Topic, new: list[Partition]) -> None:
             if c.zk.exists(f"/brokers/topics/{p.topic}/partitions")
             else [create(f"/brokers/topics/{p.topic}/partitions", None)]
         )
-        fenced(c, [*ops, create(path, None), create(f"{path}/state", state_json(c, p))])
+        req.fenced(c, [*ops, create(path, None), create(f"{path}/state", req.state_json(c, p))])
         c.say(
             c.controller,
             "partition.state_change",
@@ -264,32 +233,35 @@ def create_partitions(c: Cluster, t: Topic, new: list[Partition]) -> None:
         )
         t.partitions[p.partition] = p
     c.tick(c.jitter(5, 20) + len(new))
-    send_leader_and_isr(c, new)
-    update_metadata(c, c.live())
+    req.send_leader_and_isr(c, new)
+    req.update_metadata(c, c.live())
 
 
-def alter_isr(c: Cluster, p: Partition, isr: list[int]) -> None:
+def alter_isr(c: Cluster, p: Partition, isr: list[int]) -> bool:
     """The leader's AlterIsr (2.8+: Partition.sendAlterIsrRequest -> KafkaController.processAlterIsr, a
     fenced write of the partition state) or, at 2.5.1, the leader's own conditional ZooKeeper write."""
     assert c.controller is not None
     tag = wording.tag(c.version)
+    if tag != "2.5.1" and not c.brokers[c.controller].alive:
+        return False  # AlterIsr finds no controller; the leader tries again later
     p.isr, p.zk_version = isr, p.zk_version + 1
     path = f"/brokers/topics/{p.topic}/partitions/{p.partition}/state"
     shown = ",".join(map(str, isr))
     if tag == "2.5.1":
         leader = c.brokers[p.leader]
         assert leader.session is not None
-        c.zk.set_data(c.now, leader.session, path, state_json(c, p), p.zk_version - 1)
+        c.zk.set_data(c.now, leader.session, path, req.state_json(c, p), p.zk_version - 1)
         c.say(p.leader, "isr.updated", of=p.tp, isr=shown, zk_version=p.zk_version)
-        return
+        return True
     c.tick(c.jitter(2, 10))
-    fenced(c, [set_data(path, state_json(c, p))])
+    req.fenced(c, [set_data(path, req.state_json(c, p))])
     if tag == "3.6.2":
         c.say(c.controller, "isr.updated_by_controller", tp=p.tp, leader_and_isr=p.leader_and_isr(c.version))
         c.say(p.leader, "isr.updated", of=p.tp, isr=shown, under_min_isr=" ", zk_version=p.zk_version)
     else:
         c.say(c.controller, "isr.updated_by_controller", tp=p.tp, isr=shown, zk_version=p.zk_version)
         c.say(p.leader, "isr.updated", of=p.tp, isr=shown, zk_version=p.zk_version)
+    return True
 
 
 def preferred_election(c: Cluster) -> list[Partition]:
@@ -301,11 +273,8 @@ def preferred_election(c: Cluster) -> list[Partition]:
     for p in c.partitions():
         preferred = p.replicas[0]
         if p.leader != preferred and preferred in p.isr and c.brokers[preferred].alive:
-            p.leader, p.leader_epoch, p.zk_version = preferred, p.leader_epoch + 1, p.zk_version + 1
-            p.controller_epoch = c.controller_epoch
-            fenced(
-                c, [set_data(f"/brokers/topics/{p.topic}/partitions/{p.partition}/state", state_json(c, p))]
-            )
+            p.leader, p.leader_epoch = preferred, p.leader_epoch + 1
+            req.write_state(c, p)
             moved.append(p)
     if moved:
         tps = ",".join(p.tp for p in moved)
@@ -317,9 +286,5 @@ def preferred_election(c: Cluster) -> list[Partition]:
             trigger="AutoTriggered",
         )
         c.tick(c.jitter(5, 20))
-        send_leader_and_isr(c, moved)
+        req.send_leader_and_isr(c, moved)
     return moved
-
-
-def _set(items: list[str]) -> str:
-    return f"HashSet({', '.join(items)})" if len(items) > 4 else f"Set({', '.join(items)})"

@@ -86,6 +86,7 @@ class _Line:
     level: str = field(compare=False)
     logger: str = field(compare=False)
     message: str = field(compare=False)
+    thrown: str = field(compare=False, default="")
 
 
 class BrokerLogs:
@@ -112,10 +113,10 @@ class BrokerLogs:
         if first is not None:
             heapq.heappush(self._noise, (first[0], broker, source, first))
 
-    def log(self, ms: int, broker: int, level: str, logger: str, message: str) -> None:
-        """Schedule one line at `ms` (true time)."""
+    def log(self, ms: int, broker: int, level: str, logger: str, message: str, thrown: str = "") -> None:
+        """Schedule one line at `ms` (true time); `thrown` is the exception log4j prints after it."""
         self._seq += 1
-        heapq.heappush(self._heap, _Line(ms, self._seq, broker, level, logger, message))
+        heapq.heappush(self._heap, _Line(ms, self._seq, broker, level, logger, message, thrown))
 
     def advance(self, until_ms: int) -> None:
         """Write every line scheduled at or before `until_ms`, story and noise merged by time."""
@@ -130,11 +131,11 @@ class BrokerLogs:
                     heapq.heappush(self._noise, (nxt[0], broker, source, nxt))
             elif story is not None and story <= until_ms:
                 line = heapq.heappop(self._heap)
-                self._write(line.ms, line.broker, line.level, line.logger, line.message)
+                self._write(line.ms, line.broker, line.level, line.logger, line.message, line.thrown)
             else:
                 return
 
-    def _write(self, ms: int, broker: int, level: str, logger: str, message: str) -> None:
+    def _write(self, ms: int, broker: int, level: str, logger: str, message: str, thrown: str = "") -> None:
         kind = appender(logger)
         f = self._files.get((broker, kind))
         if f is None:
@@ -142,7 +143,9 @@ class BrokerLogs:
             logs.mkdir(parents=True, exist_ok=True)
             f = self._files[(broker, kind)] = _File(logs / f"{kind}.log", self.gzip_rolled)
         shown = ms + self.skew_ms.get(broker, 0)  # the broker's own clock also decides when to roll
-        f.write(shown, f"[{log4j_time(shown)}] {level} {message} ({logger})\n")
+        f.write(
+            shown, f"[{log4j_time(shown)}] {level} {message} ({logger})\n" + (f"{thrown}\n" if thrown else "")
+        )
         self.lines += 1
 
     def close(self, at_ms: int) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.bundle import FORMAT, MANIFEST, ZNODES_JSONL
-from workbench.simulate import story
+from workbench.simulate import deletion, story
 from workbench.simulate.cluster import Cluster
 from workbench.simulate.scenarios import SCENARIOS, Scale
 
@@ -34,6 +34,19 @@ def simulate(
     c = Cluster(out, kafka_version, seed, START_MS, scale.brokers)
     story.start_cluster(c)
     SCENARIOS[scenario](c, scale)
+    for t, d in c.deleting.items():  # deletions still queued at the capture: what holds them up
+        left = [
+            [p.partition, r]
+            for p in c.topics[t].partitions.values()
+            for r in p.replicas
+            if d.replicas.get((p.partition, r)) != deletion.SUCCESSFUL
+        ]
+        down = sorted({r for _, r in left if not c.brokers[r].alive})
+        c.truth["deletions"][t]["pending"] = {
+            "ineligible": d.ineligible,
+            "replicas_left": sorted(left),
+            "brokers_down": down,
+        }
     c.tick(c.jitter(1_000, 5_000))
     captured = c.now
     c.logs.close(captured)

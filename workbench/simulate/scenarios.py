@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from workbench.simulate import controller as ctl
-from workbench.simulate import story
+from workbench.simulate import deletion, story
 from workbench.simulate.cluster import Cluster
 
 
@@ -56,7 +56,48 @@ def topicid_mismatch(c: Cluster, s: Scale) -> None:
     story.produce(c, s.hours * 35, s.per_second)
 
 
+def deletion_stuck(c: Cluster, s: Scale) -> None:
+    """A topic is deleted and a broker holding its replicas dies while the deletion is in flight: the
+    controller halts the deletion (replica deletion failure) and retries it in vain while that broker
+    stays down. The capture finds the topic half deleted: its znodes and that broker's logs remain."""
+    for i in range(s.topics):
+        story.create_topic(c, f"topic-{i}", s.partitions, s.replication)
+    story.create_topic(c, "clickstream-old", s.partitions, s.replication)
+    story.produce(c, s.hours * 10, s.per_second)
+    victim = _hosting_non_controller(c, "clickstream-old")
+    deletion.request(c, "clickstream-old")
+    story.crash(c, victim)
+    story.produce(c, s.hours * 50, s.per_second)
+
+
+def deletion_complete(c: Cluster, s: Scale) -> None:
+    """Three deletions that finish: one with every broker up; one asked for while a broker holding its
+    replicas is down (halted for offline replicas, resumed when the broker returns); and one just before
+    the capture, whose logs are still renamed '-delete' dirs (file.delete.delay.ms has not passed)."""
+    for i in range(max(3, s.topics)):
+        story.create_topic(c, f"topic-{i}", s.partitions, s.replication)
+    story.produce(c, s.hours * 10, s.per_second)
+    deletion.request(c, "topic-0")
+    story.produce(c, s.hours * 5, s.per_second)
+    victim = _hosting_non_controller(c, "topic-1")
+    story.crash(c, victim)
+    story.produce(c, s.hours * 5, s.per_second)
+    deletion.request(c, "topic-1")
+    story.produce(c, s.hours * 20, s.per_second)
+    story.start_again(c, victim)
+    story.produce(c, s.hours * 20, s.per_second)
+    deletion.request(c, "topic-2")
+    c.tick(c.jitter(15_000, 30_000))
+
+
+def _hosting_non_controller(c: Cluster, topic: str) -> int:
+    hosts = {r for p in c.topics[topic].partitions.values() for r in p.replicas}
+    return max(b for b in hosts if b != c.controller)
+
+
 SCENARIOS: dict[str, Callable[[Cluster, Scale], None]] = {
     "healthy": healthy,
     "topicid-mismatch": topicid_mismatch,
+    "deletion-stuck": deletion_stuck,
+    "deletion-complete": deletion_complete,
 }

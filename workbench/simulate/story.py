@@ -15,7 +15,14 @@ from workbench.kafka.assignment import (
 )
 from workbench.simulate import broker as brokers
 from workbench.simulate import controller as ctl
-from workbench.simulate.cluster import REPLICA_LAG_TIME_MAX_MS, Cluster, Partition, Topic
+from workbench.simulate import requests as req
+from workbench.simulate.cluster import (
+    REPLICA_LAG_TIME_MAX_MS,
+    SESSION_TIMEOUT_MS,
+    Cluster,
+    Partition,
+    Topic,
+)
 
 
 def start_cluster(c: Cluster) -> None:
@@ -47,7 +54,7 @@ def create_topic(c: Cluster, name: str, partitions: int, replication: int, old_c
     parts = [Partition(name, p, replicas) for p, replicas in sorted(assignment.items())]
     written = Topic(name, t.topic_id, {p.partition: p for p in parts})  # the controller adds them to t
     version = 1 if old_client else (3 if with_id else 2)
-    c.zk.create(c.now, session, f"/brokers/topics/{name}", ctl.topic_json(c, written, version))
+    c.zk.create(c.now, session, f"/brokers/topics/{name}", req.topic_json(c, written, version))
     c.zk.close_session(c.now + 5, session)
     c.topics[name] = t
     c.tick(c.jitter(10, 50))
@@ -80,7 +87,7 @@ def add_partitions(c: Cluster, name: str, count: int, old_client: bool) -> list[
     new = [Partition(name, p, replicas) for p, replicas in sorted(added.items())]
     grown = Topic(name, t.topic_id, {**t.partitions, **{p.partition: p for p in new}})
     session = admin_session(c)
-    c.zk.set_data(c.now, session, f"/brokers/topics/{name}", ctl.topic_json(c, grown, 1 if old_client else 3))
+    c.zk.set_data(c.now, session, f"/brokers/topics/{name}", req.topic_json(c, grown, 1 if old_client else 3))
     c.zk.close_session(c.now + 5, session)
     if old_client and t.topic_id is not None:
         c.truth["topic_id_changes"].append(
@@ -109,8 +116,8 @@ def produce(c: Cluster, minutes: float, per_second: float) -> None:
     steps = max(1, int(minutes))
     for _ in range(steps):
         for p in c.partitions():
-            leader = c.brokers[p.leader]
-            if not leader.alive:
+            leader = c.brokers.get(p.leader)
+            if leader is None or not leader.alive:
                 continue
             lr = c.replica(leader, p)
             lr.log_end_offset += int(c.rng.uniform(0.5, 1.5) * per_second * 60 * minutes / steps)
@@ -155,7 +162,8 @@ def shrink_isr(c: Cluster, p: Partition, out: list[int], leader_leo: int) -> Non
         end_offset=leader_leo,
         out_of_sync=ends,
     )
-    ctl.alter_isr(c, p, new_isr)
+    if not ctl.alter_isr(c, p, new_isr):
+        return
     for r in out:
         c.truth["isr_departures"].append(
             {
@@ -175,13 +183,52 @@ def restart(c: Cluster, broker: int, controlled: bool = True, down_ms: int = 20_
         ctl.controlled_shutdown(c, b)
     brokers.stop(c, b, clean=True)
     c.truth["broker_restarts"].append({"broker": broker, "stopped_ms": c.now})
+    c.tick(c.jitter(5, 30))  # the registration's deletion reaches the controller (or the brokers)
     if c.controller == broker:
         c.controller = None
-        survivor = next(x for x in c.live())
-        ctl.elect(c, survivor, f"controller {broker} shut down")
+        ctl.elect(c, c.live()[0], f"controller {broker} shut down")
+    else:
+        ctl.on_broker_failure(c, [b])
     c.tick(down_ms)
     brokers.start(c, b)
     c.truth["broker_restarts"][-1]["started_ms"] = c.now
+    assert c.controller is not None
+    ctl.on_broker_startup(c, b)
+
+
+def crash(c: Cluster, broker: int) -> None:
+    """A broker dies without shutting down. Nothing happens until ZooKeeper expires its session
+    (zookeeper.session.timeout.ms): then its registration goes and the controller reacts, or, if it was
+    the controller, /controller goes and the other brokers elect a new one."""
+    b = c.brokers[broker]
+    session = brokers.crash(c, b)
+    failure: dict[str, object] = {"broker": broker, "crashed_ms": c.now, "session_expired_ms": None}
+    failure["was_controller"] = c.controller == broker
+    c.truth["broker_failures"].append(failure)
+
+    def expire() -> None:
+        if session is not None:
+            c.zk.close_session(c.now, session)
+        failure["session_expired_ms"] = c.now
+        c.tick(c.jitter(5, 30))
+        if c.controller == broker:
+            c.controller = None
+            ctl.elect(c, c.live()[0], f"controller {broker} lost its ZooKeeper session")
+        else:
+            ctl.on_broker_failure(c, [b])
+
+    c.after(SESSION_TIMEOUT_MS + c.jitter(0, 2_000), expire)
+
+
+def start_again(c: Cluster, broker: int) -> None:
+    """A crashed broker is started again, once its old session has expired (until then its
+    registration would still exist)."""
+    failure = [f for f in c.truth["broker_failures"] if f["broker"] == broker][-1]
+    while failure["session_expired_ms"] is None:
+        c.tick(1_000)
+    b = c.brokers[broker]
+    brokers.start(c, b)
+    failure["started_ms"] = c.now
     assert c.controller is not None
     ctl.on_broker_startup(c, b)
 

@@ -67,3 +67,8 @@ def say(kind: str, version: str, /, _: str = "", pick: str = "", **fields: objec
 def logger_of(kind: str, version: str, /, pick: str = "", **fields: object) -> str:
     """The logger (%c) the chosen template is written by."""
     return template(kind, version, frozenset(fields), pick).loggers[0]
+
+
+def scala_set(items: list[str]) -> str:
+    """A Scala immutable Set's toString: Set(...) up to four elements, HashSet(...) beyond."""
+    return f"{'HashSet' if len(items) > 4 else 'Set'}({', '.join(items)})"

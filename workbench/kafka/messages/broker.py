@@ -7,7 +7,7 @@ the source names the file and the tags with line numbers where the text exists.
 from __future__ import annotations
 
 from workbench.kafka.messages.loggers import (
-    CHANNEL,
+    BATCH,
     FETCHERS,
     KC,
     LM,
@@ -78,7 +78,7 @@ REQUESTS = [
     T("request.stop_replica.sent", "Sending StopReplica request {partition_state} to broker {broker} for partition {tp}",
       SCL, "ControllerChannelManager.scala (TRACE) 2.8.2:589"),
     T("request.stop_replica.sent", "The stop replica request (delete = {delete}) sent to broker {broker} is {partitions}",
-      CHANNEL, "ControllerChannelManager.scala 2.5.1:558,565"),
+      BATCH, "ControllerChannelManager.scala 2.5.1:558,565"),
     T("request.leader_and_isr.error", "Received error {error} in LeaderAndIsr response {_} from broker {broker}",
       SCL, "KafkaController.scala processLeaderAndIsrResponseReceived 2.8.2:1373"),
     T("request.update_metadata.error", "Received error {error} in UpdateMetadata response {_} from broker {broker}",

@@ -7,6 +7,8 @@ TDM = ("kafka.controller.TopicDeletionManager",)
 RSM = ("kafka.controller.ZkReplicaStateMachine", "kafka.controller.ReplicaStateMachine")
 PSM = ("kafka.controller.ZkPartitionStateMachine", "kafka.controller.PartitionStateMachine")
 CHANNEL = ("kafka.controller.ControllerChannelManager", "kafka.controller.RequestSendThread")
+# AbstractControllerBrokerRequestBatch logs under its concrete class's name, with no logIdent.
+BATCH = ("kafka.controller.ControllerBrokerRequestBatch",)
 EVENT_THREAD = ("kafka.controller.ControllerEventManager$ControllerEventThread",)
 SCL = ("state.change.logger",)
 PARTITION = ("kafka.cluster.Partition",)

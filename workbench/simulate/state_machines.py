@@ -1,0 +1,105 @@
+"""The controller's partition and replica state machines, for the transitions a failure or a deletion
+drives (ZkPartitionStateMachine and ZkReplicaStateMachine, 2.5.1 / 2.8.2 / 3.6.2).
+
+Every partition-state write is fenced (controller.fenced). What is logged follows the version: 2.8 and
+later print the ISR removals and elections at INFO; 2.5.1 prints the same transitions at TRACE, which its
+log4j config keeps (KAFKA-8470).
+"""
+
+from __future__ import annotations
+
+from workbench.simulate import requests as req
+from workbench.simulate import wording
+from workbench.simulate.cluster import Cluster, Partition
+
+OFFLINE_STRATEGY = "OfflinePartitionLeaderElectionStrategy(false)"  # unclean.leader.election.enable=false
+
+
+def elect_offline_leaders(c: Cluster, parts: list[Partition]) -> list[Partition]:
+    """OfflinePartition -> OnlinePartition (PartitionLeaderElectionAlgorithms.offlinePartitionLeaderElection):
+    the first assigned replica that is alive and in the ISR leads, and the ISR keeps only live members.
+    A partition with no live ISR member stays offline (unclean election is off). Returns the elected."""
+    assert c.controller is not None
+    elected = []
+    for p in parts:
+        live_isr = [r for r in p.isr if c.brokers[r].alive]
+        leader = next((r for r in p.replicas if r in live_isr), None)
+        if leader is None:
+            c.say(
+                c.controller,
+                "partition.state_change_failed",
+                "ERROR",
+                role="controller",
+                controller=c.controller,
+                controller_epoch=c.controller_epoch,
+                tp=p.tp,
+                from_state="OfflinePartition",
+                to_state="OnlinePartition",
+                thrown=f"kafka.common.StateChangeFailedException: Failed to elect leader for partition "
+                f"{p.tp} under strategy {OFFLINE_STRATEGY}",
+            )
+            continue
+        p.leader, p.isr, p.leader_epoch = leader, live_isr, p.leader_epoch + 1
+        req.write_state(c, p)
+        c.say(
+            c.controller,
+            "partition.state_change",
+            c.promoted,
+            role="controller",
+            tp=p.tp,
+            from_state="OfflinePartition",
+            to_state="OnlinePartition",
+            leader_and_isr=p.leader_and_isr(c.version),
+        )
+        elected.append(p)
+    if elected:
+        req.send_leader_and_isr(c, elected)
+    return elected
+
+
+def offline_replica(c: Cluster, replica: int, parts: list[Partition], deleting: bool = False) -> None:
+    """OnlineReplica -> OfflineReplica (ReplicaStateMachine.doHandleStateChanges): the replica leaves each
+    ISR it is in; a leaving leader leaves the partition without one (-1), and a last ISR member stays in
+    the ISR. The other replicas get the new state, unless the topic is being deleted. (The StopReplica
+    without delete to a live replica's broker is the caller's, after all replicas changed.)"""
+    assert c.controller is not None
+    changed = []
+    for p in parts:
+        if replica in p.isr:
+            p.leader = -1 if p.leader == replica else p.leader
+            p.isr = p.isr if len(p.isr) == 1 else [r for r in p.isr if r != replica]
+            p.leader_epoch += 1
+            req.write_state(c, p)
+            changed.append(p)
+        if wording.tag(c.version) == "2.5.1":
+            c.say(
+                c.controller,
+                "replica.state_change",
+                "TRACE",
+                role="controller",
+                replica=replica,
+                tp=p.tp,
+                from_state="OnlineReplica",
+                to_state="OfflineReplica",
+            )
+        else:
+            c.say(
+                c.controller,
+                "replica.removed_from_isr",
+                role="controller",
+                tp=p.tp,
+                leader_and_isr=leader_isr_and_controller_epoch(c, p),
+                replica=replica,
+                to_state="OfflineReplica",
+            )
+    if changed and not deleting:
+        others = {r for p in changed for r in p.replicas if r != replica}
+        req.send_leader_and_isr(c, changed, only=others)
+
+
+def leader_isr_and_controller_epoch(c: Cluster, p: Partition) -> str:
+    """LeaderIsrAndControllerEpoch.toString (KafkaController.scala 2.8.2 l.2580, 3.6.2 l.2766)."""
+    recovery = ",LeaderRecoveryState:RECOVERED" if wording.tag(c.version) == "3.6.2" else ""
+    isr = ",".join(map(str, p.isr))
+    head = f"(Leader:{p.leader},ISR:{isr}{recovery},LeaderEpoch:{p.leader_epoch}"
+    return f"{head},ZkVersion:{p.zk_version},ControllerEpoch:{c.controller_epoch})"
