@@ -17,6 +17,7 @@ from workbench.simulate.run import simulate
 from workbench.simulate.scenarios import Scale
 
 SMALL = Scale(brokers=3, topics=2, partitions=3, hours=0.5)
+FOUR_BROKERS = Scale(brokers=4, topics=2, partitions=3, hours=0.5)
 
 
 @pytest.fixture(scope="module")
@@ -29,11 +30,13 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, d
         ("deletion-stuck", "2.8.2"),
         ("deletion-complete", "3.6.2"),
         ("deletion-complete", "2.5.1"),
+        ("controller-failover", "2.8.2"),
     ):
         path = tmp_path_factory.mktemp("sim") / f"{scenario}-{version}"
+        scale = FOUR_BROKERS if scenario == "controller-failover" else SMALL
         out[f"{scenario}@{version}"] = (
             path,
-            simulate(scenario, path, seed=7, kafka_version=version, scale=SMALL),
+            simulate(scenario, path, seed=7, kafka_version=version, scale=scale),
         )
     return out
 
@@ -49,6 +52,7 @@ EVERY = [
     "deletion-stuck@2.8.2",
     "deletion-complete@3.6.2",
     "deletion-complete@2.5.1",
+    "controller-failover@2.8.2",
 ]
 
 
@@ -192,6 +196,41 @@ def test_completed_deletions_leave_only_recent_delete_dirs(
     assert truth["captured_ms"] - deletions[last]["completed_ms"] < 60_000
     left = b.datadir_files.where(F.col("topic").isin(list(deletions))).select("topic", "dir_state").distinct()
     assert {(r.topic, r.dir_state) for r in left.collect()} == {(last, "delete")}
+
+
+def test_failover_resumes_the_reassignment_and_leaves_leaders_unbalanced(
+    spark: SparkSession, bundles: Any
+) -> None:
+    path, truth = bundles["controller-failover@2.8.2"]
+    b = opened(spark, path)
+    (failure,) = truth["broker_failures"]
+    first, second = truth["controllers"]
+    assert failure["was_controller"] and failure["broker"] == first["broker"] != second["broker"]
+    assert failure["crashed_ms"] < failure["session_expired_ms"] <= second["elected_ms"]
+    assert _znode(b, "/controller")["brokerid"] == second["broker"]
+    moves = truth["reassignments"]
+    assert moves and all(m["started_by"] == first["broker"] for m in moves)
+    assert all(m["completed_by"] == second["broker"] for m in moves)
+    # The reassignment was in the topic znode when the controller died, and is done in the final one.
+    during = b.znode_history.where(
+        (F.col("op") == "setData") & (F.col("path") == "/brokers/topics/events") & F.col("applied")
+    ).where(F.unix_millis("time") < failure["crashed_ms"])
+    assert during.where(F.col("data").contains('"adding_replicas":{"')).count() > 0
+    final = _znode(b, "/brokers/topics/events")
+    assert {int(k): v for k, v in final["partitions"].items()} == {m["partition"]: m["to"] for m in moves}
+    assert final["adding_replicas"] == final["removing_replicas"] == {}
+    caught_up = b.log_events.where("event = 'reassignment.caught_up'").select("broker_id", "partition")
+    assert sorted((r.broker_id, r.partition) for r in caught_up.collect()) == sorted(
+        (second["broker"], m["partition"]) for m in moves
+    )
+    # The dead controller came back to lead nothing it prefers: ZooKeeper's states say the same.
+    back = truth["leader_imbalance"][str(failure["broker"])]
+    assert back["ratio"] > 0.1 and back["not_leading"]  # leader.imbalance.per.broker.percentage=10
+    for tp in back["not_leading"]:
+        topic, _, partition = tp.rpartition("-")
+        assert (
+            _znode(b, f"/brokers/topics/{topic}/partitions/{partition}/state")["leader"] != failure["broker"]
+        )
 
 
 def _digest(root: Path) -> str:

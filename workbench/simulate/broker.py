@@ -272,7 +272,8 @@ def became_leader(c: Cluster, b: Broker, p: Partition, offset: int, hw: int, pre
     fields: dict[str, Any] = dict(
         tp=p.tp, leader_epoch=p.leader_epoch, offset=offset, high_watermark=hw, isr=isr
     )
-    fields.update(adding_replicas="", removing_replicas="", previous_leader_epoch=previous)
+    adding, removing = (",".join(map(str, x)) for x in (p.adding, p.removing))
+    fields.update(adding_replicas=adding, removing_replicas=removing, previous_leader_epoch=previous)
     if tag == "3.6.2":
         topic = c.topics[p.topic]
         fields.update(topic_id=topic.topic_id, partition_epoch=p.zk_version, previous_leader="None")

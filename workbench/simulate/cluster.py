@@ -45,10 +45,18 @@ class Partition:
     isr: list[int] = field(default_factory=list)
     zk_version: int = 0
     controller_epoch: int = 0
+    adding: list[int] = field(default_factory=list)  # a reassignment's AR and RR (KIP-455)
+    removing: list[int] = field(default_factory=list)
 
     @property
     def tp(self) -> str:
         return f"{self.topic}-{self.partition}"
+
+    @property
+    def assignment(self) -> str:
+        """ReplicaAssignment.toString (controller/ControllerContext.scala, 2.5.1+)."""
+        shown = (",".join(map(str, x)) for x in (self.replicas, self.adding, self.removing))
+        return "ReplicaAssignment(replicas={}, addingReplicas={}, removingReplicas={})".format(*shown)
 
     def leader_and_isr(self, version: str) -> str:
         """LeaderAndIsr.toString as the state-change lines print it."""
@@ -98,6 +106,8 @@ class Broker:
     # LeaderAndIsr left it following a broker that is no longer the leader, or following nobody).
     following: dict[str, int] = field(default_factory=dict)
     stuck_since: dict[str, int] = field(default_factory=dict)
+    # A new replica copying its leader's log (a reassignment): when it will have caught up.
+    catching_up: dict[str, int] = field(default_factory=dict)
 
     @property
     def node(self) -> str:

@@ -10,7 +10,7 @@ partition count, as reading every topic and partition state from ZooKeeper does.
 from __future__ import annotations
 
 from workbench.kafka import topic_id as topic_ids
-from workbench.simulate import deletion, wording
+from workbench.simulate import deletion, reassignment, wording
 from workbench.simulate import requests as req
 from workbench.simulate import state_machines as sm
 from workbench.simulate.cluster import Broker, Cluster, Partition, Topic
@@ -66,6 +66,7 @@ def elect(c: Cluster, b: Broker, reason: str) -> None:
     start_state_machines(c, b)
     c.say(b.id, "controller.ready", epoch=epoch)
     c.say(b.id, "controller.failover_step", pick="Starting the controller scheduler")
+    reassignment.resume(c)
     if c.deleting:
         deletion.resume_deletions(c)  # topicDeletionManager.tryTopicDeletion
     c.truth["controllers"].append(

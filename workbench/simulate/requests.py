@@ -40,14 +40,17 @@ def write_state(c: Cluster, p: Partition) -> None:
 
 
 def topic_json(c: Cluster, t: Topic, version: int = 3) -> bytes:
-    """TopicZNode.encode: 2.8+ version 3 with topic_id; 2.5.1 version 2; an old tool's version 1."""
-    partitions = {str(p.partition): p.replicas for p in t.partitions.values()}
+    """TopicZNode.encode: 2.8+ version 3 with topic_id; 2.5.1 version 2; an old tool's version 1 (no
+    reassignment state either)."""
+    parts = sorted(t.partitions.values(), key=lambda p: p.partition)
+    partitions = {str(p.partition): p.replicas for p in parts}
     if version == 1:
         return c.zk_json({"version": 1, "partitions": partitions})
-    doc: dict[str, object] = {"removing_replicas": {}, "partitions": partitions}
+    removing = {str(p.partition): p.removing for p in parts if p.removing}
+    doc: dict[str, object] = {"removing_replicas": removing, "partitions": partitions}
     if version >= 3 and t.topic_id is not None:
         doc["topic_id"] = t.topic_id
-    doc.update(adding_replicas={}, version=version)
+    doc.update(adding_replicas={str(p.partition): p.adding for p in parts if p.adding}, version=version)
     return c.zk_json(doc)
 
 

@@ -48,6 +48,7 @@ def simulate(
             "brokers_down": down,
         }
     c.tick(c.jitter(1_000, 5_000))
+    c.truth["leader_imbalance"] = leader_imbalance(c)
     captured = c.now
     c.logs.close(captured)
     c.zk.close()
@@ -68,6 +69,18 @@ def simulate(
     truth = {"scenario": scenario, **c.truth, "captured_ms": captured, "last_zxid": c.zk.zxid}
     (out / "truth.json").write_text(json.dumps(truth, indent=2) + "\n", encoding="utf-8")
     return truth
+
+
+def leader_imbalance(c: Cluster) -> dict[str, dict[str, object]]:
+    """Per broker, as checkAndTriggerAutoLeaderRebalance counts it: the partitions whose preferred
+    (first) replica it is, those it does not lead, and their ratio."""
+    out = {}
+    for b in sorted(c.brokers):
+        preferred = [p for p in c.partitions() if p.replicas and p.replicas[0] == b]
+        not_led = sorted(p.tp for p in preferred if p.leader != b)
+        ratio = len(not_led) / len(preferred) if preferred else 0.0
+        out[str(b)] = {"preferred": len(preferred), "not_leading": not_led, "ratio": ratio}
+    return out
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from workbench.simulate import controller as ctl
-from workbench.simulate import deletion, story
+from workbench.simulate import deletion, reassignment, story
 from workbench.simulate.cluster import Cluster
 
 
@@ -90,6 +90,32 @@ def deletion_complete(c: Cluster, s: Scale) -> None:
     c.tick(c.jitter(15_000, 30_000))
 
 
+def controller_failover(c: Cluster, s: Scale) -> None:
+    """An operator moves the partitions of a busy topic one replica each onto other brokers (throttled);
+    while the copies run, the controller's broker dies. Once ZooKeeper expires its session another broker
+    is elected, leads what the dead broker led and resumes the reassignment from the topic znode; moves
+    onto the dead broker wait for it to return. It returns, but auto.leader.rebalance.enable=false: the
+    leaders stay where the failover put them (leader imbalance)."""
+    c.auto_leader_rebalance = False
+    for i in range(s.topics):
+        story.create_topic(c, f"topic-{i}", s.partitions, s.replication)
+    moved = min(s.replication, len(c.brokers) - 1)
+    story.create_topic(c, "events", s.partitions, moved)
+    story.produce(c, s.hours * 30, s.per_second)
+    moves = []
+    for p in c.topics["events"].partitions.values():
+        spare = [b for b in sorted(c.brokers) if b not in p.replicas]
+        moves.append((p, [*p.replicas[:-1], spare[p.partition % len(spare)]]))
+    reassignment.reassign(c, moves)
+    c.tick(c.jitter(2_000, 5_000))
+    old = c.controller
+    assert old is not None
+    story.crash(c, old)
+    story.produce(c, s.hours * 20, s.per_second)
+    story.start_again(c, old)
+    story.produce(c, s.hours * 10, s.per_second)
+
+
 def _hosting_non_controller(c: Cluster, topic: str) -> int:
     hosts = {r for p in c.topics[topic].partitions.values() for r in p.replicas}
     return max(b for b in hosts if b != c.controller)
@@ -100,4 +126,5 @@ SCENARIOS: dict[str, Callable[[Cluster, Scale], None]] = {
     "topicid-mismatch": topicid_mismatch,
     "deletion-stuck": deletion_stuck,
     "deletion-complete": deletion_complete,
+    "controller-failover": controller_failover,
 }

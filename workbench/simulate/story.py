@@ -15,6 +15,7 @@ from workbench.kafka.assignment import (
 )
 from workbench.simulate import broker as brokers
 from workbench.simulate import controller as ctl
+from workbench.simulate import reassignment
 from workbench.simulate import requests as req
 from workbench.simulate.cluster import (
     REPLICA_LAG_TIME_MAX_MS,
@@ -59,7 +60,7 @@ def create_topic(c: Cluster, name: str, partitions: int, replication: int, old_c
     c.topics[name] = t
     c.tick(c.jitter(10, 50))
     assert c.controller is not None
-    shown = ", ".join(f"{p.tp} -> {replica_assignment(p.replicas)}" for p in parts)
+    shown = ", ".join(f"{p.tp} -> {p.assignment}" for p in parts)
     if c.version_at_least(2, 8):
         some = f"Some({t.topic_id})" if t.topic_id else "None"
         shown = f"Set(TopicIdReplicaAssignment({name},{some},Map({shown})))"
@@ -70,11 +71,6 @@ def create_topic(c: Cluster, name: str, partitions: int, replication: int, old_c
     ctl.create_partitions(c, t, parts)
     c.truth["topics"][name] = {"created_ms": c.now, "topic_id": t.topic_id, "partitions": partitions}
     return t
-
-
-def replica_assignment(replicas: list[int]) -> str:
-    """ReplicaAssignment.toString (controller/ControllerContext.scala, 2.5.1+)."""
-    return f"ReplicaAssignment(replicas={','.join(map(str, replicas))}, addingReplicas=, removingReplicas=)"
 
 
 def add_partitions(c: Cluster, name: str, count: int, old_client: bool) -> list[Partition]:
@@ -127,6 +123,9 @@ def produce(c: Cluster, minutes: float, per_second: float) -> None:
                 x = c.brokers[r]
                 if r == p.leader or not x.alive or x.following.get(p.tp) != p.leader or p.tp in x.stuck_since:
                     continue
+                if x.catching_up.get(p.tp, c.now) > c.now:  # still copying (a reassignment)
+                    continue
+                x.catching_up.pop(p.tp, None)
                 fr = c.replica(x, p)
                 fr.record_epoch(p.leader_epoch, c.now)  # learnt from the leader's fetch responses
                 fr.log_end_offset, fr.modified_ms = lr.log_end_offset, c.now
@@ -137,8 +136,8 @@ def produce(c: Cluster, minutes: float, per_second: float) -> None:
             ):
                 shrink_isr(c, p, lagging, lr.log_end_offset)
             joining = [r for r in caught_up if r not in p.isr]
-            if joining:
-                ctl.alter_isr(c, p, [*p.isr, *joining])
+            if joining and ctl.alter_isr(c, p, [*p.isr, *joining]):
+                reassignment.maybe_complete(c, p)
             hw = min(c.replica(c.brokers[r], p).log_end_offset for r in p.isr)
             for r in p.isr:
                 c.replica(c.brokers[r], p).high_watermark = hw

@@ -268,6 +268,8 @@ REASSIGNMENT = [
       KC, "KafkaController.scala moveReassignedPartitionLeaderIfRequired 2.8.2:1002-1012"),
     T("reassignment.assignment_updated", "Successfully updated assignment of partition {tp} to {assignment}",
       KC, "KafkaController.scala 2.8.2:1040"),
+    T("reassignment.leader_and_isr_sent", "Sent LeaderAndIsr request {leader_and_isr} with new replica assignment {assignment} to leader {leader} for partition being reassigned {tp}",
+      SCL, "KafkaController.scala updateLeaderEpochAndSendRequest 2.5.1:887 (TRACE) 2.8.2:1077 3.6.2:1132"),
     T("reassignment.caught_up", "Target replicas {replicas} have all caught up with the leader for reassigning partition {tp}",
       KC, "KafkaController.scala 2.8.2:1883"),
     T("reassignment.removed_from_zk", "Removing partitions {partitions} from the list of reassigned partitions in zookeeper",

@@ -1,0 +1,157 @@
+"""Partition reassignment as the controller runs it (KafkaController.onPartitionReassignment, KIP-455,
+2.5.1 / 2.8.2 / 3.6.2; the steps are the ones its comment names).
+
+U: the topic znode gets RS = TRS + ORS, AR and RR. A1: the leader epoch is bumped and every replica of
+RS is sent LeaderAndIsr; A2: the adding replicas start copying the leader's log (at the operator's
+replication throttle). When every target replica is in the ISR: B2 RS = TRS in memory; B3 the leader
+stays (epoch bump) or moves; B4/B5 the removed replicas go offline and are deleted; B6 the topic znode
+gets RS = TRS with no AR/RR; B8 UpdateMetadata. The state lives in the topic znode, so a new controller
+picks a reassignment up where the old one left it (initializePartitionReassignments).
+"""
+
+from __future__ import annotations
+
+from workbench.simulate import requests as req
+from workbench.simulate import state_machines as sm
+from workbench.simulate.cluster import Cluster, Partition
+from workbench.simulate.datadirs import AVG_RECORD_BYTES
+from workbench.simulate.zookeeper import set_data
+
+THROTTLE_BYTES_PER_S = 100_000  # kafka-reassign-partitions.sh --throttle, as operators often set it
+
+
+def reassign(c: Cluster, moves: list[tuple[Partition, list[int]]]) -> None:
+    """AlterPartitionReassignments (kafka-reassign-partitions.sh --execute --bootstrap-server)."""
+    for p, target in moves:
+        c.truth["reassignments"].append(
+            {
+                "topic": p.topic,
+                "partition": p.partition,
+                "from": list(p.replicas),
+                "to": list(target),
+                "started_ms": c.now,
+                "started_by": c.controller,
+                "completed_ms": None,
+                "completed_by": None,
+            }
+        )
+        on_partition_reassignment(c, p, target)
+
+
+def on_partition_reassignment(c: Cluster, p: Partition, target: list[int]) -> None:
+    assert c.controller is not None
+    origin = [r for r in p.replicas if r not in p.adding]
+    replicas = [*target, *(r for r in origin if r not in target)]
+    adding = [r for r in target if r not in origin]
+    removing = [r for r in origin if r not in target]
+    if (replicas, adding, removing) != (p.replicas, p.adding, p.removing):  # updateCurrentReassignment
+        before = p.assignment
+        p.replicas, p.adding, p.removing = replicas, adding, removing
+        c.say(
+            c.controller,
+            "reassignment.updating",
+            "DEBUG",
+            tp=p.tp,
+            from_assignment=before,
+            to_assignment=p.assignment,
+        )
+        write_assignment(c, p)
+    if set(target) <= set(p.isr):
+        complete(c, p)
+        return
+    bump_leader_epoch(c, p)  # A1
+    for r in adding:  # A2: NewReplica; the broker creates the log and copies it from the leader
+        copied = c.replica(c.brokers[p.leader], p).log_end_offset * AVG_RECORD_BYTES
+        c.brokers[r].catching_up.setdefault(p.tp, c.now + 1_000 * copied // THROTTLE_BYTES_PER_S + 5_000)
+
+
+def maybe_complete(c: Cluster, p: Partition) -> None:
+    """processPartitionReassignmentIsrChange (2.8+: after an AlterIsr): every target replica is in sync."""
+    target = [r for r in p.replicas if r not in p.removing]
+    if (p.adding or p.removing) and set(target) <= set(p.isr) and c.controller is not None:
+        shown = f"List({', '.join(map(str, target))})"  # Seq.toString (a List under Scala 2.13)
+        c.say(c.controller, "reassignment.caught_up", replicas=shown, tp=p.tp)
+        complete(c, p)
+
+
+def complete(c: Cluster, p: Partition) -> None:
+    """Phase B of onPartitionReassignment."""
+    assert c.controller is not None
+    removing = list(p.removing)
+    p.replicas, p.adding, p.removing = [r for r in p.replicas if r not in removing], [], []  # B2
+    shown = ",".join(map(str, p.replicas))
+    if p.leader in p.replicas and c.brokers[p.leader].alive:  # B3
+        c.say(
+            c.controller,
+            "reassignment.leader",
+            leader=p.leader,
+            tp=p.tp,
+            detail=f"is already in the new list of replicas {shown} and is alive",
+        )
+        bump_leader_epoch(c, p)
+    else:
+        c.say(
+            c.controller,
+            "reassignment.leader",
+            leader=p.leader,
+            tp=p.tp,
+            detail=f"is not in the new list of replicas {shown}. Re-electing leader",
+        )
+        p.leader = next(r for r in p.replicas if r in p.isr and c.brokers[r].alive)
+        p.leader_epoch += 1
+        req.write_state(c, p)
+        c.say(
+            c.controller,
+            "partition.state_change",
+            c.promoted,
+            role="controller",
+            tp=p.tp,
+            from_state="OnlinePartition",
+            to_state="OnlinePartition",
+            leader_and_isr=p.leader_and_isr(c.version),
+        )
+        req.send_leader_and_isr(c, [p])
+    for r in removing:  # B4, B5
+        sm.offline_replica(c, r, [p])
+        if c.brokers[r].alive:
+            req.send_stop_replica(c, r, [p], delete=False)
+            req.send_stop_replica(c, r, [p], delete=True)
+    write_assignment(c, p)  # B6
+    req.update_metadata(c, c.live())  # B8
+    for move in c.truth["reassignments"]:
+        if (move["topic"], move["partition"], move["completed_ms"]) == (p.topic, p.partition, None):
+            move.update(completed_ms=c.now, completed_by=c.controller)
+
+
+def write_assignment(c: Cluster, p: Partition) -> None:
+    """updateReplicaAssignmentForPartition: the whole topic's assignment, fenced."""
+    assert c.controller is not None
+    t = c.topics[p.topic]
+    version = 3 if c.version_at_least(2, 8) else 2
+    req.fenced(c, [set_data(f"/brokers/topics/{p.topic}", req.topic_json(c, t, version))])
+    c.say(c.controller, "reassignment.assignment_updated", tp=p.tp, assignment=p.assignment)
+
+
+def bump_leader_epoch(c: Cluster, p: Partition) -> None:
+    """updateLeaderEpochAndSendRequest: a new leader epoch, and LeaderAndIsr to every replica."""
+    assert c.controller is not None
+    p.leader_epoch += 1
+    req.write_state(c, p)
+    req.send_leader_and_isr(c, [p])
+    c.say(
+        c.controller,
+        "reassignment.leader_and_isr_sent",
+        c.promoted,
+        role="controller",
+        leader_and_isr=sm.leader_isr_and_controller_epoch(c, p),
+        assignment=p.assignment,
+        leader=p.leader,
+        tp=p.tp,
+    )
+
+
+def resume(c: Cluster) -> None:
+    """On failover (initializePartitionReassignments, then maybeResumeReassignments): partitions whose
+    topic znode holds AR/RR carry on towards their target."""
+    for p in [p for p in c.partitions() if p.adding or p.removing]:
+        on_partition_reassignment(c, p, [r for r in p.replicas if r not in p.removing])
