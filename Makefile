@@ -5,7 +5,7 @@ BIN       := $(VENV)/bin
 SAMPLE    ?= sample_data/handmade-2.8
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: demo test lint lab java clean
+.PHONY: demo test lint lab java clean sample-data
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,10 @@ lint: $(VENV)/.installed
 
 test: lint java
 	$(BIN)/pytest
+
+# The simulated incidents under sample_data/ (workbench/simulate/samples.py); a test checks they are current.
+sample-data: $(VENV)/.installed
+	$(BIN)/python -m workbench.simulate.samples sample_data
 
 lab: $(VENV)/.installed java
 	$(BIN)/jupyter lab --notebook-dir=notebooks

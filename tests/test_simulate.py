@@ -13,6 +13,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from workbench.frames import Bundle, open_bundle
+from workbench.simulate import samples
 from workbench.simulate.run import simulate
 from workbench.simulate.scenarios import Scale
 
@@ -258,3 +259,11 @@ def test_a_directory_it_did_not_write_is_never_wiped(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"holds no truth\.json"):
         simulate("healthy", tmp_path, scale=SMALL)
     assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_committed_samples_are_a_fresh_regeneration(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parent.parent / "sample_data"
+    for fresh in samples.write(tmp_path):
+        committed = root / fresh.name
+        assert committed.is_dir(), f"{committed} is missing: run make sample-data"
+        assert _digest(fresh) == _digest(committed), f"{committed} is stale: run make sample-data"
