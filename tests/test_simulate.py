@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import timezone
 from pathlib import Path
 from typing import Any
 
@@ -267,3 +268,22 @@ def test_committed_samples_are_a_fresh_regeneration(tmp_path: Path) -> None:
         committed = root / fresh.name
         assert committed.is_dir(), f"{committed} is missing: run make sample-data"
         assert _digest(fresh) == _digest(committed), f"{committed} is stale: run make sample-data"
+
+
+def test_racks_clock_skew_and_gzipped_rolled_logs(spark: SparkSession, tmp_path: Path) -> None:
+    scale = Scale(brokers=3, topics=2, partitions=3, hours=2, racks=3)
+    truth = simulate("healthy", tmp_path, seed=5, scale=scale, clock_skew_ms=3_000, gzip_rolled=True)
+    b = opened(spark, tmp_path)
+    assert b.bad_records.count() == 0
+    racks = {json.loads(r.data)["rack"] for r in b.znodes.where("path like '/brokers/ids/%'").collect()}
+    assert racks == {"rack-1", "rack-2", "rack-3"}
+    # Rolled files are gzipped and read like the others.
+    assert b.log_events.where(F.col("file").endswith(".gz")).count() > 0
+    # Each broker prints its own clock: the election line is off from the truth by that broker's skew.
+    skew = {int(k): v for k, v in truth["clock_skew_ms"].items()}
+    assert len(set(skew.values())) == 3
+    elected = b.log_events.where("event = 'controller.elected'").orderBy("ts").first()
+    first = truth["controllers"][0]
+    assert elected.broker_id == first["broker"]
+    shown_ms = round(elected.ts.replace(tzinfo=timezone.utc).timestamp() * 1000)
+    assert shown_ms - first["elected_ms"] == skew[first["broker"]]

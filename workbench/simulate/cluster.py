@@ -122,13 +122,22 @@ class Broker:
 class Cluster:
     """One simulated run. `now` is the story's clock in epoch ms; nothing happens before it."""
 
-    def __init__(self, out: Path, kafka_version: str, seed: int, start_ms: int, brokers: int, racks: int = 0):
+    def __init__(
+        self,
+        out: Path,
+        kafka_version: str,
+        seed: int,
+        start_ms: int,
+        brokers: int,
+        racks: int = 0,
+        gzip_rolled: bool = False,
+    ):
         self.out = out
         self.version = kafka_version
         self.rng = random.Random(seed)
         self.now = start_ms
         self.zk = SimZooKeeper(start_ms, out / "zk" / "txnlog")
-        self.logs = BrokerLogs(out)
+        self.logs = BrokerLogs(out, gzip_rolled)
         self.cluster_id = topic_ids.random_uuid(self.rng, self.version)
         self.brokers: dict[int, Broker] = {}
         for b in range(1, brokers + 1):

@@ -19,9 +19,17 @@ START_MS = 1_710_230_400_000  # 2024-03-12T08:00:00Z
 
 
 def simulate(
-    scenario: str, out: Path, seed: int = 1, kafka_version: str = "2.8.2", scale: Scale | None = None
+    scenario: str,
+    out: Path,
+    seed: int = 1,
+    kafka_version: str = "2.8.2",
+    scale: Scale | None = None,
+    clock_skew_ms: int = 0,
+    gzip_rolled: bool = False,
 ) -> dict[str, Any]:
-    """Run `scenario` and write its bundle to `out` (replaced if it exists); returns the truth."""
+    """Run `scenario` and write its bundle to `out` (replaced if it exists); returns the truth.
+    `clock_skew_ms`: each broker's clock is off by up to that much (seeded); `gzip_rolled`: rolled log
+    files are gzipped, as a log-rotation job leaves them."""
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; expected one of {', '.join(SCENARIOS)}")
     scale = scale or Scale()
@@ -30,8 +38,11 @@ def simulate(
             problem = "is not empty and holds no truth.json"
             raise ValueError(f"{out} {problem}; expected a new directory or an earlier simulated bundle")
         shutil.rmtree(out)
-    out.mkdir(parents=True)
-    c = Cluster(out, kafka_version, seed, START_MS, scale.brokers)
+    out.mkdir(parents=True, exist_ok=True)
+    c = Cluster(out, kafka_version, seed, START_MS, scale.brokers, scale.racks, gzip_rolled)
+    skew = {b: c.jitter(-clock_skew_ms, clock_skew_ms) for b in c.brokers} if clock_skew_ms else {}
+    c.logs.skew_ms.update(skew)
+    c.truth["clock_skew_ms"] = {str(b): ms for b, ms in skew.items()}
     story.start_cluster(c)
     SCENARIOS[scenario](c, scale)
     for t, d in c.deleting.items():  # deletions still queued at the capture: what holds them up
@@ -95,12 +106,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--topics", type=int, default=d.topics)
     parser.add_argument("--partitions", type=int, default=d.partitions)
     parser.add_argument("--hours", type=float, default=d.hours)
+    parser.add_argument("--racks", type=int, default=d.racks, help="broker.rack values (0: none)")
+    parser.add_argument("--clock-skew-ms", type=int, default=0, help="each broker's clock off by up to this")
+    parser.add_argument("--gzip-rolled", action="store_true", help="gzip the rolled log files")
 
 
 def run(args: argparse.Namespace) -> int:
-    scale = Scale(brokers=args.brokers, topics=args.topics, partitions=args.partitions, hours=args.hours)
+    scale = Scale(
+        brokers=args.brokers,
+        topics=args.topics,
+        partitions=args.partitions,
+        hours=args.hours,
+        racks=args.racks,
+    )
     try:
-        truth = simulate(args.scenario, args.out, args.seed, args.kafka_version, scale)
+        truth = simulate(
+            args.scenario,
+            args.out,
+            args.seed,
+            args.kafka_version,
+            scale,
+            args.clock_skew_ms,
+            args.gzip_rolled,
+        )
     except ValueError as e:
         print(f"workbench simulate: {e}", file=sys.stderr)
         return 2

@@ -23,6 +23,7 @@ class Scale:
     replication: int = 3
     hours: float = 1.0
     per_second: float = 20.0  # records per partition per second
+    racks: int = 0  # broker.rack: rack-1..rack-N round robin (0: none, rack-unaware assignment)
 
 
 def healthy(c: Cluster, s: Scale) -> None:
