@@ -97,19 +97,7 @@ def complete(c: Cluster, p: Partition) -> None:
             tp=p.tp,
             detail=f"is not in the new list of replicas {shown}. Re-electing leader",
         )
-        p.leader = next(r for r in p.replicas if r in p.isr and c.brokers[r].alive)
-        p.leader_epoch += 1
-        req.write_state(c, p)
-        c.say(
-            c.controller,
-            "partition.state_change",
-            c.promoted,
-            role="controller",
-            tp=p.tp,
-            from_state="OnlinePartition",
-            to_state="OnlinePartition",
-            leader_and_isr=p.leader_and_isr(c.version),
-        )
+        sm.elect(c, p, next(r for r in p.replicas if r in p.isr and c.brokers[r].alive), "OnlinePartition")
         req.send_leader_and_isr(c, [p])
     for r in removing:  # B4, B5
         sm.offline_replica(c, r, [p])

@@ -39,22 +39,29 @@ def elect_offline_leaders(c: Cluster, parts: list[Partition]) -> list[Partition]
                 f"{p.tp} under strategy {OFFLINE_STRATEGY}",
             )
             continue
-        p.leader, p.isr, p.leader_epoch = leader, live_isr, p.leader_epoch + 1
-        req.write_state(c, p)
-        c.say(
-            c.controller,
-            "partition.state_change",
-            c.promoted,
-            role="controller",
-            tp=p.tp,
-            from_state="OfflinePartition",
-            to_state="OnlinePartition",
-            leader_and_isr=p.leader_and_isr(c.version),
-        )
+        p.isr = live_isr
+        elect(c, p, leader, "OfflinePartition")
         elected.append(p)
     if elected:
         req.send_leader_and_isr(c, elected)
     return elected
+
+
+def elect(c: Cluster, p: Partition, leader: int, before: str) -> None:
+    """A new leader and leader epoch for a partition, written fenced, and the -> OnlinePartition line."""
+    assert c.controller is not None
+    p.leader, p.leader_epoch = leader, p.leader_epoch + 1
+    req.write_state(c, p)
+    c.say(
+        c.controller,
+        "partition.state_change",
+        c.promoted,
+        role="controller",
+        tp=p.tp,
+        from_state=before,
+        to_state="OnlinePartition",
+        leader_and_isr=p.leader_and_isr(c.version),
+    )
 
 
 def offline_replica(c: Cluster, replica: int, parts: list[Partition], deleting: bool = False) -> None:
