@@ -248,6 +248,10 @@ class Cluster:
         (after 2.5; LOG_TEMPLATES.md section 1): at 2.5.1 they are TRACE, which its log4j config keeps."""
         return "TRACE" if wording.tag(self.version) == "2.5.1" else "INFO"
 
+    def admin_session(self) -> int:
+        """A short-lived ZooKeeper session of an admin tool (kafka-topics.sh --zookeeper and the like)."""
+        return self.zk.create_session(self.now, 30_000)
+
     def next_correlation_id(self) -> int:
         self.correlation_id += 1
         return self.correlation_id

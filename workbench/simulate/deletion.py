@@ -29,7 +29,7 @@ STARTED, SUCCESSFUL, INELIGIBLE = (
 
 def request(c: Cluster, topic: str) -> None:
     """kafka-topics.sh --delete (AdminZkClient.deleteTopic): the znode that asks the controller."""
-    session = c.zk.create_session(c.now, 30_000)
+    session = c.admin_session()
     c.zk.create(c.now, session, f"/admin/delete_topics/{topic}", None)
     c.zk.close_session(c.now + 5, session)
     c.truth["deletions"][topic] = {"requested_ms": c.now, "completed_ms": None, "halted": []}

@@ -80,23 +80,17 @@ def complete(c: Cluster, p: Partition) -> None:
     removing = list(p.removing)
     p.replicas, p.adding, p.removing = [r for r in p.replicas if r not in removing], [], []  # B2
     shown = ",".join(map(str, p.replicas))
-    if p.leader in p.replicas and c.brokers[p.leader].alive:  # B3
-        c.say(
-            c.controller,
-            "reassignment.leader",
-            leader=p.leader,
-            tp=p.tp,
-            detail=f"is already in the new list of replicas {shown} and is alive",
+    alive = p.leader in c.brokers and c.brokers[p.leader].alive
+    if p.leader not in p.replicas:  # B3 (moveReassignedPartitionLeaderIfRequired)
+        detail = f"is not in the new list of replicas {shown}. Re-electing leader"
+    else:
+        detail = f"is already in the new list of replicas {shown} " + (
+            "and is alive" if alive else "but is dead"
         )
+    c.say(c.controller, "reassignment.leader", leader=p.leader, tp=p.tp, detail=detail)
+    if p.leader in p.replicas and alive:
         bump_leader_epoch(c, p)
     else:
-        c.say(
-            c.controller,
-            "reassignment.leader",
-            leader=p.leader,
-            tp=p.tp,
-            detail=f"is not in the new list of replicas {shown}. Re-electing leader",
-        )
         sm.elect(c, p, next(r for r in p.replicas if r in p.isr and c.brokers[r].alive), "OnlinePartition")
         req.send_leader_and_isr(c, [p])
     for r in removing:  # B4, B5

@@ -37,11 +37,6 @@ def start_cluster(c: Cluster) -> None:
         c.tick(c.jitter(2_000, 8_000))
 
 
-def admin_session(c: Cluster) -> int:
-    """A short-lived ZooKeeper session of an admin tool (kafka-topics.sh --zookeeper) or a broker's."""
-    return c.zk.create_session(c.now, 30_000)
-
-
 def create_topic(c: Cluster, name: str, partitions: int, replication: int, old_client: bool = False) -> Topic:
     """AdminZkClient.createTopicWithAssignment: /config/topics/<t>, then /brokers/topics/<t>. A 2.8+
     broker (CreateTopics) writes a new topic id; an old tool writing to ZooKeeper writes none."""
@@ -50,7 +45,7 @@ def create_topic(c: Cluster, name: str, partitions: int, replication: int, old_c
     assignment = assign_replicas_to_brokers(meta, partitions, replication, rng=c.rng)
     with_id = not old_client and c.version_at_least(2, 8)
     t = Topic(name, topic_ids.random_uuid(c.rng, c.version) if with_id else None)
-    session = admin_session(c)
+    session = c.admin_session()
     c.zk.create_recursive(c.now, session, f"/config/topics/{name}", c.zk_json({"version": 1, "config": {}}))
     parts = [Partition(name, p, replicas) for p, replicas in sorted(assignment.items())]
     written = Topic(name, t.topic_id, {p.partition: p for p in parts})  # the controller adds them to t
@@ -82,7 +77,7 @@ def add_partitions(c: Cluster, name: str, count: int, old_client: bool) -> list[
     added = create_new_partitions_assignment(name, existing, meta, count)
     new = [Partition(name, p, replicas) for p, replicas in sorted(added.items())]
     grown = Topic(name, t.topic_id, {**t.partitions, **{p.partition: p for p in new}})
-    session = admin_session(c)
+    session = c.admin_session()
     c.zk.set_data(c.now, session, f"/brokers/topics/{name}", req.topic_json(c, grown, 1 if old_client else 3))
     c.zk.close_session(c.now + 5, session)
     if old_client and t.topic_id is not None:
