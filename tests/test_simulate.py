@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 
 from workbench.frames import Bundle, open_bundle
 from workbench.simulate import samples
+from workbench.simulate.logs import log4j_time
 from workbench.simulate.run import simulate
 from workbench.simulate.scenarios import Scale
 
@@ -295,3 +296,53 @@ def test_racks_clock_skew_and_gzipped_rolled_logs(spark: SparkSession, tmp_path:
     assert elected.broker_id == first["broker"]
     shown_ms = round(elected.ts.replace(tzinfo=timezone.utc).timestamp() * 1000)
     assert shown_ms - first["elected_ms"] == skew[first["broker"]]
+
+
+BACKGROUND_LOGGERS = (
+    "(kafka.coordinator.group.GroupCoordinator)",
+    "(kafka.coordinator.group.GroupMetadataManager)",
+    "(org.apache.kafka.clients.FetchSessionHandler)",
+)
+
+
+def _log_lines(root: Path) -> dict[str, list[str]]:
+    """Every broker's log lines (rolled files included), sorted, by broker."""
+    out: dict[str, list[str]] = {}
+    for f in (root / "brokers").glob("*/logs/*"):
+        out.setdefault(f.parts[-3], []).extend(f.read_text().splitlines())
+    return {b: sorted(lines) for b, lines in out.items()}
+
+
+def test_background_lines_leave_the_story_alone(tmp_path: Path) -> None:
+    quiet, noisy = tmp_path / "quiet", tmp_path / "noisy"
+    rate = 2.0
+    truth = simulate("deletion-stuck", quiet, seed=3, scale=SMALL, noise_rate=0)
+    assert simulate("deletion-stuck", noisy, seed=3, scale=SMALL, noise_rate=rate) == truth
+    for same in ("zk", "brokers/1/datadirs", "brokers/2/datadirs", "brokers/3/datadirs"):
+        assert _digest(quiet / same) == _digest(noisy / same), same
+    story, with_noise = _log_lines(quiet), _log_lines(noisy)
+    background = 0
+    for broker, lines in with_noise.items():
+        assert [x for x in lines if not x.endswith(BACKGROUND_LOGGERS)] == story[broker]
+        background += sum(x.endswith(BACKGROUND_LOGGERS) for x in lines)
+    # About `rate` lines a second from each broker while it runs; the crashed one says nothing after.
+    (failure,) = truth["broker_failures"]
+    start = min(c["elected_ms"] for c in truth["controllers"])
+    up_seconds = (3 * (truth["captured_ms"] - start) - (truth["captured_ms"] - failure["crashed_ms"])) / 1000
+    assert 0.8 < background / (rate * up_seconds) < 1.2, (background, up_seconds)
+    last = max(x for x in with_noise[str(failure["broker"])] if x.startswith("["))[1:24]
+    assert last <= log4j_time(failure["crashed_ms"])
+
+
+def test_segment_rolls_are_in_the_logs_and_the_listing(tmp_path: Path) -> None:
+    simulate("healthy", tmp_path, seed=2, scale=Scale(topics=1, partitions=2, per_second=4_000))
+    rolls = 0
+    for log in (tmp_path / "brokers").glob("*/logs/server.log*"):
+        listing = (log.parent.parent / "datadirs" / "0" / "listing.tsv").read_text()
+        for line in log.read_text().splitlines():
+            if "Rolled new log segment" in line:
+                tp = line.split("partition=")[1].split(",")[0]
+                offset = int(line.split("at offset ")[1].split()[0])
+                assert f"\n{tp}/{offset:020d}.log\t" in listing, line
+                rolls += 1
+    assert rolls >= 6  # each of the 6 replicas passed log.segment.bytes at least once

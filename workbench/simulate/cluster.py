@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.kafka import topic_id as topic_ids
-from workbench.simulate import wording
+from workbench.simulate import noise, wording
 from workbench.simulate.datadirs import LogDir, Replica
 from workbench.simulate.logs import BrokerLogs
 from workbench.simulate.zookeeper import SimZooKeeper
@@ -131,6 +131,7 @@ class Cluster:
         brokers: int,
         racks: int = 0,
         gzip_rolled: bool = False,
+        noise_rate: float = 0.0,
     ):
         self.out = out
         self.version = kafka_version
@@ -168,6 +169,9 @@ class Cluster:
             "deletions": {},
             "reassignments": [],
         }
+        groups = noise.Groups()
+        for broker in self.brokers if noise_rate > 0 else ():
+            self.logs.add_background(broker, noise.Background(self, broker, noise_rate, groups))
 
     # -- time and lines ---------------------------------------------------------------------------
     def tick(self, ms: float) -> int:
@@ -239,6 +243,7 @@ class Cluster:
             "ReplicaFetcherManager": f"[ReplicaFetcherManager on broker {broker}] ",
             "Log": f"[{log_class} partition={tp}, dir={DATA_DIR}] ",
             "UnifiedLog": f"[{log_class} partition={tp}, dir={DATA_DIR}] ",
+            "LocalLog": f"[LocalLog partition={tp}, dir={DATA_DIR}] ",
         }
         return idents.get(short, "")
 

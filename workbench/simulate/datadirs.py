@@ -19,6 +19,7 @@ from workbench.kafka import logdir
 INDEX_BYTES = 10 * 1024 * 1024  # segment.index.bytes: an active segment's index is preallocated to it
 TIMEINDEX_BYTES = INDEX_BYTES // 12 * 12  # ... and its time index to a multiple of 12-byte entries
 AVG_RECORD_BYTES = 180  # on disk, with batch overhead
+SEGMENT_BYTES = 1024**3  # log.segment.bytes default: a segment is rolled when the next batch would not fit
 
 
 @dataclass
@@ -34,10 +35,24 @@ class Replica:
     high_watermark: int = 0
     modified_ms: int = 0
     delete_dir: str | None = None  # '<tp>.<uuid hex>-delete' once LogManager.asyncDelete renamed it
+    # Its segments: (base offset, when it was rolled); the last is the active one.
+    segments: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0)])
 
     @property
     def dir_name(self) -> str:
         return self.delete_dir or f"{self.topic}-{self.partition}"
+
+    def grow(self, log_end_offset: int, ms: int) -> list[int]:
+        """Append up to `log_end_offset`; returns the base offsets of the segments that rolled on the
+        way (Log.maybeRoll: the active segment is full at log.segment.bytes)."""
+        per_segment = SEGMENT_BYTES // AVG_RECORD_BYTES
+        rolled = []
+        while log_end_offset - self.segments[-1][0] > per_segment:
+            base = self.segments[-1][0] + per_segment
+            self.segments.append((base, ms))
+            rolled.append(base)
+        self.log_end_offset, self.modified_ms = log_end_offset, ms
+        return rolled
 
     def record_epoch(self, epoch: int, ms: int) -> None:
         """LeaderEpochFileCache.assign: a new epoch starts at the current log end offset."""
@@ -92,10 +107,18 @@ class LogDir:
             d = r.dir_name
             mtime = max(r.modified_ms, r.created_ms)
             suffix = ".deleted" if r.delete_dir else ""
-            size = r.log_end_offset * AVG_RECORD_BYTES
-            add(f"{d}/{0:020d}.log{suffix}", None, mtime, size)
-            add(f"{d}/{0:020d}.index{suffix}", None, r.created_ms, INDEX_BYTES)
-            add(f"{d}/{0:020d}.timeindex{suffix}", None, r.created_ms, TIMEINDEX_BYTES)
+            last = len(r.segments) - 1
+            for i, (base, rolled) in enumerate(r.segments):
+                end, closed = r.segments[i + 1] if i < last else (r.log_end_offset, mtime)
+                size = (end - base) * AVG_RECORD_BYTES
+                if i < last:  # LogSegment.onBecomeInactiveSegment trims a closed segment's indexes to
+                    entries = size // 4096  # their entries, one per index.interval.bytes of log
+                    index, timeindex, born = entries * 8, entries * 12, closed
+                else:
+                    index, timeindex, born = INDEX_BYTES, TIMEINDEX_BYTES, max(rolled, r.created_ms)
+                add(f"{d}/{base:020d}.log{suffix}", None, closed, size)
+                add(f"{d}/{base:020d}.index{suffix}", None, born, index)
+                add(f"{d}/{base:020d}.timeindex{suffix}", None, born, timeindex)
             add(f"{d}/{logdir.LEADER_EPOCH_CHECKPOINT}", checkpoint(r.epochs), mtime)
             if r.topic_id is not None:
                 add(f"{d}/{logdir.PARTITION_METADATA}", partition_metadata(r.topic_id), r.created_ms)

@@ -14,11 +14,10 @@ import gzip
 import heapq
 import os
 import shutil
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol
 
 
 def appender(logger: str) -> str:
@@ -78,6 +77,14 @@ class _File:
             self.out = None
 
 
+class Background(Protocol):
+    """A broker's background lines (noise.py): when the next may be, and the lines due then."""
+
+    def next_ms(self) -> int: ...
+
+    def lines(self, ms: int) -> list[tuple[str, str, str]]: ...
+
+
 @dataclass(order=True)
 class _Line:
     ms: int
@@ -102,16 +109,12 @@ class BrokerLogs:
         self._files: dict[tuple[int, str], _File] = {}
         self._heap: list[_Line] = []
         self._seq = 0
-        self._noise: list[
-            tuple[int, int, Iterator[tuple[int, str, str, str]], tuple[int, str, str, str]]
-        ] = []
+        self._noise: list[tuple[int, int, Background]] = []
         self.lines = 0
 
-    def add_noise(self, broker: int, source: Iterator[tuple[int, str, str, str]]) -> None:
-        """Background lines for a broker; drawn lazily as the clock passes them."""
-        first = next(source, None)
-        if first is not None:
-            heapq.heappush(self._noise, (first[0], broker, source, first))
+    def add_background(self, broker: int, source: Background) -> None:
+        """Background lines for a broker, made only when the clock reaches them."""
+        heapq.heappush(self._noise, (source.next_ms(), broker, source))
 
     def log(self, ms: int, broker: int, level: str, logger: str, message: str, thrown: str = "") -> None:
         """Schedule one line at `ms` (true time); `thrown` is the exception log4j prints after it."""
@@ -124,11 +127,10 @@ class BrokerLogs:
             story = self._heap[0].ms if self._heap else None
             noise = self._noise[0][0] if self._noise else None
             if noise is not None and noise <= until_ms and (story is None or noise < story):
-                ms, broker, source, (_, level, logger, message) = heapq.heappop(self._noise)
-                self._write(ms, broker, level, logger, message)
-                nxt = next(source, None)
-                if nxt is not None:
-                    heapq.heappush(self._noise, (nxt[0], broker, source, nxt))
+                ms, broker, source = heapq.heappop(self._noise)
+                for level, logger, message in source.lines(ms):
+                    self._write(ms, broker, level, logger, message)
+                heapq.heappush(self._noise, (source.next_ms(), broker, source))
             elif story is not None and story <= until_ms:
                 line = heapq.heappop(self._heap)
                 self._write(line.ms, line.broker, line.level, line.logger, line.message, line.thrown)

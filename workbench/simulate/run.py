@@ -16,6 +16,7 @@ from workbench.simulate.cluster import Cluster
 from workbench.simulate.scenarios import SCENARIOS, Scale
 
 START_MS = 1_710_230_400_000  # 2024-03-12T08:00:00Z
+NOISE_RATE = 0.05  # background lines a broker writes a second: a quiet cluster's server.log
 
 
 def simulate(
@@ -26,20 +27,26 @@ def simulate(
     scale: Scale | None = None,
     clock_skew_ms: int = 0,
     gzip_rolled: bool = False,
+    noise_rate: float = NOISE_RATE,
 ) -> dict[str, Any]:
     """Run `scenario` and write its bundle to `out` (replaced if it exists); returns the truth.
     `clock_skew_ms`: each broker's clock is off by up to that much (seeded); `gzip_rolled`: rolled log
-    files are gzipped, as a log-rotation job leaves them."""
+    files are gzipped, as a log-rotation job leaves them; `noise_rate`: background lines a broker writes
+    a second (noise.py)."""
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; expected one of {', '.join(SCENARIOS)}")
     scale = scale or Scale()
+    if noise_rate < 0:
+        raise ValueError(
+            f"noise rate {noise_rate} is negative; expected background lines a second, 0 or more"
+        )
     if out.exists() and any(out.iterdir()):
         if not (out / "truth.json").is_file():  # never wipe a directory we did not write
             problem = "is not empty and holds no truth.json"
             raise ValueError(f"{out} {problem}; expected a new directory or an earlier simulated bundle")
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
-    c = Cluster(out, kafka_version, seed, START_MS, scale.brokers, scale.racks, gzip_rolled)
+    c = Cluster(out, kafka_version, seed, START_MS, scale.brokers, scale.racks, gzip_rolled, noise_rate)
     skew = {b: c.jitter(-clock_skew_ms, clock_skew_ms) for b in c.brokers} if clock_skew_ms else {}
     c.logs.skew_ms.update(skew)
     c.truth["clock_skew_ms"] = {str(b): ms for b, ms in skew.items()}
@@ -74,7 +81,7 @@ def simulate(
         "kafka_version": kafka_version,
         "brokers": sorted(c.brokers),
         "redacted": True,
-        "simulated": {"scenario": scenario, "seed": seed, "scale": scale.__dict__},
+        "simulated": {"scenario": scenario, "seed": seed, "scale": scale.__dict__, "noise_rate": noise_rate},
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     truth = {"scenario": scenario, **c.truth, "captured_ms": captured, "last_zxid": c.zk.zxid}
@@ -109,6 +116,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--racks", type=int, default=d.racks, help="broker.rack values (0: none)")
     parser.add_argument("--clock-skew-ms", type=int, default=0, help="each broker's clock off by up to this")
     parser.add_argument("--gzip-rolled", action="store_true", help="gzip the rolled log files")
+    parser.add_argument(
+        "--noise-rate",
+        type=float,
+        default=NOISE_RATE,
+        help="background lines (segment rolls, group rebalances) a broker writes a second",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -128,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
             scale,
             args.clock_skew_ms,
             args.gzip_rolled,
+            args.noise_rate,
         )
     except ValueError as e:
         print(f"workbench simulate: {e}", file=sys.stderr)

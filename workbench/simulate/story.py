@@ -20,6 +20,7 @@ from workbench.simulate import requests as req
 from workbench.simulate.cluster import (
     REPLICA_LAG_TIME_MAX_MS,
     SESSION_TIMEOUT_MS,
+    Broker,
     Cluster,
     Partition,
     Topic,
@@ -111,8 +112,8 @@ def produce(c: Cluster, minutes: float, per_second: float) -> None:
             if leader is None or not leader.alive:
                 continue
             lr = c.replica(leader, p)
-            lr.log_end_offset += int(c.rng.uniform(0.5, 1.5) * per_second * 60 * minutes / steps)
-            lr.modified_ms = c.now
+            appended = int(c.rng.uniform(0.5, 1.5) * per_second * 60 * minutes / steps)
+            rolled(c, leader, p, lr.grow(lr.log_end_offset + appended, c.now))
             caught_up = [p.leader]
             for r in p.replicas:
                 x = c.brokers[r]
@@ -123,7 +124,7 @@ def produce(c: Cluster, minutes: float, per_second: float) -> None:
                 x.catching_up.pop(p.tp, None)
                 fr = c.replica(x, p)
                 fr.record_epoch(p.leader_epoch, c.now)  # learnt from the leader's fetch responses
-                fr.log_end_offset, fr.modified_ms = lr.log_end_offset, c.now
+                rolled(c, x, p, fr.grow(lr.log_end_offset, c.now))
                 caught_up.append(r)
             lagging = [r for r in p.isr if r not in caught_up and c.brokers[r].alive]
             if lagging and all(
@@ -139,6 +140,12 @@ def produce(c: Cluster, minutes: float, per_second: float) -> None:
         c.tick(60_000 * minutes / steps)
     for b in c.live():
         b.log_dir.checkpointed_ms = c.now
+
+
+def rolled(c: Cluster, b: Broker, p: Partition, offsets: list[int]) -> None:
+    """The segments a replica's log rolled while it grew (Log.roll / LocalLog.roll)."""
+    for offset in offsets:
+        c.say(b.id, "log.segment_rolled", of=p.tp, offset=offset, ms=c.jitter(0, 4))
 
 
 def shrink_isr(c: Cluster, p: Partition, out: list[int], leader_leo: int) -> None:

@@ -8,7 +8,7 @@ match wins, so a specific wording comes before a general one. Kinds are dotted: 
 
 from __future__ import annotations
 
-from workbench.kafka.messages import broker, controller, zookeeper
+from workbench.kafka.messages import background, broker, controller, zookeeper
 from workbench.kafka.templates import Template
 
 CATALOG: list[Template] = [
@@ -24,5 +24,6 @@ CATALOG: list[Template] = [
     *broker.BROKER,
     *zookeeper.ZOOKEEPER,
     *controller.REASSIGNMENT,
+    *background.BACKGROUND,
 ]
 KINDS = sorted({t.kind for t in CATALOG})

@@ -38,3 +38,7 @@ ZK_SERVER = (
 FETCHERS = ("kafka.server.ReplicaFetcherManager", "kafka.server.ReplicaAlterLogDirsManager")
 LOG_DIR_FAILURE = ("kafka.server.LogDirFailureChannel",)
 META = ("kafka.server.BrokerMetadataCheckpoint",)
+GROUP_COORDINATOR = ("kafka.coordinator.group.GroupCoordinator",)
+GROUP_METADATA = ("kafka.coordinator.group.GroupMetadataManager",)
+FETCH_SESSION = ("org.apache.kafka.clients.FetchSessionHandler",)
+LOCAL_LOG = ("kafka.log.LocalLog", "org.apache.kafka.storage.internals.log.LocalLog")
