@@ -19,6 +19,7 @@ from workbench.kafka import topic_id as topic_ids
 from workbench.simulate import noise, wording
 from workbench.simulate.datadirs import LogDir, Replica
 from workbench.simulate.logs import BrokerLogs
+from workbench.simulate.real_zk import RealZooKeeper
 from workbench.simulate.zookeeper import SimZooKeeper
 from workbench.zookeeper.files import Stat
 
@@ -132,12 +133,14 @@ class Cluster:
         racks: int = 0,
         gzip_rolled: bool = False,
         noise_rate: float = 0.0,
+        zk_mirror: RealZooKeeper | None = None,
     ):
         self.out = out
         self.version = kafka_version
         self.rng = random.Random(seed)
         self.now = start_ms
-        self.zk = SimZooKeeper(start_ms, out / "zk" / "txnlog")
+        # With a real server (--zk) its txn files are the evidence; without, the model writes its own.
+        self.zk = SimZooKeeper(start_ms, None if zk_mirror else out / "zk" / "txnlog", mirror=zk_mirror)
         self.logs = BrokerLogs(out, gzip_rolled)
         self.cluster_id = topic_ids.random_uuid(self.rng, self.version)
         self.brokers: dict[int, Broker] = {}

@@ -10,9 +10,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from workbench.bundle import FORMAT, MANIFEST, ZNODES_JSONL
+from workbench.bundle import FORMAT, MANIFEST, ZNODES_JSONL, read_manifest
+from workbench.capture.zk import ZkCaptureError, capture_zk
 from workbench.simulate import deletion, story
 from workbench.simulate.cluster import Cluster
+from workbench.simulate.real_zk import RealZooKeeper, RealZooKeeperError
 from workbench.simulate.scenarios import SCENARIOS, Scale
 
 START_MS = 1_710_230_400_000  # 2024-03-12T08:00:00Z
@@ -28,11 +30,14 @@ def simulate(
     clock_skew_ms: int = 0,
     gzip_rolled: bool = False,
     noise_rate: float = NOISE_RATE,
+    zk: str | None = None,
+    zk_data_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Run `scenario` and write its bundle to `out` (replaced if it exists); returns the truth.
     `clock_skew_ms`: each broker's clock is off by up to that much (seeded); `gzip_rolled`: rolled log
     files are gzipped, as a log-rotation job leaves them; `noise_rate`: background lines a broker writes
-    a second (noise.py)."""
+    a second (noise.py); `zk`, `zk_data_dir`: a fresh real ZooKeeper that gets the same requests, and
+    its dataDir, whose version-2/ files become the bundle's txn logs (real_zk.py)."""
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; expected one of {', '.join(SCENARIOS)}")
     scale = scale or Scale()
@@ -45,8 +50,13 @@ def simulate(
             problem = "is not empty and holds no truth.json"
             raise ValueError(f"{out} {problem}; expected a new directory or an earlier simulated bundle")
         shutil.rmtree(out)
+    if zk is not None and zk_data_dir is None:
+        raise ValueError(f"--zk {zk} needs --zk-data-dir: the server's dataDir, to copy its txn logs from")
+    mirror = RealZooKeeper(zk, zk_data_dir) if zk is not None and zk_data_dir is not None else None
     out.mkdir(parents=True, exist_ok=True)
-    c = Cluster(out, kafka_version, seed, START_MS, scale.brokers, scale.racks, gzip_rolled, noise_rate)
+    c = Cluster(
+        out, kafka_version, seed, START_MS, scale.brokers, scale.racks, gzip_rolled, noise_rate, mirror
+    )
     skew = {b: c.jitter(-clock_skew_ms, clock_skew_ms) for b in c.brokers} if clock_skew_ms else {}
     c.logs.skew_ms.update(skew)
     c.truth["clock_skew_ms"] = {str(b): ms for b, ms in skew.items()}
@@ -70,7 +80,15 @@ def simulate(
     captured = c.now
     c.logs.close(captured)
     c.zk.close()
-    c.zk.znodes_jsonl(out / ZNODES_JSONL)
+    parts = None
+    if mirror is None:
+        c.zk.znodes_jsonl(out / ZNODES_JSONL)
+    else:  # the server's own tree, read as `workbench capture zk` reads it, and its own txn files
+        zk_capture = capture_zk(mirror.hosts, out)
+        parts = read_manifest(out).get("parts")
+        copied = mirror.copy_txn_files(out / "zk" / "txnlog")
+        mirror.close()
+        c.truth["zk_server"] = {"hosts": mirror.hosts, "capture": zk_capture, "txn_files": copied}
     for b in c.brokers.values():
         b.log_dir.write(out / "brokers" / str(b.id) / "datadirs" / "0", captured)
     at = datetime.fromtimestamp(captured / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
@@ -82,6 +100,7 @@ def simulate(
         "brokers": sorted(c.brokers),
         "redacted": True,
         "simulated": {"scenario": scenario, "seed": seed, "scale": scale.__dict__, "noise_rate": noise_rate},
+        **({"parts": parts} if parts else {}),
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     truth = {"scenario": scenario, **c.truth, "captured_ms": captured, "last_zxid": c.zk.zxid}
@@ -120,8 +139,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--noise-rate",
         type=float,
         default=NOISE_RATE,
-        help="background lines (segment rolls, group rebalances) a broker writes a second",
+        help="background lines (group rebalances, fetch sessions) a broker writes a second",
     )
+    parser.add_argument("--zk", metavar="HOST:PORT", help="a fresh ZooKeeper to send the same writes to")
+    parser.add_argument("--zk-data-dir", type=Path, help="that server's dataDir (its version-2/ is copied)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -142,8 +163,10 @@ def run(args: argparse.Namespace) -> int:
             args.clock_skew_ms,
             args.gzip_rolled,
             args.noise_rate,
+            args.zk,
+            args.zk_data_dir,
         )
-    except ValueError as e:
+    except (ValueError, RealZooKeeperError, ZkCaptureError) as e:
         print(f"workbench simulate: {e}", file=sys.stderr)
         return 2
     print(f"{args.scenario}: {args.out} (last zxid 0x{truth['last_zxid']:x})")

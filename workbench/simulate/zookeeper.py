@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from workbench.bundle import znode_json
 from workbench.zookeeper import txns as op
@@ -21,6 +21,9 @@ from workbench.zookeeper.datatree import OPEN_ACL, DataTree
 from workbench.zookeeper.files import TXNLOG_MAGIC, Snapshot, write_snapshot, write_txn_entry
 from workbench.zookeeper.jute import Writer
 from workbench.zookeeper.txns import Txn, write_txn
+
+if TYPE_CHECKING:
+    from workbench.simulate.real_zk import RealZooKeeper
 
 NO_NODE, NODE_EXISTS, BAD_VERSION, NOT_EMPTY, RUNTIME_INCONSISTENCY = -101, -110, -103, -111, -2
 _INTERNAL = ("", "/zookeeper", "/zookeeper/quota")  # created by DataTree itself, ACL index -1
@@ -64,8 +67,15 @@ def check(path: str, version: int) -> Op:
 class SimZooKeeper:
     """A standalone ZooKeeper server (server id 0) for one simulated run."""
 
-    def __init__(self, start_ms: int, txnlog: Path | None = None, snap_count: int = 100_000) -> None:
+    def __init__(
+        self,
+        start_ms: int,
+        txnlog: Path | None = None,
+        snap_count: int = 100_000,
+        mirror: RealZooKeeper | None = None,
+    ) -> None:
         self.tree = DataTree.empty()
+        self.mirror = mirror  # a real server that gets the same requests (real_zk.py)
         self.zxid = 0
         # SessionTrackerImpl.initializeNextSessionId: (elapsed ms << 24) >>> 8, server id in the top byte.
         self._next_session = ((start_ms % 2**40) << 24) >> 8
@@ -81,13 +91,15 @@ class SimZooKeeper:
     # -- sessions --------------------------------------------------------------------------------
     def create_session(self, now: int, timeout_ms: int = 18_000) -> int:
         self._next_session += 1
-        sid = self._next_session
+        sid = self.mirror.create_session(timeout_ms) if self.mirror else self._next_session
         self._log_txn(Txn(op.CREATE_SESSION, time=now, session_id=sid, timeout=timeout_ms))
         return sid
 
     def close_session(self, now: int, session: int) -> list[str]:
         """A client's close, or the server expiring the session: its ephemerals go. Returns their paths."""
         gone = sorted(p for p, n in self.tree.nodes.items() if n.stat.ephemeralOwner == session)
+        if self.mirror:
+            self.mirror.close_session(session)
         self._log_txn(Txn(op.CLOSE_SESSION, time=now, session_id=session))
         return gone
 
@@ -161,6 +173,8 @@ class SimZooKeeper:
                 failed = e
                 subs.append(Txn(op.ERROR, err=e.code, multi_index=i))
         txn = Txn(op.MULTI, time=now, session_id=session, cxid=cxid, ops=subs)
+        if self.mirror:
+            self.mirror.request(session, ops, True, failed.code if failed else None)
         self._log_txn(txn)
         if failed is not None:
             raise failed
@@ -170,8 +184,12 @@ class SimZooKeeper:
         try:
             t = _Pending(self.tree).prepare(o, now, session, None)
         except KeeperError as e:
+            if self.mirror:
+                self.mirror.request(session, [o], False, e.code)
             self._log_txn(Txn(op.ERROR, time=now, session_id=session, cxid=cxid, err=e.code))
             raise
+        if self.mirror:
+            self.mirror.request(session, [o], False, None)
         t.time, t.session_id, t.cxid = now, session, cxid
         self._log_txn(t)
         return o.path
@@ -277,13 +295,15 @@ class _Pending:
             self.deleted.add(o.path)
             self.created.discard(o.path)
             return Txn(op.DELETE, path=o.path, multi_index=index)
-        if o.type == op.CHECK:
-            return Txn(op.CHECK, path=o.path, version=o.version, multi_index=index)
+        if o.type == op.CHECK:  # CheckVersionTxn holds checkAndIncVersion's answer: the version + 1
+            version = self._version(o.path) + 1
+            return Txn(op.CHECK, path=o.path, version=version, multi_index=index)
         raise ValueError(f"op {o.type} is not modelled")
 
 
 def snapshot_of(tree: DataTree, zxid: int) -> Snapshot:
-    """The tree as FileSnap.serialize writes it (3.5 form: no digest); client ACLs share cache index 1."""
+    """The tree as FileSnap.serialize writes it (3.5 form: no digest); other ACLs are numbered from 1
+    in order of first use (/zookeeper/config's READ_ACL_UNSAFE is 1)."""
     snap = Snapshot(file=f"snapshot.{zxid:x}", zxid=zxid, sessions=dict(tree.sessions))
     index: dict[str, int] = {}
     for n in tree.walk():

@@ -21,6 +21,7 @@ from workbench.zookeeper.txns import ACL, Txn
 CONTAINER_OWNER = -(2**63)  # EphemeralType.CONTAINER_EPHEMERAL_OWNER = Long.MIN_VALUE
 TTL_OWNER = -(2**56)  # EphemeralType EXTENDED_MASK 0xff00000000000000 as a signed long
 OPEN_ACL = [ACL(31, "world", "anyone")]  # ReferenceCountedACLCache.OPEN_UNSAFE_ACL_ID = -1
+READ_ACL = [ACL(1, "world", "anyone")]  # ZooDefs.Ids.READ_ACL_UNSAFE
 _DIGEST_STAT = struct.Struct(">qqqqqiiiq")
 
 
@@ -47,10 +48,13 @@ class DataTree:
 
     @classmethod
     def empty(cls) -> DataTree:
-        """A new server's tree: the root and /zookeeper with /zookeeper/quota (DataTree's constructor)."""
+        """A new server's tree, as DataTree's constructor makes it since 3.5: the root, /zookeeper,
+        /zookeeper/quota, and /zookeeper/config (addConfigNode: READ_ACL_UNSAFE, aversion -1)."""
         tree = cls()
         for path in ("", "/zookeeper", "/zookeeper/quota"):
             tree._add(path, Node(path, b"", -1, Stat(0, 0, 0, 0, 0, 0, 0, 0, 0)), OPEN_ACL)
+        config = "/zookeeper/config"
+        tree._add(config, Node(config, b"", -1, Stat(0, 0, 0, 0, 0, 0, -1, 0, 0)), READ_ACL)
         return tree
 
     def _add(self, path: str, node: Node, acl: list[ACL] | None) -> None:
