@@ -62,6 +62,11 @@ def test_the_real_server_logs_the_txns_the_model_logs(
     b = open_bundle(real, spark)
     assert b.bad_records.count() == 0
     assert b.znode_history.count() >= len(got)
+    # The tree replayed from the server's txn files is the tree its clients read (the capture).
+    replayed, bad = b.znodes_at(None)
+    assert bad.count() == 0
+    stats = "path", "data", "czxid", "mzxid", "pzxid", "version", "cversion", "aversion", "num_children"
+    assert sorted(replayed.select(*stats).collect()) == sorted(b.znodes.select(*stats).collect())
 
 
 def _tree(z: dict[str, Any]) -> tuple[Any, ...]:

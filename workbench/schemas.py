@@ -124,7 +124,7 @@ ZNODES = _schema(
     ("ctime", TimestampType(), "create time (the leader's clock)"),
     ("mtime", TimestampType(), "last setData time"),
     ("version", IntegerType(), "data version (Stat.version; Kafka's zkVersion)"),
-    ("cversion", IntegerType(), "children version"),
+    ("cversion", IntegerType(), "children version as a client reads it (creates and deletes of children)"),
     ("aversion", IntegerType(), "ACL version"),
     ("ephemeral_owner", LongType(), "session id owning an ephemeral znode, else 0"),
     ("num_children", IntegerType(), "children count"),

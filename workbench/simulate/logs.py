@@ -16,6 +16,7 @@ import os
 import shutil
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -33,8 +34,12 @@ def appender(logger: str) -> str:
 
 def log4j_time(ms: int) -> str:
     """log4j 1.x ISO8601DateFormat: '2024-03-12 08:00:00,123' (UTC here)."""
-    dt = datetime.fromtimestamp(ms // 1000, tz=timezone.utc)
-    return f"{dt:%Y-%m-%d %H:%M:%S},{ms % 1000:03d}"
+    return f"{_second(ms // 1000)},{ms % 1000:03d}"
+
+
+@lru_cache(maxsize=4096)
+def _second(s: int) -> str:
+    return f"{datetime.fromtimestamp(s, tz=timezone.utc):%Y-%m-%d %H:%M:%S}"
 
 
 @dataclass

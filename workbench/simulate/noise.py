@@ -20,6 +20,7 @@ from __future__ import annotations
 import heapq
 import random
 import uuid
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from workbench.kafka.jvm_order import java_string_hash
@@ -38,6 +39,13 @@ LINES_PER_EVENT = 1 + REBALANCE_SHARE * 2.5
 Line = tuple[str, str, str]  # level, logger, message with its logIdent
 
 
+@cache
+def group_of(topic: str) -> str:
+    """The consumer group reading a topic (one each)."""
+    return f"{topic}-consumers"
+
+
+@cache
 def partition_for(group: str) -> int:
     """GroupMetadataManager.partitionFor: Utils.abs(groupId.hashCode) % offsets.topic.num.partitions."""
     h = java_string_hash(group)
@@ -62,11 +70,15 @@ class Groups:
         """The groups `broker` coordinates and that are not rebalancing. The coordinator leads the group's
         __consumer_offsets partition, which is not modelled: the live brokers take the 50 round robin."""
         live = sorted(b.id for b in c.live())
-        groups = (f"{t}-consumers" for t in sorted(c.topics) if t not in c.deleting)
+        if not live:
+            return []
+        mine = {p for p in range(OFFSETS_TOPIC_PARTITIONS) if live[p % len(live)] == broker}
         return [
             g
-            for g in groups
-            if live and live[partition_for(g) % len(live)] == broker and self.busy_until.get(g, 0) < ms
+            for t in c.topics
+            if t not in c.deleting
+            and partition_for(g := group_of(t)) in mine
+            and self.busy_until.get(g, 0) < ms
         ]
 
 
@@ -110,7 +122,7 @@ class Background:
     def _fetch_session_evicted(self) -> list[Line]:
         """The leader's fetch session cache evicted this follower's session; the fetcher starts a new one."""
         b = self.c.brokers[self.broker]
-        leaders = sorted({leader for leader in b.following.values() if leader in self.c.brokers})
+        leaders = sorted(set(b.following.values()) & self.c.brokers.keys())
         if not leaders:
             return []
         leader = self.rng.choice(leaders)

@@ -18,6 +18,7 @@ _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 VERSIONS = ("2.5.1", "2.8.2", "3.6.2")  # the tags the catalog cites
 
 
+@cache
 def tag(version: str) -> str:
     """'2.8' or '2.8.1' -> the cited tag of that line ('2.8.2'); 3.x -> '3.6.2'."""
     major_minor = tuple(int(x) for x in re.findall(r"\d+", version)[:2])
@@ -40,6 +41,7 @@ def zk_client(version: str) -> str:
     return "release-3.8.4" if tag(version) == "3.6.2" else "release-3.5.9"
 
 
+@cache
 def template(kind: str, version: str, names: frozenset[str], pick: str = "") -> Template:
     """The template Kafka `version` writes; ZooKeeper client lines by the client that version bundles.
     `pick` is text the template must contain, where one kind has several lines with the same fields."""

@@ -83,13 +83,15 @@ def history_rows(path: str, file: str) -> Iterator[tuple[Any, ...]]:
 
 
 def znode_rows(tree: DataTree, source: str) -> Iterator[tuple[Any, ...]]:
+    """The tree's znodes with their stats as a client reads them, like a live capture's."""
     for n in tree.walk():
         s = n.stat
         data, encoding = text_or_base64(n.data)
         length = 0 if n.data is None else len(n.data)
+        kids = len(tree.children.get(n.path, ()))
+        cversion = 2 * s.cversion - kids  # DataNode.copyStat: the persisted count of creates -> of changes
         yield (n.path or "/", data, encoding, length, s.czxid, s.mzxid, s.pzxid, s.ctime, s.mtime, s.version,
-               s.cversion, s.aversion, s.ephemeralOwner, len(tree.children.get(n.path, ())), False, source,
-               *_GOOD)  # fmt: skip
+               cversion, s.aversion, s.ephemeralOwner, kids, False, source, *_GOOD)  # fmt: skip
 
 
 def state_rows(snapshot: ZkFile | None, logs: list[ZkFile], upto: int | None) -> Iterator[tuple[Any, ...]]:
@@ -177,7 +179,8 @@ def read_zk_state(
     snapshot = max(usable, key=lambda s: s.zxid) if usable else None
     if snapshot is None and not logs:
         return empty(spark, schemas.ZNODES), empty(spark, schemas.BAD_RECORDS)
-    raw = spark.range(1).mapInArrow(
+    # One task replays the tree: one partition, or every (empty) partition would replay it again.
+    raw = spark.range(1, numPartitions=1).mapInArrow(
         lambda _: _arrow_batches(state_rows(snapshot, logs, upto), ZNODES_RAW), ZNODES_RAW
     )
     good, bad = _split(raw, "zk-files")
