@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from workbench.kafka.jvm_order import default_scala, topic_assignment_order
+from workbench.kafka.zkdata import PartitionStateZNode, TopicZNode, encode_partition_state, encode_topic
 from workbench.simulate import broker as brokers
 from workbench.simulate import wording
 from workbench.simulate.cluster import Broker, Cluster, Partition, Topic
@@ -40,24 +42,27 @@ def write_state(c: Cluster, p: Partition) -> None:
 
 
 def topic_json(c: Cluster, t: Topic, version: int = 3) -> bytes:
-    """TopicZNode.encode: 2.8+ version 3 with topic_id; 2.5.1 version 2; an old tool's version 1 (no
-    reassignment state either)."""
+    """TopicZNode.encode in the JVM's map orders (kafka/zkdata.py): 2.8+ version 3 with topic_id, 2.5.1
+    version 2; an old tool's version 1 has only the partitions, in the order it wrote them."""
     parts = sorted(t.partitions.values(), key=lambda p: p.partition)
-    partitions = {str(p.partition): p.replicas for p in parts}
     if version == 1:
-        return c.zk_json({"version": 1, "partitions": partitions})
-    removing = {str(p.partition): p.removing for p in parts if p.removing}
-    doc: dict[str, object] = {"removing_replicas": removing, "partitions": partitions}
-    if version >= 3 and t.topic_id is not None:
-        doc["topic_id"] = t.topic_id
-    doc.update(adding_replicas={str(p.partition): p.adding for p in parts if p.adding}, version=version)
-    return c.zk_json(doc)
+        return c.zk_json({"version": 1, "partitions": {str(p.partition): p.replicas for p in parts}})
+    scala = default_scala(c.version)
+    order = topic_assignment_order(t.name, [p.partition for p in parts], scala)
+    z = TopicZNode(
+        version,
+        {n: tuple(t.partitions[n].replicas) for n in order},
+        {n: tuple(t.partitions[n].adding) for n in order if t.partitions[n].adding},
+        {n: tuple(t.partitions[n].removing) for n in order if t.partitions[n].removing},
+        t.topic_id if version >= 3 else None,
+    )
+    return encode_topic(z, c.version, scala)
 
 
 def state_json(c: Cluster, p: Partition) -> bytes:
-    """TopicPartitionStateZNode.encode."""
-    doc = {"controller_epoch": p.controller_epoch, "leader": p.leader, "version": 1}
-    return c.zk_json({**doc, "leader_epoch": p.leader_epoch, "isr": p.isr})
+    """TopicPartitionStateZNode.encode (kafka/zkdata.py)."""
+    z = PartitionStateZNode(1, p.leader, p.leader_epoch, p.controller_epoch, tuple(p.isr))
+    return encode_partition_state(z, c.version)
 
 
 def send_leader_and_isr(c: Cluster, parts: list[Partition], only: set[int] | None = None) -> None:
