@@ -19,20 +19,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
+
+from timing import best
 
 from workbench.simulate.run import simulate
 from workbench.simulate.scenarios import Scale
-
-
-def best(fn: Callable[[], int], repeat: int) -> tuple[float, int]:
-    times, n = [], 0
-    for _ in range(repeat):
-        start = time.perf_counter()
-        n = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), n
 
 
 def generate(out: Path, args: argparse.Namespace) -> None:

@@ -11,23 +11,14 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
+
+from timing import best
 
 from workbench.bundle import zk_data_files
 from workbench.testing.zookeeper import ZooKeeperServer, kafka_like_writes, txn_log_toolkit
 from workbench.zookeeper.files import read_txn_log
 from workbench.zookeeper.txns import Txn
-
-
-def best(fn: Callable[[], int], repeat: int) -> tuple[float, int]:
-    times, n = [], 0
-    for _ in range(repeat):
-        start = time.perf_counter()
-        n = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), n
 
 
 def generate(base: Path, topics: int, partitions: int, isr_changes: int) -> Path:
