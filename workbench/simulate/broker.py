@@ -323,6 +323,7 @@ def handle_stop_replica(
             b.stuck_since.pop(p.tp, None)
             r.delete_dir = delete_dir_name(p.topic, p.partition, uuid.UUID(int=c.rng.getrandbits(128)).hex)
             r.modified_ms = c.now
+            b.log_dir.replicas[r.delete_dir] = b.log_dir.replicas.pop(p.tp)  # a new log may take its place
             c.say(b.id, "log.renamed_for_deletion", tp=p.tp, dir=f"{DATA_DIR}/{r.delete_dir}")
             schedule_removal(c, b, r.delete_dir)
         if tag == "2.5.1":
@@ -342,10 +343,10 @@ def schedule_removal(c: Cluster, b: Broker, dir_name: str) -> None:
     if the broker is still running then (a '-delete' dir left by a crash is queued again at startup)."""
 
     def remove() -> None:
-        gone = [tp for tp, r in b.log_dir.replicas.items() if r.delete_dir == dir_name]
-        if not b.alive or not gone:
+        r = b.log_dir.replicas.get(dir_name)
+        if not b.alive or r is None:
             return
-        del b.log_dir.replicas[gone[0]]
-        c.say(b.id, "log.deleted", tp=gone[0], dir=f"{DATA_DIR}/{dir_name}")
+        del b.log_dir.replicas[dir_name]
+        c.say(b.id, "log.deleted", tp=f"{r.topic}-{r.partition}", dir=f"{DATA_DIR}/{dir_name}")
 
     c.after(FILE_DELETE_DELAY_MS + c.jitter(0, 50), remove)

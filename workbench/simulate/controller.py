@@ -110,11 +110,12 @@ def mint_missing_topic_ids(
 
 def start_state_machines(c: Cluster, b: Broker) -> None:
     """ReplicaStateMachine.startup and PartitionStateMachine.startup: every online replica is sent a
-    LeaderAndIsr with the controller's (possibly new) topic id."""
+    LeaderAndIsr with the controller's (possibly new) topic id, those of topics queued for deletion too
+    (a broker recreates a log it had deleted); offline partitions of those topics are not elected."""
     for text in ("Initializing replica state", "Triggering online replica state changes"):
         c.say(b.id, "state_machine.replica", pick=text)
+    req.send_leader_and_isr(c, c.partitions())
     kept = [p for p in c.partitions() if p.topic not in c.deleting]
-    req.send_leader_and_isr(c, kept)
     c.say(b.id, "state_machine.replica", pick="Triggering offline replica state changes")
     for dead in sorted(x.id for x in c.brokers.values() if not x.alive):
         hosted = [p for p in kept if dead in p.replicas]
@@ -146,9 +147,11 @@ def on_broker_startup(c: Cluster, b: Broker) -> None:
     )
     c.say(c.controller, "controller.broker_startup", brokers=b.id)
     req.update_metadata(c, c.live())
-    hosted = [p for p in c.partitions() if b.id in p.replicas and p.topic not in c.deleting]
+    hosted = [p for p in c.partitions() if b.id in p.replicas]  # all OnlineReplica: LeaderAndIsr
     req.send_leader_and_isr(c, hosted, only={b.id})
-    sm.elect_offline_leaders(c, [p for p in hosted if p.leader < 0])  # an offline partition comes back
+    offline = [p for p in hosted if p.leader < 0 and p.topic not in c.deleting]
+    sm.elect_offline_leaders(c, offline)  # an offline partition comes back
+    reassignment.resume(c, lambda target: b.id in target)
     deletion.resume_on_broker_startup(c, b.id)
 
 
@@ -185,13 +188,14 @@ def on_broker_failure(c: Cluster, dead: list[Broker]) -> None:
 
 def controlled_shutdown(c: Cluster, b: Broker) -> None:
     """KafkaController.doControlledShutdown: leadership moves to another ISR member, and the broker
-    leaves every ISR it was in (fenced writes of the partition states)."""
+    leaves every ISR it was in (fenced writes of the partition states); topics queued for deletion are
+    left alone."""
     assert c.controller is not None
     c.say(b.id, "controlled_shutdown.started")
     c.say(c.controller, "controlled_shutdown.handling", broker=b.id)
     moved: list[Partition] = []
     for p in c.partitions():
-        if b.id not in p.isr or len(p.isr) == 1:
+        if b.id not in p.isr or len(p.isr) == 1 or p.topic in c.deleting:
             continue
         p.isr = [x for x in p.isr if x != b.id]
         if p.leader == b.id:
@@ -267,11 +271,12 @@ def alter_isr(c: Cluster, p: Partition, isr: list[int]) -> bool:
 
 def preferred_election(c: Cluster) -> list[Partition]:
     """The auto-rebalance task (every leader.imbalance.check.interval.seconds = 300): partitions whose
-    preferred replica (the first) is alive and in the ISR get it back as leader."""
+    preferred replica (the first) is alive and in the ISR get it back as leader, but for topics queued
+    for deletion."""
     assert c.controller is not None
     c.say(c.controller, "leader_election.auto_rebalance", pick="Processing automatic")
     moved = []
-    for p in c.partitions():
+    for p in (p for p in c.partitions() if p.topic not in c.deleting):
         preferred = p.replicas[0]
         if p.leader != preferred and preferred in p.isr and c.brokers[preferred].alive:
             p.leader, p.leader_epoch = preferred, p.leader_epoch + 1

@@ -6,7 +6,9 @@ partitions go offline, each live replica goes OfflineReplica (StopReplica, ISR r
 ReplicaDeletionStarted (StopReplica with delete, the broker renames the log to `<tp>.<uuid>-delete`). Each
 broker's response marks its replicas ReplicaDeletionSuccessful; when all are, the topic's znodes go. A
 replica on a broker that is down is ReplicaDeletionIneligible and halts the topic's deletion until that
-broker comes back (onBrokerStartup resumes it).
+broker comes back (onBrokerStartup resumes it). A reassignment of a queued topic halts it too
+(onPartitionReassignment) until one of its partitions completes; a topic not yet queued when its
+deletion is asked for is not halted by a reassignment (the mark comes before the enqueue).
 """
 
 from __future__ import annotations
@@ -214,8 +216,18 @@ def retry_ineligible_replicas(c: Cluster, topics: list[str]) -> None:
             req.send_stop_replica(c, r, parts, delete=False)
 
 
+def resume_deletion_for_topics(c: Cluster, topics: list[str]) -> None:
+    """resumeDeletionForTopics: the queued ones among `topics` are eligible again, and deletions resume."""
+    queued = [t for t in dict.fromkeys(topics) if t in c.deleting]
+    for t in queued:
+        c.deleting[t].ineligible = False
+    if queued:
+        resume_deletions(c)
+
+
 def resume_on_broker_startup(c: Cluster, broker: int) -> None:
-    """onBrokerStartup: replicas of queued topics on the returning broker restart their deletion."""
+    """onBrokerStartup: replicas of queued topics on the returning broker (OnlineReplica again, their
+    LeaderAndIsr already sent) restart their deletion."""
     assert c.controller is not None
     pairs = [(p, broker) for t in c.deleting for p in c.topics[t].partitions.values() if broker in p.replicas]
     if not pairs:
@@ -229,27 +241,27 @@ def resume_on_broker_startup(c: Cluster, broker: int) -> None:
     )
     for p, r in pairs:  # back to OnlineReplica
         c.deleting[p.topic].replicas.pop((p.partition, r), None)
-    for t in {p.topic for p, _ in pairs}:
-        c.deleting[t].ineligible = False
-    resume_deletions(c)
+    resume_deletion_for_topics(c, [p.topic for p, _ in pairs])
 
 
 def initial_deletions(c: Cluster) -> tuple[list[str], list[str]]:
-    """fetchTopicDeletionsInProgress on failover: the queue is read back from ZooKeeper; a topic with a
-    replica on a dead broker is ineligible. Replica states start afresh (online or ineligible)."""
+    """fetchTopicDeletionsInProgress on failover: the queue is read back from ZooKeeper. Ineligible are
+    every topic with a replica on a dead broker or a partition being reassigned, queued or not (so it
+    is logged), and the queued ones among them are halted. Replica states start afresh: online, or
+    ReplicaDeletionIneligible on a dead broker (ReplicaStateMachine.initializeReplicaState)."""
     queued = c.zk.children("/admin/delete_topics") if c.zk.exists("/admin/delete_topics") else []
     queued = [t for t in queued if t in c.topics]
-    ineligible = []
+    ineligible = sorted(
+        {p.topic for p in c.partitions() if p.adding or p.removing}
+        | {p.topic for p in c.partitions() if any(not c.brokers[r].alive for r in p.replicas)}
+    )
     c.deleting = {}
     for t in queued:
-        d = c.deleting[t] = Deletion(t)
+        d = c.deleting[t] = Deletion(t, ineligible=t in ineligible)
         for p in c.topics[t].partitions.values():
             for r in p.replicas:
                 if not c.brokers[r].alive:
                     d.replicas[(p.partition, r)] = INELIGIBLE
-                    d.ineligible = True
-        if d.ineligible:
-            ineligible.append(t)
     return queued, ineligible
 
 
@@ -259,6 +271,12 @@ def complete_delete_topic(c: Cluster, topic: str) -> None:
     for path in (f"/brokers/topics/{topic}", f"/config/topics/{topic}", f"/admin/delete_topics/{topic}"):
         if c.zk.exists(path):
             req.fenced_delete_recursive(c, path)
+    for b in c.brokers.values():  # a reassignment's copies of it end with it
+        for p in c.topics[topic].partitions.values():
+            b.catching_up.pop(p.tp, None)
+    for move in c.truth["reassignments"]:
+        if move["topic"] == topic and move["completed_ms"] is None:
+            move["abandoned_ms"] = c.now
     del c.topics[topic], c.deleting[topic]
     c.truth["deletions"][topic]["completed_ms"] = c.now
 

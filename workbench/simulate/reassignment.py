@@ -6,11 +6,16 @@ RS is sent LeaderAndIsr; A2: the adding replicas start copying the leader's log 
 replication throttle). When every target replica is in the ISR: B2 RS = TRS in memory; B3 the leader
 stays (epoch bump) or moves; B4/B5 the removed replicas go offline and are deleted; B6 the topic znode
 gets RS = TRS with no AR/RR; B8 UpdateMetadata. The state lives in the topic znode, so a new controller
-picks a reassignment up where the old one left it (initializePartitionReassignments).
+picks a reassignment up where the old one left it (initializePartitionReassignments), as does the
+controller when a target broker returns (onBrokerStartup). While it runs, a topic queued for deletion is
+ineligible; its completion resumes the deletion. A topic already queued is not reassigned.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from workbench.simulate import deletion
 from workbench.simulate import requests as req
 from workbench.simulate import state_machines as sm
 from workbench.simulate.cluster import Cluster, Partition
@@ -21,8 +26,13 @@ THROTTLE_BYTES_PER_S = 100_000  # kafka-reassign-partitions.sh --throttle, as op
 
 
 def reassign(c: Cluster, moves: list[tuple[Partition, list[int]]]) -> None:
-    """AlterPartitionReassignments (kafka-reassign-partitions.sh --execute --bootstrap-server)."""
+    """AlterPartitionReassignments (kafka-reassign-partitions.sh --execute --bootstrap-server); a topic
+    queued for deletion is refused with UNKNOWN_TOPIC_OR_PARTITION (maybeTriggerPartitionReassignment)."""
+    assert c.controller is not None
     for p, target in moves:
+        if p.topic in c.deleting:
+            c.say(c.controller, "reassignment.skipped_for_deletion", tp=p.tp)
+            continue
         c.truth["reassignments"].append(
             {
                 "topic": p.topic,
@@ -33,6 +43,7 @@ def reassign(c: Cluster, moves: list[tuple[Partition, list[int]]]) -> None:
                 "started_by": c.controller,
                 "completed_ms": None,
                 "completed_by": None,
+                "abandoned_ms": None,  # its topic was deleted first
             }
         )
         on_partition_reassignment(c, p, target)
@@ -40,6 +51,7 @@ def reassign(c: Cluster, moves: list[tuple[Partition, list[int]]]) -> None:
 
 def on_partition_reassignment(c: Cluster, p: Partition, target: list[int]) -> None:
     assert c.controller is not None
+    deletion.mark_ineligible(c, [p.topic], "topic reassignment in progress")
     origin = [r for r in p.replicas if r not in p.adding]
     replicas = [*target, *(r for r in origin if r not in target)]
     adding = [r for r in target if r not in origin]
@@ -61,7 +73,8 @@ def on_partition_reassignment(c: Cluster, p: Partition, target: list[int]) -> No
         return
     bump_leader_epoch(c, p)  # A1
     for r in adding:  # A2: NewReplica; the broker creates the log and copies it from the leader
-        copied = c.replica(c.brokers[p.leader], p).log_end_offset * AVG_RECORD_BYTES
+        leader = c.brokers.get(p.leader)  # none (-1): nothing to copy from until one is elected
+        copied = c.replica(leader, p).log_end_offset * AVG_RECORD_BYTES if leader else 0
         c.brokers[r].catching_up.setdefault(p.tp, c.now + 1_000 * copied // THROTTLE_BYTES_PER_S + 5_000)
 
 
@@ -103,6 +116,7 @@ def complete(c: Cluster, p: Partition) -> None:
     for move in c.truth["reassignments"]:
         if (move["topic"], move["partition"], move["completed_ms"]) == (p.topic, p.partition, None):
             move.update(completed_ms=c.now, completed_by=c.controller)
+    deletion.resume_deletion_for_topics(c, [p.topic])  # even while its other partitions still move
 
 
 def write_assignment(c: Cluster, p: Partition) -> None:
@@ -132,8 +146,11 @@ def bump_leader_epoch(c: Cluster, p: Partition) -> None:
     )
 
 
-def resume(c: Cluster) -> None:
-    """On failover (initializePartitionReassignments, then maybeResumeReassignments): partitions whose
-    topic znode holds AR/RR carry on towards their target."""
+def resume(c: Cluster, targeting: Callable[[list[int]], bool] = lambda target: True) -> None:
+    """maybeResumeReassignments: on failover (initializePartitionReassignments) every partition whose
+    topic znode holds AR/RR carries on towards its target; on a broker's return, those whose target
+    holds it (`targeting`)."""
     for p in [p for p in c.partitions() if p.adding or p.removing]:
-        on_partition_reassignment(c, p, [r for r in p.replicas if r not in p.removing])
+        target = [r for r in p.replicas if r not in p.removing]
+        if targeting(target):
+            on_partition_reassignment(c, p, target)

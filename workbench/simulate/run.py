@@ -74,6 +74,9 @@ def simulate(
             "ineligible": d.ineligible,
             "replicas_left": sorted(left),
             "brokers_down": down,
+            "partitions_reassigning": [
+                p.partition for p in c.topics[t].partitions.values() if p.adding or p.removing
+            ],
         }
     c.tick(c.jitter(1_000, 5_000))
     c.truth["leader_imbalance"] = leader_imbalance(c)
