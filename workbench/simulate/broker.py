@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from workbench.kafka.zkdata import BrokerIdZNode, ClusterIdZNode, encode, encode_broker
 from workbench.simulate import wording
 from workbench.simulate.cluster import (
     DATA_DIR,
@@ -65,9 +66,8 @@ def start(c: Cluster, b: Broker) -> None:
             if e.code != NODE_EXISTS:
                 raise
     if not c.zk.exists("/cluster/id"):  # KafkaZkClient.getOrGenerateClusterId
-        c.zk.create_recursive(
-            c.now, b.session, "/cluster/id", c.zk_json({"version": "1", "id": c.cluster_id})
-        )
+        cluster_id = encode(ClusterIdZNode("1", c.cluster_id), c.version)
+        c.zk.create_recursive(c.now, b.session, "/cluster/id", cluster_id)
     b.log_dir.cluster_id = c.cluster_id
     c.tick(c.jitter(20, 80))
     c.say(b.id, "broker.cluster_id", cluster_id=c.cluster_id)
@@ -136,21 +136,20 @@ def _stat_fields(c: Cluster, path: str) -> dict[str, Any]:
 
 
 def broker_json(c: Cluster, b: Broker) -> bytes:
-    """BrokerIdZNode.encode: version 5 with features (IBP >= 2.7), version 4 before (2.5.1)."""
-    doc: dict[str, object] = {
-        "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
-        "endpoints": [b.endpoint],
-        "jmx_port": -1,
-        "host": f"kafka-{b.id}",
-        "timestamp": str(c.now),
-        "port": 9092,
-        "version": 4,
-    }
-    if b.rack:
-        doc["rack"] = b.rack
-    if wording.tag(c.version) != "2.5.1":
-        doc = {"features": {}, **doc, "version": 5}
-    return c.zk_json(doc)
+    """BrokerIdZNode.encode (kafka/zkdata.py): version 5 with features (IBP >= 2.7), 4 before (2.5.1)."""
+    v5 = wording.tag(c.version) != "2.5.1"
+    z = BrokerIdZNode(
+        5 if v5 else 4,
+        f"kafka-{b.id}",
+        9092,
+        (b.endpoint,),
+        -1,
+        c.now,
+        b.rack or None,
+        {"PLAINTEXT": "PLAINTEXT"},
+        {} if v5 else None,
+    )
+    return encode_broker(z, c.version)
 
 
 def stop(c: Cluster, b: Broker, clean: bool) -> None:

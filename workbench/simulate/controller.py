@@ -10,6 +10,7 @@ partition count, as reading every topic and partition state from ZooKeeper does.
 from __future__ import annotations
 
 from workbench.kafka import topic_id as topic_ids
+from workbench.kafka.zkdata import ControllerZNode, encode_controller, encode_controller_epoch
 from workbench.simulate import deletion, reassignment, wording
 from workbench.simulate import requests as req
 from workbench.simulate import state_machines as sm
@@ -22,15 +23,15 @@ def elect(c: Cluster, b: Broker, reason: str) -> None:
     assert b.session is not None
     started = c.now
     if not c.zk.exists("/controller_epoch"):
-        c.zk.create(c.now, b.session, "/controller_epoch", b"0")
+        c.zk.create(c.now, b.session, "/controller_epoch", encode_controller_epoch(0))
         c.epoch_zk_version = 0
         c.say(b.id, "controller.epoch_znode_created", path="/controller_epoch", epoch=0)
     epoch = c.controller_epoch + 1
-    controller = c.zk_json({"version": 1, "brokerid": b.id, "timestamp": str(c.now)})
+    kraft = (2, -1) if c.version_at_least(3, 4) else (1, None)  # 3.4+: kraftControllerEpoch -1
+    controller = encode_controller(ControllerZNode(kraft[0], b.id, c.now, kraft[1]), c.version)
     ops = [create("/controller", controller, ephemeral=True)]
-    c.zk.multi(
-        c.now, b.session, [*ops, set_data("/controller_epoch", str(epoch).encode(), c.epoch_zk_version)]
-    )
+    epoch_data = encode_controller_epoch(epoch)
+    c.zk.multi(c.now, b.session, [*ops, set_data("/controller_epoch", epoch_data, c.epoch_zk_version)])
     c.controller, c.controller_epoch, c.epoch_zk_version = b.id, epoch, c.epoch_zk_version + 1
     c.say(b.id, "controller.elected", broker=b.id, epoch=epoch, epoch_zk_version=c.epoch_zk_version)
     n = len(c.partitions())
@@ -114,13 +115,20 @@ def start_state_machines(c: Cluster, b: Broker) -> None:
     (a broker recreates a log it had deleted); offline partitions of those topics are not elected."""
     for text in ("Initializing replica state", "Triggering online replica state changes"):
         c.say(b.id, "state_machine.replica", pick=text)
+    online = [(p, r) for p in c.partitions() for r in p.replicas if c.brokers[r].alive]
+    sm.replica_states(c, online, "OnlineReplica", "OnlineReplica")
     req.send_leader_and_isr(c, c.partitions())
     kept = [p for p in c.partitions() if p.topic not in c.deleting]
     c.say(b.id, "state_machine.replica", pick="Triggering offline replica state changes")
-    for dead in sorted(x.id for x in c.brokers.values() if not x.alive):
+    for dead in sorted(x.id for x in c.brokers.values() if not x.alive):  # all ReplicaDeletionIneligible
         hosted = [p for p in kept if dead in p.replicas]
         if hosted:
-            sm.offline_replica(c, dead, hosted)
+            sm.offline_replica(c, dead, hosted, before=deletion.INELIGIBLE)
+        doomed = [p for p in c.partitions() if p.topic in c.deleting and dead in p.replicas]
+        if doomed:
+            sm.offline_replica(c, dead, doomed, deleting=True, before=deletion.INELIGIBLE)
+        for p in doomed:
+            del c.deleting[p.topic].replicas[(p.partition, dead)]
     c.say(b.id, "state_machine.partition", pick="Initializing partition state")
     c.say(b.id, "state_machine.partition", pick="Triggering online partition state changes")
     sm.elect_offline_leaders(c, [p for p in kept if p.leader < 0 or not c.brokers[p.leader].alive])
@@ -148,11 +156,19 @@ def on_broker_startup(c: Cluster, b: Broker) -> None:
     c.say(c.controller, "controller.broker_startup", brokers=b.id)
     req.update_metadata(c, c.live())
     hosted = [p for p in c.partitions() if b.id in p.replicas]  # all OnlineReplica: LeaderAndIsr
+    for before in ("OfflineReplica", deletion.INELIGIBLE):
+        pairs = [(p, b.id) for p in hosted if _deletion_state(c, p, b.id) == before]
+        sm.replica_states(c, pairs, before, "OnlineReplica")
     req.send_leader_and_isr(c, hosted, only={b.id})
     offline = [p for p in hosted if p.leader < 0 and p.topic not in c.deleting]
     sm.elect_offline_leaders(c, offline)  # an offline partition comes back
     reassignment.resume(c, lambda target: b.id in target)
     deletion.resume_on_broker_startup(c, b.id)
+
+
+def _deletion_state(c: Cluster, p: Partition, replica: int) -> str:
+    d = c.deleting.get(p.topic)
+    return d.replicas.get((p.partition, replica), "OfflineReplica") if d else "OfflineReplica"
 
 
 def on_broker_failure(c: Cluster, dead: list[Broker]) -> None:
@@ -187,24 +203,32 @@ def on_broker_failure(c: Cluster, dead: list[Broker]) -> None:
 
 
 def controlled_shutdown(c: Cluster, b: Broker) -> None:
-    """KafkaController.doControlledShutdown: leadership moves to another ISR member, and the broker
-    leaves every ISR it was in (fenced writes of the partition states); topics queued for deletion are
-    left alone."""
+    """KafkaController.doControlledShutdown (2.8.2 l.1308): partitions it leads elect the first assigned
+    replica left in the ISR (ControlledShutdownPartitionLeaderElectionStrategy; none: it keeps them);
+    partitions it follows get StopReplica and its replica goes OfflineReplica (out of the ISR). Topics
+    queued for deletion and single-replica partitions are left alone."""
     assert c.controller is not None
     c.say(b.id, "controlled_shutdown.started")
     c.say(c.controller, "controlled_shutdown.handling", broker=b.id)
+    acted = [p for p in c.partitions() if b.id in p.replicas and len(p.replicas) > 1]
+    acted = [p for p in acted if p.topic not in c.deleting]
+    followed = [p for p in acted if p.leader != b.id]
     moved: list[Partition] = []
-    for p in c.partitions():
-        if b.id not in p.isr or len(p.isr) == 1 or p.topic in c.deleting:
+    for p in (p for p in acted if p.leader == b.id):
+        isr = [x for x in p.isr if x != b.id]
+        leader = next((r for r in p.replicas if r in isr and c.brokers[r].alive), None)
+        if leader is None:
+            sm.election_failed(c, p, "OnlinePartition", "ControlledShutdownPartitionLeaderElectionStrategy")
             continue
-        p.isr = [x for x in p.isr if x != b.id]
-        if p.leader == b.id:
-            p.leader = p.isr[0]
-        p.leader_epoch += 1
-        req.write_state(c, p)
+        p.isr = isr
+        sm.elect(c, p, leader, "OnlinePartition")
         moved.append(p)
     c.tick(c.jitter(20, 60) + len(moved))
     req.send_leader_and_isr(c, moved)
+    if followed:  # StopReplica, and again from the OfflineReplica transition's own batch
+        req.send_stop_replica(c, b.id, followed, delete=False)
+        sm.offline_replica(c, b.id, followed)
+        req.send_stop_replica(c, b.id, followed, delete=False)
     if wording.tag(c.version) == "3.6.2":
         c.say(b.id, "controlled_shutdown.succeeded", ms=c.jitter(100, 400))
     else:
@@ -212,10 +236,24 @@ def controlled_shutdown(c: Cluster, b: Broker) -> None:
 
 
 def create_partitions(c: Cluster, t: Topic, new: list[Partition]) -> None:
-    """onNewPartitionCreation: NewPartition -> OnlinePartition with the first live replica as leader and
-    every live replica in the ISR; the state znodes are fenced creates."""
+    """onNewPartitionCreation: the partitions go NewPartition and their replicas NewReplica; then
+    OnlinePartition with the first live replica as leader and every live replica in the ISR (the state
+    znodes are fenced creates), LeaderAndIsr, and the replicas go OnlineReplica."""
     assert c.controller is not None
     c.say(c.controller, "topic.new_partitions", partitions=",".join(p.tp for p in new))
+    for p in new:
+        c.say(
+            c.controller,
+            "partition.state_change",
+            c.promoted,
+            role="controller",
+            tp=p.tp,
+            from_state="NonExistentPartition",
+            to_state="NewPartition",
+            replicas=",".join(map(str, p.replicas)),
+        )
+    replicas = [(p, r) for p in new for r in p.replicas]
+    sm.replica_states(c, replicas, "NonExistentReplica", "NewReplica")
     for p in new:
         live = [r for r in p.replicas if c.brokers[r].alive]
         p.leader, p.isr, p.leader_epoch, p.zk_version = live[0], live, 0, 0
@@ -230,6 +268,7 @@ def create_partitions(c: Cluster, t: Topic, new: list[Partition]) -> None:
         c.say(
             c.controller,
             "partition.state_change",
+            c.promoted,
             role="controller",
             tp=p.tp,
             from_state="NewPartition",
@@ -239,6 +278,7 @@ def create_partitions(c: Cluster, t: Topic, new: list[Partition]) -> None:
         t.partitions[p.partition] = p
     c.tick(c.jitter(5, 20) + len(new))
     req.send_leader_and_isr(c, new)
+    sm.replica_states(c, replicas, "NewReplica", "OnlineReplica")
     req.update_metadata(c, c.live())
 
 
@@ -275,14 +315,15 @@ def preferred_election(c: Cluster) -> list[Partition]:
     for deletion."""
     assert c.controller is not None
     c.say(c.controller, "leader_election.auto_rebalance", pick="Processing automatic")
-    moved = []
-    for p in (p for p in c.partitions() if p.topic not in c.deleting):
-        preferred = p.replicas[0]
-        if p.leader != preferred and preferred in p.isr and c.brokers[preferred].alive:
-            p.leader, p.leader_epoch = preferred, p.leader_epoch + 1
-            req.write_state(c, p)
-            moved.append(p)
-    if moved:
+    moved = [
+        p
+        for p in c.partitions()
+        if p.topic not in c.deleting
+        and p.leader != p.replicas[0]
+        and p.replicas[0] in p.isr
+        and c.brokers[p.replicas[0]].alive
+    ]
+    if moved:  # onReplicaElection: the line, the elections (fenced writes), then LeaderAndIsr
         tps = ",".join(p.tp for p in moved)
         c.say(
             c.controller,
@@ -291,6 +332,8 @@ def preferred_election(c: Cluster) -> list[Partition]:
             partitions=tps,
             trigger="AutoTriggered",
         )
+        for p in moved:
+            sm.elect(c, p, p.replicas[0], "OnlinePartition")
         c.tick(c.jitter(5, 20))
         req.send_leader_and_isr(c, moved)
     return moved

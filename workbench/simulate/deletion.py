@@ -126,6 +126,7 @@ def on_partition_deletion(c: Cluster, topics: list[str]) -> None:
             halted.append(t)
         for p, r in dead:
             d.replicas[(p.partition, r)] = INELIGIBLE
+        sm.replica_states(c, dead, "OfflineReplica", INELIGIBLE)
         for p, r in pairs:
             if c.brokers[r].alive and d.replicas.get((p.partition, r)) != SUCCESSFUL:
                 started.setdefault(r, []).append(p)
@@ -136,6 +137,7 @@ def on_partition_deletion(c: Cluster, topics: list[str]) -> None:
     for r, parts in sorted(started.items()):
         for p in parts:
             c.deleting[p.topic].replicas[(p.partition, r)] = STARTED
+        sm.replica_states(c, [(p, r) for p in parts], "OfflineReplica", STARTED)
         req.send_stop_replica(c, r, parts, delete=True, on_response=partial(stop_replica_response, c))
     if halted:
         mark_ineligible(c, halted, "offline replicas")
@@ -165,6 +167,7 @@ def stop_replica_response(c: Cluster, broker: int, stopped: list[Partition]) -> 
     )
     for p in mine:
         c.deleting[p.topic].replicas[(p.partition, broker)] = SUCCESSFUL
+    sm.replica_states(c, [(p, broker) for p in mine], STARTED, SUCCESSFUL)
     resume_deletions(c)
 
 
@@ -179,8 +182,11 @@ def fail_replica_deletion(c: Cluster, failed: list[tuple[Partition, int]]) -> No
         replicas=replicas_text(failed),
         topics=wording.scala_set(topics),
     )
-    for p, r in failed:
-        c.deleting[p.topic].replicas[(p.partition, r)] = INELIGIBLE
+    for p, r in failed:  # one already deleted stays so (an invalid transition, logged and skipped)
+        before = c.deleting[p.topic].replicas.get((p.partition, r), "OfflineReplica")
+        if before != SUCCESSFUL:
+            c.deleting[p.topic].replicas[(p.partition, r)] = INELIGIBLE
+            sm.replica_states(c, [(p, r)], before, INELIGIBLE)
     mark_ineligible(c, topics, "replica deletion failure")
     resume_deletions(c)
 
@@ -211,7 +217,7 @@ def retry_ineligible_replicas(c: Cluster, topics: list[str]) -> None:
         parts = [p for p, x in failed if x == r]
         for p in parts:
             del c.deleting[p.topic].replicas[(p.partition, r)]
-        sm.offline_replica(c, r, parts, deleting=True)
+        sm.offline_replica(c, r, parts, deleting=True, before=INELIGIBLE)
         if c.brokers[r].alive:
             req.send_stop_replica(c, r, parts, delete=False)
 
@@ -268,6 +274,8 @@ def initial_deletions(c: Cluster) -> tuple[list[str], list[str]]:
 def complete_delete_topic(c: Cluster, topic: str) -> None:
     """completeDeleteTopic (KafkaZkClient.deleteTopic): the topic, its config and its deletion request go,
     each recursively and fenced."""
+    pairs = [(p, r) for p in c.topics[topic].partitions.values() for r in p.replicas]
+    sm.replica_states(c, pairs, SUCCESSFUL, "NonExistentReplica")
     for path in (f"/brokers/topics/{topic}", f"/config/topics/{topic}", f"/admin/delete_topics/{topic}"):
         if c.zk.exists(path):
             req.fenced_delete_recursive(c, path)

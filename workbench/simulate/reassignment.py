@@ -49,7 +49,9 @@ def reassign(c: Cluster, moves: list[tuple[Partition, list[int]]]) -> None:
         on_partition_reassignment(c, p, target)
 
 
-def on_partition_reassignment(c: Cluster, p: Partition, target: list[int]) -> None:
+def on_partition_reassignment(c: Cluster, p: Partition, target: list[int], resumed: bool = False) -> None:
+    """`resumed`: by a controller that found it under way (its adding replicas are no longer
+    NonExistentReplica, so their NewReplica transition fails and is logged)."""
     assert c.controller is not None
     deletion.mark_ineligible(c, [p.topic], "topic reassignment in progress")
     origin = [r for r in p.replicas if r not in p.adding]
@@ -73,6 +75,10 @@ def on_partition_reassignment(c: Cluster, p: Partition, target: list[int]) -> No
         return
     bump_leader_epoch(c, p)  # A1
     for r in adding:  # A2: NewReplica; the broker creates the log and copies it from the leader
+        if resumed:
+            sm.replica_state_failed(c, p, r, "OnlineReplica" if c.brokers[r].alive else "OfflineReplica")
+        else:
+            sm.replica_states(c, [(p, r)], "NonExistentReplica", "NewReplica")
         leader = c.brokers.get(p.leader)  # none (-1): nothing to copy from until one is elected
         copied = c.replica(leader, p).log_end_offset * AVG_RECORD_BYTES if leader else 0
         c.brokers[r].catching_up.setdefault(p.tp, c.now + 1_000 * copied // THROTTLE_BYTES_PER_S + 5_000)
@@ -91,6 +97,7 @@ def complete(c: Cluster, p: Partition) -> None:
     """Phase B of onPartitionReassignment."""
     assert c.controller is not None
     removing = list(p.removing)
+    sm.replica_states(c, [(p, r) for r in p.adding], "NewReplica", "OnlineReplica")  # B1
     p.replicas, p.adding, p.removing = [r for r in p.replicas if r not in removing], [], []  # B2
     shown = ",".join(map(str, p.replicas))
     alive = p.leader in c.brokers and c.brokers[p.leader].alive
@@ -108,6 +115,12 @@ def complete(c: Cluster, p: Partition) -> None:
         req.send_leader_and_isr(c, [p])
     for r in removing:  # B4, B5
         sm.offline_replica(c, r, [p])
+        for before, after in (
+            ("OfflineReplica", "ReplicaDeletionStarted"),
+            ("ReplicaDeletionStarted", "ReplicaDeletionSuccessful"),
+            ("ReplicaDeletionSuccessful", "NonExistentReplica"),
+        ):
+            sm.replica_states(c, [(p, r)], before, after)
         if c.brokers[r].alive:
             req.send_stop_replica(c, r, [p], delete=False)
             req.send_stop_replica(c, r, [p], delete=True)
@@ -153,4 +166,4 @@ def resume(c: Cluster, targeting: Callable[[list[int]], bool] = lambda target: T
     for p in [p for p in c.partitions() if p.adding or p.removing]:
         target = [r for r in p.replicas if r not in p.removing]
         if targeting(target):
-            on_partition_reassignment(c, p, target)
+            on_partition_reassignment(c, p, target, resumed=True)

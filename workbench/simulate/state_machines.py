@@ -8,6 +8,8 @@ log4j config keeps (KAFKA-8470).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from workbench.simulate import requests as req
 from workbench.simulate import wording
 from workbench.simulate.cluster import Cluster, Partition
@@ -25,19 +27,7 @@ def elect_offline_leaders(c: Cluster, parts: list[Partition]) -> list[Partition]
         live_isr = [r for r in p.isr if c.brokers[r].alive]
         leader = next((r for r in p.replicas if r in live_isr), None)
         if leader is None:
-            c.say(
-                c.controller,
-                "partition.state_change_failed",
-                "ERROR",
-                role="controller",
-                controller=c.controller,
-                controller_epoch=c.controller_epoch,
-                tp=p.tp,
-                from_state="OfflinePartition",
-                to_state="OnlinePartition",
-                thrown=f"kafka.common.StateChangeFailedException: Failed to elect leader for partition "
-                f"{p.tp} under strategy {OFFLINE_STRATEGY}",
-            )
+            election_failed(c, p, "OfflinePartition", OFFLINE_STRATEGY)
             continue
         p.isr = live_isr
         elect(c, p, leader, "OfflinePartition")
@@ -45,6 +35,24 @@ def elect_offline_leaders(c: Cluster, parts: list[Partition]) -> list[Partition]
     if elected:
         req.send_leader_and_isr(c, elected)
     return elected
+
+
+def election_failed(c: Cluster, p: Partition, before: str, strategy: str) -> None:
+    """PartitionStateMachine.logFailedStateChange after electLeaderForPartitions found no leader."""
+    assert c.controller is not None
+    c.say(
+        c.controller,
+        "partition.state_change_failed",
+        "ERROR",
+        role="controller",
+        controller=c.controller,
+        controller_epoch=c.controller_epoch,
+        tp=p.tp,
+        from_state=before,
+        to_state="OnlinePartition",
+        thrown=f"kafka.common.StateChangeFailedException: Failed to elect leader for partition "
+        f"{p.tp} under strategy {strategy}",
+    )
 
 
 def elect(c: Cluster, p: Partition, leader: int, before: str) -> None:
@@ -64,31 +72,61 @@ def elect(c: Cluster, p: Partition, leader: int, before: str) -> None:
     )
 
 
-def offline_replica(c: Cluster, replica: int, parts: list[Partition], deleting: bool = False) -> None:
-    """OnlineReplica -> OfflineReplica (ReplicaStateMachine.doHandleStateChanges): the replica leaves each
-    ISR it is in; a leaving leader leaves the partition without one (-1), and a last ISR member stays in
-    the ISR. The other replicas get the new state, unless the topic is being deleted. (The StopReplica
-    without delete to a live replica's broker is the caller's, after all replicas changed.)"""
+def replica_states(c: Cluster, pairs: Iterable[tuple[Partition, int]], before: str, after: str) -> None:
+    """ReplicaStateMachine.logSuccessfulTransition, a TRACE line at every version: only 2.5.1's log4j
+    config keeps state.change.logger at TRACE, so only its state-change.log has them."""
+    if c.promoted != "TRACE":
+        return
     assert c.controller is not None
-    changed = []
+    for p, r in pairs:
+        c.say(
+            c.controller,
+            "replica.state_change",
+            "TRACE",
+            role="controller",
+            replica=r,
+            tp=p.tp,
+            from_state=before,
+            to_state=after,
+        )
+
+
+def replica_state_failed(c: Cluster, p: Partition, replica: int, before: str) -> None:
+    """ReplicaStateMachine.logInvalidTransition for -> NewReplica (valid only from NonExistentReplica):
+    an ERROR at every version, as when a new controller resumes a reassignment."""
+    assert c.controller is not None
+    c.say(
+        c.controller,
+        "replica.state_change_failed",
+        "ERROR",
+        role="controller",
+        controller=c.controller,
+        controller_epoch=c.controller_epoch,
+        replica=replica,
+        tp=p.tp,
+        from_state=before,
+        to_state="NewReplica",
+        thrown=f"java.lang.IllegalStateException: Replica {req.replica_text(p, replica)} should be in the "
+        f"NonExistentReplica states before moving to NewReplica state. Instead it is in {before} state",
+    )
+
+
+def offline_replica(
+    c: Cluster, replica: int, parts: list[Partition], deleting: bool = False, before: str = "OnlineReplica"
+) -> None:
+    """-> OfflineReplica (ReplicaStateMachine.doHandleStateChanges): the replica leaves each ISR it is in;
+    a leaving leader leaves the partition without one (-1), and a last ISR member stays in the ISR. The
+    other replicas get the state, changed or not (doRemoveReplicasFromIsr returns both), unless the topic
+    is being deleted. (The StopReplica without delete to a live replica's broker is the caller's.)"""
+    assert c.controller is not None
     for p in parts:
         if replica in p.isr:
             p.leader = -1 if p.leader == replica else p.leader
             p.isr = p.isr if len(p.isr) == 1 else [r for r in p.isr if r != replica]
             p.leader_epoch += 1
             req.write_state(c, p)
-            changed.append(p)
-        if wording.tag(c.version) == "2.5.1":
-            c.say(
-                c.controller,
-                "replica.state_change",
-                "TRACE",
-                role="controller",
-                replica=replica,
-                tp=p.tp,
-                from_state="OnlineReplica",
-                to_state="OfflineReplica",
-            )
+        if c.promoted == "TRACE":
+            replica_states(c, [(p, replica)], before, "OfflineReplica")
         else:
             c.say(
                 c.controller,
@@ -99,9 +137,9 @@ def offline_replica(c: Cluster, replica: int, parts: list[Partition], deleting: 
                 replica=replica,
                 to_state="OfflineReplica",
             )
-    if changed and not deleting:
-        others = {r for p in changed for r in p.replicas if r != replica}
-        req.send_leader_and_isr(c, changed, only=others)
+    if parts and not deleting:
+        others = {r for p in parts for r in p.replicas if r != replica}
+        req.send_leader_and_isr(c, parts, only=others)
 
 
 def leader_isr_and_controller_epoch(c: Cluster, p: Partition) -> str:

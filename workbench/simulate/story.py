@@ -13,6 +13,7 @@ from workbench.kafka.assignment import (
     assign_replicas_to_brokers,
     create_new_partitions_assignment,
 )
+from workbench.kafka.zkdata import ConfigEntityZNode, encode_config
 from workbench.simulate import broker as brokers
 from workbench.simulate import controller as ctl
 from workbench.simulate import reassignment
@@ -47,7 +48,8 @@ def create_topic(c: Cluster, name: str, partitions: int, replication: int, old_c
     with_id = not old_client and c.version_at_least(2, 8)
     t = Topic(name, topic_ids.random_uuid(c.rng, c.version) if with_id else None)
     session = c.admin_session()
-    c.zk.create_recursive(c.now, session, f"/config/topics/{name}", c.zk_json({"version": 1, "config": {}}))
+    config = encode_config(ConfigEntityZNode(1, {}))  # no overrides
+    c.zk.create_recursive(c.now, session, f"/config/topics/{name}", config)
     parts = [Partition(name, p, replicas) for p, replicas in sorted(assignment.items())]
     written = Topic(name, t.topic_id, {p.partition: p for p in parts})  # the controller adds them to t
     version = 1 if old_client else (3 if with_id else 2)
