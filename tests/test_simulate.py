@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from workbench.frames import Bundle, open_bundle
 from workbench.simulate import samples
 from workbench.simulate.logs import log4j_time
-from workbench.simulate.run import simulate
+from workbench.simulate.run import START_MS, simulate
 from workbench.simulate.scenarios import Scale
 
 SMALL = Scale(brokers=3, topics=2, partitions=3, hours=0.5)
@@ -346,3 +346,10 @@ def test_segment_rolls_are_in_the_logs_and_the_listing(tmp_path: Path) -> None:
                 assert f"\n{tp}/{offset:020d}.log\t" in listing, line
                 rolls += 1
     assert rolls >= 6  # each of the 6 replicas passed log.segment.bytes at least once
+
+
+def test_a_long_run_reports_each_simulated_hour(tmp_path: Path) -> None:
+    hours: list[float] = []
+    scale = Scale(brokers=3, topics=1, partitions=2, hours=2.5)
+    truth = simulate("healthy", tmp_path / "b", scale=scale, noise_rate=0, progress=hours.append)
+    assert hours == [1, 2] and truth["captured_ms"] - START_MS >= 2 * 3_600_000

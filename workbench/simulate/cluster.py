@@ -157,6 +157,9 @@ class Cluster:
         self.auto_leader_rebalance = True  # auto.leader.rebalance.enable
         self._timers: list[tuple[int, int, Callable[[], None]]] = []
         self._timer_seq = 0
+        self.start_ms = start_ms
+        self.on_hour: Callable[[float], None] | None = None  # told each simulated hour that passes
+        self._hours = 0
         self.channel_due: dict[int, int] = {}  # when the controller's last request to a broker arrives
         self.truth: dict[str, Any] = {
             "kafka_version": kafka_version,
@@ -187,6 +190,10 @@ class Cluster:
             action()
         self.now = max(self.now, target)
         self.logs.advance(self.now)
+        hours = (self.now - self.start_ms) // 3_600_000
+        if self.on_hour is not None and hours > self._hours:
+            self._hours = hours
+            self.on_hour(hours)
         return self.now
 
     def after(self, ms: float, action: Callable[[], None]) -> None:

@@ -6,6 +6,7 @@ import argparse
 import json
 import shutil
 import sys
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -32,12 +33,14 @@ def simulate(
     noise_rate: float = NOISE_RATE,
     zk: str | None = None,
     zk_data_dir: Path | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> dict[str, Any]:
     """Run `scenario` and write its bundle to `out` (replaced if it exists); returns the truth.
     `clock_skew_ms`: each broker's clock is off by up to that much (seeded); `gzip_rolled`: rolled log
     files are gzipped, as a log-rotation job leaves them; `noise_rate`: background lines a broker writes
     a second (noise.py); `zk`, `zk_data_dir`: a fresh real ZooKeeper that gets the same requests, and
-    its dataDir, whose version-2/ files become the bundle's txn logs (real_zk.py)."""
+    its dataDir, whose version-2/ files become the bundle's txn logs (real_zk.py); `progress`: told
+    each simulated hour that has passed (a long run's sign of life)."""
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r}; expected one of {', '.join(SCENARIOS)}")
     scale = scale or Scale()
@@ -58,6 +61,7 @@ def simulate(
         out, kafka_version, seed, START_MS, scale.brokers, scale.racks, gzip_rolled, noise_rate, mirror
     )
     skew = {b: c.jitter(-clock_skew_ms, clock_skew_ms) for b in c.brokers} if clock_skew_ms else {}
+    c.on_hour = progress
     c.logs.skew_ms.update(skew)
     c.truth["clock_skew_ms"] = {str(b): ms for b, ms in skew.items()}
     story.start_cluster(c)
@@ -168,6 +172,9 @@ def run(args: argparse.Namespace) -> int:
             args.noise_rate,
             args.zk,
             args.zk_data_dir,
+            lambda hours: print(
+                f"{args.scenario}: {hours:g} h of ~{scale.hours:g} h simulated", file=sys.stderr
+            ),
         )
     except (ValueError, RealZooKeeperError, ZkCaptureError) as e:
         print(f"workbench simulate: {e}", file=sys.stderr)
