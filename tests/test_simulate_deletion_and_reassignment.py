@@ -24,8 +24,8 @@ REASSIGNING = "topic reassignment in progress"
 
 
 def delete_while_reassigning(c: Cluster, s: Scale) -> None:
-    """An SRE moves a topic off a broker that died, then deletes the topic before the copies finish; the
-    controller is restarted to unstick it; the dead broker finally comes back."""
+    """An SRE moves a topic off a broker that died, then deletes the topic before the copies finish (and
+    tries the move once more); the controller is restarted to unstick it; the dead broker comes back."""
     story.create_topic(c, TOPIC, s.partitions, s.replication)
     story.produce(c, 10, s.per_second)
     hosts = {r for p in c.topics[TOPIC].partitions.values() for r in p.replicas}
@@ -40,6 +40,7 @@ def delete_while_reassigning(c: Cluster, s: Scale) -> None:
     reassignment.reassign(c, moves)
     c.tick(c.jitter(2_000, 5_000))
     deletion.request(c, TOPIC)
+    reassignment.reassign(c, moves[:1])  # tried again: refused, the topic is queued for deletion
     story.produce(c, 5, s.per_second)
     story.controller_failover(c)
     story.produce(c, 10, s.per_second)
@@ -70,6 +71,8 @@ def test_a_reassignment_halts_a_queued_deletion_only_once_a_controller_resumes_i
     first, second, *_ = truth["controllers"]
     moves = truth["reassignments"]
     assert moves and all(m["started_ms"] < d["requested_ms"] < second["elected_ms"] for m in moves)
+    refused = b.log_events.where("event = 'reassignment.skipped_for_deletion'").select("topic", "partition")
+    assert [(r.topic, r.partition) for r in refused.collect()] == [(TOPIC, moves[0]["partition"])]
     # Asked for during the reassignment, the deletion started at once (the mark comes before the
     # enqueue) and halted on the dead broker's replicas; only the new controller halted it for the
     # reassignment it resumed, once per partition.
