@@ -242,18 +242,10 @@ def create_partitions(c: Cluster, t: Topic, new: list[Partition]) -> None:
     assert c.controller is not None
     c.say(c.controller, "topic.new_partitions", partitions=",".join(p.tp for p in new))
     for p in new:
-        c.say(
-            c.controller,
-            "partition.state_change",
-            c.promoted,
-            role="controller",
-            tp=p.tp,
-            from_state="NonExistentPartition",
-            to_state="NewPartition",
-            replicas=",".join(map(str, p.replicas)),
-        )
-    replicas = [(p, r) for p in new for r in p.replicas]
-    sm.replica_states(c, replicas, "NonExistentReplica", "NewReplica")
+        replicas = ",".join(map(str, p.replicas))
+        sm.partition_state(c, p, "NonExistentPartition", "NewPartition", replicas=replicas)
+    pairs = [(p, r) for p in new for r in p.replicas]
+    sm.replica_states(c, pairs, "NonExistentReplica", "NewReplica")
     for p in new:
         live = [r for r in p.replicas if c.brokers[r].alive]
         p.leader, p.isr, p.leader_epoch, p.zk_version = live[0], live, 0, 0
@@ -265,20 +257,12 @@ def create_partitions(c: Cluster, t: Topic, new: list[Partition]) -> None:
             else [create(f"/brokers/topics/{p.topic}/partitions", None)]
         )
         req.fenced(c, [*ops, create(path, None), create(f"{path}/state", req.state_json(c, p))])
-        c.say(
-            c.controller,
-            "partition.state_change",
-            c.promoted,
-            role="controller",
-            tp=p.tp,
-            from_state="NewPartition",
-            to_state="OnlinePartition",
-            leader_and_isr=p.leader_and_isr(c.version),
-        )
+        leader_and_isr = p.leader_and_isr(c.version)
+        sm.partition_state(c, p, "NewPartition", "OnlinePartition", leader_and_isr=leader_and_isr)
         t.partitions[p.partition] = p
     c.tick(c.jitter(5, 20) + len(new))
     req.send_leader_and_isr(c, new)
-    sm.replica_states(c, replicas, "NewReplica", "OnlineReplica")
+    sm.replica_states(c, pairs, "NewReplica", "OnlineReplica")
     req.update_metadata(c, c.live())
 
 

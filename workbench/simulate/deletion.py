@@ -91,21 +91,10 @@ def on_topic_deletion(c: Cluster, topics: list[str]) -> None:
     parts = [p for t in topics for p in c.topics[t].partitions.values()]
     for d in (c.deleting[t] for t in topics if not c.deleting[t].begun):
         d.begun = True
-        if c.promoted == "TRACE":
+        if c.promoted == "TRACE":  # TRACE at every version (2.8.2 l.258): 2.5.1's log4j keeps it
             for p in c.topics[d.topic].partitions.values():
-                for before, after in (
-                    ("OnlinePartition", "OfflinePartition"),
-                    ("OfflinePartition", "NonExistentPartition"),
-                ):
-                    c.say(
-                        c.controller,
-                        "partition.state_change",
-                        "TRACE",
-                        role="controller",
-                        tp=p.tp,
-                        from_state=before,
-                        to_state=after,
-                    )
+                sm.partition_state(c, p, "OnlinePartition", "OfflinePartition")
+                sm.partition_state(c, p, "OfflinePartition", "NonExistentPartition")
     for x in c.live():
         brokers.handle_update_metadata(c, x, c.controller, 0, c.next_correlation_id(), deleted=len(parts))
     on_partition_deletion(c, topics)

@@ -9,6 +9,7 @@ log4j config keeps (KAFKA-8470).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from workbench.simulate import requests as req
 from workbench.simulate import wording
@@ -60,6 +61,12 @@ def elect(c: Cluster, p: Partition, leader: int, before: str) -> None:
     assert c.controller is not None
     p.leader, p.leader_epoch = leader, p.leader_epoch + 1
     req.write_state(c, p)
+    partition_state(c, p, before, "OnlinePartition", leader_and_isr=p.leader_and_isr(c.version))
+
+
+def partition_state(c: Cluster, p: Partition, before: str, after: str, **fields: Any) -> None:
+    """PartitionStateMachine's "Changed partition" line: INFO from 2.6 on (KAFKA-8470), TRACE at 2.5.1."""
+    assert c.controller is not None
     c.say(
         c.controller,
         "partition.state_change",
@@ -67,8 +74,8 @@ def elect(c: Cluster, p: Partition, leader: int, before: str) -> None:
         role="controller",
         tp=p.tp,
         from_state=before,
-        to_state="OnlinePartition",
-        leader_and_isr=p.leader_and_isr(c.version),
+        to_state=after,
+        **fields,
     )
 
 
