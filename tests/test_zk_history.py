@@ -79,6 +79,43 @@ def test_znodes_without_a_dump_are_snapshot_plus_replay(spark: SparkSession, bun
     assert bad.count() == 0
 
 
+def _tree_at(spark: SparkSession, root: Path, zxid: int) -> tuple[set[tuple[str, int, int]], set[str]]:
+    at, bad = open_bundle(root, spark).znodes_at(zxid)
+    assert bad.count() == 0
+    rows = at.select("path", "version", "mzxid", "source").collect()
+    return {(r.path, r.version, r.mzxid) for r in rows}, {r.source for r in rows}
+
+
+def test_a_fuzzy_snapshot_is_not_used_for_an_earlier_zxid(spark: SparkSession, tmp_path: Path,
+                                                          kafka_zk_data_dir: Path) -> None:  # fmt: skip
+    """A snapshot is named after the zxid it began at but holds changes made while it was written. The
+    newest snapshot renamed to an earlier zxid is such a snapshot: the state at that zxid must come from
+    an older snapshot (or the whole history), not from it; with nothing older, it is used and said so."""
+    txns = _all_txns(kafka_zk_data_dir)
+    target = next(t.zxid for t in txns if t.path == "/admin/delete_topics/orders-é日本")
+    first = read_snapshot(min(kafka_zk_data_dir.glob("snapshot.*"), key=lambda p: zxid_of(p.name) or 0))
+    tree = replay(DataTree.from_snapshot(first), txns, upto=target)
+    expected = {(n.path or "/", n.stat.version, n.stat.mzxid) for n in tree.walk()}
+    newest = max(kafka_zk_data_dir.glob("snapshot.*"), key=lambda p: zxid_of(p.name) or 0)
+    assert DataTree.from_snapshot(read_snapshot(newest)).newest_change() > target  # it is fuzzy for target
+    (tmp_path / "manifest.json").write_text('{"format": "kafka-evidence/1"}')
+    txnlog = tmp_path / "zk" / "txnlog"
+    shutil.copytree(kafka_zk_data_dir, txnlog)
+    for snap in txnlog.glob("snapshot.*"):
+        if (zxid_of(snap.name) or 0) >= target:
+            snap.unlink()
+    fuzzy = txnlog / f"snapshot.{target:x}"
+    shutil.copyfile(newest, fuzzy)
+    tree, sources = _tree_at(spark, tmp_path, target)
+    assert tree == expected and not any(fuzzy.name in s for s in sources)
+    # with no older snapshot and no log from zxid 1, the fuzzy one is the best there is, and flagged
+    for f in txnlog.iterdir():
+        if f != fuzzy and (f.name.startswith("snapshot.") or (zxid_of(f.name) or 0) <= 1):
+            f.unlink()
+    tree, sources = _tree_at(spark, tmp_path, target)
+    assert tree != expected and len(sources) == 1 and "fuzzy" in sources.pop()
+
+
 def test_damaged_log_is_a_bad_record_with_its_byte_offset(spark: SparkSession, tmp_path: Path,
                                                           kafka_zk_data_dir: Path) -> None:  # fmt: skip
     (tmp_path / "manifest.json").write_text('{"format": "kafka-evidence/1"}')

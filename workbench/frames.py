@@ -99,8 +99,9 @@ class Bundle:
         return self.znodes_at(None)
 
     def znodes_at(self, zxid: int | None) -> tuple[DataFrame, DataFrame]:
-        """ZooKeeper's tree as of a zxid, from zk/txnlog/: the newest snapshot at or before it plus the
-        txns after it replayed (None: the newest state). Returns (znodes, bad records of the snapshot)."""
+        """ZooKeeper's tree as of a zxid, from zk/txnlog/: the newest snapshot holding no later change,
+        plus the txns after it replayed (None: the newest state).
+        Returns (znodes, bad records of the snapshot)."""
         from workbench.sources.zk_files import read_zk_state
 
         snaps = [f for f in self.evidence.zk_files if f.kind == "snapshot"]

@@ -2,7 +2,7 @@
 
 A binary format has no line to split on, so each file is parsed by workbench.zookeeper in one Spark task
 (mapInArrow over one row per file): many files parse in parallel, and rows leave as Arrow batches. The
-state at a zxid is one task too: newest snapshot at or before it, plus replay of the txns after.
+state at a zxid is one task too: the newest snapshot holding no later change, plus the txns after it.
 """
 
 from __future__ import annotations
@@ -94,17 +94,28 @@ def znode_rows(tree: DataTree, source: str) -> Iterator[tuple[Any, ...]]:
                cversion, s.aversion, s.ephemeralOwner, kids, False, source, *_GOOD)  # fmt: skip
 
 
-def state_rows(snapshot: ZkFile | None, logs: list[ZkFile], upto: int | None) -> Iterator[tuple[Any, ...]]:
+def state_rows(snapshots: list[ZkFile], logs: list[ZkFile], upto: int | None) -> Iterator[tuple[Any, ...]]:
     """The tree at zxid `upto` (None: the newest state): a snapshot plus the txns after it replayed;
-    problems of the snapshot come out as bad rows."""
+    problems of that snapshot come out as bad rows.
+
+    A snapshot is fuzzy: it is named after the last zxid applied when it began, but the tree goes on
+    changing while it is written. Replayed to the end that is harmless (ZooKeeper restores that way), but
+    for a past zxid the snapshot must hold no change after it, so older snapshots are tried in turn."""
     width = len(ZNODES_RAW.fields) - len(_BAD)
-    if snapshot is None:
-        tree, source = DataTree.empty(), "(empty tree)"
-    else:
-        snap = read_snapshot(snapshot.path, snapshot.file)
-        for p in snap.problems:
-            yield _bad_row(width, p)
-        tree, source = DataTree.from_snapshot(snap), snapshot.file
+    tree, source, problems = DataTree.empty(), "(empty tree)", []
+    newest_first = sorted(snapshots, key=lambda s: s.zxid, reverse=True)
+    for i, candidate in enumerate(newest_first):
+        snap = read_snapshot(candidate.path, candidate.file)
+        tree, source, problems = DataTree.from_snapshot(snap), candidate.file, snap.problems
+        changed = tree.newest_change()
+        if upto is None or changed <= upto:
+            break
+        if i == len(newest_first) - 1 and not _logs_from_the_start(logs):
+            source += f" (fuzzy: changes to {changed:#x}, past {upto:#x})"
+            break  # the oldest snapshot, and no history before it: the best there is, said so
+        tree, source, problems = DataTree.empty(), "(empty tree)", []
+    for p in problems:
+        yield _bad_row(width, p)
     # damage in the logs is reported once, by znode_history; replay uses what came before it
     txns = [t for log in logs for t in read_txn_log(log.path, log.file) if isinstance(t, Txn)]
     before = tree.last_zxid
@@ -112,6 +123,11 @@ def state_rows(snapshot: ZkFile | None, logs: list[ZkFile], upto: int | None) ->
     if tree.last_zxid > before:
         source += f" + txns to {tree.last_zxid:#x}"
     yield from znode_rows(tree, source)
+
+
+def _logs_from_the_start(logs: list[ZkFile]) -> bool:
+    """A txn log is named after its first zxid: one named 1 (or 0) holds the server's whole history."""
+    return any(log.zxid <= 1 for log in logs)
 
 
 def _arrow_batches(rows: Iterable[tuple[Any, ...]], schema: StructType) -> Iterator[Any]:
@@ -176,12 +192,11 @@ def read_zk_state(
 ) -> tuple[DataFrame, DataFrame]:
     """`znodes` as of zxid `upto` (None: the newest), and the bad records met on the way."""
     usable = [s for s in snapshots if upto is None or s.zxid <= upto]
-    snapshot = max(usable, key=lambda s: s.zxid) if usable else None
-    if snapshot is None and not logs:
+    if not usable and not logs:
         return empty(spark, schemas.ZNODES), empty(spark, schemas.BAD_RECORDS)
     # One task replays the tree: one partition, or every (empty) partition would replay it again.
     raw = spark.range(1, numPartitions=1).mapInArrow(
-        lambda _: _arrow_batches(state_rows(snapshot, logs, upto), ZNODES_RAW), ZNODES_RAW
+        lambda _: _arrow_batches(state_rows(usable, logs, upto), ZNODES_RAW), ZNODES_RAW
     )
     good, bad = _split(raw, "zk-files")
     znodes = (

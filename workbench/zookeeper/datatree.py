@@ -161,6 +161,11 @@ class DataTree:
             base = "" if path == "" else path
             stack.extend(f"{base}/{c}" for c in sorted(self.children.get(path, ()), reverse=True))
 
+    def newest_change(self) -> int:
+        """The newest zxid the tree shows: a create (czxid), a setData (mzxid), a child created or deleted
+        (the parent's pzxid). Above a snapshot's name, it is a fuzzy snapshot's change made while writing."""
+        return max((max(n.stat.czxid, n.stat.mzxid, n.stat.pzxid) for n in self.nodes.values()), default=0)
+
     def digest(self) -> int:
         """DataTree's tree digest: the sum of every node's DigestCalculator CRC32, as a signed long."""
         total = sum(node_digest(n) for n in self.nodes.values())
