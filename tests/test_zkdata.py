@@ -455,6 +455,18 @@ import scala.collection.immutable.ArraySeq;
 
 @SuppressWarnings({"unchecked", "rawtypes"})
 public class JvmOrder {
+  static final class TopicPartition {  // kafka-clients' TopicPartition: its hashCode and equals
+    final String topic; final int partition;
+    TopicPartition(String topic, int partition) { this.topic = topic; this.partition = partition; }
+    public int hashCode() { return 31 * (31 + partition) + topic.hashCode(); }
+    public boolean equals(Object o) {
+      return o instanceof TopicPartition && ((TopicPartition) o).partition == partition
+          && ((TopicPartition) o).topic.equals(topic);
+    }
+  }
+  static scala.collection.Iterator keysOf(Object map) {
+    return ((scala.collection.Map) map).keysIterator();
+  }
   static ArraySeq pairs(List<String> keys) {
     Tuple2[] arr = new Tuple2[keys.size()];
     for (int i = 0; i < arr.length; i++) arr[i] = new Tuple2(keys.get(i), 0);
@@ -480,6 +492,21 @@ public class JvmOrder {
                   pairs(keys.subList(0, applied)));
           for (String k : keys.subList(applied, keys.size())) m.addOne(new Tuple2(k, 0));
           drain(m.keysIterator(), out); break;
+        }
+        case "controller": {  // partitionFullReplicaAssignmentForTopic, then mutable.Map() ++= (2.6+)
+          String topic = keys.get(0);
+          scala.collection.mutable.Map ints = scala.collection.mutable.HashMap$.MODULE$.empty();
+          for (String k : keys.subList(1, keys.size())) ints.addOne(new Tuple2(Integer.valueOf(k), 0));
+          scala.collection.mutable.Builder mapped = scala.collection.mutable.HashMap$.MODULE$.newBuilder();
+          scala.collection.Iterator it = ints.keysIterator();  // .map: a builder fed in iteration order
+          while (it.hasNext()) mapped.addOne(new Tuple2(new TopicPartition(topic, (Integer) it.next()), 0));
+          Object full = scala.collection.immutable.Map$.MODULE$.from(
+              (scala.collection.IterableOnce) mapped.result());
+          scala.collection.mutable.Map copy = scala.collection.mutable.HashMap$.MODULE$.empty();
+          copy.addAll((scala.collection.IterableOnce) full);
+          scala.collection.Iterator keys2 = keysOf(applied == 1 ? copy : full);
+          while (keys2.hasNext()) out.add(String.valueOf(((TopicPartition) keys2.next()).partition));
+          break;
         }
         case "java_hashmap": { Map<String, Object> m = new HashMap<>(); for (String k : keys) m.put(k, 0);
           out.addAll(m.keySet()); break; }
@@ -557,6 +584,10 @@ def test_orders_agree_with_scala_2_13_and_the_jdk(tmp_path: Path) -> None:
             )
         kind = kinds[i % len(kinds)]
         cases.append((kind, rng.randint(0, len(keys)) if kind == "scala_mutable" else 0, keys))
+    for i in range(60):  # a reassigned topic's assignment as the controller iterates it (1: from 2.6)
+        topic = "".join(rng.choices(string.ascii_letters + "._-", k=rng.randint(1, 20)))
+        count = rng.choice([1, 2, 3, 4, 12, 24, rng.randint(5, 200)])  # <= 4: Map1-4; 12, 24: ++= sizes
+        cases.append(("controller", i % 2, [topic, *map(str, range(count))]))
     run = subprocess.run(
         [java, "-cp", f"{tmp_path}:{jar}", "JvmOrder"], capture_output=True, text=True, check=True,
         input="".join(f"{k} {n} {' '.join(keys)}\n" for k, n, keys in cases),
@@ -569,6 +600,10 @@ def test_orders_agree_with_scala_2_13_and_the_jdk(tmp_path: Path) -> None:
 
 
 def _our_order(kind: str, applied: int, keys: list[str], jdk: int) -> list[str]:
+    if kind == "controller":
+        version = "2.8.2" if applied else "2.5.1"
+        order = jvm_order.controller_assignment_order(keys[0], [int(k) for k in keys[1:]], version, "2.13")
+        return [str(p) for p in order]
     if kind == "scala_map":
         return jvm_order.scala_map_order(keys, "2.13")
     if kind == "scala_mutable":

@@ -118,7 +118,8 @@ def _byteswap32(v: int) -> int:
 def scala_mutable_map_order(
     keys: Sequence[Any], scala: str = "2.13", applied: int = 0, hashes: Sequence[int] | None = None
 ) -> list:
-    """Iteration order of a Scala `mutable.HashMap` built by `mutable.Map(<applied> pairs)` then `+=`.
+    """Iteration order of a Scala `mutable.HashMap` built by `mutable.Map(<applied> pairs)` then `+=`
+    (or `++=`: 2.13's `addAll` first calls `sizeHint`, which gives an empty map the table the adds would).
 
     2.12 (`collection/mutable/HashTable.scala` @v2.12.14: `addEntry0` l.152, `entriesIterator` l.212,
     `resize` l.256, `index` l.371, `improve` l.431 with `scala.util.hashing.byteswap32`): 16 buckets,
@@ -226,8 +227,33 @@ def topic_assignment_order(topic: str, partitions: Sequence[int], scala: str) ->
 
     `AdminZkClient.writeTopicPartitionAssignment` (@2.5.1 l.140, @2.8.2 l.163, @3.6.2 l.171) makes it an
     immutable `Map[TopicPartition, _]` (TopicPartition.hashCode); where keys of the `partitions` JSON map
-    share a bucket, that order shows. The controller's own rewrites (reassignment, adding a topic id)
-    iterate its context's maps instead, which this does not model.
+    share a bucket, that order shows. The controller minting a topic id (`KafkaZkClient.setTopicIds`)
+    re-encodes the map `TopicZNode.decode` built, which is this order too for more than 4 partitions;
+    for fewer, the order of the JSON it read, which shows only under Scala 2.12 and so never with ids.
     """
     hashes = [topic_partition_hash(topic, p) for p in partitions]
     return scala_map_order(list(partitions), scala, hashes)
+
+
+def controller_assignment_order(topic: str, partitions: Sequence[int], kafka_version: str,
+                                scala: str | None = None) -> list[int]:  # fmt: skip
+    """The order the controller iterates a topic's assignment when a reassignment rewrites its znode.
+
+    `KafkaController.updateReplicaAssignmentForPartition` takes `ControllerContext.
+    partitionFullReplicaAssignmentForTopic`: the context's `mutable.Map[Int, _]` (here filled in
+    partition order; an Int hashes to itself) mapped into a mutable map of TopicPartition, then `.toMap`.
+    Up to 2.5 it updates that immutable map in place (@2.5.1 l.850); from 2.6 it copies it into a
+    `mutable.Map()` first (@2.6.0 l.849, @2.8.2 l.1030, @3.6.2 l.1085). Under Scala 2.13 the JSON map's
+    own hash order hides all of this; under 2.12 it shows where partitions share a bucket.
+    """
+    scala = _scala(scala, kafka_version)
+
+    def hashes(ps: list[int]) -> list[int]:
+        return [topic_partition_hash(topic, p) for p in ps]
+
+    ints = scala_mutable_map_order(sorted(partitions), scala, hashes=sorted(partitions))
+    mutable = scala_mutable_map_order(ints, scala, hashes=hashes(ints))
+    full = scala_map_order(mutable, scala, hashes(mutable))
+    if _v(kafka_version) < (2, 6, 0):
+        return full
+    return scala_mutable_map_order(full, scala, hashes=hashes(full))

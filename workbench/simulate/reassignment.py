@@ -137,7 +137,7 @@ def write_assignment(c: Cluster, p: Partition) -> None:
     assert c.controller is not None
     t = c.topics[p.topic]
     version = 3 if c.version_at_least(2, 8) else 2
-    req.fenced(c, [set_data(f"/brokers/topics/{p.topic}", req.topic_json(c, t, version))])
+    req.fenced(c, [set_data(f"/brokers/topics/{p.topic}", req.topic_json(c, t, version, reassigned=True))])
     c.say(c.controller, "reassignment.assignment_updated", tp=p.tp, assignment=p.assignment)
 
 

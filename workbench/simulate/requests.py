@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from workbench.kafka.jvm_order import default_scala, topic_assignment_order
+from workbench.kafka.jvm_order import controller_assignment_order, default_scala, topic_assignment_order
 from workbench.kafka.zkdata import PartitionStateZNode, TopicZNode, encode_partition_state, encode_topic
 from workbench.simulate import broker as brokers
 from workbench.simulate import wording
@@ -41,14 +41,19 @@ def write_state(c: Cluster, p: Partition) -> None:
     fenced(c, [set_data(path, state_json(c, p), p.zk_version - 1)])
 
 
-def topic_json(c: Cluster, t: Topic, version: int = 3) -> bytes:
+def topic_json(c: Cluster, t: Topic, version: int = 3, reassigned: bool = False) -> bytes:
     """TopicZNode.encode in the JVM's map orders (kafka/zkdata.py): 2.8+ version 3 with topic_id, 2.5.1
-    version 2; an old tool's version 1 has only the partitions, in the order it wrote them."""
+    version 2; an old tool's version 1 has only the partitions, in the order it wrote them. A
+    reassignment's rewrite iterates the controller's maps, anything else a new assignment's."""
     parts = sorted(t.partitions.values(), key=lambda p: p.partition)
     if version == 1:
         return c.zk_json({"version": 1, "partitions": {str(p.partition): p.replicas for p in parts}})
     scala = default_scala(c.version)
-    order = topic_assignment_order(t.name, [p.partition for p in parts], scala)
+    numbers = [p.partition for p in parts]
+    if reassigned:
+        order = controller_assignment_order(t.name, numbers, c.version, scala)
+    else:
+        order = topic_assignment_order(t.name, numbers, scala)
     z = TopicZNode(
         version,
         {n: tuple(t.partitions[n].replicas) for n in order},
