@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from datetime import timezone
 from pathlib import Path
@@ -15,10 +16,11 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from workbench.frames import Bundle, open_bundle
-from workbench.simulate import samples
+from workbench.simulate import samples, wording
 from workbench.simulate.logs import log4j_time
 from workbench.simulate.run import START_MS, simulate
 from workbench.simulate.scenarios import Scale
+from workbench.simulate.zookeeper import SimZooKeeper
 
 SMALL = Scale(brokers=3, topics=2, partitions=3, hours=0.5)
 FOUR_BROKERS = Scale(brokers=4, topics=2, partitions=3, hours=0.5)
@@ -353,3 +355,27 @@ def test_a_long_run_reports_each_simulated_hour(tmp_path: Path) -> None:
     scale = Scale(brokers=3, topics=1, partitions=2, hours=2.5)
     truth = simulate("healthy", tmp_path / "b", scale=scale, noise_rate=0, progress=hours.append)
     assert hours == [1, 2] and truth["captured_ms"] - START_MS >= 2 * 3_600_000
+
+
+@pytest.mark.parametrize(
+    ("log", "version"),
+    [
+        ("02b_controller_failover_to_broker1_controller.log", "2.8.2"),
+        ("05b_zk_session_expiry_controller_reelect_controller.log", "2.5.1"),
+    ],
+)
+def test_topic_sets_print_as_real_controllers_did(real_evidence: Path, log: str, version: str) -> None:
+    """'Current list of topics in the cluster': a mutable.HashSet from 2.8 (real 2.8.0), before it
+    ZooKeeper's children kept by a small immutable Set (real 2.5.0, a Scala 2.13 build: a Set of 3 prints
+    alike in 2.12). Only the names are taken from the line; the order and the prefix are ours."""
+    text = (real_evidence / "logs" / log).read_text()
+    lines = re.findall(r"Current list of topics in the cluster: (.*) \(kafka", text)
+    assert lines
+    for shown in lines:
+        names = shown[shown.index("(") + 1 : -1].split(", ")
+        zk = SimZooKeeper(START_MS)
+        session = zk.create_session(START_MS)
+        for name in sorted(names):
+            zk.create_recursive(START_MS, session, f"/brokers/topics/{name}")
+        listed = zk.children("/brokers/topics")
+        assert wording.scala_set(listed, version, mutable=version >= "2.8") == shown

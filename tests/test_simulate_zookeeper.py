@@ -90,3 +90,23 @@ def test_zookeepers_own_tool_reads_every_txn(zk_tools: None, tmp_path: Path) -> 
     assert "CRC ERROR" not in dump and f"zxid 0x{sim.zxid:x} closeSession" in dump
     assert dump.count(" multi ") == 5  # 2 registrations, the election, a fenced write, a failed one
     assert "error" in dump  # the refused create and the failed multi are logged, as ZooKeeper does
+
+
+def test_children_come_in_the_order_a_real_server_lists_them(zookeeper: Any) -> None:
+    """getChildren answers in a DataNode's HashSet<String>(8) order, which Kafka keeps in the topic
+    sets it logs. Names are created in name order (the model's assumption); a few fit the 8 bins, many
+    resize them."""
+    words = ("orders", "payments", "Aa", "BB", "__consumer_offsets")
+    few = sorted(f"{w}-x" for w in words)
+    many = sorted({f"{w}-{n}" for w in words for n in range(9)})
+    sim = SimZooKeeper(T0)
+    session = sim.create_session(T0)
+    client = KazooClient(hosts=zookeeper.hosts)
+    client.start(timeout=15)
+    for parent, names in (("/few", few), ("/many", many)):
+        for n in names:
+            sim.create_recursive(T0, session, f"{parent}/{n}")
+            client.create(f"{parent}/{n}", makepath=True)
+        served = client.get_children(parent)
+        assert served != names and sim.children(parent) == served, parent
+    client.stop()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import shutil
 import string
 import subprocess
@@ -424,6 +425,20 @@ def test_java_hashes() -> None:
     assert jvm_order.topic_partition_hash("__consumer_offsets", 0) == 31 * 31 - 970371369
 
 
+def test_topic_partition_sets_print_as_a_real_2_8_broker_did(real_evidence: Path) -> None:
+    """A real 2.8.0 (Scala 2.13) broker's `Removed fetcher for partitions HashSet(...)`: 4 partitions
+    printed as a HashSet are a mutable set; 25 are an immutable HashSet. TopicPartition.hashCode orders
+    both. Only the partitions are taken from the lines."""
+    text = "".join(f.read_text() for f in sorted((real_evidence / "logs").glob("*.log")))
+    printed = re.findall(r"Removed fetcher for partitions HashSet\((.*?)\) \(kafka", text)
+    assert sorted(len(p.split(", ")) for p in printed) == [4, 25]
+    for shown in printed:
+        tps = sorted(shown.split(", "))
+        hashes = [jvm_order.topic_partition_hash(t, int(p)) for t, _, p in (tp.rpartition("-") for tp in tps)]
+        order = jvm_order.scala_set_order(tps, "2.13", mutable=len(tps) <= 4, hashes=hashes)
+        assert order == shown.split(", ")
+
+
 def test_scala_2_12_and_2_13_hash_maps_differ() -> None:
     keys = ["version", "partitions", "adding_replicas", "removing_replicas", "topic_id"]
     assert jvm_order.scala_mutable_map_order(keys, "2.12", applied=4) == [
@@ -508,6 +523,15 @@ public class JvmOrder {
           while (keys2.hasNext()) out.add(String.valueOf(((TopicPartition) keys2.next()).partition));
           break;
         }
+        case "scala_set":
+          drain(scala.collection.immutable.Set$.MODULE$.from(ArraySeq.unsafeWrapArray(keys.toArray())).iterator(),
+                out); break;
+        case "scala_mutable_set": {
+          scala.collection.mutable.Set m = scala.collection.mutable.Set$.MODULE$.empty();
+          for (String k : keys) m.addOne(k);
+          drain(m.iterator(), out); break;
+        }
+        case "java_hashset8": { Set<String> h = new HashSet<>(8); h.addAll(keys); out.addAll(h); break; }
         case "java_hashmap": { Map<String, Object> m = new HashMap<>(); for (String k : keys) m.put(k, 0);
           out.addAll(m.keySet()); break; }
         case "properties": { Properties p = new Properties(); for (String k : keys) p.put(k, "v");
@@ -566,7 +590,8 @@ def test_orders_agree_with_scala_2_13_and_the_jdk(tmp_path: Path) -> None:
         "AaAa",
         "BBBB",
     ]
-    kinds = ["scala_map", "scala_mutable", "java_hashmap", "properties", "hashtable", "hashtable_foreach"]
+    kinds = ["scala_map", "scala_mutable", "java_hashmap", "properties", "hashtable", "hashtable_foreach",
+             "scala_set", "scala_mutable_set", "java_hashset8"]  # fmt: skip
     cases = []
     for i in range(600):
         pick = rng.random()
@@ -610,6 +635,10 @@ def _our_order(kind: str, applied: int, keys: list[str], jdk: int) -> list[str]:
         return jvm_order.scala_mutable_map_order(keys, "2.13", applied=applied)
     if kind == "java_hashmap":
         return jvm_order.java_hashmap_order(keys)
+    if kind == "java_hashset8":
+        return jvm_order.java_hashmap_order(keys, capacity=8)
+    if kind in ("scala_set", "scala_mutable_set"):
+        return jvm_order.scala_set_order(keys, "2.13", mutable=kind == "scala_mutable_set") or []
     if kind == "properties":
         return jvm_order.java_properties_order(keys, jdk)
     return jvm_order.java_properties_order(keys, 8, for_each=kind == "hashtable_foreach")

@@ -162,13 +162,15 @@ def scala_mutable_map_order(
     return [keys[i] for i in order]
 
 
-def java_hashmap_order(keys: Sequence[str]) -> list[str]:
-    """Iteration order of a `java.util.HashMap` (e.g. `Collectors.toMap`), keys in insertion order.
+def java_hashmap_order(keys: Sequence[str], capacity: int = 16) -> list[str]:
+    """Iteration order of a `java.util.HashMap` or `HashSet` (e.g. `Collectors.toMap`; a ZooKeeper
+    DataNode's children, `new HashSet<String>(8)`), keys in insertion order.
 
-    OpenJDK `java/util/HashMap.java`: bin (h ^ h >>> 16) & (n - 1), n = 16 doubling past 75%, a bin keeps
-    insertion order through resizes. Bins of 8+ colliding keys (tree bins) are not modelled.
+    OpenJDK `java/util/HashMap.java`: bin (h ^ h >>> 16) & (n - 1), n = `capacity` (a power of two)
+    doubling past 75%, a bin keeps insertion order through resizes. Tree bins (8+ collisions) are not
+    modelled.
     """
-    n = 16
+    n = capacity
     while len(keys) > n * 3 // 4:
         n *= 2
     spread = [(h ^ (h >> 16)) & (n - 1) for h in _hashes(keys, None)]
@@ -215,6 +217,16 @@ def java_properties_order(keys: Sequence[str], jdk: int, for_each: bool = False)
                     table[(kh[1] & 0x7FFFFFFF) % n].insert(0, kh)
         table[(h & 0x7FFFFFFF) % n].insert(0, (k, h))
     return [k for b in (table if for_each else reversed(table)) for k, _ in b]
+
+
+def scala_set_order(keys: Sequence[Any], scala: str, mutable: bool = False,
+                    hashes: Sequence[int] | None = None) -> list | None:  # fmt: skip
+    """Iteration order of a Scala `Set` (Set1-Set4, then a HashSet with the HashMap's trie) or of a
+    `mutable.Set` (2.13: the mutable.HashMap's buckets). None for 2.12's mutable.HashSet, an
+    open-addressing FlatHashTable not modelled here."""
+    if not mutable:
+        return scala_map_order(keys, scala, hashes)
+    return scala_mutable_map_order(keys, scala, hashes=hashes) if scala == "2.13" else None
 
 
 def scala_map_order(keys: Sequence[Any], scala: str = "2.13", hashes: Sequence[int] | None = None) -> list:

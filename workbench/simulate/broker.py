@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from workbench.kafka.jvm_order import topic_partition_hash
 from workbench.kafka.zkdata import BrokerIdZNode, ClusterIdZNode, encode, encode_broker
 from workbench.simulate import wording
 from workbench.simulate.cluster import (
@@ -309,9 +310,10 @@ def handle_stop_replica(
             controller=controller,
             count=len(parts),
         )
-    followed = [p.tp for p in parts if b.following.pop(p.tp, None) is not None]
+    followed = [p for p in parts if b.following.pop(p.tp, None) is not None]
     if followed:
-        c.say(b.id, "fetcher.removed", partitions=wording.scala_set(followed))
+        tps, hashes = [p.tp for p in followed], [topic_partition_hash(p.topic, p.partition) for p in followed]
+        c.say(b.id, "fetcher.removed", partitions=wording.scala_set(tps, c.version, hashes=hashes))
     for p in parts:
         if tag == "2.5.1":
             c.say(b.id, "request.stop_replica.handling", "TRACE", delete=str(delete).lower(), tp=p.tp)

@@ -49,17 +49,21 @@ def elect(c: Cluster, b: Broker, reason: str) -> None:
     if wording.tag(c.version) != "2.5.1":
         c.say(b.id, "controller.broker_epochs", broker_epochs=f"HashMap({epochs})")
     c.say(b.id, "controller.live_brokers", brokers=",".join(str(x.id) for x in live))
-    c.say(b.id, "controller.shutting_down_brokers", brokers="HashSet()")
-    c.say(b.id, "controller.topics", topics=wording.scala_set(sorted(c.topics)))
+    c.say(b.id, "controller.shutting_down_brokers", brokers=wording.scala_set([], c.version, mutable=True))
+    mutable = c.version_at_least(2, 8)  # allTopics: ZooKeeper's children `.toSet`, a mutable.Set from 2.8
+    topics = wording.scala_set(c.zk.children("/brokers/topics"), c.version, mutable)
+    c.say(b.id, "controller.topics", topics=topics)
     mint_missing_topic_ids(c)
     for x in live:
         c.say(b.id, "controller.broker_connected", role="controller", controller=b.id, broker_node=x.node)
     c.say(b.id, "controller.failover_step", pick="Fetching topic deletions in progress")
     queued, ineligible = deletion.initial_deletions(c)
-    c.say(b.id, "controller.topics_to_delete", topics=",".join(queued))
-    c.say(b.id, "controller.topics_ineligible_for_deletion", topics=",".join(ineligible))
+    # fetchTopicDeletionsInProgress: ZooKeeper's children `.toSet`; ineligible filters allTopics
+    c.say(b.id, "controller.topics_to_delete", topics=",".join(wording.set_order(queued, c.version)))
+    shown = ",".join(wording.set_order(ineligible, c.version, mutable))
+    c.say(b.id, "controller.topics_ineligible_for_deletion", topics=shown)
     c.say(b.id, "controller.failover_step", pick="Initializing topic deletion manager")
-    initial, halted = wording.scala_set(queued), wording.scala_set(ineligible)
+    initial, halted = wording.scala_set(queued, c.version), wording.scala_set(ineligible, c.version, mutable)
     c.say(b.id, "deletion.manager_initialized", topics=initial, ineligible_topics=halted)
     c.say(b.id, "controller.failover_step", pick="Sending update metadata request")
     req.update_metadata(c, live)

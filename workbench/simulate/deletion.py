@@ -44,14 +44,15 @@ def process_topic_deletion(c: Cluster) -> None:
     when delete.topic.enable=false."""
     assert c.controller is not None
     topics = c.zk.children("/admin/delete_topics")
-    c.say(c.controller, "deletion.listener_fired", "DEBUG", topics=",".join(topics))
+    shown = ",".join(wording.set_order(topics, c.version))  # getTopicDeletions.toSet
+    c.say(c.controller, "deletion.listener_fired", "DEBUG", topics=shown)
     if not c.delete_topic_enable:
-        c.say(c.controller, "deletion.disabled", topics=wording.scala_set(topics))
+        c.say(c.controller, "deletion.disabled", topics=wording.scala_set(topics, c.version))
         for t in topics:
             req.fenced(c, [delete(f"/admin/delete_topics/{t}")])
             c.truth["deletions"][t].update(refused_ms=c.now, reason="delete.topic.enable=false")
         return
-    c.say(c.controller, "deletion.started", topics=",".join(topics))
+    c.say(c.controller, "deletion.started", topics=shown)
     for t in topics:
         c.deleting.setdefault(t, Deletion(t))
     resume_deletions(c)
@@ -62,7 +63,8 @@ def resume_deletions(c: Cluster) -> None:
     assert c.controller is not None
     queued = list(c.deleting)
     if queued:
-        c.say(c.controller, "deletion.handling", topics=",".join(queued))
+        shown = wording.set_order(wording.set_order(queued, c.version, mutable=True), c.version)
+        c.say(c.controller, "deletion.handling", topics=",".join(shown))  # Set.empty ++ topicsToBeDeleted
     retry, eligible = [], []
     for t in queued:
         d = c.deleting[t]
@@ -169,7 +171,7 @@ def fail_replica_deletion(c: Cluster, failed: list[tuple[Partition, int]]) -> No
         "deletion.replica_failed",
         "DEBUG",
         replicas=replicas_text(failed),
-        topics=wording.scala_set(topics),
+        topics=wording.scala_set(topics, c.version),
     )
     for p, r in failed:  # one already deleted stays so (an invalid transition, logged and skipped)
         before = c.deleting[p.topic].replicas.get((p.partition, r), "OfflineReplica")
@@ -188,7 +190,8 @@ def mark_ineligible(c: Cluster, topics: list[str], reason: str) -> None:
         c.deleting[t].ineligible = True
         c.truth["deletions"][t]["halted"].append({"at_ms": c.now, "reason": reason})
     if halted:
-        c.say(c.controller, "deletion.halted", topics=",".join(halted), reason=reason)
+        shown = ",".join(wording.set_order(halted, c.version, mutable=True))  # topicsToBeDeleted & topics
+        c.say(c.controller, "deletion.halted", topics=shown, reason=reason)
 
 
 def retry_ineligible_replicas(c: Cluster, topics: list[str]) -> None:
@@ -231,7 +234,7 @@ def resume_on_broker_startup(c: Cluster, broker: int) -> None:
         c.controller,
         "deletion.restarted_on_broker_startup",
         replicas=replicas_text(pairs),
-        topics=",".join(c.deleting),
+        topics=",".join(wording.set_order(list(c.deleting), c.version, mutable=True)),
         brokers=broker,
     )
     for p, r in pairs:  # back to OnlineReplica
@@ -246,10 +249,11 @@ def initial_deletions(c: Cluster) -> tuple[list[str], list[str]]:
     ReplicaDeletionIneligible on a dead broker (ReplicaStateMachine.initializeReplicaState)."""
     queued = c.zk.children("/admin/delete_topics") if c.zk.exists("/admin/delete_topics") else []
     queued = [t for t in queued if t in c.topics]
-    ineligible = sorted(
-        {p.topic for p in c.partitions() if p.adding or p.removing}
-        | {p.topic for p in c.partitions() if any(not c.brokers[r].alive for r in p.replicas)}
-    )
+    every = wording.set_order(c.zk.children("/brokers/topics"), c.version, c.version_at_least(2, 8))
+    dead = {p.topic for p in c.partitions() if any(not c.brokers[r].alive for r in p.replicas)}
+    offline = [t for t in every if t in dead]
+    moving = {p.topic for p in c.partitions() if p.adding or p.removing}
+    ineligible = offline + sorted(moving - set(offline))  # allTopics.filter(...) | partitionsBeingReassigned
     c.deleting = {}
     for t in queued:
         d = c.deleting[t] = Deletion(t, ineligible=t in ineligible)

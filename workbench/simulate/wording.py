@@ -9,8 +9,10 @@ epoch=5, epoch_zk_version=4)` is the line KafkaController.elect writes at 2.8.2.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache
 
+from workbench.kafka.jvm_order import default_scala, scala_set_order
 from workbench.kafka.messages import CATALOG
 from workbench.kafka.templates import Template
 
@@ -71,6 +73,18 @@ def logger_of(kind: str, version: str, /, pick: str = "", **fields: object) -> s
     return template(kind, version, frozenset(fields), pick).loggers[0]
 
 
-def scala_set(items: list[str]) -> str:
-    """A Scala immutable Set's toString: Set(...) up to four elements, HashSet(...) beyond."""
-    return f"{'HashSet' if len(items) > 4 else 'Set'}({', '.join(items)})"
+def set_order(items: Sequence[str], version: str, mutable: bool = False,
+              hashes: Sequence[int] | None = None) -> list[str]:  # fmt: skip
+    """The order a Scala set of these elements (added in this order) iterates, which is the order
+    Kafka's `mkString` prints; sorted for 2.12's mutable.HashSet, which jvm_order does not model."""
+    order = scala_set_order(list(items), default_scala(version), mutable, hashes)
+    return sorted(items) if order is None else order
+
+
+def scala_set(items: Sequence[str], version: str, mutable: bool = False,
+              hashes: Sequence[int] | None = None) -> str:  # fmt: skip
+    """A Scala set's toString: `Set(...)` under Scala 2.12 and for 2.13's Set1-Set4, `HashSet(...)` for
+    2.13's larger and mutable ones."""
+    big = mutable or len(items) > 4
+    prefix = "HashSet" if big and default_scala(version) == "2.13" else "Set"
+    return f"{prefix}({', '.join(set_order(items, version, mutable, hashes))})"

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from workbench.bundle import znode_json
+from workbench.kafka.jvm_order import java_hashmap_order
 from workbench.zookeeper import txns as op
 from workbench.zookeeper.datatree import OPEN_ACL, DataTree
 from workbench.zookeeper.files import TXNLOG_MAGIC, Snapshot, write_snapshot, write_txn_entry
@@ -114,9 +115,11 @@ class SimZooKeeper:
         return n.data, n.stat
 
     def children(self, path: str) -> list[str]:
+        """In the server's order: a DataNode's `new HashSet<String>(8)` (children taken as added in name
+        order, which shows only where names share a bin)."""
         if path not in self.tree.nodes:
             raise KeeperError(NO_NODE, path)
-        return sorted(self.tree.children.get(path, ()))
+        return java_hashmap_order(sorted(self.tree.children.get(path, ())), capacity=8)
 
     # -- writes ----------------------------------------------------------------------------------
     def create(self, now: int, session: int, path: str, data: bytes | None, ephemeral: bool = False) -> str:
