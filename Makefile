@@ -3,6 +3,7 @@ VENV      ?= .venv
 PYTHON    ?= python3
 BIN       := $(VENV)/bin
 SAMPLE    ?= sample_data/handmade-2.8
+TRIAGE_SAMPLE ?= sample_data/topicid-mismatch-2.8
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
 .PHONY: demo test lint lab java clean sample-data
@@ -24,6 +25,8 @@ java:
 
 demo: $(VENV)/.installed java
 	$(BIN)/workbench load $(SAMPLE)
+	@# exit 1 means "something is critical", which is what this incident is about
+	$(BIN)/workbench triage $(TRIAGE_SAMPLE) || [ $$? -eq 1 ]
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check workbench tests bench

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["Bundle", "BundleError", "open_bundle", "spark_session"]
+__all__ = ["Bundle", "BundleError", "open_bundle", "spark_session", "triage"]
 
 if TYPE_CHECKING:
+    from workbench.analysis.triage import triage
     from workbench.bundle import BundleError
     from workbench.frames import Bundle, open_bundle
     from workbench.spark import spark_session
@@ -29,4 +30,8 @@ def __getattr__(name: str) -> Any:
         from workbench.spark import spark_session
 
         return spark_session
+    if name == "triage":
+        from workbench.analysis.triage import triage
+
+        return triage
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")

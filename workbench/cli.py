@@ -74,6 +74,10 @@ def _parser() -> argparse.ArgumentParser:
     load.add_argument("bundle", help="bundle directory, .tar.gz, or a Kafka log dir")
     load.add_argument("--format", choices=("text", "json"), default="text")
 
+    tri = sub.add_parser("triage", help="findings with their evidence, then coverage and bad records")
+    tri.add_argument("bundle", help="bundle directory, .tar.gz, or a Kafka log dir")
+    tri.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+
     capture = sub.add_parser("capture", help="collect evidence into a bundle (read-only)")
     parts = capture.add_subparsers(dest="part", required=True)
     for name, module, text in (
@@ -118,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         from workbench.zk_history import run_history
 
         return run_history(args)
+    if args.command == "triage":
+        return _triage(args)
     if args.command == "load":
         try:
             bundle = open_bundle(args.bundle)
@@ -131,6 +137,21 @@ def main(argv: list[str] | None = None) -> int:
         else:
             _print_summary(summary)
     return 0
+
+
+def _triage(args: argparse.Namespace) -> int:
+    """Exit 0 when nothing is critical, 1 when something is, 2 when the bundle cannot be opened."""
+    from workbench.analysis.triage import triage
+
+    try:
+        bundle = open_bundle(args.bundle)
+    except BundleError as e:
+        print(f"workbench: {e}", file=sys.stderr)
+        return 2
+    print(f"Triaging {bundle!r} with Spark ...", file=sys.stderr)
+    result = triage(bundle)
+    print({"json": result.json, "markdown": result.markdown}.get(args.format, result.text)())
+    return 1 if result.critical else 0
 
 
 if __name__ == "__main__":

@@ -166,3 +166,15 @@ BAD_RECORDS = _schema(
 )
 
 RAW_CUT = 500
+
+FINDINGS = _schema(
+    ("kind", StringType(), "dotted kind: topic_id.mismatch, deletion.stuck, controller.election, ..."),
+    ("severity", StringType(), "critical, warning or info"),
+    ("subject", MapType(StringType(), StringType()), "topic, partition, broker, epoch, zxid ... it is about"),
+    ("summary", StringType(), "one sentence for a postmortem"),
+    (
+        "evidence",
+        ArrayType(StringType()),
+        "refs a person can open: zk:/path@mzxid=0x1a, broker-2:logs/...:12",
+    ),
+)

@@ -84,6 +84,7 @@ def simulate(
         }
     c.tick(c.jitter(1_000, 5_000))
     c.truth["leader_imbalance"] = leader_imbalance(c)
+    c.truth.update(topic_ids_on_disk(c))
     captured = c.now
     c.logs.close(captured)
     c.zk.close()
@@ -125,6 +126,27 @@ def leader_imbalance(c: Cluster) -> dict[str, dict[str, object]]:
         ratio = len(not_led) / len(preferred) if preferred else 0.0
         out[str(b)] = {"preferred": len(preferred), "not_leading": not_led, "ratio": ratio}
     return out
+
+
+def topic_ids_on_disk(c: Cluster) -> dict[str, Any]:
+    """At the capture: live replicas whose partition.metadata holds another id than their topic's znode
+    (stale_topic_ids), and the topics whose replicas hold more than one id (disagreeing_topics)."""
+    stale: list[dict[str, Any]] = []
+    ids: dict[str, set[str]] = {}
+    for b in sorted(c.brokers):
+        for r in c.brokers[b].log_dir.replicas.values():
+            if r.delete_dir is not None or r.topic_id is None or r.topic not in c.topics:
+                continue
+            ids.setdefault(r.topic, set()).add(r.topic_id)
+            data, _ = c.zk.get(f"/brokers/topics/{r.topic}")
+            zk_id = json.loads(data or b"{}").get("topic_id")
+            if zk_id is not None and zk_id != r.topic_id:
+                stale.append(
+                    {"topic": r.topic, "partition": r.partition, "broker": b, "disk_topic_id": r.topic_id,
+                     "zk_topic_id": zk_id}
+                )  # fmt: skip
+    order = sorted(stale, key=lambda x: (x["topic"], x["broker"], x["partition"]))
+    return {"stale_topic_ids": order, "disagreeing_topics": sorted(t for t, s in ids.items() if len(s) > 1)}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,91 @@
+"""Triage against the simulator's truth: on every sample bundle and on fresh ones (five scenarios, three
+Kafka versions, racks, clock skew), each truth fact has its finding and no finding lacks a fact."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+from truth_facts import expected, observed
+
+from workbench.analysis.triage import triage
+from workbench.frames import open_bundle
+from workbench.simulate.run import simulate
+from workbench.simulate.scenarios import Scale
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = sorted(p.name for p in (REPO / "sample_data").iterdir() if (p / "truth.json").is_file())
+VERSIONS = ("2.5.1", "2.8.2", "3.6.2")
+SCENARIOS = ("healthy", "topicid-mismatch", "deletion-stuck", "deletion-complete", "controller-failover")
+# name -> (scenario, version, seed, scale, clock skew)
+FRESH: dict[str, tuple[str, str, int, Scale, int]] = {}
+# One seed per scenario and version in CI (plus two skewed runs): 30 in one Spark session (seeds 3 and 4)
+# passed 29 and then stalled the driver's JVM; until that is understood the suite runs 16.
+for _seed in (3,):
+    for _scenario in SCENARIOS:
+        for _version in VERSIONS:
+            if _scenario == "topicid-mismatch" and _version == "2.5.1":
+                continue
+            _brokers = 4 if _scenario == "controller-failover" else 3 + (_seed % 2)
+            _scale = Scale(
+                brokers=_brokers, topics=2, partitions=3 + _seed % 2, hours=0.4, racks=_seed % 2 * 2
+            )
+            FRESH[f"{_scenario}@{_version}#{_seed}"] = (_scenario, _version, _seed, _scale, 0)
+for _scenario, _version in (("deletion-stuck", "3.6.2"), ("topicid-mismatch", "2.8.2")):
+    FRESH[f"{_scenario}@{_version}#skewed"] = (
+        _scenario,
+        _version,
+        5,
+        Scale(topics=2, partitions=4, hours=0.4),
+        4000,
+    )
+
+
+@pytest.fixture(autouse=True)
+def _let_cached_frames_go(spark: SparkSession) -> Iterator[None]:
+    yield
+    spark.catalog.clearCache()
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dict[str, Any]]]:
+    out = {}
+    root = tmp_path_factory.mktemp("triage")
+    for name, (scenario, version, seed, scale, skew) in FRESH.items():
+        path = root / name.replace("@", "-").replace("#", "-")
+        out[name] = (path, simulate(scenario, path, seed, version, scale, clock_skew_ms=skew, noise_rate=0.0))
+    return out
+
+
+def check(spark: SparkSession, path: Path, truth: dict[str, Any]) -> None:
+    result = triage(open_bundle(path, spark))
+    want, got = expected(truth), observed(result.findings)
+    assert got - want == set(), f"findings without a truth fact: {sorted(got - want, key=str)}"
+    assert want - got == set(), f"truth facts without their finding: {sorted(want - got, key=str)}"
+    assert result.bad_records == 0
+    for f in result.findings:
+        assert f.evidence, f"{f.kind} cites no evidence"
+    assert all(c.status in ("done", "not_applicable") for c in result.coverage.values()), result.coverage
+
+
+def test_the_fresh_bundles_cover_every_scenario_and_version() -> None:
+    assert len(FRESH) >= 16
+    assert {s for s, *_ in FRESH.values()} == set(SCENARIOS)
+    assert {v for _, v, *_ in FRESH.values()} == set(VERSIONS)
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_sample_bundles_triage_to_their_truth(spark: SparkSession, name: str) -> None:
+    path = REPO / "sample_data" / name
+    check(spark, path, json.loads((path / "truth.json").read_text()))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(FRESH))
+def test_fresh_bundles_triage_to_their_truth(spark: SparkSession, fresh: Any, name: str) -> None:
+    path, truth = fresh[name]
+    check(spark, path, truth)

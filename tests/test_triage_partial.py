@@ -1,0 +1,151 @@
+"""Triage on partial and real evidence: parts of sample bundles removed, a later capture, a version without
+topic ids, and a real cluster's data dir beside its real ZooKeeper snapshots. Coverage says what is missing,
+and nothing is concluded from evidence that is absent."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from workbench.analysis.triage import Triage, triage
+from workbench.cli import main
+from workbench.frames import open_bundle
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_data"
+
+
+@pytest.fixture(autouse=True)
+def _let_cached_frames_go(spark: SparkSession) -> Iterator[None]:
+    yield
+    spark.catalog.clearCache()
+
+
+def copy(sample: str, tmp_path: Path) -> Path:
+    out = tmp_path / sample
+    shutil.copytree(SAMPLES / sample, out)
+    return out
+
+
+def run(spark: SparkSession, path: Path) -> Triage:
+    return triage(open_bundle(path, spark))
+
+
+def kinds(result: Triage) -> set[str]:
+    return {f.kind for f in result.findings}
+
+
+def test_without_zookeeper_history_the_root_cause_is_only_likely(spark: SparkSession, tmp_path: Path) -> None:
+    path = copy("topicid-mismatch-2.8", tmp_path)
+    shutil.rmtree(path / "zk" / "txnlog")
+    result = run(spark, path)
+    (cause,) = result.of_kind("topic_id.root_cause")
+    assert cause.subject["certainty"] == "likely" and cause.subject["cause"] == 1
+    assert "txn logs" in cause.summary
+    assert result.coverage["topic_ids"].status == "partial"
+    assert any("txn logs" in m for m in result.coverage["topic_ids"].missing)
+    assert {f.subject["broker"] for f in result.of_kind("topic_id.mismatch")} == {1, 2, 3}
+    # elections from the controllers' logs, without ZooKeeper's gap
+    (failover,) = result.of_kind("controller.failover")
+    assert failover.subject["epoch"] == 2 and "gap_ms" not in failover.subject
+
+
+def test_without_zookeeper_no_comparison_is_made(spark: SparkSession, tmp_path: Path) -> None:
+    path = copy("topicid-mismatch-2.8", tmp_path)
+    shutil.rmtree(path / "zk")
+    result = run(spark, path)
+    assert not result.of_kind("topic_id.mismatch") and not result.of_kind("topic_id.missing")
+    assert not result.of_kind("deletion.stray_dir"), "no ZooKeeper state is not 'the topic is gone'"
+    assert {f.subject["broker"] for f in result.of_kind("topic_id.refused")} == {
+        1,
+        2,
+        3,
+    }  # the brokers' own lines
+    assert any("ZooKeeper state" in m for m in result.coverage["topic_ids"].missing)
+    assert result.coverage["deletion"].status == "partial"
+
+
+def test_a_broker_without_logs_or_data_dir_is_reported_not_judged(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path = copy("topicid-mismatch-2.8", tmp_path)
+    shutil.rmtree(path / "brokers" / "3")
+    result = run(spark, path)
+    assert 3 not in {f.subject["broker"] for f in result.of_kind("topic_id.mismatch")}
+    assert 3 not in {f.subject["broker"] for f in result.of_kind("topic_id.refused")}
+    missing = " ".join(result.coverage["topic_ids"].missing)
+    assert "data dirs of broker 3" in missing and "logs of broker 3" in missing
+
+
+def test_kafka_before_2_8_has_no_topic_id_checks(spark: SparkSession) -> None:
+    result = run(spark, SAMPLES / "controller-failover-2.5")
+    assert result.coverage["topic_ids"].status == "not_applicable"
+    assert not [f for f in result.findings if f.kind.startswith("topic_id.")]
+
+
+def test_delete_dirs_past_the_delay_linger_only_by_a_later_capture(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path = copy("deletion-complete-3.6", tmp_path)
+    assert not run(spark, path).of_kind("deletion.lingering_dir")  # renamed seconds before the capture
+    manifest = json.loads((path / "manifest.json").read_text())
+    manifest["captured_at"] = "2024-03-12T11:00:00.000Z"  # the same dirs, an hour later
+    (path / "manifest.json").write_text(json.dumps(manifest))
+    lingering = run(spark, path).of_kind("deletion.lingering_dir")
+    assert {f.subject["topic"] for f in lingering} == {"topic-2"}
+    assert {f.subject["broker"] for f in lingering} == {1, 2, 3}
+    assert all("logs/server.log" in f.evidence[0] for f in lingering)
+
+
+def test_a_live_dir_of_a_topic_zookeeper_lacks_is_a_stray(spark: SparkSession, tmp_path: Path) -> None:
+    path = copy("healthy-3.6", tmp_path)
+    listing = path / "brokers" / "2" / "datadirs" / "0" / "listing.tsv"
+    with listing.open("a") as f:
+        f.write("ghost-0/00000000000000000000.log\t0\t1710230400.0\n")
+    (stray,) = run(spark, path).of_kind("deletion.stray_dir")
+    assert (stray.subject["topic"], stray.subject["broker"]) == ("ghost", 2)
+
+
+def test_real_data_dir_against_its_real_snapshots(
+    spark: SparkSession, real_evidence: Path, tmp_path: Path
+) -> None:
+    """A Kafka 3.1 broker's log dir and five ZooKeeper snapshots of the same cluster, nobody here wrote them:
+    the newest snapshot and the disk disagree on design1's id, and no txn log explains it."""
+    bundle = tmp_path / "real"
+    shutil.copytree(
+        real_evidence / "datadir-kafka-3.1" / "data" / "kafka-logs", bundle / "brokers/0/datadirs/0"
+    )
+    (bundle / "zk" / "txnlog").mkdir(parents=True)
+    for snap in (real_evidence / "zk-snapshots-3.6.3").glob("snapshot.*"):
+        if not snap.name.endswith(".txt"):
+            shutil.copy(snap, bundle / "zk" / "txnlog" / snap.name)
+    (bundle / "manifest.json").write_text(
+        json.dumps({"format": "kafka-evidence/1", "kafka_version": "3.1.0"})
+    )
+    result = run(spark, bundle)
+    mismatched = {f.subject["topic"]: f for f in result.of_kind("topic_id.mismatch")}
+    assert "design1" in mismatched and "design" not in mismatched
+    assert "RJI454yPScCX7IO2JuPZvQ" in mismatched["design1"].summary
+    assert "m2GaXl4TSyaBZB5R8-wtaA" in mismatched["design1"].summary
+    assert any(
+        r.startswith("broker-0:datadirs/0/design1-0/partition.metadata")
+        for r in mismatched["design1"].evidence
+    )
+    causes = {f.subject["topic"]: f for f in result.of_kind("topic_id.root_cause")}
+    assert causes["design1"].subject["certainty"] == "likely"
+    assert result.coverage["topic_ids"].status == "partial"
+
+
+def test_cli_triage_formats_and_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["triage", str(SAMPLES / "topicid-mismatch-2.8"), "--format", "json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc) == {"findings", "coverage", "bad_records"} and doc["bad_records"] == 0
+    assert {f["kind"] for f in doc["findings"]} >= {"topic_id.mismatch", "topic_id.root_cause"}
+    assert main(["triage", str(SAMPLES / "healthy-3.6"), "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# Triage of") and "| topic_ids | done |" in out
+    assert main(["triage", str(tmp_path / "nothing-here")]) == 2

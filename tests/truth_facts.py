@@ -1,0 +1,122 @@
+"""truth.json facts and triage findings as comparable keys: each truth fact names the finding it requires,
+and each finding of these kinds must be required by a fact (tests/test_triage.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from workbench.analysis.findings import Finding
+
+# The finding kinds whose every instance must come from a truth fact.
+KINDS = (
+    "controller.election",
+    "controller.failover",
+    "controller.flapping",
+    "broker.session_expired",
+    "topic_id.mismatch",
+    "topic_id.replicas_disagree",
+    "topic_id.refused",
+    "topic_id.missing",
+    "topic_id.root_cause",
+    "topic_id.impact",
+    "deletion.stuck",
+    "deletion.completed",
+    "deletion.refused",
+    "deletion.lingering_dir",
+    "deletion.stray_dir",
+    "deletion.recreated",
+)
+
+
+def _cause(reason: str) -> str:
+    if "lost its ZooKeeper session" in reason:
+        return "crash"
+    if "shut down" in reason:
+        return "shutdown"
+    return reason
+
+
+def expected(truth: dict[str, Any]) -> set[tuple[Any, ...]]:
+    """The findings a correct triage must produce, from the simulator's model alone."""
+    out: set[tuple[Any, ...]] = set()
+    controllers = truth["controllers"]
+    for i, c in enumerate(controllers):
+        if i == 0:
+            out.add(("controller.election", c["broker"], c["epoch"]))
+            continue
+        resumed = frozenset(
+            f"{m['topic']}-{m['partition']}"
+            for m in truth["reassignments"]
+            if m["started_by"] != c["broker"] and m.get("completed_by") == c["broker"]
+        )
+        out.add(("controller.failover", c["broker"], c["epoch"], _cause(c["reason"]), resumed))
+    for f in truth["broker_failures"]:
+        if f.get("session_expired_ms") is not None:
+            out.add(("broker.session_expired", f["broker"]))
+    stale: dict[tuple[str, int], set[int]] = {}
+    for s in truth.get("stale_topic_ids", []):
+        stale.setdefault((s["topic"], s["broker"]), set()).add(s["partition"])
+    out |= {("topic_id.mismatch", t, b, frozenset(ps)) for (t, b), ps in stale.items()}
+    out |= {("topic_id.replicas_disagree", t) for t in truth.get("disagreeing_topics", [])}
+    refused: dict[tuple[str, int], set[int]] = {}
+    for m in truth["topic_id_mismatches"]:
+        refused.setdefault((m["topic"], m["broker"]), set()).add(m["partition"])
+    out |= {("topic_id.refused", t, b, frozenset(ps)) for (t, b), ps in refused.items()}
+    last_id: dict[str, Any] = {}
+    for ch in truth["topic_id_changes"]:
+        last_id[ch["topic"]] = ch["to"]
+    missing = {t for t, to in last_id.items() if to is None and t in truth["topics"]}
+    out |= {("topic_id.missing", t) for t in missing}
+    removed_by_tool = {
+        ch["topic"] for ch in truth["topic_id_changes"] if ch["by"] == "pre-2.8 client via ZooKeeper"
+    }
+    affected = (
+        {t for t, _ in stale} | {t for t, _ in refused} | missing | set(truth.get("disagreeing_topics", []))
+    )
+    for t in affected:
+        out.add(("topic_id.root_cause", t, 1 if t in removed_by_tool else "?"))
+    for t in {t for t, _ in stale}:
+        departed = frozenset(
+            f"{d['partition']}@{d['broker']}" for d in truth["isr_departures"] if d["topic"] == t
+        )
+        out.add(("topic_id.impact", t, departed))
+    for t, d in truth["deletions"].items():
+        if d.get("refused_ms") is not None:
+            out.add(("deletion.refused", t))
+        elif d["completed_ms"] is None:
+            p = d["pending"]
+            left = frozenset(f"{part}@{b}" for part, b in p["replicas_left"])
+            out.add(("deletion.stuck", t, frozenset(p["brokers_down"]), left))
+        else:
+            out.add(("deletion.completed", t, frozenset(h["reason"] for h in d["halted"])))
+    return out
+
+
+def observed(findings: Iterable[Finding]) -> set[tuple[Any, ...]]:
+    """The same keys from triage's findings (only the kinds in KINDS)."""
+    out: set[tuple[Any, ...]] = set()
+    for f in findings:
+        s = f.subject
+        k = f.kind
+        if k == "controller.election":
+            out.add((k, s["broker"], s["epoch"]))
+        elif k == "controller.failover":
+            out.add((k, s["broker"], s["epoch"], s["cause"], frozenset(s.get("reassignments", []))))
+        elif k == "broker.session_expired":
+            out.add((k, s["broker"]))
+        elif k in ("topic_id.mismatch", "topic_id.refused"):
+            out.add((k, s["topic"], s["broker"], frozenset(s["partitions"])))
+        elif k in ("topic_id.replicas_disagree", "topic_id.missing", "deletion.refused"):
+            out.add((k, s["topic"]))
+        elif k == "topic_id.root_cause":
+            out.add((k, s["topic"], s["cause"] if s["cause"] == 1 else "?"))
+        elif k == "topic_id.impact":
+            out.add((k, s["topic"], frozenset(s["out_of_isr"])))
+        elif k == "deletion.stuck":
+            out.add((k, s["topic"], frozenset(s["brokers_down"]), frozenset(s["replicas_left"])))
+        elif k == "deletion.completed":
+            out.add((k, s["topic"], frozenset(s["halted"])))
+        elif k in KINDS:
+            out.add((k, *sorted((a, str(b)) for a, b in s.items())))
+    return out

@@ -1,0 +1,326 @@
+"""The derived views every analysis shares, built once per bundle: what evidence there is, brokers and
+their ZooKeeper sessions, topics and partitions as ZooKeeper holds them, and the replicas on disk.
+
+Each view is a DataFrame (nothing is collected here but small sets: broker ids, configs). The session
+view answers "whose write was this?": a session that registered `/brokers/ids/N` is broker N's, so a
+write by a session that is no broker's came from an outside tool (kafka-topics.sh --zookeeper, CMAK, ...).
+"""
+
+from __future__ import annotations
+
+import re
+import weakref
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, IntegerType, MapType, StringType, StructField, StructType
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+TOPIC_PATH = r"^/brokers/topics/([^/]+)$"
+STATE_PATH = r"^/brokers/topics/([^/]+)/partitions/(\d+)/state$"
+BROKER_PATH = r"^/brokers/ids/(\d+)$"
+DELETE_MARKER_PATH = r"^/admin/delete_topics/([^/]+)$"
+FILE_DELETE_DELAY_MS = 60_000  # file.delete.delay.ms default (KafkaConfig, 2.5.1-3.6.2)
+
+_REPLICAS = MapType(StringType(), ArrayType(IntegerType()))
+TOPIC_ZNODE = StructType(
+    [
+        StructField("version", IntegerType()),
+        StructField("partitions", _REPLICAS),
+        StructField("adding_replicas", _REPLICAS),
+        StructField("removing_replicas", _REPLICAS),
+        StructField("topic_id", StringType()),
+    ]
+)
+PARTITION_STATE = StructType(
+    [
+        StructField("leader", IntegerType()),
+        StructField("leader_epoch", IntegerType()),
+        StructField("controller_epoch", IntegerType()),
+        StructField("isr", ArrayType(IntegerType())),
+    ]
+)
+
+
+def version_tuple(version: str | None) -> tuple[int, ...] | None:
+    """'2.8.2' -> (2, 8, 2); None when there is no version to read."""
+    m = re.match(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?", version or "")
+    return tuple(int(x) for x in m.groups() if x is not None) if m else None
+
+
+def session_of(hex_text: Column) -> Column:
+    """'0x1000118eb9b0001' as ZooKeeper's session id (a long), as znode_history holds it."""
+    return F.conv(F.regexp_replace(hex_text, "^0[xX]", ""), 16, 10).cast("long")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the bundle holds, per kind, from its file list alone (no Spark)."""
+
+    brokers: frozenset[int]  # every broker the bundle names (manifest, logs, data dirs)
+    with_logs: frozenset[int]
+    with_datadirs: frozenset[int]
+    zk_state: bool  # a capture or snapshots: ZooKeeper's tree
+    zk_history: bool  # txn logs: ZooKeeper's changes
+    kafka_version: str | None
+    captured_ms: int | None
+    configs: dict[int, dict[str, str]]  # server.properties per broker, where present
+
+    def without_logs(self, brokers: set[int] | frozenset[int]) -> list[int]:
+        return sorted(set(brokers) - self.with_logs)
+
+    def config(self, key: str, default: str) -> dict[int, str]:
+        """A broker config per broker that has server.properties (the default elsewhere is Kafka's)."""
+        return {b: c.get(key, default) for b, c in self.configs.items()}
+
+
+def _read_properties(path: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return out
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("#", "!")):
+            m = re.match(r"^([^=:\s]+)\s*[=:\s]\s*(.*)$", line)
+            if m:
+                out[m.group(1)] = m.group(2).strip()
+    return out
+
+
+class ClusterViews:
+    """The bundle seen as a cluster. Built once per bundle (`views(bundle)`), shared by every analysis."""
+
+    def __init__(self, bundle: Bundle) -> None:
+        self.bundle = bundle
+
+    # -- what evidence there is --------------------------------------------------------------------
+    @cached_property
+    def evidence(self) -> Evidence:
+        ev = self.bundle.evidence
+        with_logs = frozenset(f.broker_id for f in ev.log_files if f.broker_id is not None)
+        with_dirs = frozenset(d.broker_id for d in ev.log_dirs if d.broker_id is not None)
+        named = {b for b in ev.manifest.get("brokers") or [] if isinstance(b, int)}
+        captured = None
+        at = ev.manifest.get("captured_at")
+        if isinstance(at, str):
+            try:
+                captured = int(datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp() * 1000)
+            except ValueError:
+                captured = None
+        configs = {}
+        for b in sorted(named | with_logs | with_dirs):
+            props = ev.root / "brokers" / str(b) / "server.properties"
+            if props.is_file():
+                configs[b] = _read_properties(props)
+        return Evidence(
+            brokers=frozenset(named | with_logs | with_dirs),
+            with_logs=with_logs,
+            with_datadirs=with_dirs,
+            zk_state=ev.znodes_jsonl is not None or bool(ev.zk_files),
+            zk_history=any(f.kind == "log" for f in ev.zk_files),
+            kafka_version=ev.manifest.get("kafka_version") if isinstance(ev.manifest, dict) else None,
+            captured_ms=captured,
+            configs=configs,
+        )
+
+    @cached_property
+    def zk_as_of(self) -> str:
+        """Where the ZooKeeper state comes from (a capture, or a snapshot and the txns replayed)."""
+        if self.bundle.evidence.znodes_jsonl is not None:
+            return "zk/znodes.jsonl"
+        row = self.bundle.znodes.select("source").limit(1).collect()
+        return str(row[0]["source"]) if row else "(no ZooKeeper state)"
+
+    @cached_property
+    def topic_ids_expected(self) -> bool | None:
+        """Whether the brokers use topic ids (Kafka 2.8+, KIP-516): from the manifest's version, else
+        from the evidence (a partition.metadata file or a topic_id in ZooKeeper); None when unknown."""
+        v = version_tuple(self.evidence.kafka_version)
+        if v is not None:
+            return v >= (2, 8)
+        seen = self.bundle.partition_metadata.limit(1).count() > 0
+        seen = seen or self.topics.where(F.col("topic_id").isNotNull()).limit(1).count() > 0
+        return True if seen else None
+
+    # -- ZooKeeper state ---------------------------------------------------------------------------
+    @cached_property
+    def topics(self) -> DataFrame:
+        """topic, topic_id (null when the znode has none), znode_version (the JSON's), partitions map,
+        adding/removing replicas, czxid, mzxid, ctime, mtime, data_version: `/brokers/topics/<t>` now."""
+        z = self.bundle.znodes.where(F.col("path").rlike(TOPIC_PATH))
+        parsed = F.from_json("data", TOPIC_ZNODE)
+        return z.select(
+            F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"),
+            "path",
+            parsed.alias("z"),
+            "czxid",
+            "mzxid",
+            "ctime",
+            "mtime",
+            F.col("version").alias("data_version"),
+        ).select(
+            "topic",
+            "path",
+            F.col("z.topic_id").alias("topic_id"),
+            F.col("z.version").alias("znode_version"),
+            F.col("z.partitions").alias("assignment"),
+            F.col("z.adding_replicas").alias("adding"),
+            F.col("z.removing_replicas").alias("removing"),
+            "czxid",
+            "mzxid",
+            "ctime",
+            "mtime",
+            "data_version",
+        )
+
+    @cached_property
+    def partitions(self) -> DataFrame:
+        """topic, partition, replicas (assignment order: the first is the preferred leader), adding,
+        removing, leader, leader_epoch, isr, controller_epoch, zk_version and the state znode's mzxid."""
+        assigned = self.topics.select(
+            "topic",
+            "topic_id",
+            F.explode("assignment").alias("p", "replicas"),
+            "adding",
+            "removing",
+        ).select(
+            "topic",
+            "topic_id",
+            F.col("p").cast("int").alias("partition"),
+            "replicas",
+            F.col("adding")[F.col("p")].alias("adding"),
+            F.col("removing")[F.col("p")].alias("removing"),
+        )
+        states = self.bundle.znodes.where(F.col("path").rlike(STATE_PATH)).select(
+            F.regexp_extract("path", STATE_PATH, 1).alias("topic"),
+            F.regexp_extract("path", STATE_PATH, 2).cast("int").alias("partition"),
+            F.from_json("data", PARTITION_STATE).alias("s"),
+            F.col("version").alias("zk_version"),
+            F.col("mzxid").alias("state_mzxid"),
+            F.col("path").alias("state_path"),
+        )
+        return assigned.join(states, ["topic", "partition"], "left").select(
+            "topic",
+            "topic_id",
+            "partition",
+            "replicas",
+            "adding",
+            "removing",
+            F.col("s.leader").alias("leader"),
+            F.col("s.leader_epoch").alias("leader_epoch"),
+            F.col("s.isr").alias("isr"),
+            F.col("s.controller_epoch").alias("controller_epoch"),
+            "zk_version",
+            "state_mzxid",
+            "state_path",
+        )
+
+    @cached_property
+    def live_brokers(self) -> set[int]:
+        """Brokers registered in `/brokers/ids` in the ZooKeeper state (empty without ZooKeeper state)."""
+        rows = (
+            self.bundle.znodes.where(F.col("path").rlike(BROKER_PATH))
+            .select(F.regexp_extract("path", BROKER_PATH, 1).cast("int").alias("b"))
+            .collect()
+        )
+        return {r.b for r in rows}
+
+    @cached_property
+    def delete_markers(self) -> DataFrame:
+        """Topics queued for deletion: `/admin/delete_topics/<t>` in the ZooKeeper state."""
+        return self.bundle.znodes.where(F.col("path").rlike(DELETE_MARKER_PATH)).select(
+            F.regexp_extract("path", DELETE_MARKER_PATH, 1).alias("topic"), "path", "czxid", "ctime"
+        )
+
+    # -- brokers and sessions ----------------------------------------------------------------------
+    @cached_property
+    def registrations(self) -> DataFrame:
+        """Every registration of a broker (`/brokers/ids/N`, ephemeral): broker_id, session_id, czxid (the
+        broker epoch), registered (time) and when its session ended (ended_zxid, ended), from ZooKeeper's
+        history, plus the registrations alive in its state."""
+        h = self.bundle.znode_history
+        created = h.where(
+            (F.col("op") == "create") & F.col("path").rlike(BROKER_PATH) & F.col("applied")
+        ).select(
+            F.regexp_extract("path", BROKER_PATH, 1).cast("int").alias("broker_id"),
+            "session_id",
+            F.col("zxid").alias("czxid"),
+            F.col("time").alias("registered"),
+        )
+        closed = h.where(F.col("op") == "closeSession").select(
+            "session_id", F.col("zxid").alias("ended_zxid"), F.col("time").alias("ended")
+        )
+        ended = (
+            created.join(closed, "session_id", "left")
+            .where(F.col("ended_zxid").isNull() | (F.col("ended_zxid") > F.col("czxid")))
+            .groupBy("broker_id", "session_id", "czxid", "registered")
+            .agg(F.min_by(F.struct("ended_zxid", "ended"), "ended_zxid").alias("e"))
+            .select("broker_id", "session_id", "czxid", "registered", "e.ended_zxid", "e.ended")
+        )
+        alive = self.bundle.znodes.where(F.col("path").rlike(BROKER_PATH)).select(
+            F.regexp_extract("path", BROKER_PATH, 1).cast("int").alias("broker_id"),
+            F.col("ephemeral_owner").alias("session_id"),
+            "czxid",
+            F.col("ctime").alias("registered"),
+            F.lit(None).cast("long").alias("ended_zxid"),
+            F.lit(None).cast("timestamp").alias("ended"),
+        )
+        return ended.unionByName(alive.join(ended.select("czxid"), "czxid", "left_anti"))
+
+    @cached_property
+    def sessions(self) -> DataFrame:
+        """ZooKeeper session -> the broker that owns it: the session that registered `/brokers/ids/N`
+        (or, in a broker's own log, the session its ZooKeeper client established). `how` is the evidence.
+        A session absent here is no broker's."""
+        registered = self.registrations.select(
+            "session_id",
+            "broker_id",
+            F.concat(F.lit("registered /brokers/ids/"), F.col("broker_id")).alias("how"),
+        )
+        logs = self.bundle.log_events.where(F.col("event") == "zk.session_established").select(
+            session_of(F.col("attrs")["session"]).alias("session_id"),
+            "broker_id",
+            F.concat(F.lit("established in "), F.col("file")).alias("how"),
+        )
+        both = registered.unionByName(logs).where(
+            F.col("session_id").isNotNull() & F.col("broker_id").isNotNull()
+        )
+        return both.groupBy("session_id", "broker_id").agg(F.min("how").alias("how"))
+
+    # -- data dirs ---------------------------------------------------------------------------------
+    @cached_property
+    def replicas(self) -> DataFrame:
+        """Every partition dir on every broker: broker_id, log_dir, dir_name, topic, partition, dir_state
+        (live, delete, future, stray) and the topic id its partition.metadata holds (null without one)."""
+        dirs = (
+            self.bundle.datadir_files.where(F.col("dir_name").isNotNull())
+            .groupBy("broker_id", "log_dir", "dir_name", "topic", "partition", "dir_state")
+            .agg(F.max("mtime").alias("newest_mtime"))
+        )
+        meta = self.bundle.partition_metadata.select(
+            "broker_id",
+            "log_dir",
+            "dir_name",
+            F.col("topic_id").alias("disk_topic_id"),
+            F.col("file").alias("metadata_file"),
+        )
+        return dirs.join(meta, ["broker_id", "log_dir", "dir_name"], "left")
+
+
+_VIEWS: weakref.WeakKeyDictionary[Bundle, ClusterViews] = weakref.WeakKeyDictionary()
+
+
+def views(bundle: Bundle) -> ClusterViews:
+    """The bundle's views, made on first use and kept while the bundle lives."""
+    if bundle not in _VIEWS:
+        _VIEWS[bundle] = ClusterViews(bundle)
+    return _VIEWS[bundle]

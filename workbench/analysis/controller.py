@@ -1,0 +1,449 @@
+"""Controller elections and failovers, and the ZooKeeper sessions brokers lost (seeds 002, 003).
+
+An election is one multi in ZooKeeper: create the ephemeral `/controller` and bump `/controller_epoch`
+(KafkaZkClient.registerControllerAndIncrementControllerEpoch). So ZooKeeper's history orders elections by
+zxid and times the gap without a controller on one clock (the ZooKeeper leader's). Why the previous
+controller went is read from that broker's own log, ordered by its own clock only: after the line that
+established the session ZooKeeper closed, did it shut down, see its session expire, or stop mid-line
+(a crash)? The new controller's log gives the onControllerFailover steps and what it resumed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from workbench.analysis.cluster import session_of, views
+from workbench.analysis.findings import Coverage, Finding, file_ref, hex_zxid, ranges, txn_ref
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+CHECK = "controller"
+FLAPPING_WINDOW_MS = 10 * 60_000
+FLAPPING_ELECTIONS = 3
+# What ended a broker's session, from its own log: the first of these after the session began.
+ENDINGS = {
+    "broker.shutting_down": "shutdown",
+    "controlled_shutdown.started": "shutdown",
+    "zk.client_session_expired": "session_expiry",
+    "zk.session_expired": "session_expiry",
+    "broker.starting": "crash",
+}
+
+
+def elections(bundle: Bundle) -> DataFrame:
+    """Every election in ZooKeeper's history: zxid, time, epoch, broker, session_id, and the previous
+    controller's end (gone_zxid, gone_time, gone_by: 'session' or the session that deleted /controller)."""
+    h = bundle.znode_history.where(F.col("applied"))
+    created = h.where((F.col("path") == "/controller") & (F.col("op") == "create")).select(
+        "zxid", "time", "session_id", F.get_json_object("data", "$.brokerid").cast("int").alias("broker")
+    )
+    epochs = h.where((F.col("path") == "/controller_epoch") & (F.col("op") == "setData")).select(
+        "zxid", F.col("data").cast("int").alias("epoch")
+    )
+    closed = h.where(F.col("op") == "closeSession").select(
+        F.col("session_id").alias("owner"), F.col("zxid").alias("gone_zxid"), F.col("time").alias("gone_time")
+    )
+    deleted = h.where((F.col("path") == "/controller") & (F.col("op") == "delete")).select(
+        F.col("zxid").alias("gone_zxid"),
+        F.col("time").alias("gone_time"),
+        F.col("session_id").alias("gone_by"),
+    )
+    e = created.join(epochs, "zxid", "left")
+    # The znode each election created ends at the first delete of /controller or close of its session.
+    by_close = e.join(closed, (F.col("owner") == F.col("session_id")) & (F.col("gone_zxid") > F.col("zxid")))
+    by_close = by_close.select("zxid", "gone_zxid", "gone_time", F.lit(None).cast("long").alias("gone_by"))
+    by_delete = e.join(deleted, F.col("gone_zxid") > F.col("zxid")).select(
+        "zxid", "gone_zxid", "gone_time", "gone_by"
+    )
+    ends = (
+        by_close.unionByName(by_delete)
+        .groupBy("zxid")
+        .agg(F.min_by(F.struct("gone_zxid", "gone_time", "gone_by"), "gone_zxid").alias("g"))
+        .select("zxid", "g.*")
+    )
+    return e.join(ends, "zxid", "left")
+
+
+def failover_steps(bundle: Bundle) -> DataFrame:
+    """The new controllers' own lines from election to 'Ready to serve': broker_id, epoch, event, step,
+    ts, file, line_no. Steps are the lines onControllerFailover logs (LOG_TEMPLATES.md section 5)."""
+    ev = bundle.log_events.where(
+        F.col("event").startswith("controller.") | F.col("event").startswith("deletion.")
+    )
+    elected = ev.where(F.col("event") == "controller.elected").select(
+        "broker_id", "file", F.col("attrs")["epoch"].cast("int").alias("epoch"), F.col("ts").alias("elected")
+    )
+    ready = ev.where(F.col("event") == "controller.ready").select(
+        "broker_id", F.col("attrs")["epoch"].cast("int").alias("epoch"), F.col("ts").alias("ready")
+    )
+    span = elected.join(ready, ["broker_id", "epoch"], "left")
+    return (
+        ev.join(span, ["broker_id", "file"])
+        .where((F.col("ts") >= F.col("elected")) & (F.col("ts") <= F.coalesce("ready", F.col("elected"))))
+        .select("broker_id", "epoch", "event", F.col("attrs")["step"].alias("step"), "ts", "file", "line_no")
+    )
+
+
+@dataclass
+class _Election:
+    epoch: int | None
+    broker: int | None
+    zxid: int | None
+    time: Any
+    ref: str
+    previous: _Election | None = None
+    gone_zxid: int | None = None
+    gone_time: Any = None
+    gone_by: int | None = None
+    session: int | None = None
+
+
+def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+    v = views(bundle)
+    ev = v.evidence
+    missing = []
+    if not ev.zk_history:
+        missing.append(
+            "ZooKeeper txn logs: elections and gaps from the brokers' logs only (their clocks differ)"
+        )
+    if ev.without_logs(ev.brokers):
+        missing.append(
+            f"logs of broker {', '.join(map(str, ev.without_logs(ev.brokers)))}: causes unknown there"
+        )
+    coverage.record(CHECK, ["zk history" if ev.zk_history else "", "controller.log", "server.log"], missing,
+                    needed=ev.zk_history or bool(ev.with_logs))  # fmt: skip
+    ends = _session_ends(bundle)
+    chain = _chain(bundle)
+    logs = _election_logs(bundle)
+    out: list[Finding] = []
+    for e in chain:
+        log = logs.get((e.broker, e.epoch), {}) if e.broker is not None and e.epoch is not None else {}
+        out.append(_election_finding(e, ends, log, ev.with_logs))
+    out += _flapping(chain)
+    out += _expiries(bundle, ends)
+    return out
+
+
+def _chain(bundle: Bundle) -> list[_Election]:
+    """Elections in order: from ZooKeeper's history when there is one, else from the controllers' logs."""
+    v = views(bundle)
+    out: list[_Election] = []
+    if v.evidence.zk_history:
+        for r in elections(bundle).orderBy("zxid").collect():
+            out.append(
+                _Election(
+                    r.epoch,
+                    r.broker,
+                    r.zxid,
+                    r.time,
+                    txn_ref(r.zxid),
+                    None,
+                    r.gone_zxid,
+                    r.gone_time,
+                    r.gone_by,
+                    r.session_id,
+                )
+            )
+    else:
+        rows = (
+            bundle.log_events.where(F.col("event") == "controller.elected")
+            .select(F.col("attrs")["epoch"].cast("int").alias("epoch"), "broker_id", "ts", "file", "line_no")
+            .orderBy("epoch", "ts")
+            .collect()
+        )
+        for r in rows:
+            if out and out[-1].epoch == r.epoch:
+                continue
+            out.append(_Election(r.epoch, r.broker_id, None, r.ts, file_ref(r.file, r.line_no)))
+    for before, after in itertools.pairwise(out):
+        after.previous = before
+    return out
+
+
+def _election_logs(bundle: Bundle) -> dict[tuple[int, int], dict[str, Any]]:
+    """Per (broker, epoch): its election line, time to 'Ready to serve', slowest step, and what it resumed."""
+    steps = failover_steps(bundle).orderBy("broker_id", "epoch", "ts", "line_no").collect()
+    out: dict[tuple[int, int], dict[str, Any]] = {}
+    for r in steps:
+        d = out.setdefault((r.broker_id, r.epoch), {"steps": []})
+        d["steps"].append(r)
+        if r.event == "controller.elected":
+            d["elected"] = r
+        if r.event == "controller.ready":
+            d["ready"] = r
+    resumed = _resumed(bundle)
+    for key, d in out.items():
+        d["resumed"] = resumed.get(key, {})
+    return out
+
+
+def _resumed(bundle: Bundle) -> dict[tuple[int, int], dict[str, list[str]]]:
+    """What each new controller picked up from ZooKeeper: reassignments it sent or completed, deletions it
+    (re)started, preferred elections it resumed; from its log between its election and the next one."""
+    ev = bundle.log_events
+    elected = ev.where(F.col("event") == "controller.elected").select(
+        "broker_id", "file", F.col("attrs")["epoch"].cast("int").alias("epoch"), F.col("ts").alias("from_ts")
+    )
+    kinds = {
+        "reassignment.leader_and_isr_sent": "reassignments",
+        "reassignment.caught_up": "reassignments",
+        "reassignment.assignment_updated": "reassignments",
+        "deletion.topic_started": "deletions",
+        "leader_election.pending": "preferred elections",
+    }
+    picked = ev.where(F.col("event").isin(list(kinds))).where(
+        (F.col("event") != "leader_election.pending") | (F.col("attrs")["step"] == "resuming")
+    )
+    what = F.coalesce(
+        F.concat_ws("-", "topic", F.col("partition").cast("string")), F.col("attrs")["partitions"]
+    )
+    kind = F.create_map(*[x for k, v in kinds.items() for x in (F.lit(k), F.lit(v))])[F.col("event")]
+    rows = (
+        picked.select(
+            "broker_id",
+            "file",
+            "ts",
+            kind.alias("kind"),
+            F.when(F.col("partition").isNull(), F.col("topic")).otherwise(what).alias("what"),
+        )
+        .join(elected, ["broker_id", "file"])
+        .where(F.col("ts") >= F.col("from_ts"))
+        .groupBy("broker_id", "kind", "what")
+        .agg(F.max("epoch").alias("epoch"))
+        .groupBy("broker_id", "epoch", "kind")
+        .agg(F.sort_array(F.collect_set("what")).alias("what"))
+        .collect()
+    )
+    out: dict[tuple[int, int], dict[str, list[str]]] = {}
+    for r in rows:
+        out.setdefault((r.broker_id, r.epoch), {})[r.kind] = [w for w in r.what if w]
+    return out
+
+
+def _session_ends(bundle: Bundle) -> dict[int, tuple[str, str | None]]:
+    """Session id -> (how it ended: shutdown, session_expiry, crash, unknown; the log ref that says so),
+    for every broker session ZooKeeper's history saw end. Read from that broker's own log only."""
+    v = views(bundle)
+    if not v.evidence.zk_history:
+        return {}
+    regs = v.registrations.where(F.col("ended_zxid").isNotNull())
+    ev = bundle.log_events
+    began = (
+        ev.where(F.col("event") == "zk.session_established")
+        .select(
+            "broker_id", session_of(F.col("attrs")["session"]).alias("session_id"), F.col("ts").alias("began")
+        )
+        .unionByName(
+            ev.where(F.col("event") == "broker.registered")
+            .select(
+                "broker_id",
+                F.col("attrs")["broker_epoch"].cast("long").alias("czxid"),
+                F.col("ts").alias("began"),
+            )
+            .join(regs.select("czxid", "session_id"), "czxid")
+            .drop("czxid")
+        )
+        .groupBy("broker_id", "session_id")
+        .agg(F.min("began").alias("began"))
+    )
+    ending = F.create_map(*[x for k, e in ENDINGS.items() for x in (F.lit(k), F.lit(e))])[F.col("event")]
+    marks = ev.where(F.col("event").isin(list(ENDINGS))).select(
+        "broker_id", "ts", "file", "line_no", ending.alias("how")
+    )
+    first = (
+        regs.select("broker_id", "session_id")
+        .join(began, ["broker_id", "session_id"], "left")
+        .join(marks, ["broker_id"], "left")
+        .withColumn(
+            "m",
+            F.when(
+                F.col("began").isNotNull() & (F.col("ts") > F.col("began")),
+                F.struct("how", "file", "line_no"),
+            ),
+        )
+        .groupBy("broker_id", "session_id", "began")
+        .agg(F.min_by("m", F.when(F.col("m").isNotNull(), F.struct("ts", "line_no"))).alias("m"))
+        .collect()
+    )
+    have_logs = v.evidence.with_logs
+    out: dict[int, tuple[str, str | None]] = {}
+    for r in first:
+        if r.broker_id not in have_logs or r.began is None:
+            out[r.session_id] = ("unknown", None)
+        elif r.m is None or r.m.how is None:
+            out[r.session_id] = ("crash", None)
+        else:
+            out[r.session_id] = (r.m.how, file_ref(r.m.file, r.m.line_no))
+    return out
+
+
+CAUSE_TEXT = {
+    "shutdown": "broker {b} shut down",
+    "session_expiry": "broker {b}'s ZooKeeper session expired",
+    "crash": "broker {b} stopped without a shutdown (a crash or hang) and ZooKeeper expired its session",
+    "unknown": "broker {b}'s session closed (no log from broker {b} tells a shutdown from a crash)",
+    "deleted": "/controller was deleted by {by}",
+}
+
+
+def _election_finding(
+    e: _Election, ends: dict[int, tuple[str, str | None]], log: dict[str, Any], with_logs: frozenset[int]
+) -> Finding:
+    refs = [e.ref]
+    subject: dict[str, Any] = {"epoch": e.epoch, "broker": e.broker}
+    if e.zxid is not None:
+        subject["zxid"] = hex_zxid(e.zxid)
+    p = e.previous
+    if p is None:
+        text = f"Broker {e.broker} was elected controller with epoch {e.epoch}: "
+        text += "the first election in the evidence"
+        if e.epoch is not None and e.epoch > 1:
+            text += f" (the {e.epoch - 1} before it are not)"
+        kind, severity, cause = "controller.election", "info", "first"
+    else:
+        kind, severity = "controller.failover", "warning"
+        cause, why_ref = _cause(p, ends)
+        text = f"Controller moved from broker {p.broker} (epoch {p.epoch}) "
+        text += f"to broker {e.broker} (epoch {e.epoch}): "
+        text += CAUSE_TEXT[cause].format(b=p.broker, by=_by(p.gone_by))
+        if p.gone_zxid is not None:
+            text += f" (zxid {hex_zxid(p.gone_zxid)})"
+            refs.append(txn_ref(p.gone_zxid))
+            gap = (e.time - p.gone_time).total_seconds() * 1000 if e.time and p.gone_time else None
+            if gap is not None:
+                subject["gap_ms"] = round(gap)
+                text += f"; {round(gap)} ms without a controller (ZooKeeper's clock)"
+        if why_ref:
+            refs.append(why_ref)
+        subject["previous"] = p.broker
+    subject["cause"] = cause
+    if "elected" in log and "ready" in log:
+        ready_ms = round((log["ready"].ts - log["elected"].ts).total_seconds() * 1000)
+        subject["ready_ms"] = ready_ms
+        slow = _slowest(log["steps"])
+        text += f"; ready to serve {ready_ms} ms after its election" + (
+            f" (slowest step: {slow})" if slow else ""
+        )
+        refs += [
+            file_ref(log["elected"].file, log["elected"].line_no),
+            file_ref(log["ready"].file, log["ready"].line_no),
+        ]
+    elif e.broker is not None and e.broker not in with_logs:
+        text += f"; no log from broker {e.broker} for its failover steps"
+    resumed = log.get("resumed", {})
+    if resumed and p is not None:
+        subject.update({k.replace(" ", "_"): v for k, v in resumed.items()})
+        text += "; it resumed " + "; ".join(f"{k} {', '.join(_short(v))}" for k, v in sorted(resumed.items()))
+    return Finding(kind, severity, subject, text + ".", tuple(dict.fromkeys(refs)))
+
+
+def _cause(p: _Election, ends: dict[int, tuple[str, str | None]]) -> tuple[str, str | None]:
+    if p.gone_by is not None:
+        return "deleted", None
+    if p.session is not None and p.session in ends:
+        return ends[p.session]
+    return "unknown", None
+
+
+def _by(session: int | None) -> str:
+    return f"session 0x{session:x}" if session is not None else "?"
+
+
+def _slowest(steps: list[Any]) -> str | None:
+    best, took = None, -1.0
+    for a, b in itertools.pairwise(steps):
+        ms = (b.ts - a.ts).total_seconds() * 1000
+        if ms > took:
+            best, took = (a.step or a.event), ms
+    return f"{best} {round(took)} ms" if best is not None else None
+
+
+def _short(items: list[str], n: int = 6) -> list[str]:
+    return items if len(items) <= n else [*items[:n], f"and {len(items) - n} more"]
+
+
+def _flapping(chain: list[_Election]) -> list[Finding]:
+    """Several elections within FLAPPING_WINDOW_MS (ZooKeeper's clock, or one broker's log when alone)."""
+    out = []
+    i = 0
+    while i < len(chain):
+        j = i
+        while (
+            j + 1 < len(chain)
+            and chain[j + 1].time
+            and chain[i].time
+            and (chain[j + 1].time - chain[i].time).total_seconds() * 1000 <= FLAPPING_WINDOW_MS
+        ):
+            j += 1
+        if j - i + 1 >= FLAPPING_ELECTIONS:
+            group = chain[i : j + 1]
+            epochs = [e.epoch for e in group if e.epoch is not None]
+            out.append(
+                Finding(
+                    "controller.flapping",
+                    "critical",
+                    {"epochs": epochs, "brokers": sorted({e.broker for e in group if e.broker is not None})},
+                    f"The controller moved {len(group)} times within {FLAPPING_WINDOW_MS // 60_000} minutes "
+                    f"(epochs {ranges(epochs)}).",
+                    tuple(e.ref for e in group),
+                )
+            )
+            i = j + 1
+        else:
+            i += 1
+    return out
+
+
+def _expiries(bundle: Bundle, ends: dict[int, tuple[str, str | None]]) -> list[Finding]:
+    """Brokers that lost their ZooKeeper session: ZooKeeper closed it without the broker shutting down
+    (history), or the broker's own client logged the expiry (logs only)."""
+    v = views(bundle)
+    out = []
+    if v.evidence.zk_history:
+        regs = v.registrations.where(F.col("ended_zxid").isNotNull()).orderBy("ended_zxid").collect()
+        for r in regs:
+            how, ref = ends.get(r.session_id, ("unknown", None))
+            if how not in ("session_expiry", "crash"):
+                continue
+            text = CAUSE_TEXT[how].format(b=r.broker_id)
+            out.append(
+                Finding(
+                    "broker.session_expired",
+                    "warning",
+                    {
+                        "broker": r.broker_id,
+                        "session": f"0x{r.session_id:x}",
+                        "zxid": hex_zxid(r.ended_zxid),
+                        "cause": how,
+                    },
+                    f"{text[0].upper()}{text[1:]}: session 0x{r.session_id:x} "
+                    f"(registered at zxid {hex_zxid(r.czxid)}) "
+                    f"ended at zxid {hex_zxid(r.ended_zxid)}, {r.ended:%Y-%m-%d %H:%M:%S} ZooKeeper time.",
+                    tuple(x for x in (txn_ref(r.czxid), txn_ref(r.ended_zxid), ref) if x),
+                )
+            )
+        return out
+    rows = (
+        bundle.log_events.where(F.col("event").isin("zk.session_expired", "zk.client_session_expired"))
+        .groupBy("broker_id")
+        .agg(F.count("*").alias("n"), F.min_by(F.struct("file", "line_no", "ts"), "ts").alias("first"))
+        .collect()
+    )
+    for r in rows:
+        out.append(
+            Finding(
+                "broker.session_expired",
+                "warning",
+                {"broker": r.broker_id, "cause": "session_expiry"},
+                f"Broker {r.broker_id}'s ZooKeeper session expired ({r.n} line(s), first at "
+                f"{r.first.ts:%Y-%m-%d %H:%M:%S} broker time).",
+                (file_ref(r.first.file, r.first.line_no),),
+            )
+        )
+    return out

@@ -1,0 +1,385 @@
+"""Topic deletion (seed 000): each deletion's timeline, the ones stuck and why, and what it leaves on disk.
+
+`kafka-topics --delete` creates `/admin/delete_topics/<t>`; the controller's TopicDeletionManager takes the
+replicas OfflineReplica -> ReplicaDeletionStarted (StopReplica with delete) -> ReplicaDeletionSuccessful,
+then removes the topic's znodes and the marker. It halts while a replica's broker is offline, while a
+partition is being reassigned, or after a replica deletion failed (a storage error); with
+delete.topic.enable=false it drops the marker and keeps the topic. A broker renames the log to
+`<t>-<p>.<uuid>-delete` and removes it file.delete.delay.ms later (LogManager.asyncDelete).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from workbench.analysis.cluster import DELETE_MARKER_PATH, FILE_DELETE_DELAY_MS, TOPIC_PATH, views
+from workbench.analysis.findings import (
+    Coverage,
+    Finding,
+    file_ref,
+    first_refs,
+    hex_zxid,
+    ranges,
+    txn_ref,
+    zk_ref,
+)
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+CHECK = "deletion"
+CLOCK_MARGIN_MS = 30_000  # a broker's clock may be off by seconds from the capture's
+REPLICA_STATES = ("ReplicaDeletionStarted", "ReplicaDeletionSuccessful", "ReplicaDeletionIneligible")
+
+
+def topics_of(text: Column) -> Column:
+    """'Set(a, b)', 'HashSet(a)', 'a,b' -> [a, b]: the topic lists the controller prints."""
+    bare = F.regexp_replace(text, r"^(?:Set|HashSet|ListSet|ArrayBuffer|List)?\(?|\)$", "")
+    return F.filter(F.split(bare, r",\s*"), lambda t: t != "")
+
+
+def timeline(bundle: Bundle) -> DataFrame:
+    """Every step of every deletion: topic, source (zk or broker-N), step, zxid (ZooKeeper only), ts (the
+    source's own clock), partition, broker (a replica's), detail, ref."""
+    h = bundle.znode_history.where(F.col("applied"))
+    marker = h.where(F.col("path").rlike(DELETE_MARKER_PATH) & F.col("op").isin("create", "delete")).select(
+        F.regexp_extract("path", DELETE_MARKER_PATH, 1).alias("topic"),
+        F.when(F.col("op") == "create", "requested").otherwise("marker removed").alias("step"),
+        "zxid",
+        "time",
+    )
+    topic_gone = h.where(F.col("path").rlike(TOPIC_PATH) & (F.col("op") == "delete")).select(
+        F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"),
+        F.lit("topic znode removed").alias("step"),
+        "zxid",
+        "time",
+    )
+    zk = marker.unionByName(topic_gone).select(
+        "topic",
+        F.lit("zk").alias("source"),
+        "step",
+        "zxid",
+        F.col("time").alias("ts"),
+        F.lit(None).cast("int").alias("partition"),
+        F.lit(None).cast("int").alias("broker"),
+        F.lit(None).cast("string").alias("detail"),
+        F.concat(F.lit("zk:txn@0x"), F.lower(F.hex("zxid"))).alias("ref"),
+    )
+    ev = bundle.log_events
+    named = ev.where(
+        F.col("event").isin("deletion.started", "deletion.halted", "deletion.disabled", "deletion.retrying")
+    ).select("*", F.explode(topics_of(F.col("attrs")["topics"])).alias("t"))
+    single = ev.where(
+        F.col("event").isin(
+            "deletion.topic_started", "deletion.completed", "log.renamed_for_deletion", "log.deleted"
+        )
+        | ((F.col("event") == "replica.state_change") & F.col("attrs")["to_state"].isin(*REPLICA_STATES))
+        | (F.col("event") == "log_dir.io_error")
+    ).withColumn("t", F.col("topic"))
+    logs = named.unionByName(single).select(
+        F.col("t").alias("topic"),
+        F.concat(F.lit("broker-"), F.col("broker_id")).alias("source"),
+        F.when(F.col("event") == "replica.state_change", F.col("attrs")["to_state"])
+        .otherwise(F.col("event"))
+        .alias("step"),
+        F.lit(None).cast("long").alias("zxid"),
+        "ts",
+        "partition",
+        F.when(F.col("event") == "replica.state_change", F.col("attrs")["replica"].cast("int"))
+        .when(F.col("event").startswith("log"), F.col("broker_id"))
+        .alias("broker"),
+        F.coalesce(F.col("attrs")["reason"], F.col("attrs")["dir"]).alias("detail"),
+        F.concat(
+            F.lit("broker-"),
+            F.col("broker_id"),
+            F.lit(":"),
+            F.regexp_replace("file", "^brokers/[^/]+/", ""),
+            F.lit(":"),
+            F.col("line_no"),
+        ).alias("ref"),
+    )
+    return zk.unionByName(logs).where(F.col("topic").isNotNull())
+
+
+def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+    v = views(bundle)
+    ev = v.evidence
+    missing = []
+    if not ev.zk_state:
+        missing.append("ZooKeeper state: pending deletions and strays cannot be seen")
+    if not ev.zk_history:
+        missing.append("ZooKeeper txn logs: deletion requests and completions from the logs only")
+    if ev.without_logs(ev.brokers):
+        missing.append(f"logs of broker {', '.join(map(str, ev.without_logs(ev.brokers)))}")
+    if sorted(ev.brokers - ev.with_datadirs):
+        missing.append(f"data dirs of broker {', '.join(map(str, sorted(ev.brokers - ev.with_datadirs)))}")
+    if ev.captured_ms is None:
+        missing.append("the capture time (manifest captured_at): lingering -delete dirs cannot be aged")
+    used = ["zk state" if ev.zk_state else "", "zk history" if ev.zk_history else "", "logs", "data dirs"]
+    coverage.record(CHECK, used, missing, needed=ev.zk_state or bool(ev.with_logs) or bool(ev.with_datadirs))
+    steps = timeline(bundle).cache()
+    out: list[Finding] = []
+    if ev.zk_state:
+        out += _stuck(bundle, steps)
+        out += _strays(bundle)
+    out += _completed(steps)
+    out += _refused(steps)
+    out += _lingering(bundle, steps)
+    if ev.zk_history:
+        out += _recreated(bundle)
+    steps.unpersist()
+    return out
+
+
+def _stuck(bundle: Bundle, steps: DataFrame) -> list[Finding]:
+    """Topics still marked for deletion, with what holds each up."""
+    v = views(bundle)
+    markers = v.delete_markers.collect()
+    if not markers:
+        return []
+    names = [m.topic for m in markers]
+    live = v.live_brokers
+    parts = (
+        v.partitions.where(F.col("topic").isin(names))
+        .groupBy("topic")
+        .agg(
+            F.collect_list(F.struct("partition", "replicas")).alias("parts"),
+            F.sort_array(
+                F.collect_list(
+                    F.when(
+                        F.size(F.coalesce("adding", F.array())) + F.size(F.coalesce("removing", F.array()))
+                        > 0,
+                        F.col("partition"),
+                    )
+                )
+            ).alias("reassigning"),
+        )
+        .collect()
+    )
+    per_topic = {r.topic: r for r in parts}
+    halts = (
+        steps.where(F.col("topic").isin(names) & F.col("step").isin("deletion.halted", "log_dir.io_error"))
+        .groupBy("topic")
+        .agg(F.max_by(F.struct("detail", "ref", "step"), "ts").alias("last"))
+        .collect()
+    )
+    halted = {r.topic: r.last for r in halts}
+    reassign = bundle.znodes.where(F.col("path") == "/admin/reassign_partitions").select("data").collect()
+    zk_reassign = reassign[0].data or "" if reassign else ""
+    # A replica is gone once its broker's data dir (when the bundle has it) holds no live dir for it.
+    on_disk = {
+        (r.topic, r.partition, r.broker_id)
+        for r in v.replicas.where(F.col("topic").isin(names) & (F.col("dir_state") == "live"))
+        .select("topic", "partition", "broker_id")
+        .collect()
+    }
+    seen = v.evidence.with_datadirs
+    out = []
+    for m in sorted(markers, key=lambda m: m.topic):
+        t = per_topic.get(m.topic)
+        assigned = [(p.partition, r) for p in (t.parts if t else []) for r in (p.replicas or [])]
+        left = [(p, r) for p, r in assigned if r not in seen or (m.topic, p, r) in on_disk]
+        down = sorted({r for _, r in left if r not in live}) if live else []
+        reasons, refs = [], [zk_ref(m.path, czxid=m.czxid)]
+        if down:
+            reasons.append(f"replicas on offline broker(s) {', '.join(map(str, down))}")
+            refs.append(zk_ref("/brokers/ids"))
+        reassigning = [p for p in (t.reassigning if t else []) if p is not None]
+        if reassigning or f'"{m.topic}"' in zk_reassign:
+            reasons.append(
+                "a reassignment in progress (partitions "
+                f"{ranges(reassigning) or 'in /admin/reassign_partitions'})"
+            )
+            refs.append(zk_ref(f"/brokers/topics/{m.topic}"))
+        last = halted.get(m.topic)
+        if last is not None:
+            reasons.append(
+                "a storage error"
+                if last.step == "log_dir.io_error"
+                else f"the controller halted it: {last.detail}"
+            )
+            refs.append(last.ref)
+        if t is None:
+            reasons.append("its topic znode is gone but the marker stayed")
+        if not reasons:
+            reasons.append("no blocker in the evidence: the controller may not have acted on it")
+        brokers = sorted({r for _, r in left})
+        text = (
+            f"Deletion of {m.topic} is stuck: /admin/delete_topics/{m.topic} was created at zxid "
+            f"{hex_zxid(m.czxid)} "
+            f"({m.ctime:%Y-%m-%d %H:%M:%S}) and is still there; {len(left)} replica(s) left on broker(s) "
+            f"{', '.join(map(str, brokers)) or 'none'}; held up by {'; '.join(reasons)}."
+        )
+        shown = sorted(f"{p}@{r}" for p, r in left)
+        subject = {"topic": m.topic, "zxid": hex_zxid(m.czxid), "replicas_left": shown, "brokers_down": down,
+                   "reassigning": reassigning, "halted": last.detail if last is not None else ""}  # fmt: skip
+        out.append(Finding("deletion.stuck", "critical", subject, text, tuple(dict.fromkeys(refs))))
+    return out
+
+
+def _completed(steps: DataFrame) -> list[Finding]:
+    """Deletions that finished: from the request to the marker's removal (ZooKeeper) or to the controller's
+    'successfully completed' line, with the halts on the way."""
+    done = (
+        steps.where(F.col("step").isin("marker removed", "deletion.completed"))
+        .groupBy("topic")
+        .agg(F.max_by(F.struct("ts", "ref", "zxid"), F.coalesce(F.col("zxid"), F.lit(0))).alias("done"))
+    )
+    asked = (
+        steps.where(F.col("step").isin("requested", "deletion.started"))
+        .groupBy("topic")
+        .agg(
+            F.min_by(F.struct("ts", "ref", "zxid", "source"), F.struct(F.col("zxid").isNull(), "ts")).alias(
+                "asked"
+            )
+        )
+    )
+    halts = (
+        steps.where(F.col("step") == "deletion.halted")
+        .groupBy("topic")
+        .agg(
+            F.sort_array(F.collect_set("detail")).alias("halted"),
+            F.slice(F.sort_array(F.collect_list("ref")), 1, 2).alias("halt_refs"),
+        )
+    )
+    rows = done.join(asked, "topic", "left").join(halts, "topic", "left").orderBy("topic").collect()
+    out = []
+    for r in rows:
+        a, d = r.asked, r.done
+        took = ""
+        if a is not None and a.zxid is not None and d.zxid is not None:
+            ms = round((d.ts - a.ts).total_seconds() * 1000)
+            took = f" in {ms} ms" if ms < 10_000 else f" in {ms / 1000:.0f} s"
+            took += f" (ZooKeeper's clock, zxid {hex_zxid(a.zxid)} to {hex_zxid(d.zxid)})"
+        halted = [h for h in (r.halted or []) if h]
+        text = f"Deletion of {r.topic} completed{took}" + (
+            f", after halting for {'; '.join(halted)}" if halted else ""
+        )
+        refs = [x for x in ((a.ref if a else None), d.ref, *(r.halt_refs or [])) if x]
+        out.append(
+            Finding(
+                "deletion.completed", "info", {"topic": r.topic, "halted": halted}, text + ".", tuple(refs)
+            )
+        )
+    return out
+
+
+def _refused(steps: DataFrame) -> list[Finding]:
+    """Deletions dropped because delete.topic.enable=false: the marker goes, the topic stays."""
+    rows = (
+        steps.where(F.col("step") == "deletion.disabled")
+        .groupBy("topic")
+        .agg(F.min("ref").alias("ref"))
+        .collect()
+    )
+    return [
+        Finding(
+            "deletion.refused",
+            "warning",
+            {"topic": r.topic},
+            f"Deletion of {r.topic} was asked for and dropped: delete.topic.enable=false on the controller, "
+            "so the topic and its data stay.",
+            (r.ref,),
+        )
+        for r in rows
+    ]
+
+
+def _lingering(bundle: Bundle, steps: DataFrame) -> list[Finding]:
+    """'-delete' dirs still on disk longer than file.delete.delay.ms after their rename (the broker's log
+    says when), by the capture time."""
+    v = views(bundle)
+    captured = v.evidence.captured_ms
+    if captured is None:
+        return []
+    delays = v.evidence.config("file.delete.delay.ms", str(FILE_DELETE_DELAY_MS))
+    dirs = v.replicas.where(F.col("dir_state") == "delete").select(
+        "broker_id", "log_dir", "dir_name", "topic", "partition"
+    )
+    renamed = steps.where(F.col("step") == "log.renamed_for_deletion").select(
+        F.col("broker").alias("broker_id"),
+        F.regexp_extract("detail", r"([^/]+)$", 1).alias("dir_name"),
+        "ts",
+        "ref",
+    )
+    rows = dirs.join(renamed, ["broker_id", "dir_name"], "left").collect()
+    late: dict[tuple[int, str], list[Any]] = {}
+    for r in rows:
+        delay = int(delays.get(r.broker_id, FILE_DELETE_DELAY_MS))
+        if r.ts is not None and captured - r.ts.timestamp() * 1000 > delay + CLOCK_MARGIN_MS:
+            late.setdefault((r.broker_id, r.topic), []).append(r)
+    out = []
+    for (broker, topic), rs in sorted(late.items()):
+        oldest = min(x.ts for x in rs)
+        out.append(
+            Finding(
+                "deletion.lingering_dir",
+                "warning",
+                {"topic": topic, "broker": broker, "partitions": sorted(x.partition for x in rs)},
+                f"Broker {broker} still holds {len(rs)} '-delete' dir(s) of {topic} renamed as early as "
+                f"{oldest:%Y-%m-%d %H:%M:%S} (broker time), past file.delete.delay.ms: the broker stopped "
+                "before removing them or could not.",
+                tuple(first_refs([x.ref for x in rs], 3)),
+            )
+        )
+    return out
+
+
+def _strays(bundle: Bundle) -> list[Finding]:
+    """Live partition dirs of topics ZooKeeper does not have."""
+    v = views(bundle)
+    stray = (
+        v.replicas.where(F.col("dir_state") == "live")
+        .join(v.topics.select("topic"), "topic", "left_anti")
+        .groupBy("broker_id", "topic")
+        .agg(F.sort_array(F.collect_set("partition")).alias("partitions"), F.min("log_dir").alias("log_dir"))
+        .orderBy("topic", "broker_id")
+        .collect()
+    )
+    return [
+        Finding(
+            "deletion.stray_dir",
+            "warning",
+            {"topic": r.topic, "broker": r.broker_id, "partitions": list(r.partitions)},
+            f"Broker {r.broker_id} holds live dirs of {r.topic} (partitions {ranges(r.partitions)}), a topic "
+            "ZooKeeper does not have: left by a deletion the broker missed, or by a wiped ZooKeeper.",
+            (
+                file_ref(f"brokers/{r.broker_id}/datadirs/{r.log_dir}/{r.topic}-{r.partitions[0]}"),
+                zk_ref("/brokers/topics"),
+            ),
+        )
+        for r in stray
+    ]
+
+
+def _recreated(bundle: Bundle) -> list[Finding]:
+    """Topics created again under a name that was deleted (ZooKeeper's history)."""
+    h = bundle.znode_history.where(
+        F.col("applied") & F.col("path").rlike(TOPIC_PATH) & F.col("op").isin("create", "delete")
+    )
+    rows = (
+        h.select(F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"), "op", "zxid")
+        .groupBy("topic")
+        .agg(F.sort_array(F.collect_list(F.struct("zxid", "op"))).alias("ops"))
+        .collect()
+    )
+    out = []
+    for r in rows:
+        for before, after in itertools.pairwise(r.ops):
+            if before.op == "delete" and after.op == "create":
+                out.append(
+                    Finding(
+                        "deletion.recreated",
+                        "info",
+                        {"topic": r.topic, "zxid": hex_zxid(after.zxid)},
+                        f"{r.topic} was deleted at zxid {hex_zxid(before.zxid)} and created again at zxid "
+                        f"{hex_zxid(after.zxid)}: replicas offline in between keep the old topic's data "
+                        "and id.",
+                        (txn_ref(before.zxid), txn_ref(after.zxid)),
+                    )
+                )
+    return out

@@ -1,0 +1,185 @@
+"""What an analysis concludes (`Finding`), what it could check (`Coverage`), and the evidence refs they cite.
+
+A finding is one sentence an SRE can paste into a postmortem, with the refs a person can open to check it
+(DESIGN.md, "Findings"). Coverage says for every check what evidence it used and what was missing, so that
+the lack of evidence is never read as "healthy".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from workbench import schemas
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pyspark.sql import DataFrame, SparkSession
+
+SEVERITIES = ("critical", "warning", "info")
+STATUSES = ("done", "partial", "skipped", "not_applicable")
+_BROKER_FILE = re.compile(r"^brokers/([^/]+)/(.*)$")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """kind is dotted (`topic_id.mismatch`), severity critical|warning|info, subject the topic, partition,
+    broker, epoch, zxid ... it is about, evidence the refs that prove it."""
+
+    kind: str
+    severity: str
+    subject: Mapping[str, Any]
+    summary: str
+    evidence: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity {self.severity!r}; expected one of {', '.join(SEVERITIES)}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "severity": self.severity,
+            "subject": dict(self.subject),
+            "summary": self.summary,
+            "evidence": list(self.evidence),
+        }
+
+    def sort_key(self) -> tuple[Any, ...]:
+        return (
+            SEVERITIES.index(self.severity),
+            self.kind,
+            sorted((k, str(v)) for k, v in self.subject.items()),
+        )
+
+
+@dataclass
+class Check:
+    """One check's coverage: `done`, `partial` or `skipped` (what was missing says why), or
+    `not_applicable` (e.g. topic ids on Kafka before 2.8)."""
+
+    status: str
+    used: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "used": self.used, "missing": self.missing}
+
+
+class Coverage(dict[str, Check]):
+    """Check name -> Check, for every check triage ran."""
+
+    def record(
+        self, name: str, used: Iterable[str], missing: Iterable[str] = (), needed: bool = True
+    ) -> Check:
+        """A check that used `used` and lacked `missing`: done when nothing was missing, partial when
+        something was, skipped when it had nothing it `needed`."""
+        used, missing = [u for u in used if u], [m for m in missing if m]
+        status = "skipped" if not needed else ("partial" if missing else "done")
+        self[name] = Check(status, used, missing)
+        return self[name]
+
+    def not_applicable(self, name: str, why: str) -> Check:
+        self[name] = Check("not_applicable", [], [why])
+        return self[name]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: c.as_dict() for name, c in sorted(self.items())}
+
+
+# -- evidence refs ----------------------------------------------------------------------------------
+def hex_zxid(zxid: int) -> str:
+    return f"0x{zxid:x}"
+
+
+def zk_ref(path: str, mzxid: int | None = None, czxid: int | None = None) -> str:
+    """A znode as captured: `zk:/brokers/topics/t@mzxid=0x1a`."""
+    if mzxid is not None:
+        return f"zk:{path}@mzxid={hex_zxid(mzxid)}"
+    if czxid is not None:
+        return f"zk:{path}@czxid={hex_zxid(czxid)}"
+    return f"zk:{path}"
+
+
+def txn_ref(zxid: int) -> str:
+    """A txn in ZooKeeper's history: `zk:txn@0x1b`."""
+    return f"zk:txn@{hex_zxid(zxid)}"
+
+
+def file_ref(file: str, line: int | None = None) -> str:
+    """A bundle file: `brokers/2/logs/state-change.log` line 12 -> `broker-2:logs/state-change.log:12`."""
+    m = _BROKER_FILE.match(file)
+    ref = f"broker-{m.group(1)}:{m.group(2)}" if m else file
+    return ref if line is None else f"{ref}:{line}"
+
+
+def file_ref_col(file: Column | str, line: Column | str | None = None) -> Column:
+    """file_ref as a column expression, for refs built in Spark."""
+    f = F.col(file) if isinstance(file, str) else file
+    shown = F.when(
+        f.rlike(_BROKER_FILE.pattern),
+        F.concat(F.lit("broker-"), F.regexp_replace(f, _BROKER_FILE.pattern, "$1:$2")),
+    ).otherwise(f)
+    if line is None:
+        return shown
+    return F.concat(shown, F.lit(":"), (F.col(line) if isinstance(line, str) else line).cast("string"))
+
+
+def first_refs(refs: Sequence[str] | None, limit: int = 5) -> list[str]:
+    """A few refs, with how many more there are: evidence stays readable on a large cluster."""
+    refs = sorted(set(refs or []), key=_natural)
+    if len(refs) <= limit:
+        return refs
+    return [*refs[:limit], f"... and {len(refs) - limit} more"]
+
+
+def _natural(s: str) -> list[Any]:
+    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", s)]
+
+
+def ranges(numbers: Iterable[int]) -> str:
+    """[0, 1, 2, 5] -> '0-2,5': partition lists an SRE can read."""
+    out: list[str] = []
+    ordered = sorted(set(numbers))
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        out.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+# -- as tables --------------------------------------------------------------------------------------
+def _subject_text(value: Any) -> str:
+    if isinstance(value, (list, tuple, set)):
+        return ",".join(map(str, value))
+    return str(value)
+
+
+def findings_frame(spark: SparkSession, findings: Iterable[Finding]) -> DataFrame:
+    """Findings as a DataFrame (schemas.FINDINGS), most severe first."""
+    rows = [
+        (f.kind, f.severity, {k: _subject_text(v) for k, v in f.subject.items()}, f.summary, list(f.evidence))
+        for f in sorted(findings, key=Finding.sort_key)
+    ]
+    return spark.createDataFrame(rows, schemas.FINDINGS)
+
+
+def findings_pandas(findings: Iterable[Finding]) -> pd.DataFrame:
+    """Findings as pandas, for a notebook table: one row each, subject spread into columns."""
+    import pandas as pd
+
+    rows = []
+    for f in sorted(findings, key=Finding.sort_key):
+        row: dict[str, Any] = {"severity": f.severity, "kind": f.kind}
+        row.update({k: _subject_text(v) for k, v in f.subject.items()})
+        row.update(summary=f.summary, evidence="\n".join(f.evidence))
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,269 @@
+"""The topicId mismatch (seed 001): which replicas hold an id ZooKeeper no longer has, why, what it breaks.
+
+A broker records its topic's id in each partition dir (`partition.metadata`, 2.8+, KIP-516) and refuses a
+LeaderAndIsr whose id differs (INCONSISTENT_TOPIC_ID): at 2.8 only for a partition it has loaded since it
+started (Partition.checkOrSetTopicId, 2.8.2 l.438-463), at 3.x against the log on disk
+(ReplicaManager.hasConsistentTopicId, 3.6.2 l.1966). A refused follower never fetches and leaves the ISR.
+The id changes when a controller finds a topic znode without `topic_id` and mints one
+(initializeControllerContext / processTopicChange): the znode lost it because a pre-2.8 tool rewrote it
+(KAFKA-14190) or a controller with IBP < 2.8 did (KAFKA-12835). The causes are in `topic_id_cause.py`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from workbench.analysis import topic_id_cause
+from workbench.analysis.cluster import TOPIC_PATH, views
+from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, ranges, zk_ref
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+CHECK = "topic_ids"
+
+
+def replica_ids(bundle: Bundle) -> DataFrame:
+    """Every live replica with the id on its disk and ZooKeeper's: broker_id, topic, partition,
+    disk_topic_id, zk_topic_id, state (match, mismatch, zk_missing, no_metadata, no_topic), metadata_file."""
+    v = views(bundle)
+    live = v.replicas.where(F.col("dir_state") == "live")
+    zk = v.topics.select("topic", F.col("topic_id").alias("zk_topic_id"), F.lit(True).alias("in_zk"))
+    state = (
+        F.when(F.col("in_zk").isNull(), "no_topic")
+        .when(F.col("disk_topic_id").isNull(), "no_metadata")
+        .when(F.col("zk_topic_id").isNull(), "zk_missing")
+        .when(F.col("disk_topic_id") == F.col("zk_topic_id"), "match")
+        .otherwise("mismatch")
+    )
+    return live.join(zk, "topic", "left").select(
+        "broker_id",
+        "log_dir",
+        "topic",
+        "partition",
+        "disk_topic_id",
+        "zk_topic_id",
+        state.alias("state"),
+        "metadata_file",
+    )
+
+
+def mismatches(bundle: Bundle) -> DataFrame:
+    """Replicas whose partition.metadata id differs from ZooKeeper's, per topic and broker."""
+    return (
+        replica_ids(bundle)
+        .where(F.col("state") == "mismatch")
+        .groupBy("topic", "broker_id", "disk_topic_id", "zk_topic_id")
+        .agg(
+            F.sort_array(F.collect_set("partition")).alias("partitions"),
+            F.slice(F.sort_array(F.collect_set("metadata_file")), 1, 5).alias("files"),
+        )
+    )
+
+
+def disagreements(bundle: Bundle) -> DataFrame:
+    """Topics whose replicas disagree among themselves: each id on disk with the replicas holding it."""
+    ids = replica_ids(bundle).where(F.col("disk_topic_id").isNotNull())
+    per_id = ids.groupBy("topic", "disk_topic_id").agg(
+        F.count("*").alias("replicas"),
+        F.slice(F.sort_array(F.collect_set("metadata_file")), 1, 3).alias("files"),
+    )
+    w = Window.partitionBy("topic")
+    return per_id.withColumn("ids", F.count("*").over(w)).where(F.col("ids") > 1).drop("ids")
+
+
+def refusals(bundle: Bundle) -> DataFrame:
+    """The brokers' own lines: LeaderAndIsr refused for a topic id (both wordings) and 'inconsistent
+    topic id' errors, per broker, topic and pair of ids."""
+    ev = bundle.log_events.where(F.col("event").isin("topic_id.mismatch", "topic_id.inconsistent"))
+    return ev.groupBy(
+        "broker_id",
+        "topic",
+        F.col("attrs")["log_topic_id"].alias("log_topic_id"),
+        F.coalesce(F.col("attrs")["request_topic_id"], F.col("attrs")["topic_id"]).alias("request_topic_id"),
+    ).agg(
+        F.sort_array(F.collect_set("partition")).alias("partitions"),
+        F.count("*").alias("lines"),
+        F.min("ts").alias("first"),
+        F.max("ts").alias("last"),
+        F.slice(F.sort_array(F.collect_list(F.struct("file", "line_no"))), 1, 5).alias("refs"),
+    )
+
+
+def znode_history(bundle: Bundle) -> DataFrame:
+    """Every write to a topic znode in ZooKeeper's history with the topic_id before and after it:
+    zxid, time, topic, op, session_id, writer_broker (null: no broker's session), fenced (a controller's
+    write checks /controller_epoch), controller_epoch in force, znode_version, topic_id, previous_id,
+    partitions count, change (created, minted, removed, replaced, kept, deleted)."""
+    v = views(bundle)
+    h = bundle.znode_history.where(F.col("applied"))
+    writes = h.where(
+        F.col("path").rlike(TOPIC_PATH) & F.col("op").isin("create", "setData", "delete")
+    ).select(
+        "zxid",
+        "time",
+        F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"),
+        "path",
+        "op",
+        "session_id",
+        F.get_json_object("data", "$.topic_id").alias("topic_id"),
+        F.get_json_object("data", "$.version").cast("int").alias("znode_version"),
+        F.size(F.from_json(F.get_json_object("data", "$.partitions"), "map<string,array<int>>")).alias(
+            "partitions"
+        ),
+    )
+    fenced = h.where((F.col("op") == "check") & (F.col("path") == "/controller_epoch")).select(
+        "zxid", F.lit(True).alias("fenced")
+    )
+    epochs = h.where((F.col("path") == "/controller_epoch") & F.col("op").isin("create", "setData")).select(
+        F.col("zxid").alias("epoch_zxid"), F.col("data").cast("int").alias("epoch")
+    )
+    owners = v.sessions.groupBy("session_id").agg(F.min("broker_id").alias("writer_broker"))
+    w = Window.partitionBy("topic").orderBy("zxid")
+    prev = F.lag("topic_id").over(w)
+    prev_op = F.lag("op").over(w)
+    change = (
+        F.when(F.col("op") == "delete", "deleted")
+        .when((F.col("op") == "create") | (prev_op == "deleted") | prev_op.isNull(), "created")
+        .when(prev.isNull() & F.col("topic_id").isNotNull(), "minted")
+        .when(prev.isNotNull() & F.col("topic_id").isNull(), "removed")
+        .when(prev != F.col("topic_id"), "replaced")
+        .otherwise("kept")
+    )
+    in_force = (
+        writes.join(epochs, epochs.epoch_zxid <= writes.zxid, "left")
+        .groupBy(*writes.columns)
+        .agg(F.max_by("epoch", "epoch_zxid").alias("controller_epoch"))
+    )
+    return (
+        in_force.join(fenced.distinct(), "zxid", "left")
+        .join(owners, "session_id", "left")
+        .withColumn("fenced", F.coalesce("fenced", F.lit(False)))
+        .withColumn("previous_id", prev)
+        .withColumn("change", change)
+    )
+
+
+def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+    """Every topic-id finding, with the root cause and impact of each affected topic."""
+    v = views(bundle)
+    ev = v.evidence
+    if v.topic_ids_expected is False:
+        coverage.not_applicable(
+            CHECK, f"Kafka {ev.kafka_version} has no topic ids (they came with 2.8, KIP-516)"
+        )
+        return []
+    missing = []
+    if not ev.zk_state:
+        missing.append("ZooKeeper state: no topic id to compare the data dirs with")
+    no_dirs = sorted(ev.brokers - ev.with_datadirs)
+    if no_dirs:
+        missing.append(f"data dirs of broker {', '.join(map(str, no_dirs))}")
+    no_logs = sorted(ev.brokers - ev.with_logs)
+    if no_logs:
+        missing.append(f"logs of broker {', '.join(map(str, no_logs))} (their refusals)")
+    if not ev.zk_history:
+        missing.append("ZooKeeper txn logs: the root cause can only be 'likely'")
+    if v.topic_ids_expected is None:
+        missing.append("the Kafka version (manifest kafka_version): topic ids assumed in use")
+    used = [
+        "zk state" if ev.zk_state else "",
+        "partition.metadata",
+        "broker logs",
+        "zk history" if ev.zk_history else "",
+    ]
+    coverage.record(CHECK, used, missing, needed=ev.zk_state or bool(ev.with_datadirs) or bool(ev.with_logs))
+
+    out: list[Finding] = []
+    known = v.topics.select(
+        "topic", "path", "topic_id", "znode_version", "czxid", "mzxid", "ctime", "data_version"
+    )
+    stale = mismatches(bundle).collect() if ev.zk_state else []
+    absent = known.where(F.col("topic_id").isNull()).collect() if ev.zk_state else []
+    named = sorted({r.topic for r in stale} | {t.topic for t in absent})
+    topics = {r.topic: r for r in known.where(F.col("topic").isin(named)).collect()} if named else {}
+    for r in stale:
+        out.append(_mismatch(r, topics[r.topic]))
+    split = disagreements(bundle).collect()
+    by_topic: dict[str, list[Any]] = {}
+    for r in split:
+        by_topic.setdefault(r.topic, []).append(r)
+    for topic, ids in sorted(by_topic.items()):
+        out.append(_disagreement(topic, ids))
+    refused = refusals(bundle).collect()
+    for r in refused:
+        out.append(_refusal(r))
+    for t in sorted(absent, key=lambda t: t.topic):
+        out.append(_missing(t))
+    affected = sorted(
+        {r.topic for r in stale}
+        | set(by_topic)
+        | {r.topic for r in refused if r.topic}
+        | {t.topic for t in absent}
+    )
+    if affected:
+        out += topic_id_cause.findings(bundle, affected, stale)
+    return out
+
+
+def _mismatch(r: Any, t: Any) -> Finding:
+    parts = ranges(r.partitions)
+    return Finding(
+        "topic_id.mismatch",
+        "critical",
+        {
+            "topic": r.topic,
+            "broker": r.broker_id,
+            "partitions": list(r.partitions),
+            "topic_id": r.zk_topic_id,
+        },
+        f"Broker {r.broker_id} holds {len(r.partitions)} replica(s) of {r.topic} (partitions {parts}) whose "
+        f"partition.metadata says topic id {r.disk_topic_id}, but ZooKeeper says {r.zk_topic_id}: the broker "
+        "refuses the controller's LeaderAndIsr for them (INCONSISTENT_TOPIC_ID).",
+        (zk_ref(t.path, t.mzxid), *first_refs([file_ref(f) for f in r.files], 3)),
+    )
+
+
+def _disagreement(topic: str, ids: list[Any]) -> Finding:
+    shown = "; ".join(
+        f"{r.disk_topic_id} on {r.replicas} replica(s)" for r in sorted(ids, key=lambda r: -r.replicas)
+    )
+    refs = [file_ref(f) for r in ids for f in r.files]
+    return Finding(
+        "topic_id.replicas_disagree",
+        "warning",
+        {"topic": topic, "topic_ids": sorted(r.disk_topic_id for r in ids)},
+        f"The replicas of {topic} disagree on its topic id: {shown}.",
+        tuple(first_refs(refs, 6)),
+    )
+
+
+def _refusal(r: Any) -> Finding:
+    parts = ranges(p for p in r.partitions if p is not None)
+    return Finding(
+        "topic_id.refused",
+        "critical",
+        {"topic": r.topic, "broker": r.broker_id, "partitions": [p for p in r.partitions if p is not None]},
+        f"Broker {r.broker_id} refused the topic id {r.request_topic_id} for {r.topic} partitions {parts}: "
+        "its log "
+        f"holds {r.log_topic_id} ({r.lines} line(s), {r.first:%Y-%m-%d %H:%M:%S} to {r.last:%H:%M:%S} "
+        "broker time).",
+        tuple(file_ref(x.file, x.line_no) for x in r.refs),
+    )
+
+
+def _missing(t: Any) -> Finding:
+    form = f"version {t.znode_version}" if t.znode_version is not None else "unreadable"
+    pre = " (a pre-2.8 form)" if (t.znode_version or 0) < 3 else ""
+    return Finding(
+        "topic_id.missing",
+        "critical",
+        {"topic": t.topic, "zxid": f"0x{t.mzxid:x}"},
+        f"The topic znode of {t.topic} has no topic_id ({form}{pre}, last written at zxid 0x{t.mzxid:x}): "
+        "the next controller to start will mint a new id, and every replica that recorded the old one will "
+        "refuse it.",
+        (zk_ref(t.path, t.mzxid),),
+    )

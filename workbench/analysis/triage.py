@@ -1,0 +1,101 @@
+"""`workbench.triage(bundle)`: every analysis over one bundle, its findings, its coverage and the count of
+records no source could parse; rendered for a terminal, a postmortem (markdown) or a machine (json)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from workbench.analysis import controller, deletion, topic_ids
+from workbench.analysis.findings import SEVERITIES, Coverage, Finding, findings_frame, findings_pandas
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pyspark.sql import DataFrame
+
+    from workbench.frames import Bundle
+
+ANALYSES = (topic_ids, deletion, controller)
+
+
+@dataclass
+class Triage:
+    """What triage found (most severe first), what it could check, and how many records were bad."""
+
+    findings: list[Finding]
+    coverage: Coverage
+    bad_records: int
+    bundle: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def critical(self) -> bool:
+        return any(f.severity == "critical" for f in self.findings)
+
+    def of_kind(self, prefix: str) -> list[Finding]:
+        return [f for f in self.findings if f.kind == prefix or f.kind.startswith(prefix + ".")]
+
+    def frame(self, bundle: Bundle) -> DataFrame:
+        return findings_frame(bundle.spark, self.findings)
+
+    def pandas(self) -> pd.DataFrame:
+        return findings_pandas(self.findings)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "findings": [f.as_dict() for f in self.findings],
+            "coverage": self.coverage.as_dict(),
+            "bad_records": self.bad_records,
+        }
+
+    def json(self) -> str:
+        return json.dumps(self.as_dict(), indent=2, default=str)
+
+    def text(self) -> str:
+        lines = [f"Triage of {self.bundle}", ""]
+        for sev in SEVERITIES:
+            group = [f for f in self.findings if f.severity == sev]
+            if not group:
+                continue
+            lines.append(f"{sev.upper()} ({len(group)})")
+            for f in group:
+                lines.append(f"  [{f.kind}] {f.summary}")
+                lines += [f"      {ref}" for ref in f.evidence]
+            lines.append("")
+        if not self.findings:
+            lines += ["No findings (see coverage for what could not be checked).", ""]
+        lines.append("Coverage")
+        for name, c in sorted(self.coverage.items()):
+            lines.append(
+                f"  {name:<12}{c.status}" + (f": missing {'; '.join(c.missing)}" if c.missing else "")
+            )
+        lines += ["", f"Bad records: {self.bad_records}"]
+        return "\n".join(lines)
+
+    def markdown(self) -> str:
+        lines = [f"# Triage of `{self.bundle}`", ""]
+        for sev in SEVERITIES:
+            group = [f for f in self.findings if f.severity == sev]
+            if not group:
+                continue
+            lines += [f"## {sev.capitalize()} ({len(group)})", ""]
+            for f in group:
+                lines.append(f"- **{f.kind}**: {f.summary}")
+                lines += [f"  - `{ref}`" for ref in f.evidence]
+            lines.append("")
+        lines += ["## Coverage", "", "| check | status | missing |", "|---|---|---|"]
+        for name, c in sorted(self.coverage.items()):
+            lines.append(f"| {name} | {c.status} | {'; '.join(c.missing)} |")
+        lines += ["", f"Bad records: {self.bad_records}", ""]
+        return "\n".join(lines)
+
+
+def triage(bundle: Bundle) -> Triage:
+    """Run every analysis on the bundle. Lack of evidence is reported in coverage, never read as healthy."""
+    coverage = Coverage()
+    found: list[Finding] = []
+    for analysis in ANALYSES:
+        found += analysis.findings(bundle, coverage)
+    bad = bundle.bad_records.count()
+    return Triage(sorted(found, key=Finding.sort_key), coverage, bad, bundle.evidence.origin)
