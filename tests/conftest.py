@@ -18,6 +18,8 @@ REAL_EVIDENCE = REPO.parent / "shared" / "real-evidence"
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
+    # One JVM runs every test, triage of dozens of bundles included: more than the 2 GB default driver.
+    os.environ.setdefault("SPARK_DRIVER_MEMORY", "6g")
     session = spark_session(master=os.environ.get("WORKBENCH_SPARK_MASTER", "local[2]"))
     yield session
     session.stop()
