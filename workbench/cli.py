@@ -125,12 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "triage":
         return _triage(args)
     if args.command == "load":
-        try:
-            bundle = open_bundle(args.bundle)
-        except BundleError as e:
-            print(f"workbench: {e}", file=sys.stderr)
+        bundle = _open(args.bundle, "Loading")
+        if bundle is None:
             return 2
-        print(f"Loading {bundle!r} with Spark ...", file=sys.stderr)
         summary = load_summary(bundle)
         if args.format == "json":
             print(json.dumps(summary, indent=2))
@@ -139,16 +136,24 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _open(path: str, doing: str) -> Bundle | None:
+    """The bundle, or None after saying on stderr which file is wrong and what was expected."""
+    try:
+        bundle = open_bundle(path)
+    except BundleError as e:
+        print(f"workbench: {e}", file=sys.stderr)
+        return None
+    print(f"{doing} {bundle!r} with Spark ...", file=sys.stderr)
+    return bundle
+
+
 def _triage(args: argparse.Namespace) -> int:
     """Exit 0 when nothing is critical, 1 when something is, 2 when the bundle cannot be opened."""
     from workbench.analysis.triage import triage
 
-    try:
-        bundle = open_bundle(args.bundle)
-    except BundleError as e:
-        print(f"workbench: {e}", file=sys.stderr)
+    bundle = _open(args.bundle, "Triaging")
+    if bundle is None:
         return 2
-    print(f"Triaging {bundle!r} with Spark ...", file=sys.stderr)
     result = triage(bundle)
     print({"json": result.json, "markdown": result.markdown}.get(args.format, result.text)())
     return 1 if result.critical else 0

@@ -133,14 +133,6 @@ class ClusterViews:
         )
 
     @cached_property
-    def zk_as_of(self) -> str:
-        """Where the ZooKeeper state comes from (a capture, or a snapshot and the txns replayed)."""
-        if self.bundle.evidence.znodes_jsonl is not None:
-            return "zk/znodes.jsonl"
-        row = self.bundle.znodes.select("source").limit(1).collect()
-        return str(row[0]["source"]) if row else "(no ZooKeeper state)"
-
-    @cached_property
     def topic_ids_expected(self) -> bool | None:
         """Whether the brokers use topic ids (Kafka 2.8+, KIP-516): from the manifest's version, else
         from the evidence (a partition.metadata file or a topic_id in ZooKeeper); None when unknown."""

@@ -4,7 +4,7 @@ records no source could parse; rendered for a terminal, a postmortem (markdown) 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.analysis import controller, deletion, topic_ids
@@ -27,7 +27,6 @@ class Triage:
     coverage: Coverage
     bad_records: int
     bundle: str = ""
-    notes: list[str] = field(default_factory=list)
 
     @property
     def critical(self) -> bool:
