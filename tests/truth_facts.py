@@ -77,8 +77,11 @@ def expected(truth: dict[str, Any]) -> set[tuple[Any, ...]]:
     for t in affected:
         out.add(("topic_id.root_cause", t, 1 if t in removed_by_tool else "?"))
     for t in {t for t, _ in stale}:
+        # out of the ISR at the capture: dropped by a shrink or gone offline, and refused since
         departed = frozenset(
-            f"{d['partition']}@{d['broker']}" for d in truth["isr_departures"] if d["topic"] == t
+            f"{s['partition']}@{s['broker']}"
+            for s in truth["stale_topic_ids"]
+            if s["topic"] == t and not s["in_isr"]
         )
         out.add(("topic_id.impact", t, departed))
     for t, d in truth["deletions"].items():

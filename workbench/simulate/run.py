@@ -130,7 +130,8 @@ def leader_imbalance(c: Cluster) -> dict[str, dict[str, object]]:
 
 def topic_ids_on_disk(c: Cluster) -> dict[str, Any]:
     """At the capture: live replicas whose partition.metadata holds another id than their topic's znode
-    (stale_topic_ids), and the topics whose replicas hold more than one id (disagreeing_topics)."""
+    (stale_topic_ids, with whether each is in its partition's ISR), and the topics whose replicas hold
+    more than one id (disagreeing_topics)."""
     stale: list[dict[str, Any]] = []
     ids: dict[str, set[str]] = {}
     for b in sorted(c.brokers):
@@ -141,9 +142,10 @@ def topic_ids_on_disk(c: Cluster) -> dict[str, Any]:
             data, _ = c.zk.get(f"/brokers/topics/{r.topic}")
             zk_id = json.loads(data or b"{}").get("topic_id")
             if zk_id is not None and zk_id != r.topic_id:
+                in_isr = b in c.topics[r.topic].partitions[r.partition].isr
                 stale.append(
                     {"topic": r.topic, "partition": r.partition, "broker": b, "disk_topic_id": r.topic_id,
-                     "zk_topic_id": zk_id}
+                     "zk_topic_id": zk_id, "in_isr": in_isr}
                 )  # fmt: skip
     order = sorted(stale, key=lambda x: (x["topic"], x["broker"], x["partition"]))
     return {"stale_topic_ids": order, "disagreeing_topics": sorted(t for t, s in ids.items() if len(s) > 1)}
