@@ -4,6 +4,7 @@ PYTHON    ?= python3
 BIN       := $(VENV)/bin
 SAMPLE    ?= sample_data/handmade-2.8
 TRIAGE_SAMPLE ?= sample_data/topicid-mismatch-2.8
+REPAIR_PLAN ?= repair-plan
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
 .PHONY: demo test lint lab java clean sample-data
@@ -27,6 +28,7 @@ demo: $(VENV)/.installed java
 	$(BIN)/workbench load $(SAMPLE)
 	@# exit 1 means "something is critical", which is what this incident is about
 	$(BIN)/workbench triage $(TRIAGE_SAMPLE) || [ $$? -eq 1 ]
+	$(BIN)/workbench remediate $(TRIAGE_SAMPLE) --out $(REPAIR_PLAN)
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check workbench tests bench
@@ -44,4 +46,4 @@ lab: $(VENV)/.installed java
 	$(BIN)/jupyter lab --notebook-dir=notebooks
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache spark-warehouse
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache spark-warehouse $(REPAIR_PLAN)

@@ -78,6 +78,10 @@ def _parser() -> argparse.ArgumentParser:
     tri.add_argument("bundle", help="bundle directory, .tar.gz, or a Kafka log dir")
     tri.add_argument("--format", choices=("text", "json", "markdown"), default="text")
 
+    fix = sub.add_parser("remediate", help="write the topic-id repair plan: reviewed scripts, never run")
+    fix.add_argument("bundle", help="bundle directory, .tar.gz, or a Kafka log dir")
+    fix.add_argument("--out", required=True, help="folder for PLAN.md and one script per broker")
+
     capture = sub.add_parser("capture", help="collect evidence into a bundle (read-only)")
     parts = capture.add_subparsers(dest="part", required=True)
     for name, module, text in (
@@ -124,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_history(args)
     if args.command == "triage":
         return _triage(args)
+    if args.command == "remediate":
+        return _remediate(args)
     if args.command == "load":
         bundle = _open(args.bundle, "Loading")
         if bundle is None:
@@ -157,6 +163,25 @@ def _triage(args: argparse.Namespace) -> int:
     result = triage(bundle)
     print({"json": result.json, "markdown": result.markdown}.get(args.format, result.text)())
     return 1 if result.critical else 0
+
+
+def _remediate(args: argparse.Namespace) -> int:
+    """Exit 0 when the plan is written (an empty one says why), 2 when the bundle or --out is unusable."""
+    from workbench import remediation
+
+    bundle = _open(args.bundle, "Planning the repair of")
+    if bundle is None:
+        return 2
+    plan = remediation.plan(bundle)
+    try:
+        written = plan.write(args.out)
+    except (FileExistsError, OSError) as e:
+        print(f"workbench: {e}", file=sys.stderr)
+        return 2
+    print(remediation.summary(plan))
+    for path in written:
+        print(f"  {path}")
+    return 0
 
 
 if __name__ == "__main__":

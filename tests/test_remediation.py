@@ -1,0 +1,268 @@
+"""The topic-id repair plan: exactly the stale replicas the simulator left, the controller last, and scripts
+that change nothing unless told to. The --apply run goes against a real ZooKeeper holding the sample's
+tree (ZooKeeper's own CLI stands in for Kafka's zookeeper-shell.sh, which wraps it); the broker itself
+cannot run here, so its stop and start are two small programs that do what a broker does in ZooKeeper and
+on disk: drop or make its registration, record ZooKeeper's topic id in a dir without one, rejoin the ISR."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+
+from workbench import remediation
+from workbench.cli import main
+from workbench.frames import open_bundle
+from workbench.testing.zookeeper import classpath
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_data"
+MISMATCH = SAMPLES / "topicid-mismatch-2.8"
+
+
+@pytest.fixture(autouse=True)
+def _let_cached_frames_go(spark: SparkSession) -> Iterator[None]:
+    yield
+    spark.catalog.clearCache()
+
+
+@pytest.fixture(scope="module")
+def mismatch_plan(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
+    plan = remediation.plan(open_bundle(MISMATCH, spark))
+    out = tmp_path_factory.mktemp("plan") / "repair"
+    plan.write(out)
+    return plan, out
+
+
+def test_the_plan_names_exactly_the_stale_replicas_and_restarts_the_controller_last(
+    mismatch_plan: tuple[remediation.RepairPlan, Path],
+) -> None:
+    plan, out = mismatch_plan
+    truth = json.loads((MISMATCH / "truth.json").read_text())
+    expected = {
+        (s["broker"], s["topic"], s["partition"], s["disk_topic_id"]) for s in truth["stale_topic_ids"]
+    }
+    planned = {(s.broker, r.topic, r.partition, r.disk_topic_id) for s in plan.steps for r in s.replicas}
+    assert planned == expected and expected
+    out_of_isr = {(s["broker"], s["partition"]) for s in truth["stale_topic_ids"] if not s["in_isr"]}
+    assert {
+        (r.broker, r.partition) for s in plan.steps for r in s.replicas if r.in_isr is False
+    } == out_of_isr
+    controller = truth["controllers"][-1]["broker"]
+    assert [s.broker for s in plan.steps][-1] == controller and plan.steps[-1].controller
+    assert sum(s.controller for s in plan.steps) == 1
+    scripts = sorted(out.glob("step-*.sh"))
+    assert [p.name for p in scripts] == [plan.script_name(n, s) for n, s in enumerate(plan.steps, 1)]
+    for path in scripts:
+        assert os.access(path, os.X_OK)
+        subprocess.run(["bash", "-n", str(path)], check=True)
+        text = path.read_text()
+        assert "not lossless for availability" in text.replace("\n# ", " ")
+    text = (out / "PLAN.md").read_text()
+    assert remediation.WARNING in text and "Undo" in text
+    for n, step in enumerate(plan.steps, 1):
+        assert f"{n}. `{plan.script_name(n, step)}` on broker {step.broker}" in text
+
+
+@pytest.mark.parametrize(
+    ("sample", "said"),
+    [
+        ("healthy-3.6", "nothing to repair"),
+        ("deletion-stuck-2.8", "nothing to repair"),
+        ("controller-failover-2.5", "has no topic ids"),
+    ],
+)
+def test_no_plan_where_no_replica_is_stale(
+    spark: SparkSession, tmp_path: Path, sample: str, said: str
+) -> None:
+    plan = remediation.plan(open_bundle(SAMPLES / sample, spark))
+    written = plan.write(tmp_path / "plan")
+    assert not plan.steps and [p.name for p in written] == ["PLAN.md"]
+    assert said in written[0].read_text()
+
+
+def host_log_dir(tmp_path: Path, broker: int) -> Path:
+    """The broker's log dir as the bundle copied it: meta.properties and the partition dirs' metadata."""
+    return Path(
+        shutil.copytree(MISMATCH / "brokers" / str(broker) / "datadirs" / "0", tmp_path / "kafka-logs")
+    )
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_a_dry_run_changes_nothing_and_prints_every_change(
+    mismatch_plan: tuple[remediation.RepairPlan, Path], tmp_path: Path
+) -> None:
+    plan, out = mismatch_plan
+    n, step = next((n, s) for n, s in enumerate(plan.steps, 1) if s.broker == 3)
+    logs = host_log_dir(tmp_path, 3)
+    before = snapshot(logs)
+    env = {**os.environ, "LOG_DIR_0": str(logs), "BACKUP_DIR": str(tmp_path / "backup")}
+    run = subprocess.run(
+        [str(out / plan.script_name(n, step))], env=env, capture_output=True, text=True, check=True
+    )
+    assert snapshot(logs) == before and not (tmp_path / "backup").exists()
+    for r in step.replicas:
+        for f in ("partition.metadata", "leader-epoch-checkpoint"):
+            assert f"would run: rm -f {logs}/{r.dir_name}/{f}" in run.stdout
+    assert "would run: systemctl stop kafka" in run.stdout
+
+
+BROKER = """import json, sys
+from pathlib import Path
+from typing import Any
+from kazoo.client import KazooClient
+zk = KazooClient(hosts=sys.argv[1]); zk.start()
+broker, logs = int(sys.argv[2]), Path(sys.argv[3])
+path = f"/brokers/ids/{broker}"
+if sys.argv[4] == "stop":
+    zk.delete(path)
+else:
+    for d in sorted(p for p in logs.iterdir() if p.is_dir() and not (p / "partition.metadata").exists()):
+        topic, _, partition = d.name.rpartition("-")
+        topic_id = json.loads(zk.get(f"/brokers/topics/{topic}")[0])["topic_id"]
+        (d / "partition.metadata").write_text(f"version: 0\\ntopic_id: {topic_id}")
+        state = f"/brokers/topics/{topic}/partitions/{partition}/state"
+        if sys.argv[4] == "start-refusing":  # a broker that still refuses: it never rejoins
+            continue
+        s = json.loads(zk.get(state)[0])
+        s["isr"] = sorted(set(s["isr"]) | {broker})
+        zk.set(state, json.dumps(s, separators=(",", ":")).encode())
+    zk.create(path, json.dumps({"endpoints": [f"PLAINTEXT://kafka-{broker}:9092"]}).encode())
+zk.stop()
+"""
+
+
+def kafka_bin(tmp_path: Path) -> Path:
+    """zookeeper-shell.sh as ZooKeeper's own CLI (Kafka's is a wrapper of it, host first); kafka-topics.sh
+    answers --under-replicated-partitions with none, as it does on a cluster whose ISRs are full."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shell = bin_dir / "zookeeper-shell.sh"
+    main_class = f"java -cp {classpath()} org.apache.zookeeper.ZooKeeperMain"
+    shell.write_text(f'#!/bin/sh\nhost=$1; shift\nexec {main_class} -server "$host" "$@"\n')
+    (bin_dir / "kafka-topics.sh").write_text("#!/bin/sh\nexit 0\n")
+    for p in bin_dir.iterdir():
+        p.chmod(0o755)
+    return bin_dir
+
+
+def load_tree(hosts: str, out_of_isr: int) -> None:
+    """The sample's ZooKeeper tree, with `out_of_isr` taken out of every ISR (its refused replicas left)."""
+    from kazoo.client import KazooClient
+
+    zk = KazooClient(hosts=hosts)
+    zk.start()
+    try:
+        for line in (MISMATCH / "zk" / "znodes.jsonl").read_text().splitlines():
+            z = json.loads(line)
+            if z["path"] != "/" and not z["path"].startswith("/zookeeper"):
+                data = z["data"] or ""
+                if z["path"].endswith("/state"):
+                    state = json.loads(data)
+                    state["isr"] = [b for b in state["isr"] if b != out_of_isr]
+                    data = json.dumps(state, separators=(",", ":"))
+                zk.ensure_path(z["path"])
+                zk.set(z["path"], data.encode())
+    finally:
+        zk.stop()
+
+
+def broker_3_host(tmp_path: Path, hosts: str, start: str, wait: int) -> tuple[dict[str, str], Path]:
+    """Broker 3's host: its log dir, ZooKeeper with the sample's tree (broker 3 out of every ISR), the
+    stand-in broker's stop and `start`, and the script's settings."""
+    load_tree(hosts, out_of_isr=3)
+    logs = host_log_dir(tmp_path, 3)
+    (tmp_path / "broker.py").write_text(BROKER)
+    broker = f"{sys.executable} {tmp_path / 'broker.py'} {hosts} 3 {logs}"
+    env = {
+        **os.environ,
+        "LOG_DIR_0": str(logs),
+        "BACKUP_DIR": str(tmp_path / "backup"),
+        "KAFKA_BIN": str(kafka_bin(tmp_path)),
+        "ZOOKEEPER": hosts,
+        "STOP_BROKER": f"{broker} stop",
+        "START_BROKER": f"{broker} {start}",
+        "WAIT_SECONDS": str(wait),
+    }
+    return env, logs
+
+
+def test_apply_backs_up_removes_restarts_and_waits_for_the_broker_to_rejoin(
+    mismatch_plan: tuple[remediation.RepairPlan, Path], tmp_path: Path, zookeeper: Any
+) -> None:
+    plan, out = mismatch_plan
+    n, step = next((n, s) for n, s in enumerate(plan.steps, 1) if s.broker == 3)
+    env, logs = broker_3_host(tmp_path, zookeeper.hosts, start="start", wait=60)
+    before = snapshot(logs)
+    script = str(out / plan.script_name(n, step))
+
+    checked = subprocess.run([script, "--check"], env=env, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr
+    assert snapshot(logs) == before
+
+    applied = subprocess.run([script, "--apply"], env=env, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert "done: broker 3 is repaired" in applied.stdout
+    zk_id = step.replicas[0].zk_topic_id
+    for r in step.replicas:
+        meta = logs / r.dir_name / "partition.metadata"
+        assert meta.read_text().endswith(f"topic_id: {zk_id}")
+        assert not (logs / r.dir_name / "leader-epoch-checkpoint").exists()
+        for f in ("partition.metadata", "leader-epoch-checkpoint"):
+            saved = tmp_path / "backup" / "LOG_DIR_0" / r.dir_name / f
+            assert saved.read_bytes() == before[f"{r.dir_name}/{f}"]
+    repaired = {r.dir_name for r in step.replicas}
+    others = {k: v for k, v in before.items() if k.split("/")[0] not in repaired}
+    assert {k: v for k, v in snapshot(logs).items() if k.split("/")[0] not in repaired} == others
+
+    again = subprocess.run([script, "--check"], env=env, capture_output=True, text=True)
+    assert again.returncode == 1 and "no longer holds" in again.stderr
+
+
+def test_apply_stops_and_says_what_is_missing_when_the_broker_does_not_rejoin(
+    mismatch_plan: tuple[remediation.RepairPlan, Path], tmp_path: Path, zookeeper: Any
+) -> None:
+    plan, out = mismatch_plan
+    n, step = next((n, s) for n, s in enumerate(plan.steps, 1) if s.broker == 3)
+    env, _ = broker_3_host(tmp_path, zookeeper.hosts, start="start-refusing", wait=3)
+    run = subprocess.run(
+        [str(out / plan.script_name(n, step)), "--apply"], env=env, capture_output=True, text=True
+    )
+    first = step.replicas[0]
+    assert run.returncode == 1
+    assert f"not yet: broker 3 is in the ISR of {first.topic}-{first.partition}" in run.stderr
+    assert "done:" not in run.stdout
+
+
+def test_check_refuses_the_wrong_host(
+    mismatch_plan: tuple[remediation.RepairPlan, Path], tmp_path: Path
+) -> None:
+    plan, out = mismatch_plan
+    n, step = next((n, s) for n, s in enumerate(plan.steps, 1) if s.broker == 3)
+    logs = host_log_dir(tmp_path, 1)  # broker 1's log dir on "broker 3's host"
+    env = {**os.environ, "LOG_DIR_0": str(logs), "ZOOKEEPER": "127.0.0.1:1", "BOOTSTRAP": "x:1"}
+    run = subprocess.run(
+        [str(out / plan.script_name(n, step)), "--check"], env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 1 and "is not broker 3's" in run.stderr
+
+
+def test_cli_writes_the_plan_and_refuses_a_folder_of_other_files(tmp_path: Path) -> None:
+    out = tmp_path / "plan"
+    assert main(["remediate", str(MISMATCH), "--out", str(out)]) == 0
+    assert (out / "PLAN.md").is_file() and list(out.glob("step-*-broker-*.sh"))
+    assert main(["remediate", str(MISMATCH), "--out", str(out)]) == 0  # an earlier plan is replaced
+    (out / "notes.txt").write_text("mine")
+    assert main(["remediate", str(MISMATCH), "--out", str(out)]) == 2
+    assert (out / "notes.txt").read_text() == "mine"
+    assert main(["remediate", str(tmp_path / "nothing-here"), "--out", str(tmp_path / "p2")]) == 2
