@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -60,7 +61,10 @@ def test_the_plan_names_exactly_the_stale_replicas_and_restarts_the_controller_l
     assert sum(s.controller for s in plan.steps) == 1
     scripts = sorted(out.glob("step-*.sh"))
     assert [p.name for p in scripts] == [plan.script_name(n, s) for n, s in enumerate(plan.steps, 1)]
-    for path in scripts:
+    for path, step in zip(scripts, plan.steps, strict=True):
+        # kafka-topics.sh asks another broker than the one the step restarts
+        bootstrap = re.search(r"BOOTSTRAP:=([^}]*)\}", path.read_text())
+        assert bootstrap and bootstrap.group(1) in {a for b, a in plan.listeners.items() if b != step.broker}
         assert os.access(path, os.X_OK)
         subprocess.run(["bash", "-n", str(path)], check=True)
         text = path.read_text()
@@ -88,6 +92,12 @@ def test_no_plan_where_no_replica_is_stale(
     assert said in written[0].read_text()
 
 
+def broker_3_step(plan: remediation.RepairPlan, out: Path) -> tuple[remediation.BrokerStep, str]:
+    """Broker 3's step and its script (the smallest: two stale replicas, both in the ISR at the capture)."""
+    n, step = next((n, s) for n, s in enumerate(plan.steps, 1) if s.broker == 3)
+    return step, str(out / plan.script_name(n, step))
+
+
 def host_log_dir(tmp_path: Path, broker: int) -> Path:
     """The broker's log dir as the bundle copied it: meta.properties and the partition dirs' metadata."""
     return Path(
@@ -102,14 +112,11 @@ def snapshot(root: Path) -> dict[str, bytes]:
 def test_a_dry_run_changes_nothing_and_prints_every_change(
     mismatch_plan: tuple[remediation.RepairPlan, Path], tmp_path: Path
 ) -> None:
-    plan, out = mismatch_plan
-    n, step = next((n, s) for n, s in enumerate(plan.steps, 1) if s.broker == 3)
+    step, script = broker_3_step(*mismatch_plan)
     logs = host_log_dir(tmp_path, 3)
     before = snapshot(logs)
     env = {**os.environ, "LOG_DIR_0": str(logs), "BACKUP_DIR": str(tmp_path / "backup")}
-    run = subprocess.run(
-        [str(out / plan.script_name(n, step))], env=env, capture_output=True, text=True, check=True
-    )
+    run = subprocess.run([script], env=env, capture_output=True, text=True, check=True)
     assert snapshot(logs) == before and not (tmp_path / "backup").exists()
     for r in step.replicas:
         for f in ("partition.metadata", "leader-epoch-checkpoint"):
@@ -200,11 +207,9 @@ def broker_3_host(tmp_path: Path, hosts: str, start: str, wait: int) -> tuple[di
 def test_apply_backs_up_removes_restarts_and_waits_for_the_broker_to_rejoin(
     mismatch_plan: tuple[remediation.RepairPlan, Path], tmp_path: Path, zookeeper: Any
 ) -> None:
-    plan, out = mismatch_plan
-    n, step = next((n, s) for n, s in enumerate(plan.steps, 1) if s.broker == 3)
+    step, script = broker_3_step(*mismatch_plan)
     env, logs = broker_3_host(tmp_path, zookeeper.hosts, start="start", wait=60)
     before = snapshot(logs)
-    script = str(out / plan.script_name(n, step))
 
     checked = subprocess.run([script, "--check"], env=env, capture_output=True, text=True)
     assert checked.returncode == 0, checked.stderr
@@ -232,12 +237,9 @@ def test_apply_backs_up_removes_restarts_and_waits_for_the_broker_to_rejoin(
 def test_apply_stops_and_says_what_is_missing_when_the_broker_does_not_rejoin(
     mismatch_plan: tuple[remediation.RepairPlan, Path], tmp_path: Path, zookeeper: Any
 ) -> None:
-    plan, out = mismatch_plan
-    n, step = next((n, s) for n, s in enumerate(plan.steps, 1) if s.broker == 3)
+    step, script = broker_3_step(*mismatch_plan)
     env, _ = broker_3_host(tmp_path, zookeeper.hosts, start="start-refusing", wait=3)
-    run = subprocess.run(
-        [str(out / plan.script_name(n, step)), "--apply"], env=env, capture_output=True, text=True
-    )
+    run = subprocess.run([script, "--apply"], env=env, capture_output=True, text=True)
     first = step.replicas[0]
     assert run.returncode == 1
     assert f"not yet: broker 3 is in the ISR of {first.topic}-{first.partition}" in run.stderr
@@ -247,13 +249,10 @@ def test_apply_stops_and_says_what_is_missing_when_the_broker_does_not_rejoin(
 def test_check_refuses_the_wrong_host(
     mismatch_plan: tuple[remediation.RepairPlan, Path], tmp_path: Path
 ) -> None:
-    plan, out = mismatch_plan
-    n, step = next((n, s) for n, s in enumerate(plan.steps, 1) if s.broker == 3)
+    _, script = broker_3_step(*mismatch_plan)
     logs = host_log_dir(tmp_path, 1)  # broker 1's log dir on "broker 3's host"
     env = {**os.environ, "LOG_DIR_0": str(logs), "ZOOKEEPER": "127.0.0.1:1", "BOOTSTRAP": "x:1"}
-    run = subprocess.run(
-        [str(out / plan.script_name(n, step)), "--check"], env=env, capture_output=True, text=True
-    )
+    run = subprocess.run([script, "--check"], env=env, capture_output=True, text=True)
     assert run.returncode == 1 and "is not broker 3's" in run.stderr
 
 

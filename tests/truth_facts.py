@@ -4,9 +4,14 @@ and each finding of these kinds must be required by a fact (tests/test_triage.py
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
+from pyspark.sql import SparkSession
+
 from workbench.analysis.findings import Finding
+from workbench.analysis.triage import triage
+from workbench.frames import open_bundle
 
 # The finding kinds whose every instance must come from a truth fact.
 KINDS = (
@@ -84,7 +89,11 @@ def expected(truth: dict[str, Any]) -> set[tuple[Any, ...]]:
             if s["topic"] == t and not s["in_isr"]
         )
         out.add(("topic_id.impact", t, departed))
+    out |= {("controller.flapping", frozenset(g)) for g in _flaps(controllers)}
     for t, d in truth["deletions"].items():
+        created = truth["topics"].get(t, {}).get("created_ms")
+        if d["completed_ms"] is not None and created is not None and created > d["completed_ms"]:
+            out.add(("deletion.recreated", t))
         if d.get("refused_ms") is not None:
             out.add(("deletion.refused", t))
         elif d["completed_ms"] is None:
@@ -94,6 +103,24 @@ def expected(truth: dict[str, Any]) -> set[tuple[Any, ...]]:
         else:
             out.add(("deletion.completed", t, frozenset(h["reason"] for h in d["halted"])))
     return out
+
+
+def _flaps(controllers: list[dict[str, Any]]) -> list[list[int]]:
+    """Epochs of each run of 3 or more elections within 10 minutes of the run's first (the model's clock)."""
+    runs, i = [], 0
+    while i < len(controllers):
+        j = i
+        while (
+            j + 1 < len(controllers)
+            and controllers[j + 1]["elected_ms"] - controllers[i]["elected_ms"] <= 600_000
+        ):
+            j += 1
+        if j - i + 1 >= 3:
+            runs.append([c["epoch"] for c in controllers[i : j + 1]])
+            i = j + 1
+        else:
+            i += 1
+    return runs
 
 
 def observed(findings: Iterable[Finding]) -> set[tuple[Any, ...]]:
@@ -110,7 +137,14 @@ def observed(findings: Iterable[Finding]) -> set[tuple[Any, ...]]:
             out.add((k, s["broker"]))
         elif k in ("topic_id.mismatch", "topic_id.refused"):
             out.add((k, s["topic"], s["broker"], frozenset(s["partitions"])))
-        elif k in ("topic_id.replicas_disagree", "topic_id.missing", "deletion.refused"):
+        elif k == "controller.flapping":
+            out.add((k, frozenset(s["epochs"])))
+        elif k in (
+            "topic_id.replicas_disagree",
+            "topic_id.missing",
+            "deletion.refused",
+            "deletion.recreated",
+        ):
             out.add((k, s["topic"]))
         elif k == "topic_id.root_cause":
             out.add((k, s["topic"], s["cause"] if s["cause"] == 1 else "?"))
@@ -123,3 +157,17 @@ def observed(findings: Iterable[Finding]) -> set[tuple[Any, ...]]:
         elif k in KINDS:
             out.add((k, *sorted((a, str(b)) for a, b in s.items())))
     return out
+
+
+def check(spark: SparkSession, path: Path, truth: dict[str, Any]) -> list[Finding]:
+    """Triage the bundle: its findings must equal the truth fact by fact, each with evidence, every check
+    done or not applicable, no bad record. Returns the findings."""
+    result = triage(open_bundle(path, spark))
+    want, got = expected(truth), observed(result.findings)
+    assert got - want == set(), f"findings without a truth fact: {sorted(got - want, key=str)}"
+    assert want - got == set(), f"truth facts without their finding: {sorted(want - got, key=str)}"
+    assert result.bad_records == 0
+    for f in result.findings:
+        assert f.evidence, f"{f.kind} cites no evidence"
+    assert all(c.status in ("done", "not_applicable") for c in result.coverage.values()), result.coverage
+    return result.findings

@@ -84,7 +84,7 @@ class RepairPlan:
     topics_without_id: list[str] = field(default_factory=list)
     gaps: list[str] = field(default_factory=list)
     zookeeper: dict[int, str] = field(default_factory=dict)  # zookeeper.connect per broker
-    bootstrap: str | None = None
+    listeners: dict[int, str] = field(default_factory=dict)  # host:port per registered broker
     not_applicable: str | None = None
 
     def script_name(self, n: int, step: BrokerStep) -> str:
@@ -167,11 +167,11 @@ def plan(bundle: Bundle) -> RepairPlan:
         r.topic for r in v.topics.where(F.col("topic_id").isNull()).select("topic").orderBy("topic").collect()
     ]
     result.zookeeper = {b: c["zookeeper.connect"] for b, c in ev.configs.items() if "zookeeper.connect" in c}
-    result.bootstrap = _bootstrap(bundle, exclude={s.broker for s in result.steps})
-    no_dirs = sorted(ev.brokers - ev.with_datadirs) + sorted(live - ev.brokers)
+    result.listeners = _listeners(bundle)
+    no_dirs = sorted((ev.brokers | live) - ev.with_datadirs)
     if no_dirs:
         result.gaps.append(
-            f"No data dirs of broker {', '.join(map(str, sorted(set(no_dirs))))} in the bundle: it may hold "
+            f"No data dirs of broker {', '.join(map(str, no_dirs))} in the bundle: it may hold "
             "stale replicas this plan does not name. Capture them and make the plan again."
         )
     return result
@@ -186,8 +186,8 @@ def _controller(bundle: Bundle) -> int | None:
     return None if row is None else row.b
 
 
-def _bootstrap(bundle: Bundle, exclude: set[int]) -> str | None:
-    """host:port of a registered broker's first listener, preferring one the plan does not restart."""
+def _listeners(bundle: Bundle) -> dict[int, str]:
+    """host:port of each registered broker's first listener (one row a broker)."""
     rows = (
         bundle.znodes.where(F.col("path").rlike(BROKER_PATH))
         .select(
@@ -195,11 +195,9 @@ def _bootstrap(bundle: Bundle, exclude: set[int]) -> str | None:
             F.get_json_object("data", "$.endpoints[0]").alias("endpoint"),
         )
         .where(F.col("endpoint").isNotNull())
-        .orderBy("b")
         .collect()
     )
-    ranked = sorted(rows, key=lambda r: (r.b in exclude, r.b))
-    return re.sub(r"^[A-Za-z0-9_]+://", "", ranked[0].endpoint) if ranked else None
+    return {r.b: re.sub(r"^[A-Za-z0-9_]+://", "", r.endpoint) for r in rows}
 
 
 def _host_log_dirs(bundle: Bundle) -> dict[int, dict[str, str | None]]:
@@ -268,7 +266,7 @@ def _script(p: RepairPlan, n: int, step: BrokerStep) -> str:
         "SCRIPT": p.script_name(n, step),
         "INTERNAL": internal + ("\n" if internal else ""),
         "ZOOKEEPER": p.zookeeper.get(step.broker) or next(iter(p.zookeeper.values()), "<zookeeper.connect>"),
-        "BOOTSTRAP": p.bootstrap or "<host:port>",
+        "BOOTSTRAP": next((a for b, a in sorted(p.listeners.items()) if b != step.broker), "<host:port>"),
         "BACKUP_DIR": f"/var/tmp/topic-id-repair-{cluster}-broker-{step.broker}",
         "LOG_DIRS": log_dirs,
         "REPLICAS": rows,

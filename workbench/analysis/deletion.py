@@ -10,10 +10,9 @@ delete.topic.enable=false it drops the marker and keeps the topic. A broker rena
 
 from __future__ import annotations
 
-import itertools
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis.cluster import DELETE_MARKER_PATH, FILE_DELETE_DELAY_MS, TOPIC_PATH, views
@@ -222,12 +221,18 @@ def _stuck(bundle: Bundle, steps: DataFrame) -> list[Finding]:
 
 
 def _completed(steps: DataFrame) -> list[Finding]:
-    """Deletions that finished: from the request to the marker's removal (ZooKeeper) or to the controller's
-    'successfully completed' line, with the halts on the way."""
+    """Deletions that finished: the topic znode removed (ZooKeeper) or the controller's 'successfully
+    completed' line; timed from the request to the marker's removal, the last step. A marker removed
+    alone is no completion (delete.topic.enable=false removes it too)."""
+    finished = F.col("step").isin("topic znode removed", "deletion.completed")
     done = (
-        steps.where(F.col("step").isin("marker removed", "deletion.completed"))
+        steps.where(finished | (F.col("step") == "marker removed"))
         .groupBy("topic")
-        .agg(F.max_by(F.struct("ts", "ref", "zxid"), F.coalesce(F.col("zxid"), F.lit(0))).alias("done"))
+        .agg(
+            F.max_by(F.struct("ts", "ref", "zxid"), F.coalesce(F.col("zxid"), F.lit(0))).alias("done"),
+            F.max(finished).alias("finished"),
+        )
+        .where("finished")
     )
     asked = (
         steps.where(F.col("step").isin("requested", "deletion.started"))
@@ -357,29 +362,26 @@ def _strays(bundle: Bundle) -> list[Finding]:
 
 
 def _recreated(bundle: Bundle) -> list[Finding]:
-    """Topics created again under a name that was deleted (ZooKeeper's history)."""
+    """Topics created again under a name that was deleted (ZooKeeper's history): each create whose
+    previous write to the topic znode was its delete."""
     h = bundle.znode_history.where(
         F.col("applied") & F.col("path").rlike(TOPIC_PATH) & F.col("op").isin("create", "delete")
-    )
-    rows = (
-        h.select(F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"), "op", "zxid")
-        .groupBy("topic")
-        .agg(F.sort_array(F.collect_list(F.struct("zxid", "op"))).alias("ops"))
+    ).select(F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"), "op", "zxid")
+    w = Window.partitionBy("topic").orderBy("zxid")
+    again = (
+        h.select("*", F.lag("op").over(w).alias("before"), F.lag("zxid").over(w).alias("deleted"))
+        .where((F.col("op") == "create") & (F.col("before") == "delete"))
+        .orderBy("topic", "zxid")
         .collect()
     )
-    out = []
-    for r in rows:
-        for before, after in itertools.pairwise(r.ops):
-            if before.op == "delete" and after.op == "create":
-                out.append(
-                    Finding(
-                        "deletion.recreated",
-                        "info",
-                        {"topic": r.topic, "zxid": hex_zxid(after.zxid)},
-                        f"{r.topic} was deleted at zxid {hex_zxid(before.zxid)} and created again at zxid "
-                        f"{hex_zxid(after.zxid)}: replicas offline in between keep the old topic's data "
-                        "and id.",
-                        (txn_ref(before.zxid), txn_ref(after.zxid)),
-                    )
-                )
-    return out
+    return [
+        Finding(
+            "deletion.recreated",
+            "info",
+            {"topic": r.topic, "zxid": hex_zxid(r.zxid)},
+            f"{r.topic} was deleted at zxid {hex_zxid(r.deleted)} and created again at zxid "
+            f"{hex_zxid(r.zxid)}: replicas offline in between keep the old topic's data and id.",
+            (txn_ref(r.deleted), txn_ref(r.zxid)),
+        )
+        for r in again
+    ]

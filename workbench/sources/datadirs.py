@@ -56,7 +56,7 @@ def read_log_dirs(spark: SparkSession, dirs: list[LogDir]) -> DataDirFrames:
         "listing string, broker_id int, log_dir string, prefix string",
     )
     files, bad_listing = _listing(spark, dirs, origin)
-    meta = _metadata_files(spark, dirs)
+    meta = _metadata_files(spark, dirs).cache()  # read once: each kind of file and its bad records below
     pm, bad_pm = _partition_metadata(meta)
     le, bad_le = _leader_epochs(meta)
     cp, bad_cp = _checkpoints(meta)

@@ -1,0 +1,72 @@
+"""Findings no stock scenario provokes, each on a small story of its own where triage must find it (and
+nothing the truth lacks): a deletion dropped by delete.topic.enable=false, a topic created again under
+a deleted name, and a controller that moves three times in a few minutes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+from truth_facts import check
+
+from workbench.simulate import deletion, story
+from workbench.simulate.cluster import Cluster
+from workbench.simulate.run import simulate
+from workbench.simulate.scenarios import SCENARIOS, Scale
+
+TOPIC = "payments"
+
+
+def deletion_disabled(c: Cluster, s: Scale) -> None:
+    """kafka-topics.sh --delete with delete.topic.enable=false: the marker goes, the topic stays."""
+    c.delete_topic_enable = False
+    story.create_topic(c, TOPIC, s.partitions, s.replication)
+    story.produce(c, 5, s.per_second)
+    deletion.request(c, TOPIC)
+    story.produce(c, 5, s.per_second)
+
+
+def recreated(c: Cluster, s: Scale) -> None:
+    """A topic deleted (to completion) and created again under the same name."""
+    story.create_topic(c, TOPIC, s.partitions, s.replication)
+    story.produce(c, 5, s.per_second)
+    deletion.request(c, TOPIC)
+    story.produce(c, 5, s.per_second)
+    story.create_topic(c, TOPIC, s.partitions, s.replication)
+    story.produce(c, 5, s.per_second)
+
+
+def flapping(c: Cluster, s: Scale) -> None:
+    """The controller's broker restarted three times a few minutes apart: three failovers in 10 minutes."""
+    story.create_topic(c, TOPIC, s.partitions, s.replication)
+    story.produce(c, 20, s.per_second)
+    for _ in range(3):
+        story.controller_failover(c)
+        story.produce(c, 2, s.per_second)
+    story.produce(c, 10, s.per_second)
+
+
+# name -> (story, Kafka version, the finding it must give); the versions differ in the controller's wording
+STORIES: dict[str, tuple[Callable[[Cluster, Scale], None], str, str]] = {
+    "deletion-disabled": (deletion_disabled, "2.5.1", "deletion.refused"),
+    "recreated": (recreated, "3.6.2", "deletion.recreated"),
+    "flapping": (flapping, "2.8.2", "controller.flapping"),
+}
+
+
+@pytest.fixture(autouse=True)
+def _let_cached_frames_go(spark: SparkSession) -> Iterator[None]:
+    yield
+    spark.catalog.clearCache()
+
+
+@pytest.mark.parametrize("name", sorted(STORIES))
+def test_triage_finds_what_only_this_story_provokes(spark: SparkSession, tmp_path: Path, name: str) -> None:
+    scenario, version, kind = STORIES[name]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(SCENARIOS, name, scenario)
+        truth = simulate(name, tmp_path / name, 7, version, Scale(partitions=3), noise_rate=0.0)
+    findings = check(spark, tmp_path / name, truth)
+    assert kind in {f.kind for f in findings}
