@@ -265,3 +265,50 @@ def test_cli_writes_the_plan_and_refuses_a_folder_of_other_files(tmp_path: Path)
     assert main(["remediate", str(MISMATCH), "--out", str(out)]) == 2
     assert (out / "notes.txt").read_text() == "mine"
     assert main(["remediate", str(tmp_path / "nothing-here"), "--out", str(tmp_path / "p2")]) == 2
+
+
+def test_where_the_log_dirs_and_zookeeper_are_comes_from_the_bundle(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """server.properties gives log.dirs and zookeeper.connect; the collector's record in the manifest
+    (where it found each log dir) wins over log.dirs."""
+    bundle = Path(shutil.copytree(MISMATCH, tmp_path / "bundle"))
+    (bundle / "brokers" / "3" / "server.properties").write_text(
+        "broker.id=3\nlog.dirs=/data/kafka-a,/data/kafka-b\nzookeeper.connect=zk-a:2181,zk-b:2181/kafka\n"
+    )
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest["parts"] = [{"part": "broker", "broker": 1, "dirs": [{"dir": "0", "path": "/srv/k1"}]}]
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    plan = remediation.plan(open_bundle(bundle, spark))
+    plan.write(tmp_path / "plan")
+    by_broker = {
+        s.broker: (tmp_path / "plan" / plan.script_name(n, s)).read_text()
+        for n, s in enumerate(plan.steps, 1)
+    }
+    assert ': "${LOG_DIR_0:=/data/kafka-a}"' in by_broker[3]
+    assert ': "${ZOOKEEPER:=zk-a:2181,zk-b:2181/kafka}"' in by_broker[3]
+    assert ': "${LOG_DIR_0:=/srv/k1}"' in by_broker[1]
+    assert "# LOG_DIR_0: datadirs/0 in the bundle; its path on the host is not in the bundle" in by_broker[2]
+
+
+def test_an_affected_internal_topic_is_named() -> None:
+    stale = [
+        remediation.StaleReplica(2, "0", "__consumer_offsets", p, "old-id", "new-id", True, False)
+        for p in (7, 8)
+    ]
+    plan = remediation.RepairPlan("b", {}, steps=[remediation.BrokerStep(2, stale, {"0": "/data"})])
+    script = remediation.broker_script(plan, 1, plan.steps[0])
+    assert "INTERNAL TOPIC __consumer_offsets is affected" in script and "group coordinators" in script
+    assert "INTERNAL TOPIC __consumer_offsets" in plan.markdown()
+    plain = remediation.RepairPlan(
+        "b",
+        {},
+        steps=[
+            remediation.BrokerStep(
+                2,
+                [remediation.StaleReplica(2, "0", "orders", 1, "old-id", "new-id", True, True)],
+                {"0": "/data"},
+            )
+        ],
+    )
+    assert "INTERNAL" not in remediation.broker_script(plain, 1, plain.steps[0]) + plain.markdown()

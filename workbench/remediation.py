@@ -109,7 +109,7 @@ class RepairPlan:
         written[0].write_text(self.markdown(), encoding="utf-8")
         for n, step in enumerate(self.steps, 1):
             path = out / self.script_name(n, step)
-            path.write_text(_script(self, n, step), encoding="utf-8")
+            path.write_text(broker_script(self, n, step), encoding="utf-8")
             path.chmod(0o755)
             written.append(path)
         return written
@@ -226,7 +226,8 @@ def _var(folder: str) -> str:
     return "LOG_DIR_" + re.sub(r"\W", "_", folder)
 
 
-def _script(p: RepairPlan, n: int, step: BrokerStep) -> str:
+def broker_script(p: RepairPlan, n: int, step: BrokerStep) -> str:
+    """Step n of the plan: the script run on `step`'s broker, from templates/repair-broker.sh."""
     template = resources.files("workbench").joinpath("templates/repair-broker.sh").read_text("utf-8")
     total = len(p.steps)
     after = f"after step {n - 1} ({p.script_name(n - 1, p.steps[n - 2])}) has finished" if n > 1 else "first"
