@@ -1,1 +1,2 @@
-"""Test harnesses that run the real thing: a standalone ZooKeeper and ZooKeeper's own file tools."""
+"""Test harnesses that run the real thing: a standalone ZooKeeper and ZooKeeper's own file tools, and a
+Spark standalone cluster."""
