@@ -227,8 +227,8 @@ def _var(folder: str) -> str:
 
 
 def broker_script(p: RepairPlan, n: int, step: BrokerStep) -> str:
-    """Step n of the plan: the script run on `step`'s broker, from templates/repair-broker.sh."""
-    template = resources.files("workbench").joinpath("templates/repair-broker.sh").read_text("utf-8")
+    """Step n of the plan: the script run on `step`'s broker, from scripts/repair-broker.sh."""
+    template = resources.files("workbench").joinpath("scripts/repair-broker.sh").read_text("utf-8")
     total = len(p.steps)
     after = f"after step {n - 1} ({p.script_name(n - 1, p.steps[n - 2])}) has finished" if n > 1 else "first"
     nxt = (

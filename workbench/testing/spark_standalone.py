@@ -17,11 +17,7 @@ from pathlib import Path
 
 import pyspark
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from workbench.testing import free_port
 
 
 def _spark_class() -> Path:
@@ -33,7 +29,7 @@ class SparkStandalone:
 
     def __init__(self, base_dir: Path, cores: int = 2, memory: str = "2g") -> None:
         self.base_dir = Path(base_dir)
-        self.port = _free_port()
+        self.port = free_port()
         self.cores = cores
         self.memory = memory
         self._processes: list[subprocess.Popen[bytes]] = []
@@ -58,7 +54,7 @@ class SparkStandalone:
         self.base_dir.mkdir(parents=True, exist_ok=True)
         master = "org.apache.spark.deploy.master.Master"
         worker = "org.apache.spark.deploy.worker.Worker"
-        ui = ["--webui-port", str(_free_port())]
+        ui = ["--webui-port", str(free_port())]
         self._start("master", [master, "--host", "127.0.0.1", "--port", str(self.port), *ui])
         self._wait(self._listening, timeout, "the master to listen")
         self._start(

@@ -14,6 +14,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from workbench.testing import free_port
+
 JARS = Path(os.environ.get("WORKBENCH_ZK_JARS", "/usr/share/java"))
 INSTALL_HINT = "On Debian/Ubuntu: sudo apt-get install zookeeper (it puts zookeeper.jar in /usr/share/java)"
 
@@ -30,12 +32,6 @@ def classpath() -> str:
     if shutil.which("java") is None:
         raise ZooKeeperMissing("java is not on the PATH (apt-get install openjdk-17-jre-headless)")
     return f"{jar}:{JARS / 'slf4j-nop.jar'}"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _four_letter(port: int, word: bytes) -> bytes:
@@ -59,7 +55,7 @@ class ZooKeeperServer:
     ) -> None:
         self.base_dir = Path(base_dir)
         self.data_dir = self.base_dir / "data"
-        self.port = _free_port()
+        self.port = free_port()
         self.settings = settings or {}
         self.jvm_properties = jvm_properties or {}
         self._process: subprocess.Popen[bytes] | None = None
