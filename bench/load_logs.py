@@ -1,19 +1,20 @@
-"""Broker logs at scale: our loader (typed events in Spark) against grep over the same files, side by side.
+"""Broker logs at incident scale: the loader against grep and a Python loop, side by side, per size.
 
-    .venv/bin/python bench/load_logs.py                    # simulates a ~1 GB bundle first
-    .venv/bin/python bench/load_logs.py --noise-rate 25    # ~5 GB (30 brokers, 6 h of logs)
-    .venv/bin/python bench/load_logs.py --bundle DIR       # or times an existing bundle
+    .venv/bin/python bench/load_logs.py                      # 0.1 and 1 GB bundles
+    .venv/bin/python bench/load_logs.py --sizes 0.1,1,10     # and 10 GB (simulating it takes ~15 min)
+    .venv/bin/python bench/load_logs.py --bundle DIR         # or an existing bundle
 
-The bundle comes from `workbench simulate` (30 brokers, 10,000 partitions; the size follows the
-background lines' rate and the hours), whose time and memory are printed too. Baseline: `grep -c` of
-the lines that look like log4j lines, as an SRE counts them; then `log_events` (every line parsed to
-an event) and the typed ones (each matched against the catalog), each a count in Spark. Prints lines/s
-and each one's ratio to grep. Best of --repeat runs.
+Each bundle comes from `workbench simulate` (30 brokers, 10,000 partitions, a controller failover);
+its size follows the background lines' rate. On the same files: `LC_ALL=C grep -c` of the log4j header
+(what reading costs, the ceiling), a single-process Python loop doing the loader's work
+(`python_loop.py`), and `log_events` with kinds and fields, every column computed (Spark's `noop`
+sink). Prints physical lines/s and MB/s and each one's ratio to the Python loop.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import subprocess
 import sys
@@ -21,68 +22,95 @@ import tempfile
 import time
 from pathlib import Path
 
+from python_loop import python_loop
 from timing import best
 
 from workbench.simulate.run import simulate
 from workbench.simulate.scenarios import Scale
 
+GB_PER_RATE_HOUR = 0.036  # 30 brokers' logs, per background line a second per broker and hour
 
-def generate(out: Path, args: argparse.Namespace) -> None:
-    scale = Scale(brokers=args.brokers, topics=100, partitions=args.partitions // 100, hours=args.hours)
+
+def generate(out: Path, gigabytes: float) -> None:
+    hours = 1.0 if gigabytes <= 1 else 6.0
+    rate = gigabytes / GB_PER_RATE_HOUR / hours
     start = time.perf_counter()
-    simulate("controller-failover", out, seed=1, scale=scale, noise_rate=args.noise_rate)
+    scale = Scale(brokers=30, topics=100, partitions=100, hours=hours)
+    simulate("controller-failover", out, seed=1, scale=scale, noise_rate=rate)
     secs = time.perf_counter() - start
-    size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
+    size = _size(_logs(out))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    rate = f"{size / 1e6 / secs:.1f} MB/s"
-    print(f"simulated {size / 1e9:.2f} GB in {secs:.0f} s ({rate}), peak RSS {peak:.0f} MB")
+    print(f"simulated {size / 1e9:.2f} GB of logs in {secs:.0f} s, peak RSS {peak:.0f} MB", flush=True)
+
+
+def _logs(bundle: Path) -> list[Path]:
+    return sorted(f for f in bundle.glob("brokers/*/logs/*") if f.is_file())
+
+
+def _size(files: list[Path]) -> int:
+    return sum(f.stat().st_size for f in files)
+
+
+def run(bundle: Path, repeat: int) -> None:
+    files = _logs(bundle)
+    if not files:
+        sys.exit(f"{bundle}: no broker logs under brokers/*/logs/")
+    plain = [str(f) for f in files if not f.name.endswith(".gz")]
+    env = {**os.environ, "LC_ALL": "C"}
+
+    def grep() -> int:
+        out = subprocess.run(
+            ["grep", "-chE", r"^\[[0-9]{4}-", *plain], capture_output=True, text=True, check=True, env=env
+        )
+        return sum(int(x) for x in out.stdout.split())
+
+    def lines() -> int:
+        out = subprocess.run(["wc", "-l", *plain], capture_output=True, text=True, check=True, env=env)
+        return int(out.stdout.split()[-2])
+
+    from workbench.frames import open_bundle
+    from workbench.sources.logs import read_logs
+    from workbench.spark import spark_session
+
+    spark = spark_session()
+    log_files = open_bundle(bundle, spark).evidence.log_files
+    physical = lines()
+
+    def loader() -> int:  # read_logs itself: the Bundle would cache the frame
+        read_logs(spark, log_files)[0].write.format("noop").mode("overwrite").save()
+        return physical
+
+    def loop() -> int:
+        return python_loop(files)[0]
+
+    size = _size(files)
+    print(f"{len(files)} log files, {size / 1e9:.2f} GB, {physical:,} lines", flush=True)
+    results = {}
+    for name, fn in [("grep -c", grep), ("python loop", loop), ("log_events", loader)]:
+        results[name] = best(fn, repeat if name != "python loop" else 1)
+        print(f"  {name}: {results[name][0]:.1f} s", flush=True)
+    base = physical / results["python loop"][0]
+    print(f"{'':<14}{'seconds':>9}{'lines/s':>12}{'MB/s':>8}{'vs loop':>9}")
+    for name, (secs, _) in results.items():
+        rate = physical / secs
+        print(f"{name:<14}{secs:>9.1f}{rate:>12,.0f}{size / 1e6 / secs:>8.1f}{rate / base:>9.2f}")
 
 
 def main() -> None:
     raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
     parser.add_argument("--bundle", type=Path)
-    parser.add_argument("--brokers", type=int, default=30)
-    parser.add_argument("--partitions", type=int, default=10_000)
-    parser.add_argument("--hours", type=float, default=6)
-    parser.add_argument("--noise-rate", type=float, default=5.0)
+    parser.add_argument("--sizes", default="0.1,1", help="GB of logs per simulated bundle")
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
-
-    with tempfile.TemporaryDirectory(prefix="bench-logs-") as tmp:
-        bundle = args.bundle or Path(tmp) / "bundle"
-        if args.bundle is None:
-            generate(bundle, args)
-        files = sorted(str(f) for f in bundle.glob("brokers/*/logs/*") if not f.name.endswith(".gz"))
-        if not files:
-            sys.exit(f"{bundle}: no uncompressed broker logs under brokers/*/logs/")
-
-        def grep() -> int:
-            out = subprocess.run(
-                ["grep", "-chE", r"^\[[0-9]{4}-", *files], capture_output=True, text=True, check=True
-            )
-            return sum(int(x) for x in out.stdout.split())
-
-        from workbench.frames import open_bundle
-        from workbench.sources.logs import read_logs
-        from workbench.spark import spark_session
-
-        spark = spark_session()
-        log_files = open_bundle(bundle, spark).evidence.log_files
-
-        def events() -> int:  # read_logs itself: the Bundle would cache the frame in memory
-            return read_logs(spark, log_files)[0].count()
-
-        def typed() -> int:
-            return read_logs(spark, log_files)[0].where("event is not null").count()
-
-        runs = [("grep -c", grep), ("log_events", events), ("typed events", typed)]
-        results = {name: best(fn, args.repeat) for name, fn in runs}
-        base_rate = results["grep -c"][1] / results["grep -c"][0]
-        print(f"{len(files)} log files")
-        print(f"{'':<16}{'seconds':>10}{'lines':>12}{'lines/s':>12}{'ratio':>8}")
-        for name, (secs, n) in results.items():
-            print(f"{name:<16}{secs:>10.2f}{n:>12,}{n / secs:>12,.0f}{n / secs / base_rate:>8.3f}")
+    if args.bundle:
+        run(args.bundle, args.repeat)
+        return
+    for gigabytes in (float(x) for x in args.sizes.split(",")):
+        with tempfile.TemporaryDirectory(prefix="bench-logs-", dir=os.environ.get("BENCH_TMP")) as tmp:
+            print(f"== {gigabytes:g} GB", flush=True)
+            generate(Path(tmp) / "bundle", gigabytes)
+            run(Path(tmp) / "bundle", args.repeat)
 
 
 if __name__ == "__main__":

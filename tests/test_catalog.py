@@ -1,14 +1,15 @@
-"""Every catalog template, filled with sample values, is typed as itself by Spark, fields included."""
+"""Every catalog template, filled with sample values, is typed as itself by the loader's typing (Arrow,
+RE2), fields included."""
 
 from __future__ import annotations
 
 import re
 
-from pyspark.sql import SparkSession
+import pyarrow as pa
 
 from workbench.kafka.messages import CATALOG, KINDS
 from workbench.kafka.templates import FIELD_PATTERNS
-from workbench.sources.catalog import type_events
+from workbench.sources.catalog import type_batch
 
 SAMPLES = {
     "tp": "orders-3",
@@ -34,20 +35,21 @@ def _message(text: str) -> str:
     return re.sub(r"\{([a-z_]+)\}", lambda m: "x" if m.group(1) == "_" else _sample(m.group(1)), text)
 
 
-def test_every_template_types_as_itself(spark: SparkSession) -> None:
-    rows = [(i, t.loggers[0] if t.loggers else None, _message(t.text)) for i, t in enumerate(CATALOG)]
-    df = spark.createDataFrame(rows, "i int, logger string, message string")
-    df = df.selectExpr("*", "cast(null as string) as context", "cast(null as string) as exception")
-    typed = {r.i: r for r in type_events(df).collect()}
+def test_every_template_types_as_itself() -> None:
+    logger = pa.array([t.loggers[0] if t.loggers else None for t in CATALOG], pa.string())
+    message = pa.array([_message(t.text) for t in CATALOG])
+    nothing = pa.nulls(len(CATALOG), pa.string())
+    typed = type_batch(logger, message, nothing, nothing)
+    events, attrs = typed.event.to_pylist(), typed.attrs.to_pylist()
+    topics, partitions = typed.topic.to_pylist(), typed.partition.to_pylist()
     wrong = []
     for i, t in enumerate(CATALOG):
-        r = typed[i]
         want = {k: _sample(k) for k in t.fields if k not in ("topic", "partition")}
         want.update(t.consts)
-        if r.event != t.kind or r.attrs != want:
-            wrong.append((t.kind, t.text, r.event, r.attrs))
-        if "tp" in t.text and (r.topic, r.partition) != ("orders", 3):
-            wrong.append((t.kind, t.text, r.topic, r.partition))
+        if events[i] != t.kind or dict(attrs[i]) != want:
+            wrong.append((t.kind, t.text, events[i], attrs[i]))
+        if "tp" in t.text and (topics[i], partitions[i]) != ("orders", 3):
+            wrong.append((t.kind, t.text, topics[i], partitions[i]))
     assert not wrong, "\n".join(map(str, wrong))
 
 

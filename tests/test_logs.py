@@ -136,3 +136,53 @@ def test_lines_before_any_event_are_quarantined(spark: SparkSession, tmp_path: P
 def test_no_files(spark: SparkSession, n: int) -> None:
     events, bad = read_logs(spark, [])
     assert events.count() == n and bad.count() == n
+
+
+def _event_starts(text: str) -> list[tuple[int, int]]:
+    """(line number, lines) of every event, the way the layout defines them: a header line and the
+    lines after it up to the next header (none of these files has a stray line)."""
+    starts = [i for i, line in enumerate(text.splitlines(), 1) if line.startswith("[20")]
+    ends = [*starts[1:], len(text.splitlines()) + 1]
+    return [(s, e - s) for s, e in zip(starts, ends, strict=True)]
+
+
+def test_line_numbers_across_splits(spark: SparkSession, tmp_path: Path) -> None:
+    """Files Spark splits into many parts number their lines as one file; CRLF and empty lines too."""
+    trace = "java.io.IOException: Broken pipe\n\tat kafka.Foo.bar(Foo.scala:1)\n\t... 3 more\n"
+    parts = []
+    for i in range(6000):
+        ts = f"[2024-03-12 10:{i // 600 % 60:02d}:{i % 60:02d},{i % 1000:03d}]"
+        if i % 7 == 0:
+            parts.append(f"{ts} ERROR Error in loop {i} (kafka.network.Processor)\n{trace}")
+        elif i % 11 == 0:
+            parts.append(
+                f"{ts} INFO Stat of the created znode at /brokers/ids/{i} is: 1,2\n"
+                " (kafka.zk.KafkaZkClient)\n"
+            )
+        elif i % 13 == 0:
+            parts.append(f"{ts} INFO Blank after {i} (kafka.server.KafkaServer)\n\n")
+        else:
+            parts.append(
+                f"{ts} INFO [Partition t-{i % 50} broker=1] ISR updated to 1,2 (kafka.cluster.Partition)\n"
+            )
+    text = "".join(parts)
+    plain, crlf = tmp_path / "server.log", tmp_path / "controller.log"
+    plain.write_text(text, encoding="utf-8")
+    crlf.write_bytes(text.replace("\n", "\r\n").encode())
+    before = spark.conf.get("spark.sql.files.maxPartitionBytes")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(64 * 1024))
+    try:
+        events, bad = _load(spark, [plain, crlf])
+        assert events.select("file").where(F.col("file").isNull()).count() == 0
+        for p in (plain, crlf):
+            got = sorted(
+                (r.line_no, r.lines)
+                for r in events.where(F.col("file") == str(p)).select("line_no", "lines").collect()
+            )
+            assert got == _event_starts(text), p.name
+        assert bad.count() == 0
+        errors = events.where("level = 'ERROR'")
+        broken_pipe = errors.where("attrs['exception'] = 'java.io.IOException: Broken pipe'")
+        assert broken_pipe.count() == errors.count() == 2 * 858
+    finally:
+        spark.conf.set("spark.sql.files.maxPartitionBytes", before)

@@ -3,7 +3,7 @@
 `Template("controller.elected", "{broker} successfully elected as the controller. ...", KC, "...")` reads
 like the Scala source it cites. Placeholders become regex groups by name (FIELD_PATTERNS); `{_}` is text
 we do not keep; a template ending in `{_}` allows trailing text. The resulting pattern is plain enough
-for both Python's `re` and Java's regex (Spark).
+for both Python's `re` and RE2 (Arrow's compute functions, where the loader types events).
 """
 
 from __future__ import annotations
@@ -119,10 +119,9 @@ class Template:
         return "".join(out)
 
     @cached_property
-    def java_pattern(self) -> str:
-        """The same pattern for Java: groups unnamed (Java forbids '_' in names), (?s) for
-        multi-line messages; group numbers are unchanged."""
-        return "(?s)" + re.sub(r"\(\?P<[a-z_]+>", "(", self.pattern)
+    def re2_pattern(self) -> str:
+        """The same pattern for RE2 (Arrow's regex engine), with (?s) for multi-line messages."""
+        return "(?s)" + self.pattern
 
     @cached_property
     def fields(self) -> dict[str, int]:

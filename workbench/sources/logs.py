@@ -1,43 +1,31 @@
 """Broker log4j logs -> `log_events`, with every line that is not part of an event in `bad_records`.
 
-Kafka's layout is `[%d] %p %m (%c)%n` (config/log4j.properties at 2.5.1, 2.8.2, 3.6.2). An event is a
-header line, then the lines that continue its message until one ends with `(logger)` (KafkaZkClient's
-"Stat of the created znode ..." ends with a newline, so its logger lands on the next line), then any
-throwable log4j prints after it. Anything else is quarantined with a reason. Spark reads the lines;
-built-in column functions and windows do the rest (no per-line Python).
+Spark reads each file in chunks that open where a log4j header opens (`\\n[`; see `log4j.py`), so a
+chunk is normally one whole event and a split of a large file never cuts one. Parsing runs on Arrow
+batches in the Python workers (`mapInArrow`, vectorised: numpy and Arrow's RE2 kernels, never a Python
+call per line); Spark only reads, distributes and converts the time stamps. Line numbers are counted in
+each split and offset by the lines of the file's earlier splits, counted beforehand in one cheap pass
+(only when Spark splits a file at all).
 """
 
 from __future__ import annotations
 
+import gzip
 import os
+import re
 import zlib
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from workbench import schemas
 from workbench.bundle import LogFile
-from workbench.sources.catalog import type_events
-from workbench.sources.common import bad_records_frame, cut, decoded_path, empty
-
-# [%d] %p: ISO8601 date ('T' or ' ', ',' or '.' before millis, optional zone), the level, then the rest.
-# A `name | ` prefix is what `docker compose logs` adds.
-HEADER = (
-    r"^(?:[A-Za-z0-9_.@-]+\s*\|\s?)?"
-    r"\[(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?)\]\s?"
-    r"(TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\s(.*)$"
-)
-# What looks like a header but is not one (a cut or pasted line) is quarantined, never a continuation.
-BROKEN_HEADER = r"^\s*\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}"
-# ` (%c)` or ` (%c:%L)` at the end of an event's last message line.
-LOGGER_AT_END = r" \(([A-Za-z_$][A-Za-z0-9_$.-]*)(?::(?:\d+|\?))?\)\s*$"
-# Lines log4j prints for a throwable: 'pkg.Class: message', '\tat ...', 'Caused by: ...', '... 5 more'.
-EXCEPTION_LINE = r"^(?:[a-z_$][A-Za-z0-9_$]*\.)+[A-Z][A-Za-z0-9_$]*(?::\s.*|:)?\s*$"
-TRACE_LINE = r"^(?:\s+at\s\S|\s*\.\.\.\s\d+\s(?:more|common frames omitted)|\s*Caused by:\s|\s*Suppressed:\s)"
-CONTROL_CHARS = "[\\x00-\\x08\\x0B\\x0C\\x0E-\\x1F\\x7F]"
-LAYOUT = "'[yyyy-MM-dd HH:mm:ss,SSS] LEVEL message (logger)'"
+from workbench.sources import log4j
+from workbench.sources.common import bad_records_frame, decoded_path, empty
 
 
 @dataclass(frozen=True)
@@ -57,16 +45,96 @@ def read_logs(spark: SparkSession, files: list[LogFile]) -> tuple[DataFrame, Dat
     bad_files = bad_records_frame(spark, [("log", p.file, p.position, p.reason, "") for p in problems])
     if not readable:
         return empty(spark, schemas.LOG_EVENTS), bad_files
-    lines = _lines(spark, readable)
-    events = type_events(_events(lines))
-    bad_lines = lines.where(F.col("bad").isNotNull()).select(
-        F.lit("log").alias("source"),
-        "file",
-        F.col("line_no").alias("position"),
-        F.col("bad").alias("reason"),
-        cut("value").alias("raw"),
-    )
+    infos = {os.path.abspath(f.path): _info(f) for f in readable}
+    chunks, offsets = _chunks(spark, infos)
+    events = chunks.mapInArrow(
+        partial(log4j.parse, files=infos, offsets=offsets, want="events"), log4j.EVENTS
+    ).withColumn("ts", _timestamp(F.col("ts_raw")))
+    bad_lines = chunks.mapInArrow(
+        partial(log4j.parse, files=infos, offsets=offsets, want="bad"), log4j.BAD_LINES
+    ).select(F.lit("log").alias("source"), "*")
     return events.select(*schemas.LOG_EVENTS.fieldNames()), bad_files.unionByName(bad_lines)
+
+
+def _info(f: LogFile) -> log4j.FileInfo:
+    return log4j.FileInfo(f.file, f.broker_id, f.log, os.path.getsize(f.path), _reopen(f))
+
+
+def _reopen(f: LogFile, peek: int = 1 << 16) -> str:
+    """What opens a header line in this file: '[', or the commonest `name | [` of `docker compose logs`."""
+    try:
+        with gzip.open(f.path) if f.compressed else open(f.path, "rb") as raw:
+            head = raw.read(peek).decode("utf-8", "replace")
+    except (OSError, EOFError, zlib.error):
+        return "["
+    prefixes = Counter(
+        m.group(1) or "" for line in head.splitlines() if (m := _PREFIXED.match(line)) is not None
+    )
+    return (prefixes.most_common(1)[0][0] if prefixes else "") + "["
+
+
+_PREFIXED = re.compile(rf"^({log4j.PREFIX})?\[{log4j._DATE}\]")
+
+
+def _chunks(
+    spark: SparkSession, infos: dict[str, log4j.FileInfo]
+) -> tuple[DataFrame, dict[tuple[str, int], int]]:
+    """The files read in chunks (one read per separator), and the line offsets of their splits."""
+    by_reopen: dict[str, list[str]] = {}
+    for path, info in infos.items():
+        by_reopen.setdefault(info.reopen, []).append(path)
+    frames: list[DataFrame] = []
+    offsets: dict[tuple[str, int], int] = {}
+    for reopen, paths in sorted(by_reopen.items()):
+        frame = (
+            spark.read.option("lineSep", "\n" + reopen)
+            .option("ignoreCorruptFiles", "true")  # corrupt gzip: reported by check_files
+            .text(sorted(paths))
+            .select(
+                F.make_valid_utf8("value").alias("value"),
+                decoded_path(F.col("_metadata.file_path")).alias("path"),
+                F.col("_metadata.file_block_start").alias("block"),
+                F.col("_metadata.file_block_length").alias("block_length"),
+            )
+        )
+        split = max_split_bytes(spark, [infos[p].size for p in paths])
+        if any(infos[p].size > split and not p.endswith(".gz") for p in paths):
+            offsets.update(split_offsets(frame))
+        frames.append(frame)
+    chunks = frames[0]
+    for frame in frames[1:]:
+        chunks = chunks.unionByName(frame)
+    return chunks, offsets
+
+
+def max_split_bytes(spark: SparkSession, sizes: list[int]) -> int:
+    """The size Spark cuts files into when it reads these (FilePartition.maxSplitBytes, Spark 3.x-4.x):
+    spark.sql.files.maxPartitionBytes, lowered to spread the bytes over the default parallelism."""
+    conf = spark._jsparkSession.sessionState().conf()
+    open_cost = conf.filesOpenCostInBytes()
+    wanted = conf.filesMinPartitionNum()
+    cores = wanted.get() if wanted.isDefined() else spark._jsparkSession.leafNodeDefaultParallelism()
+    per_core = sum(size + open_cost for size in sizes) // max(1, cores)
+    return int(min(conf.filesMaxPartitionBytes(), max(open_cost, per_core)))
+
+
+def split_offsets(chunks: DataFrame) -> dict[tuple[str, int], int]:
+    """(path, split start) -> lines of the file before that split: the line separators in each split's
+    chunks (a chunk's last '\\r' is the CR of the '\\r\\n' that opened the next chunk), summed in order.
+    Only one row per split reaches the driver."""
+    v = F.col("value")
+
+    def count(s: str) -> Column:
+        return (F.length(v) - F.length(F.replace(v, F.lit(s), F.lit("")))) / len(s)
+
+    lines = 1 + count("\n") + count("\r") - count("\r\n") - v.endswith("\r").cast("int")
+    per_split = chunks.groupBy("path", "block").agg(F.sum(lines).cast("long").alias("n")).collect()
+    offsets: dict[tuple[str, int], int] = {}
+    seen: dict[str, int] = {}
+    for row in sorted(per_split, key=lambda r: (r.path, r.block)):
+        offsets[row.path, row.block] = seen.get(row.path, 0)
+        seen[row.path] = seen.get(row.path, 0) + row.n
+    return offsets
 
 
 def check_files(files: list[LogFile]) -> list[FileProblem]:
@@ -105,109 +173,6 @@ def _check_gzip(f: LogFile) -> FileProblem | None:
             f.file, lines + 1, f"truncated or corrupt gzip ({e}): lines after line {lines} are lost"
         )
     return None
-
-
-def _lines(spark: SparkSession, files: list[LogFile]) -> DataFrame:
-    """One row per physical line with its file, line number and place in an event."""
-    origin = spark.createDataFrame(
-        [(str(f.path), f.file, f.broker_id, f.log) for f in files],
-        "abs_path string, file string, broker_id int, log string",
-    )
-    raw = (
-        spark.read.option("ignoreCorruptFiles", "true")  # corrupt gzip: reported by check_files
-        .text([str(f.path) for f in files])
-        .select(
-            "value",
-            decoded_path(F.col("_metadata.file_path")).alias("abs_path"),
-            F.col("_metadata.file_block_start").alias("block"),
-            F.monotonically_increasing_id().alias("seq"),
-        )
-        .join(F.broadcast(origin), "abs_path", "left")
-        .withColumn("file", F.coalesce("file", "abs_path"))
-    )
-    in_file = Window.partitionBy("abs_path").orderBy("block", "seq")
-    v = F.col("value")
-    lines = (
-        raw.withColumn("line_no", F.row_number().over(in_file).cast("long"))
-        .withColumn("is_header", v.rlike(HEADER))
-        .withColumn("event_no", F.sum(F.col("is_header").cast("int")).over(in_file))
-    )
-    before = (
-        Window.partitionBy("abs_path", "event_no")
-        .orderBy("line_no")
-        .rowsBetween(Window.unboundedPreceding, -1)
-    )
-    closed = F.coalesce(F.max(v.rlike(LOGGER_AT_END)).over(before), F.lit(False))
-    in_trace = F.coalesce(F.max(v.rlike(EXCEPTION_LINE)).over(before), F.lit(False))
-    binary = v.rlike(CONTROL_CHARS) | (
-        (F.length(v) - F.length(F.regexp_replace(v, "\ufffd", ""))) * 4 > F.length(v)
-    )
-    trace_shaped = v.rlike(EXCEPTION_LINE) | v.rlike(TRACE_LINE)
-    bad = (
-        F.when(F.col("is_header"), None)
-        .when(binary, "binary or non-text data")
-        .when(v.rlike(BROKEN_HEADER), f"malformed log line header; expected {LAYOUT}")
-        .when(F.col("event_no") == 0, f"no log event before this line; expected {LAYOUT}")
-        .when(F.trim(v) == "", None)
-        .when(~closed, None)
-        .when(trace_shaped | in_trace, None)
-        .otherwise("text after a complete log event that is not a stack trace")
-    )
-    part = F.when(F.col("is_header"), "header").when(~closed, "message").otherwise("trace")
-    return lines.withColumn("bad", bad).withColumn("part", F.when(bad.isNull(), part))
-
-
-def _events(lines: DataFrame) -> DataFrame:
-    """Join each header line with the lines that continue it, and split layout fields."""
-    keys = ["abs_path", "event_no"]
-    headers = lines.where("is_header").select(
-        *keys,
-        "file",
-        "broker_id",
-        "log",
-        "line_no",
-        F.regexp_extract("value", HEADER, 1).alias("ts_raw"),
-        F.regexp_extract("value", HEADER, 2).alias("level"),
-        F.regexp_extract("value", HEADER, 3).alias("rest"),
-    )
-    continued = (
-        lines.where(F.col("part").isin("message", "trace"))
-        .groupBy(*keys)
-        .agg(F.sort_array(F.collect_list(F.struct("line_no", "part", "value"))).alias("more"))
-    )
-    more = F.coalesce(F.col("more"), F.array())
-    msg_lines = F.transform(F.filter(more, lambda x: x["part"] == "message"), lambda x: x["value"])
-    trace_lines = F.transform(F.filter(more, lambda x: x["part"] == "trace"), lambda x: x["value"])
-    full = F.concat_ws("\n", F.array(F.col("rest")), msg_lines)
-    logger = F.regexp_extract(full, "(?s)" + LOGGER_AT_END, 1)
-    body = F.rtrim(
-        F.when(logger != "", F.regexp_extract(full, "(?s)^(.*)" + LOGGER_AT_END, 1)).otherwise(full)
-    )
-    context_re = r"^\[([^\[\]]*)\]:?\s"
-    trace = F.concat_ws("\n", trace_lines)
-    exception = F.filter(trace_lines, lambda x: x.rlike(EXCEPTION_LINE))
-    return (
-        headers.join(continued, keys, "left")
-        .select(
-            "*",
-            _timestamp(F.col("ts_raw")).alias("ts"),
-            F.when(F.col("level") == "WARNING", "WARN").otherwise(F.col("level")).alias("level2"),
-            F.nullif(logger, F.lit("")).alias("logger"),
-            body.alias("body"),
-            (F.size(more) + 1).alias("lines"),
-            F.nullif(trace, F.lit("")).alias("stack_trace"),
-            F.get(exception, 0).alias("exception"),
-        )
-        .withColumn("context", F.nullif(F.regexp_extract("body", context_re, 1), F.lit("")))
-        .withColumn(
-            "message",
-            F.when(F.col("context").isNotNull(), F.regexp_replace("body", context_re, "")).otherwise(
-                F.col("body")
-            ),
-        )
-        .drop("level")
-        .withColumnRenamed("level2", "level")
-    )
 
 
 def _timestamp(raw: Column) -> Column:
