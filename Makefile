@@ -7,7 +7,7 @@ TRIAGE_SAMPLE ?= sample_data/topicid-mismatch-2.8
 REPAIR_PLAN ?= repair-plan
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: demo test lint lab java clean sample-data
+.PHONY: demo test lint lab java clean sample-data bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,12 @@ lint: $(VENV)/.installed
 
 test: lint java
 	$(BIN)/pytest
+
+# Speed, side by side with baselines (bench/README.md); BENCH_SIZES=0.1,1,10 for the 10 GB run.
+BENCH_SIZES ?= 0.1,1
+bench: $(VENV)/.installed java
+	$(BIN)/python bench/load_logs.py --sizes $(BENCH_SIZES)
+	$(BIN)/python bench/zk_history.py
 
 # The simulated incidents under sample_data/ (workbench/simulate/samples.py); a test checks they are current.
 sample-data: $(VENV)/.installed

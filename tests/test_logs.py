@@ -186,3 +186,23 @@ def test_line_numbers_across_splits(spark: SparkSession, tmp_path: Path) -> None
         assert broken_pipe.count() == errors.count() == 2 * 858
     finally:
         spark.conf.set("spark.sql.files.maxPartitionBytes", before)
+
+
+def test_unbracketed_idents_before_2_5_are_context(spark: SparkSession, tmp_path: Path) -> None:
+    """Brokers before 2.5 began Partition's lines with 'Partition [t,0] on broker 1: '; the catalog's
+    templates type them with that topic and partition, as they do bracketed idents."""
+    p = tmp_path / "server.log"
+    p.write_text(
+        "[2018-06-01 10:00:00,000] INFO Partition [orders,3] on broker 1: Expanding ISR from 1 to 1,2 "
+        "(kafka.cluster.Partition)\n"
+        "[2018-06-01 10:00:01,000] INFO [Partition orders-4 broker=1] Expanding ISR from 1 to 1,2 "
+        "(kafka.cluster.Partition)\n",
+        encoding="utf-8",
+    )
+    events, bad = _load(spark, [p])
+    rows = events.orderBy("line_no").collect()
+    assert [(r.context, r.event, r.topic, r.partition, r.attrs["to_isr"]) for r in rows] == [
+        ("Partition [orders,3] on broker 1", "isr.expand", "orders", 3, "1,2"),
+        ("Partition orders-4 broker=1", "isr.expand", "orders", 4, "1,2"),
+    ]
+    assert rows[0].message == "Expanding ISR from 1 to 1,2" and bad.count() == 0
