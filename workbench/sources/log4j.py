@@ -175,7 +175,7 @@ def _parse(
 
     if want == "bad":
         bad = np.flatnonzero(reason >= 0)
-        names = pa.array([REASONS[0], REASONS[1], REASONS[2], NO_EVENT, SPLIT_ORPHAN], pa.string())
+        names = pa.array([*REASONS, NO_EVENT, SPLIT_ORPHAN], pa.string())
         return pa.RecordBatch.from_arrays(
             [
                 _by_path(chunks, files, "file", pa.string()).take(pa.array(chunk_of[bad])),
