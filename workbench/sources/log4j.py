@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 import numpy as np
 import pyarrow as pa
@@ -28,7 +29,9 @@ _DATE = r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d{1,9})?(?:Z|[+-]\d{2}:?
 _LEVEL = r"TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL"
 # A `name | ` prefix is what `docker compose logs` adds.
 PREFIX = r"[A-Za-z0-9_.@-]+\s*\|\s?"
-HEADER = rf"^(?:{PREFIX})?\[(?P<ts>{_DATE})\]\s?(?P<level>{_LEVEL})\s(?P<rest>.*)$"
+# A header line's opening; matching it stops after a few dozen bytes, so it is cheap on every line.
+HEAD = rf"^(?:{PREFIX})?\[(?P<ts>{_DATE})\]\s?(?P<level>{_LEVEL})\s"
+HEADER = HEAD + r"(?P<rest>.*)$"
 # What looks like a header but is not one (a cut or pasted line) is quarantined, never a continuation.
 BROKEN_HEADER = r"^\s*\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}"
 # ` (%c)` or ` (%c:%L)` at the end of an event's last message line.
@@ -38,7 +41,9 @@ EXCEPTION_LINE = r"^(?:[a-z_$][A-Za-z0-9_$]*\.)+[A-Z][A-Za-z0-9_$]*(?::\s.*|:)?\
 TRACE_LINE = r"^(?:\s+at\s\S|\s*\.\.\.\s\d+\s(?:more|common frames omitted)|\s*Caused by:\s|\s*Suppressed:\s)"
 CONTROL_CHARS = r"[\x00-\x08\x0B\x0C\x0E-\x1F\x7F]"
 # The logIdent: `[Controller id=1] `, and before 2.5 also `Partition [t,0] on broker 1: `.
-CONTEXT = r"^(?:\[(?P<bracketed>[^\[\]]*)\]:?\s|(?P<bare>Partition \[[^\[\]]*\] on broker -?\d+):\s)"
+CONTEXT = r"^(?:\[(?P<bracketed>[^\[\]]+)\]:?\s|(?P<bare>Partition \[[^\[\]]*\] on broker -?\d+):\s)"
+# The logger, in what follows the last ' (' of an event's text.
+_LOGGER = r"^(?P<logger>[A-Za-z_$][A-Za-z0-9_$.-]*)(?::(?:\d+|\?))?\)\s*$"
 LAYOUT = "'[yyyy-MM-dd HH:mm:ss,SSS] LEVEL message (logger)'"
 
 NO_EVENT = f"no log event before this line; expected {LAYOUT}"
@@ -52,7 +57,7 @@ REASONS = (
     "text after a complete log event that is not a stack trace",
 )
 
-CHUNKS = "value string, path string, block long, block_length long"
+CHUNKS = "value string, path string, block long, block_length long"  # path: Spark's _metadata.file_path
 EVENTS = (
     "broker_id int, file string, log string, line_no long, lines int, ts_raw string, level string, "
     "logger string, context string, message string, event string, topic string, partition int, "
@@ -70,6 +75,20 @@ class FileInfo:
     log: str
     size: int
     reopen: str  # what the separator took from the start of every chunk but the file's first: '['
+
+
+class _SparkPaths(dict[str, FileInfo]):
+    """FileInfo by Spark's `_metadata.file_path` ('file:/a%20b/c'): decoded once per file here rather
+    than on every chunk in Spark."""
+
+    def __init__(self, by_local_path: dict[str, FileInfo]) -> None:
+        super().__init__()
+        self.by_local_path = by_local_path
+
+    def __missing__(self, file_path: str) -> FileInfo:
+        info = self.by_local_path[unquote(file_path.removeprefix("file:"))]
+        self[file_path] = info
+        return info
 
 
 @dataclass
@@ -90,13 +109,14 @@ def parse(
 
     The chunks from the last one that opens an event to the end of a batch wait for the next batch,
     which may continue that event and tells whether the last chunk ends its split."""
+    files = _SparkPaths(files)
     state, waiting = _Split(), None
     for batch in batches:
         table = pa.Table.from_batches([batch])
         chunks = table if waiting is None else pa.concat_tables([waiting, table])
         chunks = chunks.combine_chunks()
         text, first = _reopened(chunks, files, state)
-        opens = first | np.asarray(pc.fill_null(pc.match_substring_regex(_heads(text), HEADER), False))
+        opens = first | _test(text, HEAD)
         cut = int(np.flatnonzero(opens)[-1]) if opens.any() else 0
         waiting = chunks.slice(cut)
         if cut > 0:
@@ -105,10 +125,6 @@ def parse(
     if waiting is not None and waiting.num_rows:
         text, first = _reopened(waiting, files, state)
         yield _parse(waiting, text, np.append(first, True), files, offsets, state, want)
-
-
-def _heads(text: pa.Array) -> pa.Array:
-    return pc.utf8_slice_codeunits(text, 0, 96)
 
 
 def _reopened(chunks: pa.Table, files: dict[str, FileInfo], state: _Split) -> tuple[pa.Array, np.ndarray]:
@@ -147,7 +163,7 @@ def _parse(
     size = _by_path(chunks, files, "size", pa.int64()).to_numpy()
     ends_file = ends_split & (block + chunks["block_length"].to_numpy() >= size)
     # The chunk's last line terminator is the file's own at its end, and a CR before the separator's LF.
-    split = pc.split_pattern_regex(text, r"\r\n|\r|\n")
+    split = _lines(text)
     chunk_of = pc.list_parent_indices(split).to_numpy()
     line = split.flatten()
     drop = np.where(ends_file, _test(text, r"[\r\n]$"), np.asarray(pc.ends_with(text, "\r")))
@@ -159,8 +175,7 @@ def _parse(
     n = len(line)
     line_no = _line_numbers(chunks, first[:-1], chunk_of, files, offsets, state)
 
-    header = pc.extract_regex(line, HEADER)
-    is_header = np.asarray(header.is_valid())
+    is_header = _test(line, HEAD)
     opens = is_header.copy()
     starts_split = np.zeros(n, dtype=bool)
     chunk_start = np.flatnonzero(np.diff(chunk_of, prepend=-1) != 0)
@@ -186,8 +201,14 @@ def _parse(
             names=["file", "position", "reason", "raw"],
         )
     heads = head[has_header]
-    fields = header.take(pa.array(heads))
-    return _events(chunks, files, line, fields, line_no, chunk_of, group, heads, part)
+    return _events(chunks, files, line, line_no, chunk_of, group, heads, part)
+
+
+def _lines(text: pa.Array) -> pa.ListArray:
+    """Each chunk's physical lines, split where Spark's line reader ends a line: '\\r\\n', '\\r', '\\n'."""
+    if b"\r" in (text.buffers()[2] or pa.py_buffer(b"")).to_pybytes():
+        return pc.split_pattern_regex(text, r"\r\n|\r|\n")
+    return pc.split_pattern(text, "\n")
 
 
 def _test(values: pa.Array, pattern: str) -> np.ndarray:
@@ -291,15 +312,15 @@ def _joined(line: pa.Array, rows: np.ndarray, owner: np.ndarray, n: int) -> tupl
     return pc.binary_join(lists, "\n"), count
 
 
-def _nonblank(values: pa.Array) -> pa.Array:
-    return pc.if_else(pc.equal(values, ""), pa.scalar(None, pa.string()), values)
+def _matched(group: pa.Array) -> pa.Array:
+    """A group of an `extract_regex` match: '' where it took no part, made null."""
+    return pc.if_else(pc.equal(group, ""), pa.scalar(None, pa.string()), group)
 
 
 def _events(
     chunks: pa.Table,
     files: dict[str, FileInfo],
     line: pa.Array,
-    header: pa.StructArray,
     line_no: np.ndarray,
     chunk_of: np.ndarray,
     group: np.ndarray,
@@ -311,24 +332,27 @@ def _events(
     n = len(heads)
     event_of_group = np.full(group[-1] + 1, -1, dtype=np.int64)
     event_of_group[group[heads]] = np.arange(n)
-    rest = header.field("rest")
+    first = line.take(pa.array(heads))
+    header = pc.extract_regex(first, HEAD)
+    rest = pc.replace_substring_regex(first, HEAD, "", max_replacements=1)
     message_rows = np.flatnonzero(part == 1)
     trace_rows = np.flatnonzero(part == 2)
     more, n_more = _joined(line, message_rows, event_of_group[group[message_rows]], n)
     trace, n_trace = _joined(line, trace_rows, event_of_group[group[trace_rows]], n)
     full = pc.binary_join_element_wise(rest, more, "\n", null_handling="skip")
-    logger = pc.extract_regex(full, "(?s)" + LOGGER_AT_END).field("logger")
-    if logger.null_count < len(logger):  # the logger's ' (' is the last in the message
-        cut = pc.list_element(pc.split_pattern(full, " (", max_splits=1, reverse=True), 0)
+    # The logger follows the last ' (' (a logger's name has none).
+    parts = pc.split_pattern(full, " (", max_splits=1, reverse=True)
+    after = pc.list_slice(parts, 1, 2, return_fixed_size_list=True).flatten()
+    logger = pc.extract_regex(after, _LOGGER).field("logger")
+    if logger.null_count < len(logger):
+        cut = pc.list_element(parts, 0)
         full = cut if logger.null_count == 0 else pc.if_else(pc.is_null(logger), full, cut)
     body = pc.utf8_rtrim(full, characters=" ")
-    found = pc.extract_regex(body, CONTEXT)
-    context = pc.coalesce(_nonblank(found.field("bracketed")), _nonblank(found.field("bare")))
+    found = pc.extract_regex(body, CONTEXT)  # '[] text' has none
+    context = pc.coalesce(_matched(found.field("bracketed")), _matched(found.field("bare")))
     message = body
     if context.null_count < len(context):
         message = pc.replace_substring_regex(body, CONTEXT, "", max_replacements=1)
-        if pc.any(pc.is_null(found)).as_py() or context.null_count:
-            message = pc.if_else(pc.is_null(context), body, message)  # '[] text': no context taken off
     throws = trace_rows[_test(line.take(pa.array(trace_rows, pa.int64())), EXCEPTION_LINE)]
     owners, first_throw = np.unique(event_of_group[group[throws]], return_index=True)
     at = np.full(n, -1, dtype=np.int64)

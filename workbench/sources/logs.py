@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 from workbench import schemas
 from workbench.bundle import LogFile
 from workbench.sources import log4j
-from workbench.sources.common import bad_records_frame, decoded_path, empty
+from workbench.sources.common import bad_records_frame, empty
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def _chunks(
             .text(sorted(paths))
             .select(
                 F.make_valid_utf8("value").alias("value"),
-                decoded_path(F.col("_metadata.file_path")).alias("path"),
+                F.col("_metadata.file_path").alias("path"),  # decoded by log4j.parse, once per file
                 F.col("_metadata.file_block_start").alias("block"),
                 F.col("_metadata.file_block_length").alias("block_length"),
             )
@@ -177,5 +177,6 @@ def _check_gzip(f: LogFile) -> FileProblem | None:
 
 def _timestamp(raw: Column) -> Column:
     """'2021-05-04 14:08:05,300' and its variants -> timestamp; null if it is no real date."""
+    common = F.try_to_timestamp(raw, F.lit("yyyy-MM-dd HH:mm:ss,SSS"))  # log4j's default, cheaper
     iso = F.regexp_replace(F.regexp_replace(raw, ",", "."), r"([+-]\d{2})(\d{2})$", "$1:$2")
-    return iso.try_cast("timestamp")
+    return F.coalesce(common, iso.try_cast("timestamp"))
