@@ -3,12 +3,15 @@
     .venv/bin/python bench/load_logs.py                      # 0.1 and 1 GB bundles
     .venv/bin/python bench/load_logs.py --sizes 0.1,1,10     # and 10 GB (simulating it takes ~15 min)
     .venv/bin/python bench/load_logs.py --bundle DIR         # or an existing bundle
+    BENCH_DATA=DIR .venv/bin/python bench/load_logs.py       # keep the simulated bundles in DIR, reuse them
 
 Each bundle comes from `workbench simulate` (30 brokers, 10,000 partitions, a controller failover);
 its size follows the background lines' rate. On the same files: `LC_ALL=C grep -c` of the log4j header
 (what reading costs, the ceiling), a single-process Python loop doing the loader's work
 (`python_loop.py`), and `log_events` with kinds and fields, every column computed (Spark's `noop`
-sink). Prints physical lines/s and MB/s and each one's ratio to the Python loop.
+sink). Prints physical lines/s and MB/s and each one's ratio to the Python loop. Then `workbench triage`
+on the bundle, end to end in its own process: wall time and peak resident memory of the driver, the JVM
+and the Python workers (with the default driver memory).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,7 +27,7 @@ import time
 from pathlib import Path
 
 from python_loop import python_loop
-from timing import best
+from timing import best, run_with_peaks
 
 from workbench.simulate.run import simulate
 from workbench.simulate.scenarios import Scale
@@ -51,6 +55,14 @@ def _logs(bundle: Path) -> list[Path]:
 
 def _size(files: list[Path]) -> int:
     return sum(f.stat().st_size for f in files)
+
+
+def triage(bundle: Path) -> None:
+    run = run_with_peaks([str(Path(sys.executable).parent / "workbench"), "triage", str(bundle)])
+    peaks = ", ".join(f"{kind} {mb:,.0f} MB" for kind, mb in sorted(run.peak_mb.items()))
+    # exit 1 is triage's own: a critical finding
+    outcome = "completed" if run.returncode in (0, 1) else f"FAILED (exit {run.returncode})"
+    print(f"workbench triage: {outcome} in {run.seconds:.1f} s; peak resident memory: {peaks}", flush=True)
 
 
 def run(bundle: Path, repeat: int) -> None:
@@ -107,12 +119,19 @@ def main() -> None:
     args = parser.parse_args()
     if args.bundle:
         run(args.bundle, args.repeat)
+        triage(args.bundle)
         return
+    kept = os.environ.get("BENCH_DATA")
     for gigabytes in (float(x) for x in args.sizes.split(",")):
-        with tempfile.TemporaryDirectory(prefix="bench-logs-", dir=os.environ.get("BENCH_TMP")) as tmp:
-            print(f"== {gigabytes:g} GB", flush=True)
-            generate(Path(tmp) / "bundle", gigabytes)
-            run(Path(tmp) / "bundle", args.repeat)
+        print(f"== {gigabytes:g} GB", flush=True)
+        with tempfile.TemporaryDirectory(prefix="bench-logs-") as tmp:
+            bundle = Path(kept or tmp) / f"logs-{gigabytes:g}GB"
+            if not (bundle / ".complete").exists():
+                shutil.rmtree(bundle, ignore_errors=True)
+                generate(bundle, gigabytes)
+                (bundle / ".complete").touch()
+            run(bundle, args.repeat)
+            triage(bundle)
 
 
 if __name__ == "__main__":
