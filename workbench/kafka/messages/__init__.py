@@ -8,7 +8,7 @@ match wins, so a specific wording comes before a general one. Kinds are dotted: 
 
 from __future__ import annotations
 
-from workbench.kafka.messages import background, broker, controller, zookeeper
+from workbench.kafka.messages import background, broker, controller, lifecycle, zookeeper
 from workbench.kafka.templates import Template
 
 CATALOG: list[Template] = [
@@ -25,5 +25,6 @@ CATALOG: list[Template] = [
     *zookeeper.ZOOKEEPER,
     *controller.REASSIGNMENT,
     *background.BACKGROUND,
+    *lifecycle.LIFECYCLE,
 ]
 KINDS = sorted({t.kind for t in CATALOG})

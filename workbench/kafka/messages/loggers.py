@@ -36,6 +36,7 @@ ZK_SERVER = (
     "org.apache.zookeeper.server.PrepRequestProcessor",
 )
 FETCHERS = ("kafka.server.ReplicaFetcherManager", "kafka.server.ReplicaAlterLogDirsManager")
+FETCHER_THREADS = ("kafka.server.ReplicaFetcherThread", "kafka.server.ReplicaAlterLogDirsThread")
 LOG_DIR_FAILURE = ("kafka.server.LogDirFailureChannel",)
 META = ("kafka.server.BrokerMetadataCheckpoint",)
 GROUP_COORDINATOR = ("kafka.coordinator.group.GroupCoordinator",)
