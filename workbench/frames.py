@@ -50,8 +50,7 @@ class Bundle:
     def _logs(self) -> tuple[DataFrame, DataFrame]:
         from workbench.sources.logs import read_logs
 
-        events, bad = read_logs(self.spark, self.evidence.log_files)
-        return events.cache(), bad.cache()
+        return read_logs(self.spark, self.evidence.log_files, cache=True)
 
     @cached_property
     def _datadirs(self) -> DataDirFrames:

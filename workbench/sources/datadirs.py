@@ -7,8 +7,11 @@ loaded; the entries of files Kafka accepts are loaded with their line numbers.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -146,8 +149,10 @@ def _listing(spark: SparkSession, dirs: list[LogDir], origin: DataFrame) -> tupl
 
 
 def _metadata_files(spark: SparkSession, dirs: list[LogDir]) -> DataFrame:
-    """Every metadata file of the log dirs, whole, with its place. Paths are passed one by one:
-    Spark skips directories whose names start with '_' (such as __consumer_offsets-0) when it lists."""
+    """Every metadata file of the log dirs, whole, with its place. The files are named one by one (Spark's
+    own listing skips directories whose names start with '_', such as __consumer_offsets-0) and read in
+    the Python workers, a few hundred a task: Spark's file reader would first list tens of thousands of
+    tiny files in a job of its own, which took longer than reading them."""
     placed = [
         (str(d.root / rel), d.broker_id, d.name, d.file_prefix + rel, rel)
         for d in dirs
@@ -158,12 +163,26 @@ def _metadata_files(spark: SparkSession, dirs: list[LogDir]) -> DataFrame:
     )
     if not placed:
         return origin.select("*", *[F.lit(None).alias(c) for c in ("value",)]).limit(0).transform(_place)
-    texts = (
-        spark.read.text([p[0] for p in placed], wholetext=True)
-        .select("value", decoded_path(F.col("_metadata.file_path")).alias("abs_path"))
-        .join(F.broadcast(origin), "abs_path")
-    )
-    return _place(texts)
+    tasks = max(1, min(len(placed) // 500, 4 * spark.sparkContext.defaultParallelism))
+    schema = origin.schema.add("value", "binary")
+    return _place(origin.repartition(tasks).mapInArrow(_with_content, schema))
+
+
+def _with_content(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow body: each file's bytes (a file per row; metadata files are a few hundred bytes).
+    Empty files are left out, as Spark's reader leaves them out: the listing tells of them."""
+    for batch in batches:
+        content = pa.array([_read(path) for path in batch.column("abs_path").to_pylist()], pa.binary())
+        table = pa.Table.from_batches([batch]).append_column("value", content)
+        yield from table.filter(pc.greater(pc.binary_length(content), 0)).to_batches()
+
+
+def _read(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise OSError(f"{path}: cannot read this metadata file of the bundle ({e.strerror})") from e
 
 
 def _place(texts: DataFrame) -> DataFrame:

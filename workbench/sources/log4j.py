@@ -63,7 +63,9 @@ EVENTS = (
     "logger string, context string, message string, event string, topic string, partition int, "
     "attrs map<string,string>, stack_trace string"
 )
-BAD_LINES = "file string, position long, reason string, raw string"
+# What the parser yields: events, and the lines that are no event's (reason and raw set, the rest null
+# but for the file and line_no), in one frame so that the logs are parsed once for both.
+PARSED = EVENTS + ", reason string, raw string"
 
 
 @dataclass(frozen=True)
@@ -103,9 +105,8 @@ def parse(
     batches: Iterator[pa.RecordBatch],
     files: dict[str, FileInfo],
     offsets: dict[tuple[str, int], int],
-    want: str,
 ) -> Iterator[pa.RecordBatch]:
-    """mapInArrow body: chunks (CHUNKS, in file order) -> events (EVENTS) or bad lines (BAD_LINES).
+    """mapInArrow body: chunks (CHUNKS, in file order) -> events and bad lines (PARSED).
 
     The chunks from the last one that opens an event to the end of a batch wait for the next batch,
     which may continue that event and tells whether the last chunk ends its split."""
@@ -121,10 +122,10 @@ def parse(
         waiting = chunks.slice(cut)
         if cut > 0:
             done = chunks.slice(0, cut)
-            yield _parse(done, text.slice(0, cut), first[: cut + 1], files, offsets, state, want)
+            yield from _parse(done, text.slice(0, cut), first[: cut + 1], files, offsets, state)
     if waiting is not None and waiting.num_rows:
         text, first = _reopened(waiting, files, state)
-        yield _parse(waiting, text, np.append(first, True), files, offsets, state, want)
+        yield from _parse(waiting, text, np.append(first, True), files, offsets, state)
 
 
 def _reopened(chunks: pa.Table, files: dict[str, FileInfo], state: _Split) -> tuple[pa.Array, np.ndarray]:
@@ -154,8 +155,7 @@ def _parse(
     files: dict[str, FileInfo],
     offsets: dict[tuple[str, int], int],
     state: _Split,
-    want: str,
-) -> pa.RecordBatch:
+) -> Iterator[pa.RecordBatch]:
     """One slice of chunks that starts where an event or split opens. `first` has one more entry than
     there are chunks: whether the chunk after each is the first of its split."""
     block = chunks["block"].to_numpy()
@@ -188,20 +188,39 @@ def _parse(
     follows = ~opens  # lines after the first of their group
     part, reason = _classify(line, group, head, has_header, follows, block[chunk_of[head]] > 0)
 
-    if want == "bad":
-        bad = np.flatnonzero(reason >= 0)
+    bad = np.flatnonzero(reason >= 0)
+    if len(bad):
         names = pa.array([*REASONS, NO_EVENT, SPLIT_ORPHAN], pa.string())
-        return pa.RecordBatch.from_arrays(
-            [
-                _by_path(chunks, files, "file", pa.string()).take(pa.array(chunk_of[bad])),
-                pa.array(line_no[bad], pa.int64()),
-                names.take(pa.array(reason[bad])),
-                pc.utf8_slice_codeunits(line.take(pa.array(bad)), 0, schemas.RAW_CUT),
-            ],
-            names=["file", "position", "reason", "raw"],
+        owner = pa.array(chunk_of[bad])
+        yield _batch(
+            len(bad),
+            broker_id=_by_path(chunks, files, "broker_id", pa.int32()).take(owner),
+            file=_by_path(chunks, files, "file", pa.string()).take(owner),
+            log=_by_path(chunks, files, "log", pa.string()).take(owner),
+            line_no=pa.array(line_no[bad], pa.int64()),
+            reason=names.take(pa.array(reason[bad])),
+            raw=pc.utf8_slice_codeunits(line.take(pa.array(bad)), 0, schemas.RAW_CUT),
         )
     heads = head[has_header]
-    return _events(chunks, files, line, line_no, chunk_of, group, heads, part)
+    if len(heads):
+        yield _events(chunks, files, line, line_no, chunk_of, group, heads, part)
+
+
+_ARROW = {
+    "int": pa.int32(),
+    "long": pa.int64(),
+    "string": pa.string(),
+    "map<string,string>": pa.map_(pa.string(), pa.string()),
+}
+_PARSED_TYPES = [(name, _ARROW[kind]) for name, kind in (f.split() for f in PARSED.split(", "))]
+
+
+def _batch(n: int, **columns: pa.Array) -> pa.RecordBatch:
+    """A PARSED batch of n rows with these columns, null in the others."""
+    return pa.RecordBatch.from_arrays(
+        [columns.get(name, pa.nulls(n, kind)) for name, kind in _PARSED_TYPES],
+        names=[name for name, _ in _PARSED_TYPES],
+    )
 
 
 def _lines(text: pa.Array) -> pa.ListArray:
@@ -361,21 +380,21 @@ def _events(
     level = header.field("level")
     typed = type_batch(logger, message, context, exception)
     owner_chunk = pa.array(chunk_of[heads])
-    columns = {
-        "broker_id": _by_path(chunks, files, "broker_id", pa.int32()).take(owner_chunk),
-        "file": _by_path(chunks, files, "file", pa.string()).take(owner_chunk),
-        "log": _by_path(chunks, files, "log", pa.string()).take(owner_chunk),
-        "line_no": pa.array(line_no[heads], pa.int64()),
-        "lines": pa.array(1 + n_more + n_trace, pa.int32()),
-        "ts_raw": header.field("ts"),
-        "level": pc.if_else(pc.equal(level, "WARNING"), "WARN", level),
-        "logger": logger,
-        "context": context,
-        "message": message,
-        "event": typed.event,
-        "topic": typed.topic,
-        "partition": typed.partition,
-        "attrs": typed.attrs,
-        "stack_trace": trace,
-    }
-    return pa.RecordBatch.from_arrays(list(columns.values()), names=list(columns))
+    return _batch(
+        n,
+        broker_id=_by_path(chunks, files, "broker_id", pa.int32()).take(owner_chunk),
+        file=_by_path(chunks, files, "file", pa.string()).take(owner_chunk),
+        log=_by_path(chunks, files, "log", pa.string()).take(owner_chunk),
+        line_no=pa.array(line_no[heads], pa.int64()),
+        lines=pa.array(1 + n_more + n_trace, pa.int32()),
+        ts_raw=header.field("ts"),
+        level=pc.if_else(pc.equal(level, "WARNING"), "WARN", level),
+        logger=logger,
+        context=context,
+        message=message,
+        event=typed.event,
+        topic=typed.topic,
+        partition=typed.partition,
+        attrs=typed.attrs,
+        stack_trace=trace,
+    )

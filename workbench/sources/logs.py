@@ -37,8 +37,9 @@ class FileProblem:
     reason: str
 
 
-def read_logs(spark: SparkSession, files: list[LogFile]) -> tuple[DataFrame, DataFrame]:
-    """Return (log_events, bad_records) for the given log files."""
+def read_logs(spark: SparkSession, files: list[LogFile], cache: bool = False) -> tuple[DataFrame, DataFrame]:
+    """Return (log_events, bad_records) for the given log files. Both come from one parse; `cache` keeps
+    its result (for a caller that asks more than one question of the logs)."""
     problems = check_files(files)
     unreadable = {p.file for p in problems if p.position is None}
     readable = [f for f in files if f.file not in unreadable]
@@ -47,13 +48,15 @@ def read_logs(spark: SparkSession, files: list[LogFile]) -> tuple[DataFrame, Dat
         return empty(spark, schemas.LOG_EVENTS), bad_files
     infos = {os.path.abspath(f.path): _info(f) for f in readable}
     chunks, offsets = _chunks(spark, infos)
-    events = chunks.mapInArrow(
-        partial(log4j.parse, files=infos, offsets=offsets, want="events"), log4j.EVENTS
-    ).withColumn("ts", _timestamp(F.col("ts_raw")))
-    bad_lines = chunks.mapInArrow(
-        partial(log4j.parse, files=infos, offsets=offsets, want="bad"), log4j.BAD_LINES
-    ).select(F.lit("log").alias("source"), "*")
-    return events.select(*schemas.LOG_EVENTS.fieldNames()), bad_files.unionByName(bad_lines)
+    parsed = chunks.mapInArrow(partial(log4j.parse, files=infos, offsets=offsets), log4j.PARSED)
+    parsed = parsed.withColumn("ts", _timestamp(F.col("ts_raw")))
+    if cache:
+        parsed = parsed.cache()
+    events = parsed.where(F.col("reason").isNull()).select(*schemas.LOG_EVENTS.fieldNames())
+    bad_lines = parsed.where(F.col("reason").isNotNull()).select(
+        F.lit("log").alias("source"), "file", F.col("line_no").alias("position"), "reason", "raw"
+    )
+    return events, bad_files.unionByName(bad_lines)
 
 
 def _info(f: LogFile) -> log4j.FileInfo:
