@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.bundle import BundleError
 from workbench.frames import Bundle, open_bundle
+
+if TYPE_CHECKING:
+    from workbench.progress import Progress
 
 
 def load_summary(bundle: Bundle) -> dict[str, Any]:
@@ -72,14 +75,17 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     load = sub.add_parser("load", help="load a bundle and summarise what it holds")
     load.add_argument("bundle", help="bundle directory, .tar.gz, or a Kafka log dir")
+    load.add_argument("--quiet", action="store_true", help="no progress on stderr")
     load.add_argument("--format", choices=("text", "json"), default="text")
 
     tri = sub.add_parser("triage", help="findings with their evidence, then coverage and bad records")
     tri.add_argument("bundle", help="bundle directory, .tar.gz, or a Kafka log dir")
+    tri.add_argument("--quiet", action="store_true", help="no progress on stderr")
     tri.add_argument("--format", choices=("text", "json", "markdown"), default="text")
 
     fix = sub.add_parser("remediate", help="write the topic-id repair plan: reviewed scripts, never run")
     fix.add_argument("bundle", help="bundle directory, .tar.gz, or a Kafka log dir")
+    fix.add_argument("--quiet", action="store_true", help="no progress on stderr")
     fix.add_argument("--out", required=True, help="folder for PLAN.md and one script per broker")
 
     capture = sub.add_parser("capture", help="collect evidence into a bundle (read-only)")
@@ -134,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
         bundle = _open(args.bundle, "Loading")
         if bundle is None:
             return 2
-        summary = load_summary(bundle)
+        with _progress(bundle, args.quiet):
+            summary = load_summary(bundle)
         if args.format == "json":
             print(json.dumps(summary, indent=2))
         else:
@@ -153,6 +160,16 @@ def _open(path: str, doing: str) -> Bundle | None:
     return bundle
 
 
+def _progress(bundle: Bundle, quiet: bool) -> Progress:
+    """Spark's progress on a terminal's stderr, with the size of the bundle's logs."""
+    from workbench.progress import Progress
+
+    sizes = [f.path.stat().st_size for f in bundle.evidence.log_files if f.path.is_file()]
+    mb = sum(sizes) / 1e6
+    reading = f"{len(sizes)} log files, {mb:,.{1 if mb < 10 else 0}f} MB" if sizes else ""
+    return Progress(bundle.spark, reading, enabled=False if quiet else None)
+
+
 def _triage(args: argparse.Namespace) -> int:
     """Exit 0 when nothing is critical, 1 when something is, 2 when the bundle cannot be opened."""
     from workbench.analysis.triage import triage
@@ -160,7 +177,8 @@ def _triage(args: argparse.Namespace) -> int:
     bundle = _open(args.bundle, "Triaging")
     if bundle is None:
         return 2
-    result = triage(bundle)
+    with _progress(bundle, args.quiet):
+        result = triage(bundle)
     print({"json": result.json, "markdown": result.markdown}.get(args.format, result.text)())
     return 1 if result.critical else 0
 
@@ -172,7 +190,8 @@ def _remediate(args: argparse.Namespace) -> int:
     bundle = _open(args.bundle, "Planning the repair of")
     if bundle is None:
         return 2
-    plan = remediation.plan(bundle)
+    with _progress(bundle, args.quiet):
+        plan = remediation.plan(bundle)
     try:
         written = plan.write(args.out)
     except (FileExistsError, OSError) as e:
