@@ -9,7 +9,9 @@ Each bundle comes from `workbench simulate` (30 brokers, 10,000 partitions, a co
 its size follows the background lines' rate. On the same files: `LC_ALL=C grep -c` of the log4j header
 (what reading costs, the ceiling), a single-process Python loop doing the loader's work
 (`python_loop.py`), and `log_events` with kinds and fields, every column computed (Spark's `noop`
-sink). Prints physical lines/s and MB/s and each one's ratio to the Python loop. Then `workbench triage`
+sink). Prints physical lines/s and MB/s and each one's ratio to the Python loop. Then one broker's
+server logs as a single rotated `.gz`: the loader on it with large gzip unpacked (its way) and read as
+it is (on one core, the way before), and on the plain file. Then `workbench triage`
 on the bundle, end to end in its own process: wall time and peak resident memory of the driver, the JVM
 and the Python workers (with the default driver memory).
 """
@@ -24,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from python_loop import python_loop
@@ -63,6 +66,51 @@ def triage(bundle: Path) -> None:
     # exit 1 is triage's own: a critical finding
     outcome = "completed" if run.returncode in (0, 1) else f"FAILED (exit {run.returncode})"
     print(f"workbench triage: {outcome} in {run.seconds:.1f} s; peak resident memory: {peaks}", flush=True)
+
+
+def rotated_gzip(bundle: Path, repeat: int) -> None:
+    """The broker with the most server log, its files joined into one `.gz` as a daily rotation leaves it."""
+    from workbench.bundle import log_files
+    from workbench.sources import logs
+    from workbench.spark import spark_session
+
+    spark = spark_session()
+    brokers = {d: sorted(d.glob("server.log*")) for d in bundle.glob("brokers/*/logs")}
+    broker, parts = max(brokers.items(), key=lambda kv: _size(kv[1]))
+    with tempfile.TemporaryDirectory(prefix="bench-gzip-") as tmp:
+        plain, packed = Path(tmp) / "server.log.2024-03-12", Path(tmp) / "server.log.2024-03-12.gz"
+        with plain.open("wb") as out:
+            for part in parts:
+                out.write(part.read_bytes())
+        subprocess.run(f"gzip -1 -c {plain} > {packed}", shell=True, check=True)
+        physical = int(subprocess.check_output(["wc", "-l", str(plain)]).split()[0])
+        mb = plain.stat().st_size / 1e6, packed.stat().st_size / 1e6
+        print(f"one rotated .gz: broker {broker.parent.name}'s {len(parts)} server logs joined,", end=" ")
+        print(f"{mb[0]:.0f} MB ({mb[1]:.0f} MB packed), {physical:,} lines", flush=True)
+        broker_id = int(broker.parent.name)
+
+        def loader(path: Path) -> Callable[[], int]:
+            def load() -> int:
+                events = logs.read_logs(spark, log_files([path], broker_id))[0]
+                events.write.format("noop").mode("overwrite").save()
+                return physical
+
+            return load
+
+        worth_unpacking = logs._worth_unpacking
+        try:
+            logs._worth_unpacking = lambda spark, files: frozenset()  # the loader before it unpacked
+            as_it_is = best(loader(packed), repeat)[0]
+        finally:
+            logs._worth_unpacking = worth_unpacking
+        results = {
+            ".gz read as it is": as_it_is,
+            ".gz unpacked": best(loader(packed), repeat)[0],
+            "plain file": best(loader(plain), repeat)[0],
+        }
+    print(f"{'':<20}{'seconds':>9}{'lines/s':>12}{'vs as it is':>13}")
+    for name, secs in results.items():
+        print(f"{name:<20}{secs:>9.1f}{physical / secs:>12,.0f}{as_it_is / secs:>13.2f}", flush=True)
 
 
 def run(bundle: Path, repeat: int) -> None:
@@ -119,6 +167,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.bundle:
         run(args.bundle, args.repeat)
+        rotated_gzip(args.bundle, args.repeat)
         triage(args.bundle)
         return
     kept = os.environ.get("BENCH_DATA")
@@ -131,6 +180,7 @@ def main() -> None:
                 generate(bundle, gigabytes)
                 (bundle / ".complete").touch()
             run(bundle, args.repeat)
+            rotated_gzip(bundle, args.repeat)
             triage(bundle)
 
 

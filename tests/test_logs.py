@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -146,8 +147,8 @@ def _event_starts(text: str) -> list[tuple[int, int]]:
     return [(s, e - s) for s, e in zip(starts, ends, strict=True)]
 
 
-def test_line_numbers_across_splits(spark: SparkSession, tmp_path: Path) -> None:
-    """Files Spark splits into many parts number their lines as one file; CRLF and empty lines too."""
+def _long_log() -> str:
+    """6,000 events: stack traces, the KafkaZkClient 'Stat ...' continuation and blank lines."""
     trace = "java.io.IOException: Broken pipe\n\tat kafka.Foo.bar(Foo.scala:1)\n\t... 3 more\n"
     parts = []
     for i in range(6000):
@@ -165,27 +166,57 @@ def test_line_numbers_across_splits(spark: SparkSession, tmp_path: Path) -> None
             parts.append(
                 f"{ts} INFO [Partition t-{i % 50} broker=1] ISR updated to 1,2 (kafka.cluster.Partition)\n"
             )
-    text = "".join(parts)
+    return "".join(parts)
+
+
+@pytest.fixture
+def small_splits(spark: SparkSession) -> Iterator[None]:
+    """Spark cuts files into 64 KB splits, so that a test file is read in many."""
+    before = spark.conf.get("spark.sql.files.maxPartitionBytes")
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(64 * 1024))
+    yield
+    spark.conf.set("spark.sql.files.maxPartitionBytes", before)
+
+
+def test_line_numbers_across_splits(spark: SparkSession, tmp_path: Path, small_splits: None) -> None:
+    """Files Spark splits into many parts number their lines as one file; CRLF and empty lines too."""
+    text = _long_log()
     plain, crlf = tmp_path / "server.log", tmp_path / "controller.log"
     plain.write_text(text, encoding="utf-8")
     crlf.write_bytes(text.replace("\n", "\r\n").encode())
-    before = spark.conf.get("spark.sql.files.maxPartitionBytes")
-    spark.conf.set("spark.sql.files.maxPartitionBytes", str(64 * 1024))
-    try:
-        events, bad = _load(spark, [plain, crlf])
-        assert events.select("file").where(F.col("file").isNull()).count() == 0
-        for p in (plain, crlf):
-            got = sorted(
-                (r.line_no, r.lines)
-                for r in events.where(F.col("file") == str(p)).select("line_no", "lines").collect()
-            )
-            assert got == _event_starts(text), p.name
-        assert bad.count() == 0
-        errors = events.where("level = 'ERROR'")
-        broken_pipe = errors.where("attrs['exception'] = 'java.io.IOException: Broken pipe'")
-        assert broken_pipe.count() == errors.count() == 2 * 858
-    finally:
-        spark.conf.set("spark.sql.files.maxPartitionBytes", before)
+    events, bad = _load(spark, [plain, crlf])
+    assert events.select("file").where(F.col("file").isNull()).count() == 0
+    for p in (plain, crlf):
+        got = sorted(
+            (r.line_no, r.lines)
+            for r in events.where(F.col("file") == str(p)).select("line_no", "lines").collect()
+        )
+        assert got == _event_starts(text), p.name
+    assert bad.count() == 0
+    errors = events.where("level = 'ERROR'")
+    broken_pipe = errors.where("attrs['exception'] = 'java.io.IOException: Broken pipe'")
+    assert broken_pipe.count() == errors.count() == 2 * 858
+
+
+def test_large_gzip_is_read_in_splits(spark: SparkSession, tmp_path: Path, small_splits: None) -> None:
+    """A rotated .gz larger than a split is unpacked and read on many cores, yet its events and bad
+    lines name the .gz and number its lines; a small one is read as it is."""
+    log = _long_log()
+    text = log + "\x00\x01binary tail\n"
+    large, small = tmp_path / "server.log.1.gz", tmp_path / "server.log.2.gz"
+    large.write_bytes(gzip.compress(text.encode()))
+    small.write_bytes(gzip.compress(GOOD.encode()))
+    assert large.stat().st_size < 64 * 1024 < len(text)  # it is the unpacked size that counts
+    events, bad = _load(spark, [large, small])
+    assert events.rdd.getNumPartitions() > 2
+    got = sorted(
+        (r.line_no, r.lines)
+        for r in events.where(F.col("file") == str(large)).select("line_no", "lines").collect()
+    )
+    assert got == _event_starts(log)
+    assert [(r.file, r.position) for r in bad.collect()] == [(str(large), len(text.splitlines()))]
+    assert events.where(F.col("file") == str(small)).count() == 2
+    assert events.count() == 6002
 
 
 def test_unbracketed_idents_before_2_5_are_context(spark: SparkSession, tmp_path: Path) -> None:

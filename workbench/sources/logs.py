@@ -6,13 +6,21 @@ batches in the Python workers (`mapInArrow`, vectorised: numpy and Arrow's RE2 k
 call per line); Spark only reads, distributes and converts the time stamps. Line numbers are counted in
 each split and offset by the lines of the file's earlier splits, counted beforehand in one cheap pass
 (only when Spark splits a file at all).
+
+Gzip cannot be split, so Spark reads a rotated `.gz` on one core. A large one is unpacked to a scratch
+dir while it is checked (`unpack_dir`), and Spark reads the plain copy in splits; events and bad lines
+still name the `.gz` and number its lines.
 """
 
 from __future__ import annotations
 
+import atexit
 import gzip
 import os
 import re
+import shutil
+import struct
+import tempfile
 import zlib
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -40,13 +48,15 @@ class FileProblem:
 def read_logs(spark: SparkSession, files: list[LogFile], cache: bool = False) -> tuple[DataFrame, DataFrame]:
     """Return (log_events, bad_records) for the given log files. Both come from one parse; `cache` keeps
     its result (for a caller that asks more than one question of the logs)."""
-    problems = check_files(files)
+    unpack = _worth_unpacking(spark, files)
+    problems, unpacked = check_files(files, unpack, unpack_dir(spark) if unpack else None)
     unreadable = {p.file for p in problems if p.position is None}
     readable = [f for f in files if f.file not in unreadable]
     bad_files = bad_records_frame(spark, [("log", p.file, p.position, p.reason, "") for p in problems])
     if not readable:
         return empty(spark, schemas.LOG_EVENTS), bad_files
-    infos = {os.path.abspath(f.path): _info(f) for f in readable}
+    paths = {f.file: unpacked.get(f.file) or os.path.abspath(f.path) for f in readable}
+    infos = {paths[f.file]: _info(f, paths[f.file]) for f in readable}
     chunks, offsets = _chunks(spark, infos)
     parsed = chunks.mapInArrow(partial(log4j.parse, files=infos, offsets=offsets), log4j.PARSED)
     parsed = parsed.withColumn("ts", _timestamp(F.col("ts_raw")))
@@ -59,14 +69,15 @@ def read_logs(spark: SparkSession, files: list[LogFile], cache: bool = False) ->
     return events, bad_files.unionByName(bad_lines)
 
 
-def _info(f: LogFile) -> log4j.FileInfo:
-    return log4j.FileInfo(f.file, f.broker_id, f.log, os.path.getsize(f.path), _reopen(f))
+def _info(f: LogFile, path: str) -> log4j.FileInfo:
+    """`path` is what Spark reads: the file, or its unpacked copy."""
+    return log4j.FileInfo(f.file, f.broker_id, f.log, os.path.getsize(path), _reopen(path))
 
 
-def _reopen(f: LogFile, peek: int = 1 << 16) -> str:
+def _reopen(path: str, peek: int = 1 << 16) -> str:
     """What opens a header line in this file: '[', or the commonest `name | [` of `docker compose logs`."""
     try:
-        with gzip.open(f.path) if f.compressed else open(f.path, "rb") as raw:
+        with gzip.open(path) if path.endswith(".gz") else open(path, "rb") as raw:
             head = raw.read(peek).decode("utf-8", "replace")
     except (OSError, EOFError, zlib.error):
         return "["
@@ -140,42 +151,88 @@ def split_offsets(chunks: DataFrame) -> dict[tuple[str, int], int]:
     return offsets
 
 
-def check_files(files: list[LogFile]) -> list[FileProblem]:
-    """Find unreadable files and corrupt gzip, which Spark would otherwise skip without a word.
-    Gzip is checked to its end on a few threads (zlib releases the GIL)."""
+def check_files(
+    files: list[LogFile], unpack: frozenset[str] = frozenset(), into: str | None = None
+) -> tuple[list[FileProblem], dict[str, str]]:
+    """Find unreadable files and corrupt gzip, which Spark would otherwise skip without a word, and
+    unpack the gzip files named in `unpack` into the dir `into` on the way: (problems, plain copy by
+    `LogFile.file`). Gzip is checked to its end on a few threads (zlib releases the GIL)."""
     problems: list[FileProblem] = []
-    gz: list[LogFile] = []
+    gz: list[tuple[LogFile, str | None]] = []
     for f in files:
         if not os.access(f.path, os.R_OK):
             problems.append(FileProblem(f.file, None, "file cannot be read"))
         elif f.compressed:
-            gz.append(f)
+            copy = os.path.join(into, f"{len(gz)}-{f.path.name[:-3]}") if into and f.file in unpack else None
+            gz.append((f, copy))
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-        problems += [p for p in pool.map(_check_gzip, gz) if p is not None]
-    return problems
+        checked = list(pool.map(lambda fc: _check_gzip(*fc), gz))
+    problems += [p for p in checked if p is not None]
+    unpacked = {f.file: copy for (f, copy), p in zip(gz, checked, strict=True) if copy and p is None}
+    return problems, unpacked
 
 
-def _check_gzip(f: LogFile) -> FileProblem | None:
+def _check_gzip(f: LogFile, copy: str | None = None) -> FileProblem | None:
     """Decompress to the end, member after member, counting lines, so that a cut file says how much
-    of it survives."""
+    of it survives; write what it holds to `copy` if given (removed again if the file is corrupt,
+    which Spark then reads as it is, up to where it breaks)."""
     lines, d, pending = 0, zlib.decompressobj(wbits=31), False
     try:
-        with open(f.path, "rb") as raw:
+        with open(f.path, "rb") as raw, open(copy or os.devnull, "wb") as out:
             while chunk := raw.read(1 << 16):
                 while chunk:
-                    lines += d.decompress(chunk).count(b"\n")
+                    data = d.decompress(chunk)
+                    lines += data.count(b"\n")
+                    if copy:
+                        out.write(data)
                     pending, chunk = not d.eof, d.unused_data if d.eof else b""
                     if d.eof:
                         d = zlib.decompressobj(wbits=31)
         if pending:
             raise EOFError("compressed file ended before the end-of-stream marker")
     except (OSError, EOFError, zlib.error) as e:
+        if copy and os.path.exists(copy):
+            os.remove(copy)
         if lines == 0 and isinstance(e, zlib.error) and "header" in str(e):
             return FileProblem(f.file, None, f"not gzip ({e})")
         return FileProblem(
             f.file, lines + 1, f"truncated or corrupt gzip ({e}): lines after line {lines} are lost"
         )
     return None
+
+
+def _worth_unpacking(spark: SparkSession, files: list[LogFile]) -> frozenset[str]:
+    """The gzip files larger unpacked than the split Spark would cut them into: by the size gzip's
+    trailer gives (ISIZE, modulo 4 GiB; never less than the packed size)."""
+    sizes = {f.file: _unpacked_size(f) for f in files}
+    split = max_split_bytes(spark, list(sizes.values()))
+    return frozenset(f.file for f in files if f.compressed and sizes[f.file] > split)
+
+
+def _unpacked_size(f: LogFile) -> int:
+    try:
+        packed = os.path.getsize(f.path)
+        if not f.compressed or packed < 18:
+            return packed
+        with open(f.path, "rb") as raw:
+            raw.seek(-4, os.SEEK_END)
+            return max(packed, struct.unpack("<I", raw.read(4))[0])
+    except OSError:
+        return 0
+
+
+def unpack_dir(spark: SparkSession) -> str | None:
+    """A fresh dir for this process's unpacked gzip, removed when it exits: under `WORKBENCH_SCRATCH`,
+    which on a cluster must be shared with the executors (like the bundle), else under the temp dir
+    when Spark runs locally; None (no unpacking) on a cluster without it."""
+    root = os.environ.get("WORKBENCH_SCRATCH")
+    if root is None and not str(spark.sparkContext.master).startswith("local"):
+        return None
+    if root:
+        os.makedirs(root, exist_ok=True)
+    path = tempfile.mkdtemp(prefix="workbench-unpacked-", dir=root)
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 
 
 def _timestamp(raw: Column) -> Column:
