@@ -1,8 +1,14 @@
-"""Progress of Spark work: drawn while a job runs when asked, silent when stderr is no terminal."""
+"""Progress of long work (Spark jobs, simulation): shown on a terminal, silent elsewhere or when asked."""
 
 from __future__ import annotations
 
 import io
+import os
+import pty
+import select
+import subprocess
+import sys
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -30,3 +36,30 @@ def test_progress_is_quiet_when_stderr_is_no_terminal(spark: SparkSession) -> No
     with Progress(spark, "3 log files", every=0.05, out=out):
         _job(spark)
     assert out.getvalue() == ""
+
+
+def _simulate_stderr(out: Path, *flags: str) -> str:
+    """`workbench simulate` with its stderr on a terminal (a pseudo-terminal here)."""
+    leader, follower = pty.openpty()
+    command = [str(Path(sys.executable).parent / "workbench"), "simulate", "deletion-stuck"]
+    small = ["--brokers", "3", "--topics", "2", "--partitions", "2", "--hours", "3", "--noise-rate", "0"]
+    subprocess.run([*command, "--out", str(out), *small, *flags], stderr=follower, check=True, timeout=300)
+    os.close(follower)
+    shown = b""
+    while select.select([leader], [], [], 0)[0]:
+        try:
+            data = os.read(leader, 1 << 16)
+        except OSError:
+            break
+        if not data:
+            break
+        shown += data
+    os.close(leader)
+    return shown.decode()
+
+
+def test_simulate_shows_its_progress_on_a_terminal_unless_quiet(tmp_path: Path) -> None:
+    shown = _simulate_stderr(tmp_path / "a")
+    assert "deletion-stuck: 1 of ~3 h simulated" in shown, shown
+    assert "s left" in shown
+    assert _simulate_stderr(tmp_path / "b", "--quiet") == ""

@@ -6,6 +6,7 @@ import argparse
 import json
 import shutil
 import sys
+import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -174,6 +175,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--zk", metavar="HOST:PORT", help="a fresh ZooKeeper to send the same writes to")
     parser.add_argument("--zk-data-dir", type=Path, help="that server's dataDir (its version-2/ is copied)")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def _progress(scenario: str, hours: float) -> Callable[[float], None]:
+    """A line on stderr per simulated hour: how far, the time spent and an estimate of the time left."""
+    start = time.monotonic()
+
+    def show(done: float) -> None:
+        spent = time.monotonic() - start
+        left = spent / done * max(0.0, hours - done) if done > 0 else 0.0
+        print(
+            f"{scenario}: {done:g} of ~{hours:g} h simulated · {spent:.0f} s · ~{left:.0f} s left",
+            file=sys.stderr,
+        )
+
+    return show
 
 
 def run(args: argparse.Namespace) -> int:
@@ -196,9 +213,7 @@ def run(args: argparse.Namespace) -> int:
             args.noise_rate,
             args.zk,
             args.zk_data_dir,
-            lambda hours: print(
-                f"{args.scenario}: {hours:g} h of ~{scale.hours:g} h simulated", file=sys.stderr
-            ),
+            None if args.quiet or not sys.stderr.isatty() else _progress(args.scenario, scale.hours),
         )
     except (ValueError, RealZooKeeperError, ZkCaptureError) as e:
         print(f"workbench simulate: {e}", file=sys.stderr)
