@@ -10,8 +10,9 @@ its size follows the background lines' rate. On the same files: `LC_ALL=C grep -
 (what reading costs, the ceiling), a single-process Python loop doing the loader's work
 (`python_loop.py`), and `log_events` with kinds and fields, every column computed (Spark's `noop`
 sink). Prints physical lines/s and MB/s and each one's ratio to the Python loop. Then one broker's
-server logs as a single rotated `.gz`: the loader on it with large gzip unpacked (its way) and read as
-it is (on one core, the way before), and on the plain file. Then `workbench triage`
+server logs as a single rotated `.gz`: the loader on it read as it is (on one core, the way before), the
+loader's way (unpacked for Spark to split it when larger than spark.sql.files.maxPartitionBytes), and
+on the plain file. Then `workbench triage`
 on the bundle, end to end in its own process: wall time and peak resident memory of the driver, the JVM
 and the Python workers (with the default driver memory).
 """
@@ -105,7 +106,7 @@ def rotated_gzip(bundle: Path, repeat: int) -> None:
             logs._worth_unpacking = worth_unpacking
         results = {
             ".gz read as it is": as_it_is,
-            ".gz unpacked": best(loader(packed), repeat)[0],
+            ".gz, loader's way": best(loader(packed), repeat)[0],
             "plain file": best(loader(plain), repeat)[0],
         }
     print(f"{'':<20}{'seconds':>9}{'lines/s':>12}{'vs as it is':>13}")

@@ -199,8 +199,8 @@ def test_line_numbers_across_splits(spark: SparkSession, tmp_path: Path, small_s
 
 
 def test_large_gzip_is_read_in_splits(spark: SparkSession, tmp_path: Path, small_splits: None) -> None:
-    """A rotated .gz larger than a split is unpacked and read on many cores, yet its events and bad
-    lines name the .gz and number its lines; a small one is read as it is."""
+    """A rotated .gz larger than spark.sql.files.maxPartitionBytes is unpacked and read on many cores,
+    yet its events and bad lines name the .gz and number its lines; a small one is read as it is."""
     log = _long_log()
     text = log + "\x00\x01binary tail\n"
     large, small = tmp_path / "server.log.1.gz", tmp_path / "server.log.2.gz"
