@@ -8,7 +8,7 @@ each split and offset by the lines of the file's earlier splits, counted beforeh
 (only when Spark splits a file at all).
 
 Gzip cannot be split, so Spark reads a rotated `.gz` in one task. One larger than a task's most
-(spark.sql.files.maxPartitionBytes) is unpacked to a scratch dir while it is checked (`unpack_dir`), and
+(spark.sql.files.maxPartitionBytes) is unpacked to a scratch dir while it is checked (`_unpack_dir`), and
 Spark reads the plain copy in splits; events and bad lines still name the `.gz` and number its lines.
 """
 
@@ -49,7 +49,7 @@ def read_logs(spark: SparkSession, files: list[LogFile], cache: bool = False) ->
     """Return (log_events, bad_records) for the given log files. Both come from one parse; `cache` keeps
     its result (for a caller that asks more than one question of the logs)."""
     unpack = _worth_unpacking(spark, files)
-    problems, unpacked = check_files(files, unpack, unpack_dir(spark) if unpack else None)
+    problems, unpacked = check_files(files, unpack, _unpack_dir(spark) if unpack else None)
     unreadable = {p.file for p in problems if p.position is None}
     readable = [f for f in files if f.file not in unreadable]
     bad_files = bad_records_frame(spark, [("log", p.file, p.position, p.reason, "") for p in problems])
@@ -210,9 +210,10 @@ def _worth_unpacking(spark: SparkSession, files: list[LogFile]) -> frozenset[str
 
 
 def _unpacked_size(f: LogFile) -> int:
+    """Past 4 GiB ISIZE wraps, but such a log is hundreds of MB packed."""
     try:
         packed = os.path.getsize(f.path)
-        if not f.compressed or packed < 18:
+        if packed < 18:  # no room for a trailer
             return packed
         with open(f.path, "rb") as raw:
             raw.seek(-4, os.SEEK_END)
@@ -221,7 +222,7 @@ def _unpacked_size(f: LogFile) -> int:
         return 0
 
 
-def unpack_dir(spark: SparkSession) -> str | None:
+def _unpack_dir(spark: SparkSession) -> str | None:
     """A fresh dir for this process's unpacked gzip, removed when it exits: under `WORKBENCH_SCRATCH`,
     which on a cluster must be shared with the executors (like the bundle), else under the temp dir
     when Spark runs locally; None (no unpacking) on a cluster without it."""
