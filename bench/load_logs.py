@@ -83,7 +83,8 @@ def rotated_gzip(bundle: Path, repeat: int) -> None:
         with plain.open("wb") as out:
             for part in parts:
                 out.write(part.read_bytes())
-        subprocess.run(f"gzip -1 -c {plain} > {packed}", shell=True, check=True)
+        with packed.open("wb") as out:
+            subprocess.run(["gzip", "-1", "-c", str(plain)], stdout=out, check=True)
         physical = int(subprocess.check_output(["wc", "-l", str(plain)]).split()[0])
         mb = plain.stat().st_size / 1e6, packed.stat().st_size / 1e6
         print(f"one rotated .gz: broker {broker.parent.name}'s {len(parts)} server logs joined,", end=" ")

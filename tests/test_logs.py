@@ -11,7 +11,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from workbench.bundle import log_files
-from workbench.sources.logs import read_logs
+from workbench.sources.logs import check_files, read_logs
 
 GOOD = (
     "[2024-03-12 10:05:14,160] INFO [Controller id=1] 1 successfully elected as the controller. "
@@ -237,3 +237,26 @@ def test_unbracketed_idents_before_2_5_are_context(spark: SparkSession, tmp_path
         ("Partition orders-4 broker=1", "isr.expand", "orders", 4, "1,2"),
     ]
     assert rows[0].message == "Expanding ISR from 1 to 1,2" and bad.count() == 0
+
+
+def test_a_gzip_that_cannot_be_unpacked_is_read_as_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A scratch dir that cannot take the copy is no fault of the log: said on stderr with the file,
+    no bad record; a corrupt .gz leaves no copy behind, whatever the dir."""
+    whole, cut = tmp_path / "server.log.1.gz", tmp_path / "server.log.2.gz"
+    whole.write_bytes(gzip.compress((GOOD * 500).encode()))
+    cut.write_bytes(gzip.compress((GOOD * 2000).encode())[:3000])
+    files = log_files([whole, cut])
+    names = frozenset(f.file for f in files)
+    problems, unpacked = check_files(files, names, str(tmp_path / "missing"))
+    assert unpacked == {}
+    assert [p.file for p in problems] == [str(cut)]
+    assert f"workbench: {whole}: cannot unpack it" in capsys.readouterr().err
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    problems, unpacked = check_files(files, names, str(scratch))
+    assert list(unpacked) == [str(whole)]
+    assert Path(unpacked[str(whole)]).read_bytes() == (GOOD * 500).encode()
+    assert [p.file for p in problems] == [str(cut)]
+    assert sorted(p.name for p in scratch.iterdir()) == [Path(unpacked[str(whole)]).name]

@@ -15,17 +15,20 @@ Spark reads the plain copy in splits; events and bad lines still name the `.gz` 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gzip
 import os
 import re
 import shutil
 import struct
+import sys
 import tempfile
 import zlib
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
+from typing import BinaryIO
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -167,38 +170,77 @@ def check_files(
             gz.append((f, copy))
     with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
         checked = list(pool.map(lambda fc: _check_gzip(*fc), gz))
-    problems += [p for p in checked if p is not None]
-    unpacked = {f.file: copy for (f, copy), p in zip(gz, checked, strict=True) if copy and p is None}
+    problems += [p for p, _ in checked if p is not None]
+    unpacked = {f.file: copy for (f, _), (_, copy) in zip(gz, checked, strict=True) if copy is not None}
     return problems, unpacked
 
 
-def _check_gzip(f: LogFile, copy: str | None = None) -> FileProblem | None:
+class _Copy:
+    """The unpacked copy being written. Failing to write it (a full or missing scratch dir) is no
+    fault of the log: it is said on stderr, the copy is dropped and Spark reads the .gz as it is."""
+
+    def __init__(self, f: LogFile, path: str | None) -> None:
+        self.f, self.path = f, path
+        self.out: BinaryIO | None = None
+        if path is not None:
+            try:
+                self.out = open(path, "wb")  # noqa: SIM115 closed by close()
+            except OSError as e:
+                self._give_up(e)
+
+    def write(self, data: bytes) -> None:
+        if self.out is not None:
+            try:
+                self.out.write(data)
+            except OSError as e:
+                self._give_up(e)
+
+    def close(self, keep: bool) -> str | None:
+        """The copy's path if it is kept."""
+        if self.out is not None:
+            try:
+                self.out.close()
+            except OSError as e:
+                self._give_up(e)
+        if self.out is not None and keep:
+            return self.path
+        if self.path is not None and os.path.exists(self.path):
+            os.remove(self.path)
+        return None
+
+    def _give_up(self, e: OSError) -> None:
+        print(f"workbench: {self.f.file}: cannot unpack it ({e}); it is read as it is", file=sys.stderr)
+        out, self.out = self.out, None
+        if out is not None:
+            with contextlib.suppress(OSError):  # its buffer cannot be written either
+                out.close()
+
+
+def _check_gzip(f: LogFile, copy: str | None = None) -> tuple[FileProblem | None, str | None]:
     """Decompress to the end, member after member, counting lines, so that a cut file says how much
-    of it survives; write what it holds to `copy` if given (removed again if the file is corrupt,
-    which Spark then reads as it is, up to where it breaks)."""
+    of it survives; write what it holds to `copy` if given: (the problem, the copy if kept, which it
+    is only when the whole file is sound; Spark reads a corrupt one as it is, up to where it breaks)."""
     lines, d, pending = 0, zlib.decompressobj(wbits=31), False
+    out = _Copy(f, copy)
     try:
-        with open(f.path, "rb") as raw, open(copy or os.devnull, "wb") as out:
+        with open(f.path, "rb") as raw:
             while chunk := raw.read(1 << 16):
                 while chunk:
                     data = d.decompress(chunk)
                     lines += data.count(b"\n")
-                    if copy:
-                        out.write(data)
+                    out.write(data)
                     pending, chunk = not d.eof, d.unused_data if d.eof else b""
                     if d.eof:
                         d = zlib.decompressobj(wbits=31)
         if pending:
             raise EOFError("compressed file ended before the end-of-stream marker")
     except (OSError, EOFError, zlib.error) as e:
-        if copy and os.path.exists(copy):
-            os.remove(copy)
+        out.close(keep=False)
         if lines == 0 and isinstance(e, zlib.error) and "header" in str(e):
-            return FileProblem(f.file, None, f"not gzip ({e})")
-        return FileProblem(
-            f.file, lines + 1, f"truncated or corrupt gzip ({e}): lines after line {lines} are lost"
-        )
-    return None
+            return FileProblem(f.file, None, f"not gzip ({e})"), None
+        reason = f"truncated or corrupt gzip ({e}): lines after line {lines} are lost"
+        return FileProblem(f.file, lines + 1, reason), None
+    return None, out.close(keep=True)
 
 
 def _worth_unpacking(spark: SparkSession, files: list[LogFile]) -> frozenset[str]:
@@ -229,9 +271,16 @@ def _unpack_dir(spark: SparkSession) -> str | None:
     root = os.environ.get("WORKBENCH_SCRATCH")
     if root is None and not str(spark.sparkContext.master).startswith("local"):
         return None
-    if root:
-        os.makedirs(root, exist_ok=True)
-    path = tempfile.mkdtemp(prefix="workbench-unpacked-", dir=root)
+    try:
+        if root:
+            os.makedirs(root, exist_ok=True)
+        path = tempfile.mkdtemp(prefix="workbench-unpacked-", dir=root)
+    except OSError as e:
+        print(
+            f"workbench: no scratch dir to unpack large .gz logs into ({e}); read as they are",
+            file=sys.stderr,
+        )
+        return None
     atexit.register(shutil.rmtree, path, ignore_errors=True)
     return path
 
