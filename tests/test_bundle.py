@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from workbench.bundle import (
     BundleError,
@@ -20,6 +22,7 @@ from workbench.bundle import (
     write_listing,
 )
 from workbench.cli import main
+from workbench.frames import open_bundle
 
 SAMPLE = REPO / "sample_data" / "handmade-2.8"
 
@@ -121,3 +124,22 @@ def test_cli_load_summarises_the_sample(spark, capsys) -> None:
     assert out["rows"]["log_events"] > 40 and out["rows"]["partition_metadata"] == 5
     assert out["first_event"].startswith("2024-03-12 10:00:00")
     assert main(["load", str(SAMPLE / "nope")]) == 2
+
+
+@pytest.mark.parametrize("sample", ["handmade-2.8", "topicid-mismatch-2.8"])
+def test_cluster_events_are_the_typed_events_without_background_and_only_they_are_cached(
+    spark: SparkSession, sample: str
+) -> None:
+    def cached(df: DataFrame) -> bool:
+        return "InMemoryRelation" in df._jdf.queryExecution().withCachedData().toString()
+
+    bundle = open_bundle(REPO / "sample_data" / sample, spark)
+    area = F.substring_index("event", ".", 1)
+    expected = bundle.log_events.where(F.col("event").isNotNull() & ~area.isin("fetcher", "group"))
+    assert bundle.log_events.count() > expected.count() > 0  # untyped (handmade) or background lines
+    got = bundle.cluster_events.drop("attrs")  # a map: no set operations on it
+    assert got.exceptAll(expected.drop("attrs")).count() == 0
+    assert expected.drop("attrs").exceptAll(got).count() == 0
+    assert cached(bundle.cluster_events) and cached(bundle.bad_records)
+    assert not cached(bundle.log_events)
+    spark.catalog.clearCache()

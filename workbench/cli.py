@@ -18,29 +18,32 @@ def load_summary(bundle: Bundle) -> dict[str, Any]:
     """Row counts of every DataFrame, bad records by source and reason, brokers and time span."""
     from pyspark.sql import functions as F
 
-    counts = {name: getattr(bundle, name).count() for name in Bundle.FRAMES}
+    logs = bundle.log_events.agg(  # in one parse: log_events is not cached (frames.Bundle)
+        F.count("*").alias("n"),
+        F.min("ts").alias("first"),
+        F.max("ts").alias("last"),
+        F.collect_set("broker_id").alias("ids"),
+    ).collect()[0]  # a global aggregate: one row
+    counts = {
+        name: logs["n"] if name == "log_events" else getattr(bundle, name).count() for name in Bundle.FRAMES
+    }
     bad = (
         bundle.bad_records.groupBy("source", "reason")
         .count()
         .orderBy(F.desc("count"), "source", "reason")
         .collect()
     )
-    span = bundle.log_events.agg(F.min("ts").alias("first"), F.max("ts").alias("last")).first()
-    ids = (
-        bundle.log_events.select("broker_id")
-        .unionByName(bundle.datadir_files.select("broker_id"))
-        .where(F.col("broker_id").isNotNull())
-        .distinct()
-        .collect()
+    ids = bundle.datadir_files.where(F.col("broker_id").isNotNull()).select("broker_id").distinct().collect()
+    brokers = sorted(
+        {r.broker_id for r in ids} | set(logs["ids"]) | set(bundle.manifest.get("brokers") or [])
     )
-    brokers = sorted({r.broker_id for r in ids} | set(bundle.manifest.get("brokers") or []))
     return {
         "bundle": bundle.evidence.origin,
         "cluster": bundle.manifest.get("cluster"),
         "kafka_version": bundle.manifest.get("kafka_version"),
         "brokers": brokers,
-        "first_event": span["first"].isoformat(sep=" ") if span and span["first"] else None,
-        "last_event": span["last"].isoformat(sep=" ") if span and span["last"] else None,
+        "first_event": logs["first"].isoformat(sep=" ") if logs["first"] else None,
+        "last_event": logs["last"].isoformat(sep=" ") if logs["last"] else None,
         "log_files": len(bundle.evidence.log_files),
         "log_dirs": len(bundle.evidence.log_dirs),
         "rows": counts,

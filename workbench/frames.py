@@ -47,10 +47,23 @@ class Bundle:
         return self.evidence.manifest
 
     @cached_property
-    def _logs(self) -> tuple[DataFrame, DataFrame]:
-        from workbench.sources.logs import read_logs
+    def _parsed_logs(self) -> tuple[DataFrame, DataFrame]:
+        from workbench.sources.logs import parse_logs
 
-        return read_logs(self.spark, self.evidence.log_files, cache=True)
+        return parse_logs(self.spark, self.evidence.log_files)
+
+    @cached_property
+    def _kept_logs(self) -> DataFrame:
+        """What is reused of the parse, cached: the bad lines and the cluster's events. The rest of
+        log_events (untyped lines, fetch sessions, consumer groups: most of a busy broker's log) is
+        parsed again when asked for, so that a bundle of many GB never has to fit in the cache."""
+        from pyspark.sql import functions as F
+
+        from workbench.kafka.messages import BACKGROUND_AREAS
+
+        area = F.substring_index(F.col("event"), ".", 1)
+        cluster = F.col("event").isNotNull() & ~area.isin(*BACKGROUND_AREAS)
+        return self._parsed_logs[0].where(F.col("reason").isNotNull() | cluster).cache()
 
     @cached_property
     def _datadirs(self) -> DataDirFrames:
@@ -60,7 +73,18 @@ class Bundle:
 
     @property
     def log_events(self) -> DataFrame:
-        return self._logs[0]
+        """Every event of every log file, parsed again on each use (only `cluster_events` is cached)."""
+        from workbench.sources.logs import events_of
+
+        return events_of(self._parsed_logs[0])
+
+    @property
+    def cluster_events(self) -> DataFrame:
+        """The typed events about the cluster's state, cached: log_events without untyped lines and the
+        background areas (`kafka.messages.BACKGROUND_AREAS`). What every analysis reads."""
+        from workbench.sources.logs import events_of
+
+        return events_of(self._kept_logs)
 
     @property
     def datadir_files(self) -> DataFrame:
@@ -117,8 +141,11 @@ class Bundle:
 
     @property
     def bad_records(self) -> DataFrame:
+        from workbench.sources.logs import bad_lines_of
+
         return (
-            self._logs[1]
+            self._parsed_logs[1]
+            .unionByName(bad_lines_of(self._kept_logs))
             .unionByName(self._datadirs.bad_records)
             .unionByName(self._znodes[1])
             .unionByName(self._zk_history[1])

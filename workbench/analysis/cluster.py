@@ -278,7 +278,7 @@ class ClusterViews:
             "broker_id",
             F.concat(F.lit("registered /brokers/ids/"), F.col("broker_id")).alias("how"),
         )
-        logs = self.bundle.log_events.where(F.col("event") == "zk.session_established").select(
+        logs = self.bundle.cluster_events.where(F.col("event") == "zk.session_established").select(
             session_of(F.col("attrs")["session"]).alias("session_id"),
             "broker_id",
             F.concat(F.lit("established in "), F.col("file")).alias("how"),

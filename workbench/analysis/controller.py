@@ -65,7 +65,7 @@ def elections(bundle: Bundle) -> DataFrame:
 def failover_steps(bundle: Bundle) -> DataFrame:
     """The new controllers' own lines from election to 'Ready to serve': broker_id, epoch, event, step,
     ts, file, line_no. Steps are the lines onControllerFailover logs (LOG_TEMPLATES.md section 5)."""
-    ev = bundle.log_events.where(
+    ev = bundle.cluster_events.where(
         F.col("event").startswith("controller.") | F.col("event").startswith("deletion.")
     )
     elected = ev.where(F.col("event") == "controller.elected").select(
@@ -144,7 +144,7 @@ def _chain(bundle: Bundle) -> list[_Election]:
             )
     else:
         rows = (
-            bundle.log_events.where(F.col("event") == "controller.elected")
+            bundle.cluster_events.where(F.col("event") == "controller.elected")
             .select(F.col("attrs")["epoch"].cast("int").alias("epoch"), "broker_id", "ts", "file", "line_no")
             .orderBy("epoch", "ts")
             .collect()
@@ -178,7 +178,7 @@ def _election_logs(bundle: Bundle) -> dict[tuple[int, int], dict[str, Any]]:
 def _resumed(bundle: Bundle) -> dict[tuple[int, int], dict[str, list[str]]]:
     """What each new controller picked up from ZooKeeper: reassignments it sent or completed, deletions it
     (re)started, preferred elections it resumed; from its log between its election and the next one."""
-    ev = bundle.log_events
+    ev = bundle.cluster_events
     elected = ev.where(F.col("event") == "controller.elected").select(
         "broker_id", "file", F.col("attrs")["epoch"].cast("int").alias("epoch"), F.col("ts").alias("from_ts")
     )
@@ -365,7 +365,7 @@ def _expiries(bundle: Bundle, ends: dict[int, tuple[str, str | None]]) -> list[F
             )
         return out
     rows = (
-        bundle.log_events.where(F.col("event").isin("zk.session_expired", "zk.client_session_expired"))
+        bundle.cluster_events.where(F.col("event").isin("zk.session_expired", "zk.client_session_expired"))
         .groupBy("broker_id")
         .agg(F.count("*").alias("n"), F.min_by(F.struct("file", "line_no", "ts"), "ts").alias("first"))
         .collect()

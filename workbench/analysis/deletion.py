@@ -68,7 +68,7 @@ def timeline(bundle: Bundle) -> DataFrame:
         F.lit(None).cast("string").alias("detail"),
         F.concat(F.lit("zk:txn@0x"), F.lower(F.hex("zxid"))).alias("ref"),
     )
-    ev = bundle.log_events
+    ev = bundle.cluster_events
     named = ev.where(
         F.col("event").isin("deletion.started", "deletion.halted", "deletion.disabled", "deletion.retrying")
     ).select("*", F.explode(topics_of(F.col("attrs")["topics"])).alias("t"))

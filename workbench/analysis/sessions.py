@@ -33,7 +33,7 @@ def session_ends(bundle: Bundle) -> dict[int, tuple[str, str | None]]:
     if not v.evidence.zk_history:
         return {}
     regs = v.registrations.where(F.col("ended_zxid").isNotNull())
-    ev = bundle.log_events
+    ev = bundle.cluster_events
     began = (
         ev.where(F.col("event") == "zk.session_established")
         .select(

@@ -78,7 +78,7 @@ def disagreements(bundle: Bundle) -> DataFrame:
 def refusals(bundle: Bundle) -> DataFrame:
     """The brokers' own lines: LeaderAndIsr refused for a topic id (both wordings) and 'inconsistent
     topic id' errors, per broker, topic and pair of ids."""
-    ev = bundle.log_events.where(F.col("event").isin("topic_id.mismatch", "topic_id.inconsistent"))
+    ev = bundle.cluster_events.where(F.col("event").isin("topic_id.mismatch", "topic_id.inconsistent"))
     return ev.groupBy(
         "broker_id",
         "topic",

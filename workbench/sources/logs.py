@@ -36,7 +36,7 @@ from pyspark.sql import functions as F
 from workbench import schemas
 from workbench.bundle import LogFile
 from workbench.sources import log4j
-from workbench.sources.common import bad_records_frame, empty
+from workbench.sources.common import bad_records_frame
 
 
 @dataclass(frozen=True)
@@ -48,28 +48,38 @@ class FileProblem:
     reason: str
 
 
-def read_logs(spark: SparkSession, files: list[LogFile], cache: bool = False) -> tuple[DataFrame, DataFrame]:
-    """Return (log_events, bad_records) for the given log files. Both come from one parse; `cache` keeps
-    its result (for a caller that asks more than one question of the logs)."""
+def read_logs(spark: SparkSession, files: list[LogFile]) -> tuple[DataFrame, DataFrame]:
+    """Return (log_events, bad_records) for the given log files."""
+    parsed, bad_files = parse_logs(spark, files)
+    return events_of(parsed), bad_files.unionByName(bad_lines_of(parsed))
+
+
+def parse_logs(spark: SparkSession, files: list[LogFile]) -> tuple[DataFrame, DataFrame]:
+    """(events and bad lines from one parse, in log4j.PARSED with `ts`; bad records of whole files).
+    A caller that asks many questions caches the part it reuses (frames.Bundle)."""
     unpack = _worth_unpacking(spark, files)
     problems, unpacked = check_files(files, unpack, _unpack_dir(spark) if unpack else None)
     unreadable = {p.file for p in problems if p.position is None}
     readable = [f for f in files if f.file not in unreadable]
     bad_files = bad_records_frame(spark, [("log", p.file, p.position, p.reason, "") for p in problems])
-    if not readable:
-        return empty(spark, schemas.LOG_EVENTS), bad_files
-    paths = {f.file: unpacked.get(f.file) or os.path.abspath(f.path) for f in readable}
-    infos = {paths[f.file]: _info(f, paths[f.file]) for f in readable}
-    chunks, offsets = _chunks(spark, infos)
-    parsed = chunks.mapInArrow(partial(log4j.parse, files=infos, offsets=offsets), log4j.PARSED)
-    parsed = parsed.withColumn("ts", _timestamp(F.col("ts_raw")))
-    if cache:
-        parsed = parsed.cache()
-    events = parsed.where(F.col("reason").isNull()).select(*schemas.LOG_EVENTS.fieldNames())
-    bad_lines = parsed.where(F.col("reason").isNotNull()).select(
+    if readable:
+        paths = {f.file: unpacked.get(f.file) or os.path.abspath(f.path) for f in readable}
+        infos = {paths[f.file]: _info(f, paths[f.file]) for f in readable}
+        chunks, offsets = _chunks(spark, infos)
+        parsed = chunks.mapInArrow(partial(log4j.parse, files=infos, offsets=offsets), log4j.PARSED)
+    else:
+        parsed = spark.createDataFrame([], log4j.PARSED)
+    return parsed.withColumn("ts", _timestamp(F.col("ts_raw"))), bad_files
+
+
+def events_of(parsed: DataFrame) -> DataFrame:
+    return parsed.where(F.col("reason").isNull()).select(*schemas.LOG_EVENTS.fieldNames())
+
+
+def bad_lines_of(parsed: DataFrame) -> DataFrame:
+    return parsed.where(F.col("reason").isNotNull()).select(
         F.lit("log").alias("source"), "file", F.col("line_no").alias("position"), "reason", "raw"
     )
-    return events, bad_files.unionByName(bad_lines)
 
 
 def _info(f: LogFile, path: str) -> log4j.FileInfo:

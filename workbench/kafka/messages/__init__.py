@@ -28,3 +28,7 @@ CATALOG: list[Template] = [
     *lifecycle.LIFECYCLE,
 ]
 KINDS = sorted({t.kind for t in CATALOG})
+# Areas (a kind's first part) that a busy broker writes by the million while nothing goes wrong: fetch
+# sessions and consumer groups (background.py). Typed for searches, but no analysis of the cluster's
+# state reads them (`frames.Bundle.cluster_events` leaves them out).
+BACKGROUND_AREAS = ("fetcher", "group")
