@@ -12,8 +12,11 @@ from typing import TYPE_CHECKING, Any
 from workbench.bundle import ZNODES_JSONL, Evidence
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from pyspark.sql import DataFrame, SparkSession
 
+    from workbench.analysis.state import ClusterState
     from workbench.sources.datadirs import DataDirFrames
 
 
@@ -61,9 +64,10 @@ class Bundle:
 
         from workbench.kafka.messages import BACKGROUND_AREAS
 
+        parsed = self._parsed_logs[0]  # starts Spark, which a column needs
         area = F.substring_index(F.col("event"), ".", 1)
         cluster = F.col("event").isNotNull() & ~area.isin(*BACKGROUND_AREAS)
-        return self._parsed_logs[0].where(F.col("reason").isNotNull() | cluster).cache()
+        return parsed.where(F.col("reason").isNotNull() | cluster).cache()
 
     @cached_property
     def _datadirs(self) -> DataDirFrames:
@@ -130,6 +134,14 @@ class Bundle:
         snaps = [f for f in self.evidence.zk_files if f.kind == "snapshot"]
         logs = [f for f in self.evidence.zk_files if f.kind == "log"]
         return read_zk_state(self.spark, snaps, logs, zxid)
+
+    def state_at(self, at: int | datetime | str | None = None) -> ClusterState:
+        """The cluster as of a zxid (int), a time (datetime or ISO text) or now (None): controller,
+        live brokers, every partition's leader and ISR, deletion markers, reassignments
+        (`analysis.state`; `diff` compares two)."""
+        from workbench.analysis.state import state_at
+
+        return state_at(self, at)
 
     @property
     def znodes(self) -> DataFrame:

@@ -96,6 +96,84 @@ def _read_properties(path: Path) -> dict[str, str]:
     return out
 
 
+def topics_in(znodes: DataFrame) -> DataFrame:
+    """`/brokers/topics/<t>` in a ZooKeeper tree: topic, topic_id (null when the znode has none),
+    znode_version (the JSON's), partitions map, adding/removing replicas, czxid, mzxid, ctime, mtime,
+    data_version."""
+    z = znodes.where(F.col("path").rlike(TOPIC_PATH))
+    parsed = F.from_json("data", TOPIC_ZNODE)
+    return z.select(
+        F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"),
+        "path",
+        parsed.alias("z"),
+        "czxid",
+        "mzxid",
+        "ctime",
+        "mtime",
+        F.col("version").alias("data_version"),
+    ).select(
+        "topic",
+        "path",
+        F.col("z.topic_id").alias("topic_id"),
+        F.col("z.version").alias("znode_version"),
+        F.col("z.partitions").alias("assignment"),
+        F.col("z.adding_replicas").alias("adding"),
+        F.col("z.removing_replicas").alias("removing"),
+        "czxid",
+        "mzxid",
+        "ctime",
+        "mtime",
+        "data_version",
+    )
+
+
+def partitions_in(znodes: DataFrame) -> DataFrame:
+    """Every partition in a ZooKeeper tree: topic, topic_id, partition, replicas (assignment order: the
+    first is the preferred leader), adding, removing, leader, leader_epoch, isr, controller_epoch,
+    zk_version and the state znode's mzxid and path."""
+    assigned = (
+        topics_in(znodes)
+        .select(
+            "topic",
+            "topic_id",
+            F.explode("assignment").alias("p", "replicas"),
+            "adding",
+            "removing",
+        )
+        .select(
+            "topic",
+            "topic_id",
+            F.col("p").cast("int").alias("partition"),
+            "replicas",
+            F.col("adding")[F.col("p")].alias("adding"),
+            F.col("removing")[F.col("p")].alias("removing"),
+        )
+    )
+    states = znodes.where(F.col("path").rlike(STATE_PATH)).select(
+        F.regexp_extract("path", STATE_PATH, 1).alias("topic"),
+        F.regexp_extract("path", STATE_PATH, 2).cast("int").alias("partition"),
+        F.from_json("data", PARTITION_STATE).alias("s"),
+        F.col("version").alias("zk_version"),
+        F.col("mzxid").alias("state_mzxid"),
+        F.col("path").alias("state_path"),
+    )
+    return assigned.join(states, ["topic", "partition"], "left").select(
+        "topic",
+        "topic_id",
+        "partition",
+        "replicas",
+        "adding",
+        "removing",
+        F.col("s.leader").alias("leader"),
+        F.col("s.leader_epoch").alias("leader_epoch"),
+        F.col("s.isr").alias("isr"),
+        F.col("s.controller_epoch").alias("controller_epoch"),
+        "zk_version",
+        "state_mzxid",
+        "state_path",
+    )
+
+
 class ClusterViews:
     """The bundle seen as a cluster. Built once per bundle (`views(bundle)`), shared by every analysis."""
 
@@ -146,75 +224,13 @@ class ClusterViews:
     # -- ZooKeeper state ---------------------------------------------------------------------------
     @cached_property
     def topics(self) -> DataFrame:
-        """topic, topic_id (null when the znode has none), znode_version (the JSON's), partitions map,
-        adding/removing replicas, czxid, mzxid, ctime, mtime, data_version: `/brokers/topics/<t>` now."""
-        z = self.bundle.znodes.where(F.col("path").rlike(TOPIC_PATH))
-        parsed = F.from_json("data", TOPIC_ZNODE)
-        return z.select(
-            F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"),
-            "path",
-            parsed.alias("z"),
-            "czxid",
-            "mzxid",
-            "ctime",
-            "mtime",
-            F.col("version").alias("data_version"),
-        ).select(
-            "topic",
-            "path",
-            F.col("z.topic_id").alias("topic_id"),
-            F.col("z.version").alias("znode_version"),
-            F.col("z.partitions").alias("assignment"),
-            F.col("z.adding_replicas").alias("adding"),
-            F.col("z.removing_replicas").alias("removing"),
-            "czxid",
-            "mzxid",
-            "ctime",
-            "mtime",
-            "data_version",
-        )
+        """`/brokers/topics/<t>` now (`topics_in`)."""
+        return topics_in(self.bundle.znodes)
 
     @cached_property
     def partitions(self) -> DataFrame:
-        """topic, partition, replicas (assignment order: the first is the preferred leader), adding,
-        removing, leader, leader_epoch, isr, controller_epoch, zk_version and the state znode's mzxid."""
-        assigned = self.topics.select(
-            "topic",
-            "topic_id",
-            F.explode("assignment").alias("p", "replicas"),
-            "adding",
-            "removing",
-        ).select(
-            "topic",
-            "topic_id",
-            F.col("p").cast("int").alias("partition"),
-            "replicas",
-            F.col("adding")[F.col("p")].alias("adding"),
-            F.col("removing")[F.col("p")].alias("removing"),
-        )
-        states = self.bundle.znodes.where(F.col("path").rlike(STATE_PATH)).select(
-            F.regexp_extract("path", STATE_PATH, 1).alias("topic"),
-            F.regexp_extract("path", STATE_PATH, 2).cast("int").alias("partition"),
-            F.from_json("data", PARTITION_STATE).alias("s"),
-            F.col("version").alias("zk_version"),
-            F.col("mzxid").alias("state_mzxid"),
-            F.col("path").alias("state_path"),
-        )
-        return assigned.join(states, ["topic", "partition"], "left").select(
-            "topic",
-            "topic_id",
-            "partition",
-            "replicas",
-            "adding",
-            "removing",
-            F.col("s.leader").alias("leader"),
-            F.col("s.leader_epoch").alias("leader_epoch"),
-            F.col("s.isr").alias("isr"),
-            F.col("s.controller_epoch").alias("controller_epoch"),
-            "zk_version",
-            "state_mzxid",
-            "state_path",
-        )
+        """Every partition now (`partitions_in`)."""
+        return partitions_in(self.bundle.znodes)
 
     @cached_property
     def live_brokers(self) -> set[int]:

@@ -1,0 +1,149 @@
+"""The cluster at any moment (`Bundle.state_at`) against the simulator's truth: at the capture's zxid it is
+the captured tree; at each election, reassignment and deletion it shows what the truth says; without
+ZooKeeper's history it is rebuilt from the logs and says so."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from workbench.analysis.state import ClusterState, diff
+from workbench.frames import open_bundle
+
+SAMPLES = sorted(p.name for p in (REPO / "sample_data").iterdir() if (p / "truth.json").is_file())
+
+
+@pytest.fixture(autouse=True)
+def _let_cached_frames_go(spark: SparkSession) -> Iterator[None]:
+    yield
+    spark.catalog.clearCache()
+
+
+def _truth(name: str) -> dict[str, Any]:
+    return json.loads((REPO / "sample_data" / name / "truth.json").read_text())
+
+
+def _at(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, timezone.utc)
+
+
+def _moving(state: ClusterState) -> dict[tuple[str, int], list[int]]:
+    return {(r.topic, r.partition): r.target for r in state.reassignments.collect()}
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_at_the_capture_zxid_the_state_is_the_captured_tree(spark: SparkSession, name: str) -> None:
+    bundle = open_bundle(REPO / "sample_data" / name, spark)
+    replayed = bundle.state_at(_truth(name)["last_zxid"])
+    captured = bundle.state_at()
+    assert (
+        replayed.exact
+        and captured.exact
+        and "txns to" in replayed.source
+        and "znodes.jsonl" in captured.source
+    )
+    for scalar in ("controller", "controller_epoch", "live_brokers", "delete_markers"):
+        assert getattr(replayed, scalar) == getattr(captured, scalar), scalar
+    assert replayed.partitions.count() == captured.partitions.count()  # none left after deletion-complete
+    assert replayed.partitions.exceptAll(captured.partitions).count() == 0
+    assert diff(replayed, captured).partitions.count() == 0 and not diff(replayed, captured).changes
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_at_each_election_the_state_has_the_truths_controller(spark: SparkSession, name: str) -> None:
+    bundle = open_bundle(REPO / "sample_data" / name, spark)
+    for c in _truth(name)["controllers"]:
+        state = bundle.state_at(_at(c["elected_ms"]))
+        assert (state.controller, state.controller_epoch) == (c["broker"], c["epoch"])
+        before = bundle.state_at(_at(c["elected_ms"] - 1))
+        assert before.controller_epoch != c["epoch"]
+
+
+def test_reassignments_are_in_progress_between_start_and_completion(spark: SparkSession) -> None:
+    name = "controller-failover-2.5"
+    bundle = open_bundle(REPO / "sample_data" / name, spark)
+    moves = _truth(name)["reassignments"]
+    # the first and the last to complete (each call replays ZooKeeper's tree: not all of them)
+    picked = [min(moves, key=lambda m: m["completed_ms"]), max(moves, key=lambda m: m["completed_ms"])]
+    for m in picked:
+        key = (m["topic"], m["partition"])
+        assert _moving(bundle.state_at(_at(m["started_ms"]))).get(key) == m["to"]
+        assert _moving(bundle.state_at(_at(m["completed_ms"] - 1))).get(key) == m["to"]
+        done = bundle.state_at(_at(m["completed_ms"]))
+        assert key not in _moving(done)
+        row = done.partitions.where((F.col("topic") == key[0]) & (F.col("partition") == key[1])).first()
+        assert row is not None and sorted(row.replicas) == sorted(m["to"])
+
+
+@pytest.mark.parametrize("name", ["deletion-complete-3.6", "deletion-stuck-2.8"])
+def test_deletion_markers_live_from_request_to_completion(spark: SparkSession, name: str) -> None:
+    bundle = open_bundle(REPO / "sample_data" / name, spark)
+    deletions = _truth(name)["deletions"]
+    assert deletions
+    for topic, d in deletions.items():
+        assert topic not in (bundle.state_at(_at(d["requested_ms"] - 1)).delete_markers or ())
+        assert topic in (bundle.state_at(_at(d["requested_ms"])).delete_markers or ())
+        if d["completed_ms"] is None:
+            assert topic in (bundle.state_at().delete_markers or ())
+        else:
+            gone = bundle.state_at(_at(d["completed_ms"]))
+            assert topic not in (gone.delete_markers or ())
+            assert gone.partitions.where(F.col("topic") == topic).count() == 0
+
+
+def test_diff_across_a_failover_names_the_new_controller(spark: SparkSession) -> None:
+    name = "controller-failover-2.5"
+    bundle = open_bundle(REPO / "sample_data" / name, spark)
+    first, second = _truth(name)["controllers"]
+    failure = _truth(name)["broker_failures"][0]
+    assert failure["broker"] == first["broker"]
+    d = diff(bundle.state_at(_at(failure["crashed_ms"])), bundle.state_at(_at(second["ready_ms"])))
+    assert d.changes["controller"] == (first["broker"], second["broker"])
+    assert d.changes["controller_epoch"] == (first["epoch"], second["epoch"])
+    moved = d.partitions.where(F.col("what") == "leader").collect()
+    assert moved and all(r.before == str(failure["broker"]) for r in moved)  # the dead broker's leaders
+    assert failure["broker"] not in (d.after.live_brokers or ()) and failure["broker"] in (
+        d.before.live_brokers or ()
+    )
+
+
+def test_without_zookeeper_history_the_state_is_rebuilt_from_the_logs(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    name = "controller-failover-2.5"
+    shutil.copytree(REPO / "sample_data" / name, tmp_path / name, ignore=shutil.ignore_patterns("zk"))
+    bundle = open_bundle(tmp_path / name, spark)
+    truth = _truth(name)
+    with pytest.raises(ValueError, match="no ZooKeeper txn logs"):
+        bundle.state_at(5)
+    for c in truth["controllers"]:
+        state = bundle.state_at(_at(c["ready_ms"]))
+        assert not state.exact and "logs" in state.source and "assignments" in state.unknown
+        assert (state.controller, state.controller_epoch) == (c["broker"], c["epoch"])
+    exact = open_bundle(REPO / "sample_data" / name, spark).state_at().partitions
+    rebuilt = bundle.state_at(_at(truth["captured_ms"])).partitions
+    pairs = exact.alias("z").join(rebuilt.alias("l"), ["topic", "partition"])
+    assert pairs.count() == exact.count()
+    assert pairs.where(F.col("z.leader") != F.col("l.leader")).count() == 0
+    assert pairs.where(F.sort_array("z.isr") != F.sort_array("l.isr")).count() == 0
+
+
+@pytest.mark.parametrize("name", ["deletion-complete-3.6", "deletion-stuck-2.8"])
+def test_deletions_pending_from_the_logs_alone(spark: SparkSession, tmp_path: Path, name: str) -> None:
+    shutil.copytree(REPO / "sample_data" / name, tmp_path / name, ignore=shutil.ignore_patterns("zk"))
+    bundle = open_bundle(tmp_path / name, spark)
+    truth = _truth(name)
+    pending = sorted(t for t, d in truth["deletions"].items() if d["completed_ms"] is None)
+    assert bundle.state_at(_at(truth["captured_ms"])).delete_markers == tuple(pending)
+    for topic, d in truth["deletions"].items():
+        if d["completed_ms"] is not None:
+            assert topic in (bundle.state_at(_at(d["completed_ms"] - 1)).delete_markers or ())

@@ -1,0 +1,351 @@
+"""The cluster as it was at one moment (`state_at`), and what changed between two moments (`diff`).
+
+With ZooKeeper's txn logs the state is exact: ZooKeeper's tree as of a zxid (the newest snapshot holding no
+later change, plus the txns after it replayed; `Bundle.znodes_at`), read as Kafka reads it. A time is turned
+into the last txn at or before it, on the ZooKeeper leader's clock. Without the history, the captured tree
+answers for the capture's moment; any other moment is rebuilt from the brokers' own logs, marked as such,
+with what the logs cannot say left unknown.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, IntegerType, StringType, StructField, StructType
+
+from workbench.analysis.cluster import BROKER_PATH, DELETE_MARKER_PATH, partitions_in, views
+from workbench.analysis.deletion import topics_of
+from workbench.kafka import znodes as paths
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+# What every state's `partitions` holds, whatever it was read from.
+PARTITION_COLUMNS = (
+    "topic",
+    "partition",
+    "topic_id",
+    "replicas",
+    "adding",
+    "removing",
+    "leader",
+    "leader_epoch",
+    "isr",
+)
+_REASSIGN_REQUEST = StructType(
+    [
+        StructField(
+            "partitions",
+            ArrayType(
+                StructType(
+                    [
+                        StructField("topic", StringType()),
+                        StructField("partition", IntegerType()),
+                        StructField("replicas", ArrayType(IntegerType())),
+                    ]
+                )
+            ),
+        )
+    ]
+)
+
+
+@dataclass
+class ClusterState:
+    """The cluster at one moment. `exact`: read from ZooKeeper's tree; else rebuilt from the brokers'
+    logs, whose clocks may disagree, with what they cannot say in `unknown`. Scalars are small and on the
+    driver; `partitions` (one row per partition) and `reassignments` stay in Spark."""
+
+    at: str  # the moment asked for, as given
+    exact: bool
+    source: str  # what the state was read from
+    zxid: int | None  # the last txn applied (exact states; for a capture, its newest change)
+    time: datetime | None  # that txn's time, or the time asked for (from logs)
+    controller: int | None
+    controller_epoch: int | None
+    live_brokers: tuple[int, ...] | None
+    delete_markers: tuple[str, ...] | None  # topics queued for deletion (`/admin/delete_topics/<t>`)
+    partitions: DataFrame  # PARTITION_COLUMNS
+    reassignments: DataFrame  # topic, partition, replicas, adding, removing, target
+    unknown: tuple[str, ...] = field(default=())
+
+    def summary(self) -> dict[str, Any]:
+        """The scalars and the partition counts a notebook or the CLI shows for one moment."""
+        counts = self.partitions.agg(
+            F.count("*").alias("partitions"),
+            F.count_if(F.col("leader") == -1).alias("offline"),
+            F.count_if(F.size("isr") < F.size("replicas")).alias("under_replicated"),
+        ).collect()[0]
+        return {
+            "at": self.at,
+            "exact": self.exact,
+            "source": self.source,
+            "zxid": self.zxid,
+            "time": self.time,
+            "controller": self.controller,
+            "controller_epoch": self.controller_epoch,
+            "live_brokers": list(self.live_brokers) if self.live_brokers is not None else None,
+            "delete_markers": list(self.delete_markers) if self.delete_markers is not None else None,
+            "reassignments": self.reassignments.count(),
+            **counts.asDict(),
+            "unknown": list(self.unknown),
+        }
+
+
+def state_at(bundle: Bundle, at: int | datetime | str | None = None) -> ClusterState:
+    """The cluster as of a zxid (int), a time (datetime, or ISO text; UTC unless it says), or now (None:
+    the newest state the bundle holds)."""
+    v = views(bundle)
+    when = _as_time(at) if isinstance(at, (datetime, str)) else None
+    if v.evidence.zk_history and at is not None:
+        zxid, time = _last_txn(bundle, at if isinstance(at, int) else None, when)
+        return _from_zookeeper(bundle.znodes_at(zxid)[0], _shown(at), zxid, time)
+    if at is None and v.evidence.zk_state:
+        return _from_zookeeper(bundle.znodes, _shown(at), None, None)
+    if isinstance(at, int):
+        raise ValueError(f"state at zxid {at:#x}: the bundle has no ZooKeeper txn logs; ask for a time")
+    return _from_logs(bundle, when, _shown(at))
+
+
+def _as_time(at: datetime | str) -> datetime:
+    t = at if isinstance(at, datetime) else datetime.fromisoformat(at.replace("Z", "+00:00"))
+    return t if t.tzinfo is not None else t.replace(tzinfo=timezone.utc)
+
+
+def _shown(at: int | datetime | str | None) -> str:
+    if at is None:
+        return "newest"
+    return f"zxid {at:#x}" if isinstance(at, int) else str(at)
+
+
+def _last_txn(bundle: Bundle, zxid: int | None, when: datetime | None) -> tuple[int, datetime | None]:
+    """The last txn at or before a zxid or a time: (its zxid, its time); (0, None) before the first."""
+    h = bundle.znode_history
+    h = h.where(F.col("zxid") <= zxid) if zxid is not None else h.where(F.col("time") <= F.lit(when))
+    last = h.agg(F.max("zxid").alias("z"), F.max_by("time", "zxid").alias("t")).collect()[0]
+    return (last.z, last.t) if last.z is not None else (0, None)
+
+
+def _from_zookeeper(znodes: DataFrame, at: str, zxid: int | None, time: datetime | None) -> ClusterState:
+    top = znodes.where(
+        F.col("path").isin(paths.CONTROLLER, paths.CONTROLLER_EPOCH, paths.REASSIGN_PARTITIONS)
+        | F.col("path").rlike(BROKER_PATH)
+        | F.col("path").rlike(DELETE_MARKER_PATH)
+    ).select("path", "data", "source")
+    rows = top.collect()  # a few znodes per broker and per pending deletion
+    data = {r.path: r.data for r in rows}
+    if zxid is None:  # the newest state: as of the tree's newest change
+        newest = znodes.agg(F.max("mzxid").alias("z"), F.max_by("mtime", "mzxid").alias("t")).collect()[0]
+        zxid, time = newest.z, newest.t
+    partitions = partitions_in(znodes).select(*PARTITION_COLUMNS)
+    source = rows[0].source if rows else "ZooKeeper"
+    controller = data.get(paths.CONTROLLER)
+    epoch = data.get(paths.CONTROLLER_EPOCH)
+    return ClusterState(
+        at=at,
+        exact=True,
+        source=f"ZooKeeper: {source}",
+        zxid=zxid,
+        time=time,
+        controller=_broker_of(controller),
+        controller_epoch=int(epoch) if epoch and epoch.strip().lstrip("-").isdigit() else None,
+        live_brokers=tuple(sorted(int(r.path.rsplit("/", 1)[1]) for r in rows if _is(r.path, BROKER_PATH))),
+        delete_markers=tuple(
+            sorted(r.path.rsplit("/", 1)[1] for r in rows if _is(r.path, DELETE_MARKER_PATH))
+        ),
+        partitions=partitions,
+        reassignments=_reassignments(partitions, znodes),
+    )
+
+
+def _is(path: str, pattern: str) -> bool:
+    return re.match(pattern, path) is not None
+
+
+def _broker_of(controller_json: str | None) -> int | None:
+    try:
+        value = json.loads(controller_json or "")
+    except ValueError:
+        return None
+    broker = value.get("brokerid") if isinstance(value, dict) else None
+    return broker if isinstance(broker, int) else None
+
+
+def _reassignments(partitions: DataFrame, znodes: DataFrame) -> DataFrame:
+    """Partitions being moved: adding or removing replicas in the topic znode (KIP-455, 2.4+), or listed
+    in `/admin/reassign_partitions` (the request a controller has not yet taken up, or a pre-2.4 one);
+    target: the requested replicas, else the replicas without those being removed."""
+    moving = partitions.where((F.size("adding") > 0) | (F.size("removing") > 0))
+    requested = (
+        znodes.where(F.col("path") == paths.REASSIGN_PARTITIONS)
+        .select(F.explode(F.from_json("data", _REASSIGN_REQUEST)["partitions"]).alias("r"))
+        .select("r.topic", "r.partition", F.col("r.replicas").alias("requested"))
+    )
+    both = moving.join(requested, ["topic", "partition"], "full").join(
+        partitions.select("topic", "partition", F.col("replicas").alias("now")),
+        ["topic", "partition"],
+        "left",
+    )
+    kept = F.filter(
+        F.coalesce("replicas", "now"), lambda r: ~F.array_contains(F.coalesce("removing", F.array()), r)
+    )
+    return both.select(
+        "topic",
+        "partition",
+        F.coalesce("replicas", "now").alias("replicas"),
+        "adding",
+        "removing",
+        F.coalesce("requested", kept).alias("target"),
+    )
+
+
+def _ints(text: Column) -> Column:
+    """Broker ids however Kafka printed the list: '1,2,3', 'Set(1, 2)', '[1, 2]', 'List(1)'."""
+    return F.transform(F.regexp_extract_all(text, F.lit(r"(-?\d+)"), 1), lambda x: x.cast("int"))
+
+
+def _from_logs(bundle: Bundle, when: datetime | None, at: str) -> ClusterState:
+    """Rebuilt from the brokers' own lines up to `when` (None: all of them): the controller with the
+    highest epoch elected (epochs order elections whatever the clocks say), the live brokers it last
+    listed, the topics whose deletion started and did not complete, and per partition the leader with
+    the highest leader epoch and the ISR it last logged. Assignments, topic ids and reassignments are
+    not in the logs as state, so they stay unknown."""
+    ev = bundle.cluster_events
+    if when is not None:
+        ev = ev.where(F.col("ts") <= F.lit(when))
+    elected = (
+        ev.where(F.col("event") == "controller.elected")
+        .agg(
+            F.max_by(
+                F.struct("broker_id", F.col("attrs")["epoch"].cast("int").alias("epoch")),
+                F.col("attrs")["epoch"].cast("int"),
+            ).alias("c")
+        )
+        .collect()[0]
+        .c
+    )
+    controller = elected.broker_id if elected else None
+    listed = (
+        ev.where(F.col("event").isin("controller.live_brokers", "controller.broker_change"))
+        .where(F.col("broker_id") == F.lit(controller))
+        .agg(F.max_by(_ints(F.col("attrs")["brokers"]), F.struct("ts", "line_no")).alias("b"))
+        .collect()[0]
+        .b
+    )
+    started = ev.where(F.col("event") == "deletion.started").select(
+        F.explode(topics_of(F.col("attrs")["topics"])).alias("topic"), F.col("ts").alias("started")
+    )
+    done = ev.where(F.col("event") == "deletion.completed").select("topic", F.col("ts").alias("done"))
+    last = started.groupBy("topic").agg(F.max("started").alias("started"))
+    last = last.join(done.groupBy("topic").agg(F.max("done").alias("done")), "topic", "left")
+    pending = last.where(F.col("done").isNull() | (F.col("started") > F.col("done"))).collect()
+    markers = sorted(r.topic for r in pending)  # a topic deleted again after it was re-created counts
+    return ClusterState(
+        at=at,
+        exact=False,
+        source="brokers' logs (clocks may differ)",
+        zxid=None,
+        time=when,
+        controller=controller,
+        controller_epoch=elected.epoch if elected else None,
+        live_brokers=tuple(sorted(listed)) if listed is not None else None,
+        delete_markers=tuple(markers),
+        partitions=_partitions_from_logs(ev),
+        reassignments=bundle.spark.createDataFrame(
+            [],
+            "topic string, partition int, replicas array<int>, adding array<int>, removing array<int>, "
+            "target array<int>",
+        ),
+        unknown=("assignments", "topic ids", "reassignments"),
+    )
+
+
+def _partitions_from_logs(ev: DataFrame) -> DataFrame:
+    """Per partition: the leader that logged the highest leader epoch, and the last ISR that leader
+    logged after it (its own clock orders its own lines)."""
+    led = ev.where(F.col("event") == "partition.became_leader").select(
+        "topic",
+        "partition",
+        "broker_id",
+        "ts",
+        "line_no",
+        F.col("attrs")["leader_epoch"].cast("int").alias("leader_epoch"),
+        F.col("attrs")["isr"].alias("isr_text"),
+    )
+    leaders = led.groupBy("topic", "partition").agg(
+        F.max_by(
+            F.struct("broker_id", "leader_epoch", "ts", "isr_text"), F.struct("leader_epoch", "ts")
+        ).alias("l")
+    )
+    isr_text = F.coalesce(F.col("attrs")["to_isr"], F.col("attrs")["isr"])
+    changes = ev.where(F.col("event").isin("isr.shrink", "isr.expand", "isr.updated")).select(
+        "topic", "partition", "broker_id", "ts", "line_no", isr_text.alias("isr_text")
+    )
+    last = (
+        changes.join(leaders, ["topic", "partition"])
+        .where((F.col("broker_id") == F.col("l.broker_id")) & (F.col("ts") >= F.col("l.ts")))
+        .groupBy("topic", "partition")
+        .agg(F.max_by("isr_text", F.struct("ts", "line_no")).alias("changed"))
+    )
+    return leaders.join(last, ["topic", "partition"], "left").select(
+        "topic",
+        "partition",
+        F.lit(None).cast("string").alias("topic_id"),
+        F.lit(None).cast("array<int>").alias("replicas"),
+        F.lit(None).cast("array<int>").alias("adding"),
+        F.lit(None).cast("array<int>").alias("removing"),
+        F.col("l.broker_id").alias("leader"),
+        F.col("l.leader_epoch").alias("leader_epoch"),
+        F.when(
+            F.coalesce("changed", "l.isr_text").isNotNull(), _ints(F.coalesce("changed", "l.isr_text"))
+        ).alias("isr"),
+    )
+
+
+@dataclass
+class StateDiff:
+    """What changed from `before` to `after`: scalars here, partitions in `partitions` (topic, partition,
+    what, before, after), one row per changed field."""
+
+    before: ClusterState
+    after: ClusterState
+    changes: dict[str, tuple[Any, Any]]
+    partitions: DataFrame
+
+
+def diff(before: ClusterState, after: ClusterState) -> StateDiff:
+    """Scalars compared on the driver; partitions in Spark: a partition on one side only is one
+    'exists' row, one on both a row per field that differs."""
+    changes: dict[str, tuple[Any, Any]] = {}
+    for name in ("controller", "controller_epoch", "live_brokers", "delete_markers"):
+        old, new = getattr(before, name), getattr(after, name)
+        if old != new:
+            changes[name] = (old, new)
+    fields = [c for c in PARTITION_COLUMNS if c not in ("topic", "partition")]
+    a = before.partitions.select("topic", "partition", F.struct(*fields).alias("a"))
+    b = after.partitions.select("topic", "partition", F.struct(*fields).alias("b"))
+
+    def change(what: str, old: Column, new: Column) -> Column:
+        return F.struct(
+            F.lit(what).alias("what"), old.cast("string").alias("before"), new.cast("string").alias("after")
+        )
+
+    both = F.array(*[change(c, F.col("a")[c], F.col("b")[c]) for c in fields])
+    one = F.array(change("exists", F.col("a").isNotNull(), F.col("b").isNotNull()))
+    partitions = (
+        a.join(b, ["topic", "partition"], "full")
+        .select(
+            "topic",
+            "partition",
+            F.explode(F.when(F.col("a").isNull() | F.col("b").isNull(), one).otherwise(both)).alias("c"),
+        )
+        .select("topic", "partition", "c.*")
+        .where(~F.col("before").eqNullSafe(F.col("after")))
+    )
+    return StateDiff(before, after, changes, partitions)
