@@ -125,6 +125,8 @@ def test_without_zookeeper_history_the_state_is_rebuilt_from_the_logs(
     truth = _truth(name)
     with pytest.raises(ValueError, match="no ZooKeeper txn logs"):
         bundle.state_at(5)
+    with pytest.raises(ValueError, match=r"expected a zxid .* or an ISO time"):
+        bundle.state_at("yesterday")
     for c in truth["controllers"]:
         state = bundle.state_at(_at(c["ready_ms"]))
         assert not state.exact and "logs" in state.source and "assignments" in state.unknown

@@ -114,7 +114,13 @@ def state_at(bundle: Bundle, at: int | datetime | str | None = None) -> ClusterS
 
 
 def _as_time(at: datetime | str) -> datetime:
-    t = at if isinstance(at, datetime) else datetime.fromisoformat(at.replace("Z", "+00:00"))
+    try:
+        t = at if isinstance(at, datetime) else datetime.fromisoformat(at.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(
+            f"state at {at!r}: expected a zxid (an int) or an ISO time such as '2024-03-12 10:06:01.2' (UTC "
+            "unless it says)"
+        ) from None
     return t if t.tzinfo is not None else t.replace(tzinfo=timezone.utc)
 
 
@@ -144,7 +150,7 @@ def _from_zookeeper(znodes: DataFrame, at: str, zxid: int | None, time: datetime
         newest = znodes.agg(F.max("mzxid").alias("z"), F.max_by("mtime", "mzxid").alias("t")).collect()[0]
         zxid, time = newest.z, newest.t
     partitions = partitions_in(znodes).select(*PARTITION_COLUMNS)
-    source = rows[0].source if rows else "ZooKeeper"
+    source = rows[0].source if rows else "an empty tree"
     controller = data.get(paths.CONTROLLER)
     epoch = data.get(paths.CONTROLLER_EPOCH)
     return ClusterState(
