@@ -273,6 +273,7 @@ def test_where_the_log_dirs_and_zookeeper_are_comes_from_the_bundle(
     """server.properties gives log.dirs and zookeeper.connect; the collector's record in the manifest
     (where it found each log dir) wins over log.dirs."""
     bundle = Path(shutil.copytree(MISMATCH, tmp_path / "bundle"))
+    (bundle / "brokers" / "2" / "server.properties").unlink()  # a broker whose config was not collected
     (bundle / "brokers" / "3" / "server.properties").write_text(
         "broker.id=3\nlog.dirs=/data/kafka-a,/data/kafka-b\nzookeeper.connect=zk-a:2181,zk-b:2181/kafka\n"
     )

@@ -31,7 +31,13 @@ KINDS = (
     "deletion.lingering_dir",
     "deletion.stray_dir",
     "deletion.recreated",
+    "partition.offline",
+    "partition.under_replicated",
+    "leader.imbalance",
+    "reassignment.stuck",
 )
+IMBALANCE_THRESHOLD, CHECK_INTERVAL_MS = 0.10, 300_000  # Kafka's defaults; the simulator keeps them
+REASSIGNMENT_STUCK_MS = 30 * 60_000  # analysis/reassignment.py
 
 
 def _cause(reason: str) -> str:
@@ -90,6 +96,19 @@ def expected(truth: dict[str, Any]) -> set[tuple[Any, ...]]:
         )
         out.add(("topic_id.impact", t, departed))
     out |= {("controller.flapping", frozenset(g)) for g in _flaps(controllers)}
+    health = truth["health"]
+    out |= {("partition.offline", o["zxid"], o["leader"], o["partitions"]) for o in health["offline"]}
+    out |= {
+        ("partition.under_replicated", frozenset(u["out_of_isr"]), u["partitions"], u["still"])
+        for u in health["under_replicated"]
+    }
+    out |= {("leader.imbalance", b) for b in _imbalanced(truth)}
+    down = {f["broker"] for f in truth["broker_failures"] if f.get("started_ms") is None}
+    for m in truth["reassignments"]:
+        pending = m["completed_ms"] is None and m["abandoned_ms"] is None
+        long = truth["captured_ms"] - m["started_ms"] >= REASSIGNMENT_STUCK_MS
+        if pending and (set(m["to"]) & down or long):
+            out.add(("reassignment.stuck", m["topic"], m["partition"]))
     for t, d in truth["deletions"].items():
         created = truth["topics"].get(t, {}).get("created_ms")
         if d["completed_ms"] is not None and created is not None and created > d["completed_ms"]:
@@ -123,6 +142,25 @@ def _flaps(controllers: list[dict[str, Any]]) -> list[list[int]]:
     return runs
 
 
+def _imbalanced(truth: dict[str, Any]) -> list[int]:
+    """Brokers registered at the capture whose imbalance was above the threshold at every minute's end
+    for longer than the controller's check interval."""
+    down = {f["broker"] for f in truth["broker_failures"] if f.get("started_ms") is None}
+    out = []
+    for b, now in truth["leader_imbalance"].items():
+        if int(b) in down or now["ratio"] <= IMBALANCE_THRESHOLD:
+            continue
+        since = None
+        for m in truth["health"]["minutes"]:
+            not_leading, preferred = m["imbalance"].get(b, [0, 0])
+            above = preferred and not_leading / preferred > IMBALANCE_THRESHOLD
+            since = (since or m["minute_ms"]) if above else None
+        last = truth["health"]["minutes"][-1]["minute_ms"]
+        if since is not None and last - since > CHECK_INTERVAL_MS:
+            out.append(int(b))
+    return out
+
+
 def observed(findings: Iterable[Finding]) -> set[tuple[Any, ...]]:
     """The same keys from triage's findings (only the kinds in KINDS)."""
     out: set[tuple[Any, ...]] = set()
@@ -154,6 +192,14 @@ def observed(findings: Iterable[Finding]) -> set[tuple[Any, ...]]:
             out.add((k, s["topic"], frozenset(s["brokers_down"]), frozenset(s["replicas_left"])))
         elif k == "deletion.completed":
             out.add((k, s["topic"], frozenset(s["halted"])))
+        elif k == "partition.offline":
+            out.add((k, int(s["zxid"], 16), s["broker"], s["partitions"]))
+        elif k == "partition.under_replicated":
+            out.add((k, frozenset(s["brokers"]), s["partitions"], s["still"]))
+        elif k == "leader.imbalance":
+            out.add((k, s["broker"]))
+        elif k == "reassignment.stuck":
+            out.add((k, s["topic"], s["partition"]))
         elif k in KINDS:
             out.add((k, *sorted((a, str(b)) for a, b in s.items())))
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from workbench.bundle import BundleError
@@ -73,6 +74,11 @@ def _zxid(text: str) -> int:
     return int(text, 0)
 
 
+def _time(text: str) -> datetime:
+    t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return t if t.tzinfo is not None else t.replace(tzinfo=timezone.utc)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="workbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -85,6 +91,17 @@ def _parser() -> argparse.ArgumentParser:
     tri.add_argument("bundle", help="bundle directory, .tar.gz, or a Kafka log dir")
     tri.add_argument("--quiet", action="store_true", help="no progress on stderr")
     tri.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+
+    line = sub.add_parser("timeline", help="every broker's events, ZooKeeper's txns and file times, in order")
+    line.add_argument("bundle", help="bundle directory, .tar.gz, or a Kafka log dir")
+    line.add_argument("--topic")
+    line.add_argument("--partition", type=int)
+    line.add_argument("--broker", type=int)
+    line.add_argument("--since", type=_time, help="ISO time on ZooKeeper's clock, UTC unless it says")
+    line.add_argument("--until", type=_time, help="ISO time on ZooKeeper's clock, UTC unless it says")
+    line.add_argument("--kinds", help="only kinds starting with this: isr., controller., zk.setData ...")
+    line.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    line.add_argument("--format", choices=("text", "jsonl"), default="text")
 
     fix = sub.add_parser("remediate", help="write the topic-id repair plan: reviewed scripts, never run")
     fix.add_argument("bundle", help="bundle directory, .tar.gz, or a Kafka log dir")
@@ -139,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
         return _triage(args)
     if args.command == "remediate":
         return _remediate(args)
+    if args.command == "timeline":
+        return _timeline(args)
     if args.command == "load":
         bundle = _open(args.bundle, "Loading")
         if bundle is None:
@@ -184,6 +203,42 @@ def _triage(args: argparse.Namespace) -> int:
         result = triage(bundle)
     print({"json": result.json, "markdown": result.markdown}.get(args.format, result.text)())
     return 1 if result.critical else 0
+
+
+def _timeline(args: argparse.Namespace) -> int:
+    """The skew table, then the rows in order, streamed (filter a large bundle with the options)."""
+    from workbench.analysis.timeline import skew, timeline
+
+    bundle = _open(args.bundle, "Ordering")
+    if bundle is None:
+        return 2
+    with _progress(bundle, args.quiet):
+        skews = skew(bundle)
+        rows = timeline(
+            bundle, args.topic, args.partition, args.broker, args.since, args.until, args.kinds, skews
+        )
+        if args.format == "jsonl":
+            for s in skews:
+                print(json.dumps({"record": "skew", **s.__dict__}))
+        else:
+            print("Clock skew (a broker's clock minus ZooKeeper's, ms)")
+            for s in skews:
+                bounds = f"{s.lower_ms if s.lower_ms is not None else '-inf'} .. "
+                bounds += f"{s.upper_ms if s.upper_ms is not None else '+inf'}"
+                shown = f"{s.estimate_ms:+d}" if s.estimate_ms is not None else "not applied"
+                print(f"  broker {s.broker}: {shown} (bounds {bounds}, {s.pairs} pairs): {s.why}")
+            print()
+        for r in rows.toLocalIterator():
+            if args.format == "jsonl":
+                print(json.dumps({"record": "event", **r.asDict()}, default=str))
+                continue
+            who = "zk" if r.source == "zookeeper" else f"b{r.broker_id}"
+            tp = f"{r.topic}-{r.partition}" if r.partition is not None else (r.topic or "")
+            print(
+                f"{r.time:%Y-%m-%d %H:%M:%S.%f}"[:-3]
+                + f"  {who:<4} {r.kind:<34} {tp:<24} {r.detail}  [{r.ref}]"
+            )
+    return 0
 
 
 def _remediate(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from pyspark.sql import DataFrame, SparkSession
 
+    from workbench.analysis.health import Health
     from workbench.analysis.state import ClusterState
     from workbench.sources.datadirs import DataDirFrames
 
@@ -142,6 +143,13 @@ class Bundle:
         from workbench.analysis.state import state_at
 
         return state_at(self, at)
+
+    def health(self, bucket: str = "1 minute") -> Health | None:
+        """Per bucket, the offline and under-replicated partitions and each broker's leaders and leader
+        imbalance, from ZooKeeper's history (`analysis.health`); None without the history."""
+        from workbench.analysis.health import health
+
+        return health(self, bucket)
 
     @property
     def znodes(self) -> DataFrame:

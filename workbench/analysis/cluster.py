@@ -249,6 +249,17 @@ class ClusterViews:
             F.regexp_extract("path", DELETE_MARKER_PATH, 1).alias("topic"), "path", "czxid", "ctime"
         )
 
+    @cached_property
+    def partition_changes(self) -> DataFrame | None:
+        """Each partition at every txn that changed it (`partition_history`), kept in Spark's cache: the
+        health series and the balance checks all read it. None without ZooKeeper's txn logs."""
+        from workbench.analysis.partition_history import partition_changes
+
+        if not self.evidence.zk_history:
+            return None
+        first = self.bundle.znode_history.agg(F.min("zxid")).collect()[0][0]
+        return partition_changes(self.bundle, first).cache() if first is not None else None
+
     # -- brokers and sessions ----------------------------------------------------------------------
     @cached_property
     def registrations(self) -> DataFrame:

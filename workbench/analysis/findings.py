@@ -156,6 +156,16 @@ def ranges(numbers: Iterable[int]) -> str:
     return ",".join(out)
 
 
+def tp_list(rows: Iterable[Any], topics: int = 6) -> str:
+    """'orders 0-2,5; payments 1' from rows with topic and partition: a finding's partitions, readable."""
+    by_topic: dict[str, list[int]] = {}
+    for r in rows:
+        by_topic.setdefault(r.topic, []).append(r.partition)
+    shown = [f"{t} {ranges(ps)}" for t, ps in sorted(by_topic.items())]
+    more = f"; and {len(shown) - topics} more topics" if len(shown) > topics else ""
+    return "; ".join(shown[:topics]) + more
+
+
 # -- as tables --------------------------------------------------------------------------------------
 def _subject_text(value: Any) -> str:
     if isinstance(value, (list, tuple, set)):

@@ -18,6 +18,7 @@ from typing import Any
 from workbench.kafka import topic_id as topic_ids
 from workbench.simulate import noise, wording
 from workbench.simulate.datadirs import LogDir, Replica
+from workbench.simulate.health import HealthRecorder
 from workbench.simulate.logs import BrokerLogs
 from workbench.simulate.real_zk import RealZooKeeper
 from workbench.simulate.zookeeper import SimZooKeeper
@@ -141,6 +142,8 @@ class Cluster:
         self.now = start_ms
         # With a real server (--zk) its txn files are the evidence; without, the model writes its own.
         self.zk = SimZooKeeper(start_ms, None if zk_mirror else out / "zk" / "txnlog", mirror=zk_mirror)
+        self.health = HealthRecorder(self.zk.tree)
+        self.zk.listeners.append(self.health)
         self.logs = BrokerLogs(out, gzip_rolled)
         self.cluster_id = topic_ids.random_uuid(self.rng, self.version)
         self.brokers: dict[int, Broker] = {}

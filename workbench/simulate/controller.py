@@ -9,6 +9,8 @@ partition count, as reading every topic and partition state from ZooKeeper does.
 
 from __future__ import annotations
 
+import json
+
 from workbench.kafka import topic_id as topic_ids
 from workbench.kafka.zkdata import ControllerZNode, encode_controller, encode_controller_epoch
 from workbench.simulate import deletion, reassignment, wording
@@ -16,6 +18,9 @@ from workbench.simulate import requests as req
 from workbench.simulate import state_machines as sm
 from workbench.simulate.cluster import Broker, Cluster, Partition, Topic
 from workbench.simulate.zookeeper import create, set_data
+
+IMBALANCE_PERCENTAGE = 10  # leader.imbalance.per.broker.percentage
+IMBALANCE_CHECK_INTERVAL_MS = 300_000  # leader.imbalance.check.interval.seconds
 
 
 def elect(c: Cluster, b: Broker, reason: str) -> None:
@@ -74,6 +79,7 @@ def elect(c: Cluster, b: Broker, reason: str) -> None:
     reassignment.resume(c)
     if c.deleting:
         deletion.resume_deletions(c)  # topicDeletionManager.tryTopicDeletion
+    schedule_auto_rebalance(c, epoch, 5_000)
     c.truth["controllers"].append(
         {
             "broker": b.id,
@@ -100,7 +106,16 @@ def mint_missing_topic_ids(
             continue
         old = t.topic_id
         t.topic_id = topic_ids.random_uuid(c.rng, c.version)
-        req.fenced(c, [set_data(f"/brokers/topics/{t.name}", req.topic_json(c, t))])
+        # setTopicIds writes the controller's assignment: a new topic's is the znode's (t has none yet)
+        assigned = json.loads(data or b"{}").get("partitions", {})
+        shown = (
+            t
+            if t.partitions
+            else Topic(
+                t.name, t.topic_id, {int(n): Partition(t.name, int(n), r) for n, r in assigned.items()}
+            )
+        )
+        req.fenced(c, [set_data(f"/brokers/topics/{t.name}", req.topic_json(c, shown))])
         c.truth["topic_id_changes"].append(
             {
                 "topic": t.name,
@@ -298,19 +313,21 @@ def alter_isr(c: Cluster, p: Partition, isr: list[int]) -> bool:
 
 
 def preferred_election(c: Cluster) -> list[Partition]:
-    """The auto-rebalance task (every leader.imbalance.check.interval.seconds = 300): partitions whose
-    preferred replica (the first) is alive and in the ISR get it back as leader, but for topics queued
-    for deletion."""
+    """processAutoPreferredReplicaLeaderElection, checkAndTriggerAutoLeaderRebalance: per broker, the
+    partitions whose preferred (first) replica it is but whose leader is not, over those it is preferred
+    for (topics queued for deletion left out); above leader.imbalance.per.broker.percentage (10), those
+    whose preferred replica is alive and in the ISR get it back as leader, unless a reassignment runs."""
     assert c.controller is not None
     c.say(c.controller, "leader_election.auto_rebalance", pick="Processing automatic")
-    moved = [
-        p
-        for p in c.partitions()
-        if p.topic not in c.deleting
-        and p.leader != p.replicas[0]
-        and p.replicas[0] in p.isr
-        and c.brokers[p.replicas[0]].alive
-    ]
+    kept = [p for p in c.partitions() if p.topic not in c.deleting]
+    reassigning = any(p.adding or p.removing for p in c.partitions())
+    moved = []
+    for b in sorted(c.brokers):
+        preferred = [p for p in kept if p.replicas[0] == b]
+        not_led = [p for p in preferred if p.leader != b]
+        if reassigning or not preferred or len(not_led) / len(preferred) <= IMBALANCE_PERCENTAGE / 100:
+            continue
+        moved += [p for p in not_led if c.brokers[b].alive and b in p.isr]
     if moved:  # onReplicaElection: the line, the elections (fenced writes), then LeaderAndIsr
         tps = ",".join(p.tp for p in moved)
         c.say(
@@ -325,3 +342,17 @@ def preferred_election(c: Cluster) -> list[Partition]:
         c.tick(c.jitter(5, 20))
         req.send_leader_and_isr(c, moved)
     return moved
+
+
+def schedule_auto_rebalance(c: Cluster, epoch: int, delay_ms: int) -> None:
+    """scheduleAutoLeaderRebalanceTask: 5 s after becoming controller, then every
+    leader.imbalance.check.interval.seconds (300), while this controller lasts."""
+
+    def check() -> None:
+        if c.controller_epoch != epoch or c.controller is None or not c.brokers[c.controller].alive:
+            return
+        preferred_election(c)
+        schedule_auto_rebalance(c, epoch, IMBALANCE_CHECK_INTERVAL_MS)
+
+    if c.auto_leader_rebalance:
+        c.after(delay_ms, check)

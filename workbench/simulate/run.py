@@ -15,7 +15,8 @@ from typing import Any
 from workbench.bundle import FORMAT, MANIFEST, ZNODES_JSONL, read_manifest
 from workbench.capture.zk import ZkCaptureError, capture_zk
 from workbench.simulate import deletion, story
-from workbench.simulate.cluster import Cluster
+from workbench.simulate.cluster import DATA_DIR, Cluster
+from workbench.simulate.health import BUCKET_MS
 from workbench.simulate.real_zk import RealZooKeeper, RealZooKeeperError
 from workbench.simulate.scenarios import SCENARIOS, Scale
 
@@ -100,6 +101,7 @@ def simulate(
         c.truth["zk_server"] = {"hosts": mirror.hosts, "capture": zk_capture, "txn_files": copied}
     for b in c.brokers.values():
         b.log_dir.write(out / "brokers" / str(b.id) / "datadirs" / "0", captured)
+        (out / "brokers" / str(b.id) / "server.properties").write_text(server_properties(c, b.id))
     at = datetime.fromtimestamp(captured / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
     manifest = {
         "format": FORMAT,
@@ -112,17 +114,45 @@ def simulate(
         **({"parts": parts} if parts else {}),
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    truth = {"scenario": scenario, **c.truth, "captured_ms": captured, "last_zxid": c.zk.zxid}
+    health = {
+        "bucket_ms": BUCKET_MS,
+        "minutes": c.health.series(START_MS, captured),
+        **c.health.episodes(captured),
+    }
+    truth = {
+        "scenario": scenario,
+        **c.truth,
+        "captured_ms": captured,
+        "last_zxid": c.zk.zxid,
+        "health": health,
+    }
     (out / "truth.json").write_text(json.dumps(truth, indent=2) + "\n", encoding="utf-8")
     return truth
 
 
+def server_properties(c: Cluster, broker: int) -> str:
+    """What the collector copies of a broker's config: the settings the stories depend on, the rest
+    left at Kafka's defaults as a typical file leaves them."""
+    rack = c.brokers[broker].rack
+    lines = [
+        f"broker.id={broker}",
+        "listeners=PLAINTEXT://:9092",
+        f"log.dirs={DATA_DIR}",
+        "zookeeper.connect=zookeeper:2181",
+        f"auto.leader.rebalance.enable={str(c.auto_leader_rebalance).lower()}",
+        f"delete.topic.enable={str(c.delete_topic_enable).lower()}",
+        *([f"broker.rack={rack}"] if rack else []),
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def leader_imbalance(c: Cluster) -> dict[str, dict[str, object]]:
     """Per broker, as checkAndTriggerAutoLeaderRebalance counts it: the partitions whose preferred
-    (first) replica it is, those it does not lead, and their ratio."""
+    (first) replica it is, those it does not lead, and their ratio; topics queued for deletion left out."""
     out = {}
+    kept = [p for p in c.partitions() if p.topic not in c.deleting]
     for b in sorted(c.brokers):
-        preferred = [p for p in c.partitions() if p.replicas and p.replicas[0] == b]
+        preferred = [p for p in kept if p.replicas and p.replicas[0] == b]
         not_led = sorted(p.tp for p in preferred if p.leader != b)
         ratio = len(not_led) / len(preferred) if preferred else 0.0
         out[str(b)] = {"preferred": len(preferred), "not_leading": not_led, "ratio": ratio}

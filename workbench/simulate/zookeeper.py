@@ -10,7 +10,7 @@ bundle the 3.5 client and most of their ensembles ran 3.5), rolled with a snapsh
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -77,6 +77,7 @@ class SimZooKeeper:
     ) -> None:
         self.tree = DataTree.empty()
         self.mirror = mirror  # a real server that gets the same requests (real_zk.py)
+        self.listeners: list[Callable[[Txn], None]] = []  # told each txn once the tree applied it
         self.zxid = 0
         # SessionTrackerImpl.initializeNextSessionId: (elapsed ms << 24) >>> 8, server id in the top byte.
         self._next_session = ((start_ms % 2**40) << 24) >> 8
@@ -207,6 +208,8 @@ class SimZooKeeper:
         for s in t.ops:
             s.zxid, s.time, s.session_id = t.zxid, t.time, t.session_id
         self.tree.apply(t)
+        for listener in self.listeners:
+            listener(t)
         if self._dir is None:
             return
         if self._log is None:

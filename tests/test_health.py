@@ -1,0 +1,193 @@
+"""The health series and the balance checks against the simulator's truth: minute by minute the offline and
+under-replicated partitions (with their peaks), each broker's leaders and its leader imbalance equal what
+the simulated ZooKeeper held; min.insync.replicas is counted where server.properties says it; without
+ZooKeeper's history nothing is guessed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from workbench.analysis import balance
+from workbench.analysis import health as health_analysis
+from workbench.analysis.findings import Coverage
+from workbench.analysis.health import health
+from workbench.frames import open_bundle
+from workbench.simulate.run import simulate
+from workbench.simulate.scenarios import Scale
+
+SAMPLES = sorted(p.name for p in (REPO / "sample_data").iterdir() if (p / "truth.json").is_file())
+# Other seeds, versions and sizes than the samples: a failover with racks, a stuck deletion on 3.6.
+FRESH = {
+    "controller-failover@2.8.2#7": (
+        "controller-failover",
+        "2.8.2",
+        7,
+        Scale(brokers=5, partitions=5, racks=2),
+    ),
+    "deletion-stuck@3.6.2#8": (
+        "deletion-stuck",
+        "3.6.2",
+        8,
+        Scale(brokers=4, topics=2, partitions=7, hours=0.5),
+    ),
+}
+
+
+@pytest.fixture(autouse=True)
+def _let_cached_frames_go(spark: SparkSession) -> Iterator[None]:
+    yield
+    spark.catalog.clearCache()
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("health")
+    out = {}
+    for name, (scenario, version, seed, scale) in FRESH.items():
+        out[name] = root / name.replace("@", "-").replace("#", "-")
+        simulate(scenario, out[name], seed, version, scale, noise_rate=0.0)
+    return out
+
+
+def _series(spark: SparkSession, path: Path) -> list[dict[str, Any]]:
+    """The analysis's minutes in truth.json's shape (only aggregates reach the driver)."""
+    h = health(open_bundle(path, spark))
+    assert h is not None
+    brokers: dict[int, dict[int, Any]] = {}
+    for r in h.brokers.collect():
+        brokers.setdefault(int(r.minute.timestamp() * 1000), {})[r.broker] = r
+    out = []
+    for m in h.minutes.collect():
+        ms = int(m.minute.timestamp() * 1000)
+        per = brokers.get(ms, {})
+        out.append(
+            {
+                "minute_ms": ms,
+                "offline": m.offline,
+                "under_replicated": m.under_replicated,
+                "offline_peak": m.offline_peak,
+                "under_replicated_peak": m.under_replicated_peak,
+                "leaders": {str(b): r.leaders for b, r in per.items() if r.leaders},
+                "imbalance": {str(b): [r.not_leading, r.preferred] for b, r in per.items() if r.preferred},
+            }
+        )
+    return out
+
+
+def _check_series(spark: SparkSession, path: Path) -> dict[str, Any]:
+    truth = json.loads((path / "truth.json").read_text())
+    got = _series(spark, path)
+    want = [m for m in truth["health"]["minutes"] if m["minute_ms"] >= got[0]["minute_ms"]]
+    assert got == want
+    assert len(got) >= 25  # the whole story, minute by minute, to the capture
+    return truth
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_each_minute_of_each_sample_equals_the_truth(spark: SparkSession, name: str) -> None:
+    truth = _check_series(spark, REPO / "sample_data" / name)
+    peaks = [m["offline_peak"] for m in truth["health"]["minutes"]]
+    if truth["broker_failures"]:  # a crashed leader: offline until the controller moved its partitions
+        assert max(peaks) > 0
+    if name.startswith("healthy"):  # controlled restarts move leaders first
+        assert max(peaks) == 0 and max(m["under_replicated_peak"] for m in truth["health"]["minutes"]) > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(FRESH))
+def test_other_seeds_and_versions_equal_their_truth(
+    spark: SparkSession, fresh: dict[str, Path], name: str
+) -> None:
+    _check_series(spark, fresh[name])
+
+
+def test_imbalance_at_the_end_is_the_truths_and_only_a_live_uncorrected_broker_is_a_finding(
+    spark: SparkSession,
+) -> None:
+    for name in ("controller-failover-2.5", "healthy-3.6", "deletion-stuck-2.8"):
+        path = REPO / "sample_data" / name
+        truth = json.loads((path / "truth.json").read_text())
+        bundle = open_bundle(path, spark)
+        h = health(bundle)
+        assert h is not None
+        last = {r.broker: r for r in balance.imbalance_since(h, 0.1)}
+        for b, want in truth["leader_imbalance"].items():
+            assert (last[int(b)].preferred, last[int(b)].not_leading) == (
+                want["preferred"],
+                len(want["not_leading"]),
+            )
+            assert last[int(b)].imbalance_ratio == pytest.approx(want["ratio"])
+        found = {f.subject["broker"]: f for f in balance.findings(bundle, Coverage())}
+        if name == "controller-failover-2.5":  # broker 1 came back; auto.leader.rebalance.enable=false
+            assert set(found) == {1} and "auto.leader.rebalance.enable is false" in found[1].summary
+            assert "broker-1:server.properties" in found[1].evidence
+        else:  # healthy: the controller's check moved leaders back; deletion-stuck: broker 3 is down
+            assert found == {}
+
+
+def test_offline_and_sustained_under_replication_are_found_only_where_they_happened(
+    spark: SparkSession,
+) -> None:
+    for name in ("deletion-stuck-2.8", "healthy-3.6"):
+        path = REPO / "sample_data" / name
+        truth = json.loads((path / "truth.json").read_text())
+        coverage = Coverage()
+        found = health_analysis.findings(open_bundle(path, spark), coverage)
+        assert coverage["health"].status == "done"
+        offline = [f for f in found if f.kind == "partition.offline"]
+        urp = [f for f in found if f.kind == "partition.under_replicated"]
+        assert [
+            (int(f.subject["zxid"], 16), f.subject["broker"], f.subject["partitions"]) for f in offline
+        ] == [(o["zxid"], o["leader"], o["partitions"]) for o in truth["health"]["offline"]]
+        assert [(f.subject["brokers"], f.subject["partitions"], f.subject["still"]) for f in urp] == [
+            (u["out_of_isr"], u["partitions"], u["still"]) for u in truth["health"]["under_replicated"]
+        ]
+        if name == "healthy-3.6":
+            assert found == []
+        else:  # broker 3 crashed and stays down: its partitions stay under-replicated
+            (failure,) = truth["broker_failures"]
+            assert offline and urp and urp[0].subject["brokers"] == [failure["broker"]]
+            assert urp[0].severity == "warning" and all(f.evidence for f in found)
+
+
+def test_under_min_isr_counts_where_server_properties_set_it(spark: SparkSession, tmp_path: Path) -> None:
+    """The stuck deletion's crashed broker leaves 2 of 3 replicas in the ISR: under min ISR with
+    min.insync.replicas=3, not with 2; without the brokers' files it is not known."""
+    path = tmp_path / "bundle"
+    shutil.copytree(REPO / "sample_data" / "deletion-stuck-2.8", path)
+    counts = {}
+    for setting in ("3", "2", None):
+        for props in path.glob("brokers/*/server.properties"):
+            kept = [x for x in props.read_text().splitlines() if not x.startswith("min.insync.replicas=")]
+            props.write_text("\n".join(kept + ([f"min.insync.replicas={setting}"] if setting else [])) + "\n")
+        h = health(open_bundle(path, spark))
+        assert h is not None
+        last = h.minutes.orderBy(F.desc("minute")).first()
+        counts[setting] = (last.under_replicated, last.under_min_isr)
+    assert counts["3"] == (18, 18) and counts["2"] == (18, 0) and counts[None] == (18, 0)
+    for props in path.glob("brokers/*/server.properties"):
+        props.unlink()
+    h = health(open_bundle(path, spark))
+    assert h is not None and h.minutes.agg(F.max("under_min_isr")).first()[0] is None
+    coverage = Coverage()
+    health_analysis.findings(open_bundle(path, spark), coverage)
+    assert coverage["health"].status == "partial" and "min.insync.replicas" in coverage["health"].missing[0]
+
+
+def test_without_zookeeper_history_nothing_is_guessed(spark: SparkSession) -> None:
+    bundle = open_bundle(REPO / "sample_data" / "handmade-2.8", spark)
+    coverage = Coverage()
+    assert health(bundle) is None
+    assert health_analysis.findings(bundle, coverage) == [] and balance.findings(bundle, coverage) == []
+    assert coverage["health"].status == "skipped" and coverage["leader_balance"].status == "skipped"
+    with pytest.raises(ValueError, match="expected a count and a unit"):
+        health(bundle, "fortnightly")

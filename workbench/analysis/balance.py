@@ -1,0 +1,259 @@
+"""Leader balance: brokers whose share of preferred leadership stayed above the controller's threshold
+longer than its automatic rebalance takes to act, and why nothing moved it back.
+
+The ratio is KafkaController.checkAndTriggerAutoLeaderRebalance's (2.5.1-3.6.2): of the partitions whose
+first replica is the broker (topics queued for deletion left out), those whose leader is another broker.
+Above leader.imbalance.per.broker.percentage (default 10) the controller, every
+leader.imbalance.check.interval.seconds (default 300) while auto.leader.rebalance.enable is true, elects the
+preferred replica wherever it is alive and in the ISR and no reassignment runs. An imbalance that outlives
+that interval was therefore not corrected, and the finding says which of those conditions the evidence
+shows.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from workbench.analysis.cluster import views
+from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, tp_list, txn_ref, zk_ref
+from workbench.analysis.health import Health, health
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+IMBALANCE_PERCENTAGE = "10"  # leader.imbalance.per.broker.percentage (KafkaConfig default)
+CHECK_INTERVAL_SECONDS = "300"  # leader.imbalance.check.interval.seconds (KafkaConfig default)
+
+
+def imbalance_since(h: Health, threshold: float) -> list[Any]:
+    """Per broker at the series' last bucket: preferred, not_leading, imbalance_ratio, and `since`, the
+    first bucket of the run of buckets that ends the series above the threshold (null when not above)."""
+    above = F.col("imbalance_ratio") > threshold
+    w = Window.partitionBy("broker")
+    settled = F.max(F.when(~above, F.col("minute"))).over(w)
+    since = F.min(F.when(above & (settled.isNull() | (F.col("minute") > settled)), F.col("minute"))).over(w)
+    return (
+        h.brokers.select(
+            "broker", "minute", "preferred", "not_leading", "imbalance_ratio", since.alias("since")
+        )
+        .where(F.col("minute") == F.lit(h.last))
+        .orderBy("broker")
+        .collect()
+    )
+
+
+def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+    v = views(bundle)
+    h = health(bundle)
+    if h is None:
+        coverage.record(
+            "leader_balance",
+            [],
+            ["ZooKeeper's txn logs (zk/txnlog/): how long an imbalance lasted"],
+            needed=False,
+        )
+        return []
+    percentage = float(_setting(bundle, "leader.imbalance.per.broker.percentage", IMBALANCE_PERCENTAGE))
+    interval_s = int(_setting(bundle, "leader.imbalance.check.interval.seconds", CHECK_INTERVAL_SECONDS))
+    coverage.record("leader_balance", ["ZooKeeper's history", "ZooKeeper's state"])
+    live = v.live_brokers
+    out = _flapping_findings(bundle)
+    for r in imbalance_since(h, percentage / 100):
+        if r.since is None or r.broker not in live:
+            continue  # balanced, or not registered: its absence is the finding (broker.session_expired)
+        lasted_s = (r.minute - r.since).total_seconds() + 60
+        if lasted_s <= interval_s + 60:
+            continue
+        out.append(_finding(bundle, r, percentage, interval_s))
+    return out
+
+
+def _setting(bundle: Bundle, key: str, default: str) -> str:
+    """The brokers' setting where their server.properties agree on it, else Kafka's default."""
+    values = set(views(bundle).evidence.config(key, default).values())
+    return values.pop() if len(values) == 1 else default
+
+
+def _finding(bundle: Bundle, r: Any, percentage: float, interval_s: int) -> Finding:
+    v = views(bundle)
+    b = r.broker
+    parts = v.partitions
+    deleting = v.delete_markers.select("topic")
+    not_led = (
+        parts.where((F.col("replicas")[0] == b) & (F.col("leader") != b))
+        .join(deleting, "topic", "left_anti")
+        .agg(
+            F.count_if(F.array_contains("isr", b)).alias("movable"),
+            F.slice(
+                F.sort_array(F.collect_list(F.struct("topic", "partition", "state_path", "state_mzxid"))),
+                1,
+                3,
+            ).alias("some"),
+        )
+        .collect()[0]
+    )
+    moving = parts.where((F.size("adding") > 0) | (F.size("removing") > 0)).count()
+    why, refs = _why_not_corrected(bundle, r.since, moving)
+    return Finding(
+        "leader.imbalance",
+        "warning",
+        {"broker": b, "ratio": round(r.imbalance_ratio, 2), "threshold": percentage / 100},
+        f"Broker {b} does not lead {r.not_leading} of the {r.preferred} partitions it is the preferred "
+        f"leader for (imbalance {r.imbalance_ratio:.2f}, above leader.imbalance.per.broker.percentage "
+        f"{percentage:g}) at every minute's end since {r.since:%Y-%m-%d %H:%M} ZooKeeper time, longer than "
+        f"the controller's {interval_s} s rebalance check; broker {b} is in the ISR of {not_led.movable} of "
+        f"them, so a preferred election could move those back; {why}.",
+        tuple(first_refs([zk_ref(p.state_path, p.state_mzxid) for p in not_led.some], 3) + refs),
+    )
+
+
+def _why_not_corrected(bundle: Bundle, since: datetime, moving: int) -> tuple[str, list[str]]:
+    """What the evidence says about the automatic rebalance since the imbalance began."""
+    v = views(bundle)
+    disabled = [
+        b
+        for b, x in v.evidence.config("auto.leader.rebalance.enable", "true").items()
+        if x.strip() == "false"
+    ]
+    if disabled:
+        return (
+            "auto.leader.rebalance.enable is false in server.properties of broker(s) "
+            + ", ".join(map(str, disabled)),
+            [f"broker-{b}:server.properties" for b in disabled[:3]],
+        )
+    if moving:
+        return (
+            f"{moving} partition(s) are being reassigned, and the controller skips the rebalance while "
+            "any are",
+            [],
+        )
+    if not v.evidence.with_logs:
+        return "the bundle has no broker logs to show whether the controller checked", []
+    checks = (
+        bundle.cluster_events.where(
+            (F.col("event") == "leader_election.auto_rebalance") & (F.col("ts") >= F.lit(since))
+        )
+        .agg(F.count("*").alias("n"), F.max_by(F.struct("file", "line_no"), "ts").alias("last"))
+        .collect()[0]
+    )
+    if checks.n:
+        return (
+            f"the controller logged {checks.n} automatic rebalance check(s) since then without moving them",
+            [file_ref(checks.last.file, checks.last.line_no)],
+        )
+    return (
+        "no broker's log holds an automatic rebalance check ('Processing automatic preferred replica "
+        "leader election', INFO) since then, as the controller logs one each check while "
+        "auto.leader.rebalance.enable is true",
+        [],
+    )
+
+
+# -- ISR churn --------------------------------------------------------------------------------------
+FLAPPING_DEPARTURES = 3  # a replica leaving its partition's ISR this often ...
+FLAPPING_WINDOW_S = 600  # ... within this long (ZooKeeper's clock)
+
+
+def isr_changes(bundle: Bundle) -> DataFrame | None:
+    """Each replica leaving or joining a partition's ISR as ZooKeeper recorded it: topic, partition,
+    broker, zxid, time, change ('left' or 'joined'). None without ZooKeeper's history."""
+    changes = views(bundle).partition_changes
+    if changes is None:
+        return None
+    w = Window.partitionBy("topic", "partition").orderBy("zxid")
+    with_isr = changes.where(F.col("isr").isNotNull())
+    d = with_isr.select(
+        "topic", "partition", "zxid", "time", "isr", F.lag("isr").over(w).alias("before")
+    ).where(F.col("before").isNotNull())
+    return (
+        d.select(
+            "topic", "partition", "zxid", "time", F.explode(F.array_except("before", "isr")).alias("broker")
+        )
+        .withColumn("change", F.lit("left"))
+        .unionByName(
+            d.select(
+                "topic",
+                "partition",
+                "zxid",
+                "time",
+                F.explode(F.array_except("isr", "before")).alias("broker"),
+            ).withColumn("change", F.lit("joined"))
+        )
+    )
+
+
+def isr_churn(bundle: Bundle, bucket: str = "1 minute") -> DataFrame | None:
+    """Per bucket and broker, how many of its replicas left and joined an ISR: minute, broker, left,
+    joined (only buckets with churn)."""
+    changes = isr_changes(bundle)
+    if changes is None:
+        return None
+    return (
+        changes.groupBy(F.window("time", bucket)["start"].alias("minute"), "broker")
+        .pivot("change", ["left", "joined"])
+        .count()
+        .na.fill(0, ["left", "joined"])
+        .orderBy("minute", "broker")
+    )
+
+
+def flapping(bundle: Bundle) -> DataFrame | None:
+    """Replicas that left their partition's ISR FLAPPING_DEPARTURES times or more within
+    FLAPPING_WINDOW_S: topic, partition, broker, departures (the most in one window), first, last and
+    the zxids of those departures."""
+    changes = isr_changes(bundle)
+    if changes is None:
+        return None
+    left = changes.where(F.col("change") == "left")
+    w = (
+        Window.partitionBy("topic", "partition", "broker")
+        .orderBy(F.unix_seconds("time"))
+        .rangeBetween(-FLAPPING_WINDOW_S, 0)
+    )
+    return (
+        left.withColumn("in_window", F.count("*").over(w))
+        .groupBy("topic", "partition", "broker")
+        .agg(
+            F.max("in_window").alias("departures"),
+            F.min("time").alias("first"),
+            F.max("time").alias("last"),
+            F.slice(F.sort_array(F.collect_list("zxid")), 1, 10).alias("zxids"),
+        )
+        .where(F.col("departures") >= FLAPPING_DEPARTURES)
+    )
+
+
+def _flapping_findings(bundle: Bundle) -> list[Finding]:
+    """One finding per broker whose replicas flapped, naming the partitions."""
+    flaps = flapping(bundle)
+    if flaps is None:
+        return []
+    rows = (
+        flaps.groupBy("broker")
+        .agg(
+            F.count("*").alias("n"),
+            F.max("departures").alias("most"),
+            F.min("first").alias("first"),
+            F.max("last").alias("last"),
+            F.slice(F.sort_array(F.collect_list(F.struct("topic", "partition"))), 1, 60).alias("tps"),
+            F.slice(F.sort_array(F.flatten(F.collect_list("zxids"))), 1, 5).alias("zxids"),
+        )
+        .orderBy("broker")
+        .collect()
+    )
+    return [
+        Finding(
+            "isr.flapping",
+            "warning",
+            {"broker": r.broker, "partitions": r.n},
+            f"Broker {r.broker}'s replica left the ISR of {r.n} partition(s) ({tp_list(r.tps)}) up to "
+            f"{r.most} times within {FLAPPING_WINDOW_S // 60} minutes, between {r.first:%Y-%m-%d %H:%M:%S} "
+            f"and {r.last:%H:%M:%S} ZooKeeper time.",
+            tuple(txn_ref(z) for z in r.zxids),
+        )
+        for r in rows
+    ]

@@ -1,0 +1,318 @@
+"""The cluster's health over time, as its ZooKeeper held it: per minute (or any bucket) the offline and
+under-replicated partitions, the partitions under their min.insync.replicas, and per broker the partitions
+it leads and the controller's leader imbalance.
+
+Exact from ZooKeeper's history: every partition's state, assignment, deletion marker and its leader's
+registration are followed txn by txn (zxid order, so the brokers' clocks play no part), and each counts
+the way Kafka counts it, topics queued for deletion left out as the controller leaves them out:
+
+- offline: no leader (-1), or a leader that is not registered (KafkaController's OfflinePartitionsCount);
+- under-replicated: a registered leader with fewer replicas in the ISR than the replicas less those being
+  added (Partition.isUnderReplicated, 2.4+); under min ISR: fewer than min.insync.replicas;
+- imbalance: per broker, the partitions whose first replica it is, and those of them whose leader is not
+  it, over them (KafkaController.checkAndTriggerAutoLeaderRebalance, 2.5.1-3.6.2).
+
+Each partition's contribution changes only at its own txns, so the series is summed from +1/-1 changes:
+nothing per partition and per minute is ever made, and only the per-minute counts leave Spark.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from workbench.analysis.cluster import views
+from workbench.analysis.findings import Coverage, Finding, hex_zxid, tp_list, txn_ref
+from workbench.analysis.partition_history import WHOLE_CLUSTER, min_isr
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+CLUSTER_COUNTS = ("offline", "under_replicated", "under_min_isr")
+BROKER_COUNTS = ("leaders", "preferred", "not_leading")
+
+
+@dataclass
+class Health:
+    """`minutes`: bucket start, then each cluster count at the bucket's end and, for offline and
+    under-replicated, its peak within the bucket (under_min_isr is null where min.insync.replicas is not
+    known). `brokers`: bucket, broker, leaders, preferred, not_leading and imbalance_ratio at its end.
+    `partitions`: one row per partition and change (zxid, time, leader, isr, replicas, counted_as), the
+    detail the findings and a notebook's drill-down read."""
+
+    minutes: DataFrame
+    brokers: DataFrame
+    partitions: DataFrame
+    bucket: str
+    last: datetime  # the last bucket's start (the capture's)
+
+
+_MADE: weakref.WeakKeyDictionary[Bundle, dict[str, Health | None]] = weakref.WeakKeyDictionary()
+
+
+def health(bundle: Bundle, bucket: str = "1 minute") -> Health | None:
+    """The health series from ZooKeeper's history; None without it (a series from the brokers' logs would
+    be a guess at what the controller saw). Made once per bundle and bucket; the series stays cached."""
+    bucket_ms = _bucket_ms(bucket)
+    made = _MADE.setdefault(bundle, {})
+    if bucket not in made:
+        made[bucket] = _health(bundle, bucket, bucket_ms)
+    return made[bucket]
+
+
+def _health(bundle: Bundle, bucket: str, bucket_ms: int) -> Health | None:
+    changes = views(bundle).partition_changes
+    if changes is None:
+        return None
+    span = bundle.znode_history.agg(F.min("time").alias("began"), F.max("time").alias("ended")).collect()[0]
+    ended = max(views(bundle).evidence.captured_ms or 0, _ms(span.ended))
+    series = _series(_deltas(changes), _ms(span.began) // bucket_ms, ended // bucket_ms, bucket_ms).cache()
+    cluster = series.where(F.col("broker") == WHOLE_CLUSTER)
+    minutes = (
+        cluster.groupBy("minute")
+        .pivot("count", list(CLUSTER_COUNTS))
+        .agg(F.first("value").alias("v"), F.first("peak").alias("peak"))
+    )
+    minutes = minutes.select(
+        "minute",
+        *[F.coalesce(F.col(f"{c}_v"), F.lit(0)).alias(c) for c in CLUSTER_COUNTS[:2]],
+        *[F.coalesce(F.col(f"{c}_peak"), F.lit(0)).alias(f"{c}_peak") for c in CLUSTER_COUNTS[:2]],
+        F.when(F.lit(min_isr(bundle)[1] is not None), F.coalesce(F.col("under_min_isr_v"), F.lit(0))).alias(
+            "under_min_isr"
+        ),
+    ).orderBy("minute")
+    per_broker = (
+        series.where(F.col("broker") != WHOLE_CLUSTER)
+        .groupBy("minute", "broker")
+        .pivot("count", list(BROKER_COUNTS))
+        .agg(F.first("value"))
+        .na.fill(0, list(BROKER_COUNTS))
+        .withColumn(
+            "imbalance_ratio",
+            F.when(F.col("preferred") > 0, F.col("not_leading") / F.col("preferred")).otherwise(F.lit(0.0)),
+        )
+        .orderBy("minute", "broker")
+    )
+    last = datetime.fromtimestamp(ended // bucket_ms * bucket_ms / 1000, tz=timezone.utc)
+    return Health(minutes, per_broker, changes, bucket, last)
+
+
+def _bucket_ms(bucket: str) -> int:
+    amount, _, unit = bucket.strip().partition(" ")
+    ms = {"second": 1_000, "minute": 60_000, "hour": 3_600_000}.get(unit.rstrip("s"))
+    if not amount.isdigit() or ms is None or int(amount) <= 0:
+        raise ValueError(
+            f"bucket {bucket!r}: expected a count and a unit, such as '1 minute' or '10 seconds'"
+        )
+    return int(amount) * ms
+
+
+def _deltas(changes: DataFrame) -> DataFrame:
+    """+1/-1 per count and broker at each txn that moved it: count, broker, zxid, time, delta."""
+    w = Window.partitionBy("topic", "partition").orderBy("zxid")
+    none = F.filter("counted_as", lambda x: F.lit(False))
+    prev = F.coalesce(F.lag("counted_as").over(w), none)
+    d = changes.select(
+        "zxid",
+        "time",
+        F.array_except("counted_as", prev).alias("up"),
+        F.array_except(prev, "counted_as").alias("down"),
+    )
+    moved = d.select("zxid", "time", F.explode("up").alias("k"), F.lit(1).alias("delta")).unionByName(
+        d.select("zxid", "time", F.explode("down").alias("k"), F.lit(-1).alias("delta"))
+    )
+    return (
+        moved.groupBy(F.col("k.count").alias("count"), F.col("k.broker").alias("broker"), "zxid")
+        .agg(F.sum("delta").alias("delta"), F.max("time").alias("time"))
+        .where(F.col("delta") != 0)
+    )
+
+
+def _series(deltas: DataFrame, first: int, last: int, bucket_ms: int) -> DataFrame:
+    """Each count per bucket: value at its end (the changes of txns stamped in it or before) and peak
+    (the highest the count reached after a txn stamped in it, in zxid order, or the value it began with).
+    Buckets from `first` to `last` (bucket numbers), txns before the first counted in the first."""
+    at = F.floor(F.unix_millis("time") / bucket_ms).cast("long")
+    level = F.sum("delta").over(
+        Window.partitionBy("count", "broker").orderBy("zxid").rowsBetween(Window.unboundedPreceding, 0)
+    )
+    per_bucket = (
+        deltas.select(
+            "count",
+            "broker",
+            F.greatest(F.coalesce(at, F.lit(first)), F.lit(first)).alias("b"),
+            "delta",
+            level.alias("level"),
+        )
+        .groupBy("count", "broker", "b")
+        .agg(F.sum("delta").alias("moved"), F.max("level").alias("top"))
+    )
+    spark = deltas.sparkSession
+    always = spark.createDataFrame([(c, WHOLE_CLUSTER) for c in CLUSTER_COUNTS], "count string, broker int")
+    grid = (
+        spark.range(first, last + 1)
+        .withColumnRenamed("id", "b")
+        .crossJoin(deltas.select("count", "broker").unionByName(always).distinct())
+        .join(per_bucket, ["count", "broker", "b"], "left")
+    )
+    moved = F.coalesce(F.col("moved"), F.lit(0))
+    value = F.sum(moved).over(Window.partitionBy("count", "broker").orderBy("b")).cast("int")
+    return grid.select(
+        "count",
+        "broker",
+        F.timestamp_millis(F.col("b") * bucket_ms).alias("minute"),
+        value.alias("value"),
+        F.greatest(value - moved, F.coalesce(F.col("top"), value - moved)).cast("int").alias("peak"),
+    )
+
+
+def _ms(t: Any) -> int:
+    return int(t.timestamp() * 1000) if t is not None else 0
+
+
+# -- findings ---------------------------------------------------------------------------------------
+SUSTAINED_MS = 5 * 60_000  # under-replicated this long is not a restart's blip
+
+
+def episodes(changes: DataFrame, count: str, captured: Any) -> DataFrame:
+    """Each stretch a partition spent counted as `count` (offline, under_replicated, ...): topic,
+    partition, began/began_zxid, ended/ended_zxid (null: still at the capture), lasted_ms (to the capture
+    when still), and at its start the leader, whether it was registered, and the replicas out of the ISR."""
+    w = Window.partitionBy("topic", "partition").orderBy("zxid")
+    flagged = changes.withColumn("on", F.exists("counted_as", lambda x: x["count"] == count))
+    marked = flagged.select(
+        "*",
+        (F.col("on") & ~F.coalesce(F.lag("on").over(w), F.lit(False))).alias("starts"),
+        F.lead("zxid").over(w).alias("next_zxid"),
+        F.lead("time").over(w).alias("next_time"),
+    ).withColumn("episode", F.sum(F.col("starts").cast("int")).over(w))
+    out_of_isr = F.sort_array(
+        F.array_except(F.array_except("replicas", "adding"), F.coalesce("isr", F.array()))
+    )
+    ended_at = F.coalesce(F.col("ended"), F.lit(captured).cast("timestamp"))
+    return (
+        marked.where("on")
+        .groupBy("topic", "partition", "episode")
+        .agg(
+            F.min_by(F.struct("zxid", "time", "leader", "registered", out_of_isr.alias("out")), "zxid").alias(
+                "s"
+            ),
+            F.max_by(F.struct("next_zxid", "next_time"), "zxid").alias("e"),
+        )
+        .select(
+            "topic",
+            "partition",
+            F.col("s.zxid").alias("began_zxid"),
+            F.col("s.time").alias("began"),
+            F.col("e.next_zxid").alias("ended_zxid"),
+            F.col("e.next_time").alias("ended"),
+            F.col("s.leader").alias("leader"),
+            F.col("s.registered").alias("registered"),
+            F.col("s.out").alias("out_of_isr"),
+        )
+        .withColumn("lasted_ms", F.unix_millis(ended_at) - F.unix_millis("began"))
+    )
+
+
+def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+    """Partitions that were offline (grouped by the txn that took their leader), and partitions
+    under-replicated for SUSTAINED_MS or more (grouped by the brokers out of their ISR)."""
+    h = health(bundle)
+    if h is None:
+        coverage.record(
+            "health",
+            [],
+            ["ZooKeeper's txn logs (zk/txnlog/): offline and under-replicated partitions over time"],
+            needed=False,
+        )
+        return []
+    _, default_min_isr = min_isr(bundle)
+    coverage.record(
+        "health",
+        ["ZooKeeper's history"],
+        []
+        if default_min_isr is not None
+        else [
+            "server.properties: min.insync.replicas (under-min-ISR counted only for topics that override it)"
+        ],
+    )
+    captured = _captured(bundle)
+    return _offline(h, captured) + _under_replicated(h, captured)
+
+
+def _captured(bundle: Bundle) -> datetime | None:
+    ms = views(bundle).evidence.captured_ms
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc) if ms is not None else None
+
+
+def _span(ms: int) -> str:
+    if ms < 1_000:
+        return f"{ms} ms"
+    return f"{ms / 1000:.1f} s" if ms < 120_000 else f"{ms / 60_000:.0f} min"
+
+
+def _grouped(ep: DataFrame, keys: list[str]) -> list[Any]:
+    """Episodes grouped: how many partitions, the longest, how many still at the capture, the first
+    partitions by name (a finding's list, never every row) and the txns that began and ended the longest."""
+    return (
+        ep.groupBy(*keys)
+        .agg(
+            F.count("*").alias("n"),
+            F.max("lasted_ms").alias("longest"),
+            F.count_if(F.col("ended_zxid").isNull()).alias("still"),
+            F.slice(F.sort_array(F.collect_list(F.struct("topic", "partition"))), 1, 60).alias("tps"),
+            F.min("began").alias("began"),
+            F.max_by(F.struct("began_zxid", "ended_zxid"), "lasted_ms").alias("worst"),
+        )
+        .orderBy("began")
+        .collect()
+    )
+
+
+def _offline(h: Health, captured: datetime | None) -> list[Finding]:
+    out = []
+    ep = episodes(h.partitions, "offline", captured)
+    for g in _grouped(ep, ["began_zxid", "leader", "registered"]):
+        why = (
+            f"broker {g.leader}, their leader, was no longer registered"
+            if g.leader is not None and g.leader >= 0 and not g.registered
+            else "no leader was set (-1)"
+        )
+        still = f"; {g.still} still offline at the capture" if g.still else ""
+        out.append(
+            Finding(
+                "partition.offline",
+                "critical" if g.still else "warning",
+                {"partitions": g.n, "zxid": hex_zxid(g.began_zxid), "broker": g.leader},
+                f"{g.n} partition(s) ({tp_list(g.tps)}) had no live leader from zxid "
+                f"{hex_zxid(g.began_zxid)} ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time), when {why}, for up "
+                f"to {_span(g.longest)}{still}.",
+                tuple(txn_ref(z) for z in (g.began_zxid, g.worst.ended_zxid) if z is not None),
+            )
+        )
+    return out
+
+
+def _under_replicated(h: Health, captured: datetime | None) -> list[Finding]:
+    out = []
+    ep = episodes(h.partitions, "under_replicated", captured).where(F.col("lasted_ms") >= SUSTAINED_MS)
+    for g in _grouped(ep, ["out_of_isr"]):
+        brokers = ", ".join(map(str, sorted(g.out_of_isr or [])))
+        still = f", {g.still} still at the capture" if g.still else ", all recovered before the capture"
+        out.append(
+            Finding(
+                "partition.under_replicated",
+                "warning" if g.still else "info",
+                {"partitions": g.n, "brokers": sorted(g.out_of_isr or []), "still": g.still},
+                f"{g.n} partition(s) ({tp_list(g.tps)}) were under-replicated for up to {_span(g.longest)}"
+                f"{still}: broker(s) {brokers} out of their ISR from {g.began:%Y-%m-%d %H:%M:%S} "
+                "ZooKeeper time.",
+                tuple(txn_ref(z) for z in (g.worst.began_zxid, g.worst.ended_zxid) if z is not None),
+            )
+        )
+    return out

@@ -1,0 +1,303 @@
+"""Each partition, change by change, as ZooKeeper's history holds it: its state (leader, ISR), its
+assignment (replicas, those being added), whether its topic is queued for deletion, and whether its leader
+is registered, at every txn that changed any of them, in zxid order (the brokers' clocks play no part).
+The health series and the balance checks read it; each row also says what the partition then adds to
+the counts Kafka keeps (`counted_as`)."""
+
+from __future__ import annotations
+
+from functools import reduce
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from workbench.analysis.cluster import (
+    BROKER_PATH,
+    DELETE_MARKER_PATH,
+    PARTITION_STATE,
+    STATE_PATH,
+    TOPIC_PATH,
+    TOPIC_ZNODE,
+    views,
+)
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+CREATES = ("create", "create2", "createContainer", "createTtl")
+DELETES = ("delete", "deleteContainer")
+WHOLE_CLUSTER = -1  # the broker of a cluster-wide count
+
+
+def partition_changes(bundle: Bundle, first: int) -> DataFrame:
+    """Every partition at each txn that changed its state, its assignment, its topic's deletion marker or
+    its leader's registration: topic, partition, zxid, time, leader, isr, replicas, adding, removing,
+    deleting, registered (its leader), min_isr and counted_as (what it adds to the counts)."""
+    h = bundle.znode_history.where(F.col("applied"))
+    base = bundle.znodes_at(first - 1)[0] if first > 1 else None
+    raw = _partition_rows(h, base, first)
+    per_txn = raw.groupBy("topic", "partition", "zxid").agg(
+        F.max("time").alias("time"),
+        *[F.last(c, ignorenulls=True).alias(c) for c in ("st", "asg", "deleting")],
+    )
+    w = Window.partitionBy("topic", "partition").orderBy("zxid")
+    filled = per_txn.select(
+        "topic",
+        "partition",
+        "zxid",
+        "time",
+        *[F.last(c, ignorenulls=True).over(w).alias(c) for c in ("st", "asg", "deleting")],
+    ).withColumn("next_zxid", F.lead("zxid").over(w))
+    regs = _registrations(h, base)
+    # A leader's registration beginning or ending is a change for every partition it leads then.
+    moves = (
+        regs.select("broker", F.col("czxid").alias("at"), F.col("registered").alias("at_time"))
+        .unionByName(
+            regs.where(F.col("ended_zxid").isNotNull()).select(
+                "broker", F.col("ended_zxid").alias("at"), F.col("ended").alias("at_time")
+            )
+        )
+        .alias("m")
+    )
+    f = filled.alias("f")
+    by_registration = f.join(
+        moves,
+        (F.col("f.st.leader") == F.col("m.broker"))
+        & (F.col("m.at") > F.col("f.zxid"))
+        & (F.col("f.next_zxid").isNull() | (F.col("m.at") < F.col("f.next_zxid"))),
+    ).select(
+        "f.topic",
+        "f.partition",
+        F.col("m.at").alias("zxid"),
+        F.col("m.at_time").alias("time"),
+        "f.st",
+        "f.asg",
+        "f.deleting",
+    )
+    points = filled.drop("next_zxid").unionByName(by_registration).alias("p")
+    r = regs.alias("r")
+    registered = points.join(
+        r,
+        (F.col("p.st.leader") == F.col("r.broker"))
+        & (F.col("r.czxid") <= F.col("p.zxid"))
+        & (F.col("r.ended_zxid").isNull() | (F.col("p.zxid") < F.col("r.ended_zxid"))),
+        "left",
+    ).select("p.*", F.col("r.broker").isNotNull().alias("registered"))
+    overrides, default = min_isr(bundle)
+    out = registered.join(overrides, "topic", "left").withColumn(
+        "min_isr", F.coalesce("override", F.lit(default).cast("int"))
+    )
+    return out.select(
+        "topic",
+        "partition",
+        "zxid",
+        "time",
+        F.col("st.leader").alias("leader"),
+        F.col("st.isr").alias("isr"),
+        F.col("asg.replicas").alias("replicas"),
+        F.col("asg.adding").alias("adding"),
+        F.col("asg.removing").alias("removing"),
+        F.coalesce("deleting", F.lit(False)).alias("deleting"),
+        "registered",
+        "min_isr",
+        _counted_as().alias("counted_as"),
+    )
+
+
+def _partition_rows(h: DataFrame, base: DataFrame | None, first: int) -> DataFrame:
+    """State (st), assignment (asg) and deletion-marker (deleting) rows per partition and zxid; a null
+    column says nothing, st/asg with present=false say the znode is gone. The base tree's rows come at
+    the zxid before the history's first."""
+    written = h.where(F.col("op").isin(*CREATES, "setData"))
+    gone = h.where(F.col("op").isin(*DELETES))
+    at_base = F.lit(first - 1).cast("long").alias("zxid")
+    base_rows = None
+    if base is not None:
+        base_rows = base.select("path", "data", F.lit(None).cast("timestamp").alias("time"))
+    writes = written.select("zxid", "time", "path", "data")
+    if base_rows is not None:
+        writes = writes.unionByName(base_rows.select(at_base, "time", "path", "data"))
+    state = F.from_json("data", PARTITION_STATE)
+    states = writes.where(F.col("path").rlike(STATE_PATH)).select(
+        F.regexp_extract("path", STATE_PATH, 1).alias("topic"),
+        F.regexp_extract("path", STATE_PATH, 2).cast("int").alias("partition"),
+        "zxid",
+        "time",
+        F.struct(
+            F.lit(True).alias("present"), state["leader"].alias("leader"), state["isr"].alias("isr")
+        ).alias("st"),
+    )
+    states_gone = gone.where(F.col("path").rlike(STATE_PATH)).select(
+        F.regexp_extract("path", STATE_PATH, 1).alias("topic"),
+        F.regexp_extract("path", STATE_PATH, 2).cast("int").alias("partition"),
+        "zxid",
+        "time",
+        F.struct(
+            F.lit(False).alias("present"), F.lit(None).cast("int").alias("leader"), F.lit(None).alias("isr")
+        ).alias("st"),
+    )
+    topic = F.from_json("data", TOPIC_ZNODE)
+    assigned = (
+        writes.where(F.col("path").rlike(TOPIC_PATH))
+        .select(
+            F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"),
+            "zxid",
+            "time",
+            topic.alias("z"),
+        )
+        .select("topic", "zxid", "time", "z", F.explode("z.partitions").alias("p", "replicas"))
+        .select(
+            "topic",
+            F.col("p").cast("int").alias("partition"),
+            "zxid",
+            "time",
+            F.struct(
+                F.lit(True).alias("present"),
+                F.col("replicas"),
+                *[
+                    F.coalesce(F.col(f"z.{k}_replicas")[F.col("p")], F.array().cast("array<int>")).alias(k)
+                    for k in ("adding", "removing")
+                ],
+            ).alias("asg"),
+        )
+    )
+    known = assigned.select("topic", "partition").distinct()
+    # A topic znode deleted, or rewritten without some partition: those partitions are no longer assigned.
+    topics_gone = (
+        gone.select("zxid", "time", "path")
+        .unionByName(writes.select("zxid", "time", "path"))
+        .where(F.col("path").rlike(TOPIC_PATH))
+        .select(F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"), "zxid", "time")
+        .join(known, "topic")
+        .join(assigned.select("topic", "partition", "zxid"), ["topic", "partition", "zxid"], "left_anti")
+        .select(
+            "topic",
+            "partition",
+            "zxid",
+            "time",
+            F.struct(
+                F.lit(False).alias("present"),
+                F.lit(None).cast("array<int>").alias("replicas"),
+                F.lit(None).cast("array<int>").alias("adding"),
+                F.lit(None).cast("array<int>").alias("removing"),
+            ).alias("asg"),
+        )
+    )
+    marker_ops = h.where(F.col("op").isin(*CREATES, *DELETES)).select(
+        "zxid", "time", "path", F.col("op").isin(*CREATES).alias("deleting")
+    )
+    if base_rows is not None:
+        marker_ops = marker_ops.unionByName(
+            base_rows.select(at_base, "time", "path", F.lit(True).alias("deleting"))
+        )
+    marker_rows = (
+        marker_ops.where(F.col("path").rlike(DELETE_MARKER_PATH))
+        .select(F.regexp_extract("path", DELETE_MARKER_PATH, 1).alias("topic"), "zxid", "time", "deleting")
+        .join(known, "topic")
+    )
+    none = {
+        "st": F.lit(None).cast(states.schema["st"].dataType),
+        "asg": F.lit(None).cast(assigned.schema["asg"].dataType),
+        "deleting": F.lit(None).cast("boolean"),
+    }
+
+    def shaped(df: DataFrame) -> DataFrame:
+        return df.select(
+            "topic",
+            "partition",
+            "zxid",
+            "time",
+            *[F.col(c) if c in df.columns else e.alias(c) for c, e in none.items()],
+        )
+
+    parts = [states, states_gone, assigned, topics_gone, marker_rows]
+    return reduce(DataFrame.unionByName, [shaped(p) for p in parts])
+
+
+def _registrations(h: DataFrame, base: DataFrame | None) -> DataFrame:
+    """Each broker registration (`/brokers/ids/N`): broker, czxid, registered (time), and the zxid and
+    time it ended (its session closed or expired, or the znode deleted); null while it lasts."""
+    created = h.where(F.col("op").isin(*CREATES) & F.col("path").rlike(BROKER_PATH)).select(
+        F.regexp_extract("path", BROKER_PATH, 1).cast("int").alias("broker"),
+        "path",
+        "session_id",
+        F.col("zxid").alias("czxid"),
+        F.col("time").alias("registered"),
+    )
+    if base is not None:
+        created = created.unionByName(
+            base.where(F.col("path").rlike(BROKER_PATH)).select(
+                F.regexp_extract("path", BROKER_PATH, 1).cast("int").alias("broker"),
+                "path",
+                F.col("ephemeral_owner").alias("session_id"),
+                "czxid",
+                F.lit(None).cast("timestamp").alias("registered"),
+            )
+        )
+    closed = h.where(F.col("op") == "closeSession").select(
+        "session_id", F.col("zxid").alias("end_zxid"), F.col("time").alias("end_time")
+    )
+    deleted = h.where(F.col("op").isin(*DELETES) & F.col("path").rlike(BROKER_PATH)).select(
+        "path", F.col("zxid").alias("end_zxid"), F.col("time").alias("end_time")
+    )
+    c = created.alias("c")
+    ends = (
+        c.join(closed.alias("e"), F.col("c.session_id") == F.col("e.session_id"), "left")
+        .select("c.*", "e.end_zxid", "e.end_time")
+        .unionByName(
+            c.join(deleted.alias("e"), F.col("c.path") == F.col("e.path"), "left").select(
+                "c.*", "e.end_zxid", "e.end_time"
+            )
+        )
+        .withColumn("end", F.when(F.col("end_zxid") > F.col("czxid"), F.struct("end_zxid", "end_time")))
+    )
+    return (
+        ends.groupBy("broker", "czxid", "registered")
+        .agg(F.min("end").alias("e"))
+        .select(
+            "broker",
+            "czxid",
+            "registered",
+            F.col("e.end_zxid").alias("ended_zxid"),
+            F.col("e.end_time").alias("ended"),
+        )
+    )
+
+
+def _counted_as() -> Column:
+    """What a partition adds to the counts at one change: (count, broker) pairs."""
+    st, asg = F.col("st"), F.col("asg")
+    kept = F.coalesce(asg["present"], F.lit(False)) & ~F.coalesce(F.col("deleting"), F.lit(False))
+    has_state = F.coalesce(st["present"], F.lit(False))
+    first, leader = asg["replicas"][0], st["leader"]
+    online = has_state & (leader >= 0) & F.col("registered")
+    isr = F.size(st["isr"])
+    items = [
+        F.when(first.isNotNull(), _count("preferred", first)),
+        F.when(has_state & (leader != first), _count("not_leading", first)),
+        F.when(has_state & ~online, _count("offline")),
+        F.when(online, _count("leaders", leader)),
+        F.when(online & (isr < F.size(asg["replicas"]) - F.size(asg["adding"])), _count("under_replicated")),
+        F.when(online & (isr < F.col("min_isr")), _count("under_min_isr")),
+    ]
+    return F.filter(F.array(*items), lambda x: x.isNotNull() & kept)
+
+
+def _count(name: str, broker: Column | None = None) -> Column:
+    b = broker if broker is not None else F.lit(WHOLE_CLUSTER)
+    return F.struct(F.lit(name).alias("count"), b.cast("int").alias("broker"))
+
+
+def min_isr(bundle: Bundle) -> tuple[DataFrame, int | None]:
+    """min.insync.replicas per topic: its override in `/config/topics/<t>`, and the brokers' default from
+    server.properties (Kafka's 1 where a file does not set it); None when no broker's file is in the
+    bundle, or the files disagree."""
+    config = F.from_json("data", "config map<string,string>")["config"]
+    overrides = bundle.znodes.where(F.col("path").rlike(r"^/config/topics/[^/]+$")).select(
+        F.regexp_extract("path", r"^/config/topics/([^/]+)$", 1).alias("topic"),
+        config["min.insync.replicas"].cast("int").alias("override"),
+    )
+    values = set(views(bundle).evidence.config("min.insync.replicas", "1").values())
+    default = int(values.pop()) if len(values) == 1 and next(iter(values)).strip().isdigit() else None
+    return overrides.where(F.col("override").isNotNull()), default

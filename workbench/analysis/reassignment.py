@@ -1,0 +1,129 @@
+"""Partition reassignments step by step, as ZooKeeper's history holds them (KIP-455, the controller's
+onPartitionReassignment, 2.4+): `started` when the topic znode took RS = target + origin with the adding
+and removing replicas (phase U/A), `caught_up` when every target replica was in the ISR (phase B begins),
+`completed` when the topic znode was written with the target alone (B6). One still under way at the
+capture is stuck when a target replica's broker is not registered (its copy cannot catch up), or when it
+has run for STUCK_AFTER_MS.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from workbench.analysis.cluster import views
+from workbench.analysis.findings import Coverage, Finding, txn_ref
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+STUCK_AFTER_MS = 30 * 60_000  # under way this long at the capture (a throttled copy can take longer)
+SHOWN = 50  # reassignments under way examined one by one; coverage counts any beyond
+
+
+def reassignments(bundle: Bundle) -> DataFrame | None:
+    """Every reassignment of a partition: topic, partition, origin, target, started/started_zxid,
+    caught_up/caught_up_zxid, completed/completed_zxid (null: under way at the capture), took_ms (to
+    completion) and in_isr (the target replicas in the ISR at its last change). None without the history."""
+    changes = views(bundle).partition_changes
+    if changes is None:
+        return None
+    w = Window.partitionBy("topic", "partition").orderBy("zxid")
+    moving = (F.size(F.coalesce("adding", F.array())) + F.size(F.coalesce("removing", F.array()))) > 0
+    c = changes.select(
+        "topic", "partition", "zxid", "time", "replicas", "adding", "removing", "isr"
+    ).withColumn("moving", F.coalesce(moving, F.lit(False)))
+    marked = (
+        c.withColumn("was", F.coalesce(F.lag("moving").over(w), F.lit(False)))
+        .withColumn("starts", F.col("moving") & ~F.col("was"))
+        .withColumn("move", F.sum(F.col("starts").cast("int")).over(w))
+        .withColumn("ends", ~F.col("moving") & F.col("was"))
+    )
+    target = F.filter("replicas", lambda r: ~F.array_contains(F.coalesce("removing", F.array()), r))
+    origin = F.filter("replicas", lambda r: ~F.array_contains(F.coalesce("adding", F.array()), r))
+    steps = marked.where(F.col("move") > 0)
+    per_move = steps.groupBy("topic", "partition", "move").agg(
+        F.min_by(F.struct("zxid", "time", origin.alias("origin"), target.alias("target")), "zxid").alias("s"),
+        F.min_by(F.struct("zxid", "time"), F.when(F.col("ends"), F.col("zxid"))).alias("e"),
+        F.max_by("isr", F.when(F.col("moving"), F.col("zxid"))).alias("last_isr"),
+    )
+    # Caught up: the first change, while it ran, with every target replica in the ISR.
+    runs = per_move.select("topic", "partition", "move", "s", "e")
+    caught = (
+        steps.where("moving")
+        .join(runs, ["topic", "partition", "move"])
+        .where(F.forall("s.target", lambda r: F.array_contains(F.coalesce("isr", F.array()), r)))
+        .groupBy("topic", "partition", "move")
+        .agg(F.min_by(F.struct("zxid", "time"), "zxid").alias("c"))
+    )
+    return (
+        per_move.join(caught, ["topic", "partition", "move"], "left")
+        .select(
+            "topic",
+            "partition",
+            F.col("s.origin").alias("origin"),
+            F.col("s.target").alias("target"),
+            F.col("s.time").alias("started"),
+            F.col("s.zxid").alias("started_zxid"),
+            F.col("c.time").alias("caught_up"),
+            F.col("c.zxid").alias("caught_up_zxid"),
+            F.col("e.time").alias("completed"),
+            F.col("e.zxid").alias("completed_zxid"),
+            F.size(F.array_intersect("s.target", F.coalesce("last_isr", F.array()))).alias("in_isr"),
+        )
+        .withColumn("took_ms", F.unix_millis("completed") - F.unix_millis("started"))
+    )
+
+
+def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+    """Reassignments under way at the capture that cannot finish or have run for STUCK_AFTER_MS."""
+    v = views(bundle)
+    moves = reassignments(bundle)
+    if moves is None:
+        coverage.record(
+            "reassignment",
+            [],
+            ["ZooKeeper's txn logs (zk/txnlog/): when each reassignment began"],
+            needed=False,
+        )
+        return []
+    live = v.live_brokers
+    captured = v.evidence.captured_ms
+    running = moves.where(F.col("completed").isNull())
+    rows = running.orderBy("topic", "partition").limit(SHOWN).collect()
+    beyond = running.count() - SHOWN if len(rows) == SHOWN else 0
+    coverage.record(
+        "reassignment",
+        ["ZooKeeper's history", "ZooKeeper's state"],
+        [f"{beyond} reassignments under way beyond the first {SHOWN} (by topic) were not examined"]
+        if beyond
+        else [],
+    )
+    out = []
+    for r in rows:
+        down = sorted(b for b in r.target if b not in live)
+        now = captured if captured is not None else int(datetime.now(timezone.utc).timestamp() * 1000)
+        ran_ms = now - int(r.started.timestamp() * 1000)
+        if not down and ran_ms < STUCK_AFTER_MS:
+            continue
+        why = (
+            f"broker(s) {', '.join(map(str, down))} of its target are not registered, so their copies cannot "
+            "catch up"
+            if down
+            else f"it has run for {ran_ms / 60_000:.0f} min"
+        )
+        out.append(
+            Finding(
+                "reassignment.stuck",
+                "warning",
+                {"topic": r.topic, "partition": r.partition, "target": list(r.target), "brokers_down": down},
+                f"The reassignment of {r.topic}-{r.partition} from {list(r.origin)} to {list(r.target)}, "
+                f"begun at {r.started:%Y-%m-%d %H:%M:%S} ZooKeeper time, was still under way at the capture "
+                f"with {r.in_isr} of {len(r.target)} target replicas in the ISR: {why}.",
+                (txn_ref(r.started_zxid),),
+            )
+        )
+    return out

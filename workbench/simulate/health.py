@@ -1,0 +1,202 @@
+"""How healthy the cluster was minute by minute, as its ZooKeeper held it: truth.json's `health`, which the
+health analysis must reproduce from the bundle.
+
+After every txn the simulated tree applies, the partitions it touched are counted again the way Kafka
+counts them (topics queued for deletion left out, as the controller leaves them out):
+
+- offline: a partition state with no leader (-1) or a leader that is not registered (the controller's
+  OfflinePartitionsCount);
+- under-replicated: a registered leader with fewer replicas in the ISR than the partition's replicas less
+  those being added (the leader's UnderReplicatedPartitions, Partition.isUnderReplicated);
+- per broker, the partitions it leads, and checkAndTriggerAutoLeaderRebalance's imbalance: the partitions
+  whose first replica it is, and those of them with a leader that is not it.
+
+The counts move by deltas, one entry per txn that changed any; `series` folds them into minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from typing import Any
+
+from workbench.zookeeper import txns as op
+from workbench.zookeeper.datatree import DataTree
+from workbench.zookeeper.txns import Txn
+
+BUCKET_MS = 60_000
+SUSTAINED_MS = 5 * 60_000  # under-replicated this long is reported (the analysis's threshold)
+_STATE = re.compile(r"^/brokers/topics/([^/]+)/partitions/(\d+)/state$")
+_TOPIC = re.compile(r"^/brokers/topics/([^/]+)$")
+_BROKER = re.compile(r"^/brokers/ids/(\d+)$")
+_MARKER = re.compile(r"^/admin/delete_topics/([^/]+)$")
+TP = tuple[str, int]
+
+
+class HealthRecorder:
+    """Told every txn after the tree applied it (SimZooKeeper.listeners)."""
+
+    def __init__(self, tree: DataTree) -> None:
+        self.tree = tree
+        self.states: dict[TP, tuple[int, tuple[int, ...]]] = {}  # leader, ISR
+        self.assigned: dict[TP, tuple[int, ...]] = {}  # replicas less those being added, first first
+        self.first: dict[TP, int] = {}  # the preferred replica
+        self.partitions: dict[str, set[int]] = {}
+        self.registered: set[int] = set()
+        self.deleting: set[str] = set()
+        self.counted: dict[TP, frozenset[str]] = {}
+        self.changes: list[tuple[int, int, dict[str, int]]] = []  # zxid, time, count -> delta
+        self.went_offline: Counter[tuple[int, int]] = Counter()  # (zxid, leader) -> partitions
+        self.urp_since: dict[TP, tuple[int, tuple[int, ...]]] = {}  # time, replicas out of the ISR
+        self.urp_sustained: list[tuple[tuple[int, ...], bool]] = []  # out of the ISR, still at the end
+
+    def __call__(self, t: Txn) -> None:
+        touched: set[TP] = set()
+        for s in t.ops or [t]:
+            if s.path:
+                touched |= self._refresh(s.path)
+        if t.type == op.CLOSE_SESSION:
+            touched |= self._refresh_brokers()
+        delta: Counter[str] = Counter()
+        for tp in touched:
+            now, before = self._counts(tp), self.counted.get(tp, frozenset())
+            delta.update({k: 1 for k in now - before})
+            delta.subtract({k: 1 for k in before - now})
+            self.counted[tp] = now
+            self._episodes(t, tp, now, before)
+        delta = Counter({k: v for k, v in delta.items() if v})
+        if delta:
+            self.changes.append((t.zxid, t.time, dict(delta)))
+
+    def _data(self, path: str) -> Any:
+        node = self.tree.nodes.get(path)
+        return None if node is None or node.data is None else json.loads(node.data)
+
+    def _refresh(self, path: str) -> set[TP]:
+        if m := _STATE.match(path):
+            tp = (m.group(1), int(m.group(2)))
+            s = self._data(path)
+            if s is None:
+                self.states.pop(tp, None)
+            else:
+                self.states[tp] = (s["leader"], tuple(s["isr"]))
+            return {tp}
+        if m := _TOPIC.match(path):
+            topic = m.group(1)
+            before = self.partitions.pop(topic, set())
+            for p in before:
+                self.assigned.pop((topic, p), None)
+            z = self._data(path)
+            if z is not None:
+                adding = z.get("adding_replicas") or {}
+                for p, replicas in z["partitions"].items():
+                    added = adding.get(p, [])
+                    self.assigned[(topic, int(p))] = tuple(r for r in replicas if r not in added)
+                    self.first[(topic, int(p))] = replicas[0]
+                self.partitions[topic] = {int(p) for p in z["partitions"]}
+            return {(topic, p) for p in before | self.partitions.get(topic, set())}
+        if m := _MARKER.match(path):
+            topic = m.group(1)
+            (self.deleting.add if path in self.tree.nodes else self.deleting.discard)(topic)
+            return {(topic, p) for p in self.partitions.get(topic, set())}
+        if _BROKER.match(path):
+            return self._refresh_brokers()
+        return set()
+
+    def _refresh_brokers(self) -> set[TP]:
+        now = {int(name) for name in self.tree.children.get("/brokers/ids", ()) if name.isdigit()}
+        changed = now ^ self.registered
+        self.registered = now
+        return {tp for tp, (leader, _) in self.states.items() if leader in changed}
+
+    def _counts(self, tp: TP) -> frozenset[str]:
+        """What this partition adds to the counts (named as in `series`)."""
+        if tp[0] in self.deleting or tp not in self.assigned:
+            return frozenset()
+        first, replication = self.first[tp], len(self.assigned[tp])
+        out = {f"preferred/{first}"}
+        state = self.states.get(tp)
+        if state is None:
+            return frozenset(out)
+        leader, isr = state[0], len(state[1])
+        if leader != first:
+            out.add(f"not_leading/{first}")
+        if leader < 0 or leader not in self.registered:
+            out.add("offline")
+        else:
+            out.add(f"leaders/{leader}")
+            if isr < replication:
+                out.add("under_replicated")
+        return frozenset(out)
+
+    def _episodes(self, t: Txn, tp: TP, now: frozenset[str], before: frozenset[str]) -> None:
+        """Note partitions going offline (by txn and leader) and under-replicated stretches."""
+        if "offline" in now - before:
+            self.went_offline[(t.zxid, self.states[tp][0])] += 1
+        if "under_replicated" in now - before:
+            out = tuple(r for r in self.assigned[tp] if r not in self.states[tp][1])
+            self.urp_since[tp] = (t.time, out)
+        elif "under_replicated" in before - now:
+            began, out = self.urp_since.pop(tp)
+            if t.time - began >= SUSTAINED_MS:
+                self.urp_sustained.append((out, False))
+
+    def episodes(self, end_ms: int) -> dict[str, list[dict[str, Any]]]:
+        """Partitions gone offline, per txn and leader; under-replicated stretches of SUSTAINED_MS or more
+        (those still at end_ms measured to it), per set of replicas out of the ISR when they began."""
+        sustained = [*self.urp_sustained]
+        sustained += [(out, True) for began, out in self.urp_since.values() if end_ms - began >= SUSTAINED_MS]
+        groups: dict[tuple[int, ...], list[bool]] = {}
+        for out, still in sustained:
+            groups.setdefault(tuple(sorted(out)), []).append(still)
+        return {
+            "offline": [
+                {"zxid": z, "leader": leader, "partitions": n}
+                for (z, leader), n in sorted(self.went_offline.items())
+            ],
+            "under_replicated": [
+                {"out_of_isr": list(out), "partitions": len(s), "still": sum(s)}
+                for out, s in sorted(groups.items())
+            ],
+        }
+
+    def series(self, start_ms: int, end_ms: int) -> list[dict[str, Any]]:
+        """One entry per minute from the one holding start_ms to the one holding end_ms: each count at
+        the minute's end (the changes of txns stamped in it or before), and for offline and
+        under-replicated also their peak (the count after each such txn, in zxid order, or the count the
+        minute began with)."""
+        first, last = start_ms // BUCKET_MS, end_ms // BUCKET_MS
+        level: Counter[str] = Counter()
+        peaks: dict[int, Counter[str]] = {}
+        by_minute: dict[int, Counter[str]] = {}
+        for _, time, delta in sorted(self.changes, key=lambda c: c[0]):
+            level.update(delta)
+            minute = max(first, time // BUCKET_MS)
+            by_minute.setdefault(minute, Counter()).update(delta)
+            peak = peaks.setdefault(minute, Counter())
+            for k in ("offline", "under_replicated"):
+                peak[k] = max(peak[k], level[k])
+        out = []
+        end: Counter[str] = Counter()
+        for minute in range(first, last + 1):
+            began = Counter(end)
+            end.update(by_minute.get(minute, Counter()))
+            brokers = sorted({int(k.split("/")[1]) for k, v in end.items() if "/" in k and v})
+            out.append(
+                {
+                    "minute_ms": minute * BUCKET_MS,
+                    **{k: end[k] for k in ("offline", "under_replicated")},
+                    **{
+                        f"{k}_peak": max(began[k], peaks.get(minute, Counter())[k])
+                        for k in ("offline", "under_replicated")
+                    },
+                    "leaders": {str(b): end[f"leaders/{b}"] for b in brokers if end[f"leaders/{b}"]},
+                    "imbalance": {
+                        str(b): [end[f"not_leading/{b}"], end[f"preferred/{b}"]]
+                        for b in brokers
+                        if end[f"preferred/{b}"]
+                    },
+                }
+            )
+        return out
