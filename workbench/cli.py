@@ -103,6 +103,14 @@ def _parser() -> argparse.ArgumentParser:
     line.add_argument("--quiet", action="store_true", help="no progress on stderr")
     line.add_argument("--format", choices=("text", "jsonl"), default="text")
 
+    what = sub.add_parser("whatif", help="what a change would do, computed on the evidence, never run")
+    what.add_argument("bundle", help="bundle directory, .tar.gz, or a Kafka log dir")
+    asked = what.add_mutually_exclusive_group(required=True)
+    asked.add_argument("--delete", metavar="REGEX", help="topics kafka-topics --delete --topic REGEX marks")
+    asked.add_argument("--stop", metavar="N[,N]", help="partitions left without a leader if these stop")
+    asked.add_argument("--old-tool", action="store_true", help="topic ids a pre-2.8 tool would wipe")
+    what.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
     fix = sub.add_parser("remediate", help="write the topic-id repair plan: reviewed scripts, never run")
     fix.add_argument("bundle", help="bundle directory, .tar.gz, or a Kafka log dir")
     fix.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -158,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         return _remediate(args)
     if args.command == "timeline":
         return _timeline(args)
+    if args.command == "whatif":
+        return _whatif(args)
     if args.command == "load":
         bundle = _open(args.bundle, "Loading")
         if bundle is None:
@@ -238,6 +248,31 @@ def _timeline(args: argparse.Namespace) -> int:
                 f"{r.time:%Y-%m-%d %H:%M:%S.%f}"[:-3]
                 + f"  {who:<4} {r.kind:<34} {tp:<24} {r.detail}  [{r.ref}]"
             )
+    return 0
+
+
+def _whatif(args: argparse.Namespace) -> int:
+    """One line per topic or partition the change would touch, then how many."""
+    from workbench.analysis import whatif
+
+    bundle = _open(args.bundle, "Reviewing")
+    if bundle is None:
+        return 2
+    with _progress(bundle, args.quiet):
+        if args.delete is not None:
+            rows = whatif.delete_would_mark(bundle, args.delete)
+            what = f"topics `kafka-topics --delete --topic {args.delete}` would choose"
+        elif args.stop is not None:
+            rows = whatif.offline_if_stopped(bundle, [int(b) for b in args.stop.split(",")])
+            what = f"partitions left without a leader if broker(s) {args.stop} stopped now"
+        else:
+            rows = whatif.ids_an_old_tool_would_wipe(bundle)
+            what = "topics whose id a pre-2.8 tool adding partitions would wipe"
+        n = 0
+        for r in rows.toLocalIterator():
+            n += 1
+            print("  ".join(f"{k}={v}" for k, v in r.asDict().items()))
+    print(f"{n} {what} (nothing was run)")
     return 0
 
 
