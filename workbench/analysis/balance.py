@@ -7,7 +7,7 @@ Above leader.imbalance.per.broker.percentage (default 10) the controller, every
 leader.imbalance.check.interval.seconds (default 300) while auto.leader.rebalance.enable is true, elects the
 preferred replica wherever it is alive and in the ISR and no reassignment runs. An imbalance that outlives
 that interval was therefore not corrected, and the finding says which of those conditions the evidence
-shows.
+shows. Also here: ISR churn per broker, and replicas that keep leaving their partition's ISR (flapping).
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ def imbalance_since(h: Health, threshold: float) -> list[Any]:
 
 
 def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+    """Flapping replicas, and registered brokers whose imbalance outlived the controller's check."""
     v = views(bundle)
     h = health(bundle)
     if h is None:
