@@ -75,8 +75,20 @@ def _zxid(text: str) -> int:
 
 
 def _time(text: str) -> datetime:
-    t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    try:
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected an ISO time such as '2024-03-12 10:06:01' (UTC unless it says)"
+        ) from None
     return t if t.tzinfo is not None else t.replace(tzinfo=timezone.utc)
+
+
+def _brokers(text: str) -> list[int]:
+    try:
+        return [int(b) for b in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected broker ids such as 1 or 1,2") from None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -107,7 +119,9 @@ def _parser() -> argparse.ArgumentParser:
     what.add_argument("bundle", help="bundle directory, .tar.gz, or a Kafka log dir")
     asked = what.add_mutually_exclusive_group(required=True)
     asked.add_argument("--delete", metavar="REGEX", help="topics kafka-topics --delete --topic REGEX marks")
-    asked.add_argument("--stop", metavar="N[,N]", help="partitions left without a leader if these stop")
+    asked.add_argument(
+        "--stop", metavar="N[,N]", type=_brokers, help="partitions left without a leader if these stop"
+    )
     asked.add_argument("--old-tool", action="store_true", help="topic ids a pre-2.8 tool would wipe")
     what.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
@@ -263,8 +277,10 @@ def _whatif(args: argparse.Namespace) -> int:
             rows = whatif.delete_would_mark(bundle, args.delete)
             what = f"topics `kafka-topics --delete --topic {args.delete}` would choose"
         elif args.stop is not None:
-            rows = whatif.offline_if_stopped(bundle, [int(b) for b in args.stop.split(",")])
-            what = f"partitions left without a leader if broker(s) {args.stop} stopped now"
+            rows = whatif.offline_if_stopped(bundle, args.stop)
+            what = (
+                f"partitions left without a leader if broker(s) {','.join(map(str, args.stop))} stopped now"
+            )
         else:
             rows = whatif.ids_an_old_tool_would_wipe(bundle)
             what = "topics whose id a pre-2.8 tool adding partitions would wipe"

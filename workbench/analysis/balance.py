@@ -66,8 +66,8 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     for r in imbalance_since(h, percentage / 100):
         if r.since is None or r.broker not in live:
             continue  # balanced, or not registered: its absence is the finding (broker.session_expired)
-        lasted_s = (r.minute - r.since).total_seconds() + 60
-        if lasted_s <= interval_s + 60:
+        # above at the end of every bucket from `since` to the last: for longer than one check interval
+        if (r.minute - r.since).total_seconds() <= interval_s:
             continue
         out.append(_finding(bundle, r, percentage, interval_s))
     return out

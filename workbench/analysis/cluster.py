@@ -250,6 +250,15 @@ class ClusterViews:
         )
 
     @cached_property
+    def as_of_ms(self) -> int | None:
+        """The moment the evidence describes: the capture's time, else ZooKeeper's newest txn (never the
+        clock of the machine reading it)."""
+        if self.evidence.captured_ms is not None or not self.evidence.zk_history:
+            return self.evidence.captured_ms
+        newest = self.bundle.znode_history.agg(F.max("time")).collect()[0][0]
+        return int(newest.timestamp() * 1000) if newest is not None else None
+
+    @cached_property
     def partition_changes(self) -> DataFrame | None:
         """Each partition at every txn that changed it (`partition_history`), kept in Spark's cache: the
         health series and the balance checks all read it. None without ZooKeeper's txn logs."""

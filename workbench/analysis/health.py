@@ -28,7 +28,7 @@ from pyspark.sql import functions as F
 
 from workbench.analysis.cluster import views
 from workbench.analysis.findings import Coverage, Finding, hex_zxid, tp_list, txn_ref
-from workbench.analysis.partition_history import WHOLE_CLUSTER, min_isr
+from workbench.analysis.partition_history import WHOLE_CLUSTER, min_isr, stretches
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -183,21 +183,13 @@ def episodes(changes: DataFrame, count: str, captured: Any) -> DataFrame:
     """Each stretch a partition spent counted as `count` (offline, under_replicated, ...): topic,
     partition, began/began_zxid, ended/ended_zxid (null: still at the capture), lasted_ms (to the capture
     when still), and at its start the leader, whether it was registered, and the replicas out of the ISR."""
-    w = Window.partitionBy("topic", "partition").orderBy("zxid")
-    flagged = changes.withColumn("on", F.exists("counted_as", lambda x: x["count"] == count))
-    marked = flagged.select(
-        "*",
-        (F.col("on") & ~F.coalesce(F.lag("on").over(w), F.lit(False))).alias("starts"),
-        F.lead("zxid").over(w).alias("next_zxid"),
-        F.lead("time").over(w).alias("next_time"),
-    ).withColumn("episode", F.sum(F.col("starts").cast("int")).over(w))
+    marked = stretches(changes, F.exists("counted_as", lambda x: x["count"] == count))
     out_of_isr = F.sort_array(
         F.array_except(F.array_except("replicas", "adding"), F.coalesce("isr", F.array()))
     )
     ended_at = F.coalesce(F.col("ended"), F.lit(captured).cast("timestamp"))
     return (
-        marked.where("on")
-        .groupBy("topic", "partition", "episode")
+        marked.groupBy("topic", "partition", "stretch")
         .agg(
             F.min_by(F.struct("zxid", "time", "leader", "registered", out_of_isr.alias("out")), "zxid").alias(
                 "s"
@@ -246,7 +238,7 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
 
 
 def _captured(bundle: Bundle) -> datetime | None:
-    ms = views(bundle).evidence.captured_ms
+    ms = views(bundle).as_of_ms
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc) if ms is not None else None
 
 

@@ -105,6 +105,25 @@ def partition_changes(bundle: Bundle, first: int) -> DataFrame:
     )
 
 
+def stretches(changes: DataFrame, on: Column) -> DataFrame:
+    """The changes while `on` holds (a partition offline, under-replicated, being reassigned ...), each
+    with `stretch`, its run's number within the partition, and next_zxid / next_time, the change after
+    it: on a run's last row, the change that ended the run (null: it lasted to the capture)."""
+    w = Window.partitionBy("topic", "partition").orderBy("zxid")
+    flagged = changes.withColumn("on", F.coalesce(on, F.lit(False)))
+    starts = F.col("on") & ~F.coalesce(F.lag("on").over(w), F.lit(False))
+    return (
+        flagged.select(
+            "*",
+            starts.alias("starts"),
+            F.lead("zxid").over(w).alias("next_zxid"),
+            F.lead("time").over(w).alias("next_time"),
+        )
+        .withColumn("stretch", F.sum(F.col("starts").cast("int")).over(w))
+        .where("on")
+    )
+
+
 def _partition_rows(h: DataFrame, base: DataFrame | None, first: int) -> DataFrame:
     """State (st), assignment (asg) and deletion-marker (deleting) rows per partition and zxid; a null
     column says nothing, st/asg with present=false say the znode is gone. The base tree's rows come at
@@ -119,9 +138,12 @@ def _partition_rows(h: DataFrame, base: DataFrame | None, first: int) -> DataFra
     if base_rows is not None:
         writes = writes.unionByName(base_rows.select(at_base, "time", "path", "data"))
     state = F.from_json("data", PARTITION_STATE)
-    states = writes.where(F.col("path").rlike(STATE_PATH)).select(
+    of_state = [
         F.regexp_extract("path", STATE_PATH, 1).alias("topic"),
         F.regexp_extract("path", STATE_PATH, 2).cast("int").alias("partition"),
+    ]
+    states = writes.where(F.col("path").rlike(STATE_PATH)).select(
+        *of_state,
         "zxid",
         "time",
         F.struct(
@@ -129,8 +151,7 @@ def _partition_rows(h: DataFrame, base: DataFrame | None, first: int) -> DataFra
         ).alias("st"),
     )
     states_gone = gone.where(F.col("path").rlike(STATE_PATH)).select(
-        F.regexp_extract("path", STATE_PATH, 1).alias("topic"),
-        F.regexp_extract("path", STATE_PATH, 2).cast("int").alias("partition"),
+        *of_state,
         "zxid",
         "time",
         F.struct(

@@ -8,14 +8,14 @@ has run for STUCK_AFTER_MS.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from workbench.analysis.cluster import views
 from workbench.analysis.findings import Coverage, Finding, txn_ref
+from workbench.analysis.partition_history import stretches
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -31,36 +31,24 @@ def reassignments(bundle: Bundle) -> DataFrame | None:
     changes = views(bundle).partition_changes
     if changes is None:
         return None
-    w = Window.partitionBy("topic", "partition").orderBy("zxid")
     moving = (F.size(F.coalesce("adding", F.array())) + F.size(F.coalesce("removing", F.array()))) > 0
-    c = changes.select(
-        "topic", "partition", "zxid", "time", "replicas", "adding", "removing", "isr"
-    ).withColumn("moving", F.coalesce(moving, F.lit(False)))
-    marked = (
-        c.withColumn("was", F.coalesce(F.lag("moving").over(w), F.lit(False)))
-        .withColumn("starts", F.col("moving") & ~F.col("was"))
-        .withColumn("move", F.sum(F.col("starts").cast("int")).over(w))
-        .withColumn("ends", ~F.col("moving") & F.col("was"))
-    )
     target = F.filter("replicas", lambda r: ~F.array_contains(F.coalesce("removing", F.array()), r))
     origin = F.filter("replicas", lambda r: ~F.array_contains(F.coalesce("adding", F.array()), r))
-    steps = marked.where(F.col("move") > 0)
-    per_move = steps.groupBy("topic", "partition", "move").agg(
-        F.min_by(F.struct("zxid", "time", origin.alias("origin"), target.alias("target")), "zxid").alias("s"),
-        F.min_by(F.struct("zxid", "time"), F.when(F.col("ends"), F.col("zxid"))).alias("e"),
-        F.max_by("isr", F.when(F.col("moving"), F.col("zxid"))).alias("last_isr"),
-    )
     # Caught up: the first change, while it ran, with every target replica in the ISR.
-    runs = per_move.select("topic", "partition", "move", "s", "e")
-    caught = (
-        steps.where("moving")
-        .join(runs, ["topic", "partition", "move"])
-        .where(F.forall("s.target", lambda r: F.array_contains(F.coalesce("isr", F.array()), r)))
-        .groupBy("topic", "partition", "move")
-        .agg(F.min_by(F.struct("zxid", "time"), "zxid").alias("c"))
-    )
+    caught = F.forall(target, lambda r: F.array_contains(F.coalesce("isr", F.array()), r))
     return (
-        per_move.join(caught, ["topic", "partition", "move"], "left")
+        stretches(changes, moving)
+        .groupBy("topic", "partition", "stretch")
+        .agg(
+            F.min_by(F.struct("zxid", "time", origin.alias("origin"), target.alias("target")), "zxid").alias(
+                "s"
+            ),
+            F.min_by(F.struct("zxid", "time"), F.when(caught, F.col("zxid"))).alias("c"),
+            F.max_by(
+                F.struct(F.col("next_zxid").alias("zxid"), F.col("next_time").alias("time")), "zxid"
+            ).alias("e"),
+            F.max_by("isr", "zxid").alias("last_isr"),
+        )
         .select(
             "topic",
             "partition",
@@ -91,7 +79,7 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         )
         return []
     live = v.live_brokers
-    captured = v.evidence.captured_ms
+    now = v.as_of_ms
     running = moves.where(F.col("completed").isNull())
     rows = running.orderBy("topic", "partition").limit(SHOWN).collect()
     beyond = running.count() - SHOWN if len(rows) == SHOWN else 0
@@ -105,8 +93,7 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     out = []
     for r in rows:
         down = sorted(b for b in r.target if b not in live)
-        now = captured if captured is not None else int(datetime.now(timezone.utc).timestamp() * 1000)
-        ran_ms = now - int(r.started.timestamp() * 1000)
+        ran_ms = (now or 0) - int(r.started.timestamp() * 1000)
         if not down and ran_ms < STUCK_AFTER_MS:
             continue
         why = (

@@ -87,6 +87,7 @@ class HealthRecorder:
             before = self.partitions.pop(topic, set())
             for p in before:
                 self.assigned.pop((topic, p), None)
+                self.first.pop((topic, p), None)
             z = self._data(path)
             if z is not None:
                 adding = z.get("adding_replicas") or {}
