@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, IntegerType, MapType, StringType, StructField, StructType
 
@@ -250,13 +250,23 @@ class ClusterViews:
         )
 
     @cached_property
+    def history_span(self) -> Row | None:
+        """ZooKeeper's history at a glance, in one pass over its txn logs: first (zxid), began and ended
+        (times of its first and last txns); None without txn logs."""
+        if not self.evidence.zk_history:
+            return None
+        span = self.bundle.znode_history.agg(
+            F.min("zxid").alias("first"), F.min("time").alias("began"), F.max("time").alias("ended")
+        ).collect()[0]
+        return span if span.first is not None else None
+
+    @cached_property
     def as_of_ms(self) -> int | None:
         """The moment the evidence describes: the capture's time, else ZooKeeper's newest txn (never the
         clock of the machine reading it)."""
-        if self.evidence.captured_ms is not None or not self.evidence.zk_history:
+        if self.evidence.captured_ms is not None or self.history_span is None:
             return self.evidence.captured_ms
-        newest = self.bundle.znode_history.agg(F.max("time")).collect()[0][0]
-        return int(newest.timestamp() * 1000) if newest is not None else None
+        return int(self.history_span.ended.timestamp() * 1000)
 
     @cached_property
     def partition_changes(self) -> DataFrame | None:
@@ -264,10 +274,8 @@ class ClusterViews:
         health series and the balance checks all read it. None without ZooKeeper's txn logs."""
         from workbench.analysis.partition_history import partition_changes
 
-        if not self.evidence.zk_history:
-            return None
-        first = self.bundle.znode_history.agg(F.min("zxid")).collect()[0][0]
-        return partition_changes(self.bundle, first).cache() if first is not None else None
+        span = self.history_span
+        return partition_changes(self.bundle, span.first).cache() if span is not None else None
 
     # -- brokers and sessions ----------------------------------------------------------------------
     @cached_property

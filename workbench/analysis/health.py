@@ -66,11 +66,11 @@ def health(bundle: Bundle, bucket: str = "1 minute") -> Health | None:
 
 
 def _health(bundle: Bundle, bucket: str, bucket_ms: int) -> Health | None:
-    changes = views(bundle).partition_changes
-    if changes is None:
+    v = views(bundle)
+    changes, span = v.partition_changes, v.history_span
+    if changes is None or span is None:
         return None
-    span = bundle.znode_history.agg(F.min("time").alias("began"), F.max("time").alias("ended")).collect()[0]
-    ended = max(views(bundle).evidence.captured_ms or 0, _ms(span.ended))
+    ended = max(v.evidence.captured_ms or 0, _ms(span.ended))
     series = _series(_deltas(changes), _ms(span.began) // bucket_ms, ended // bucket_ms, bucket_ms).cache()
     cluster = series.where(F.col("broker") == WHOLE_CLUSTER)
     minutes = (

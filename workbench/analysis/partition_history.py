@@ -6,7 +6,6 @@ the counts Kafka keeps (`counted_as`)."""
 
 from __future__ import annotations
 
-from functools import reduce
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, DataFrame, Window
@@ -28,14 +27,31 @@ if TYPE_CHECKING:
 CREATES = ("create", "create2", "createContainer", "createTtl")
 DELETES = ("delete", "deleteContainer")
 WHOLE_CLUSTER = -1  # the broker of a cluster-wide count
+_WATCHED = "|".join(f"({p})" for p in (STATE_PATH, TOPIC_PATH, DELETE_MARKER_PATH, BROKER_PATH))
 
 
 def partition_changes(bundle: Bundle, first: int) -> DataFrame:
     """Every partition at each txn that changed its state, its assignment, its topic's deletion marker or
     its leader's registration: topic, partition, zxid, time, leader, isr, replicas, adding, removing,
     deleting, registered (its leader), min_isr and counted_as (what it adds to the counts)."""
-    h = bundle.znode_history.where(F.col("applied"))
-    base = bundle.znodes_at(first - 1)[0] if first > 1 else None
+    # One pass over the txn logs (and the tree before them) keeps what the rest reads, in Spark's cache.
+    h = (
+        bundle.znode_history.where(
+            F.col("applied") & (F.col("path").rlike(_WATCHED) | (F.col("op") == "closeSession"))
+        )
+        .select("zxid", "time", "op", "path", "data", "session_id")
+        .cache()
+    )
+    h.count()
+    base = None
+    if first > 1:
+        base = (
+            bundle.znodes_at(first - 1)[0]
+            .where(F.col("path").rlike(_WATCHED))
+            .select("path", "data", "czxid", "ephemeral_owner")
+            .cache()
+        )
+        base.count()
     raw = _partition_rows(h, base, first)
     per_txn = raw.groupBy("topic", "partition", "zxid").agg(
         F.max("time").alias("time"),
@@ -51,18 +67,19 @@ def partition_changes(bundle: Bundle, first: int) -> DataFrame:
     ).withColumn("next_zxid", F.lead("zxid").over(w))
     regs = _registrations(h, base)
     # A leader's registration beginning or ending is a change for every partition it leads then.
-    moves = (
-        regs.select("broker", F.col("czxid").alias("at"), F.col("registered").alias("at_time"))
-        .unionByName(
-            regs.where(F.col("ended_zxid").isNotNull()).select(
-                "broker", F.col("ended_zxid").alias("at"), F.col("ended").alias("at_time")
-            )
+    moves = regs.select(
+        "broker", F.col("czxid").alias("at"), F.col("registered").alias("at_time"), F.lit(True).alias("up")
+    ).unionByName(
+        regs.where(F.col("ended_zxid").isNotNull()).select(
+            "broker",
+            F.col("ended_zxid").alias("at"),
+            F.col("ended").alias("at_time"),
+            F.lit(False).alias("up"),
         )
-        .alias("m")
     )
-    f = filled.alias("f")
+    f, m, r = filled.alias("f"), moves.alias("m"), regs.alias("r")
     by_registration = f.join(
-        moves,
+        m,
         (F.col("f.st.leader") == F.col("m.broker"))
         & (F.col("m.at") > F.col("f.zxid"))
         & (F.col("f.next_zxid").isNull() | (F.col("m.at") < F.col("f.next_zxid"))),
@@ -74,16 +91,19 @@ def partition_changes(bundle: Bundle, first: int) -> DataFrame:
         "f.st",
         "f.asg",
         "f.deleting",
+        F.col("m.up").alias("registered"),
     )
-    points = filled.drop("next_zxid").unionByName(by_registration).alias("p")
-    r = regs.alias("r")
-    registered = points.join(
+    at_own_txn = f.join(
         r,
-        (F.col("p.st.leader") == F.col("r.broker"))
-        & (F.col("r.czxid") <= F.col("p.zxid"))
-        & (F.col("r.ended_zxid").isNull() | (F.col("p.zxid") < F.col("r.ended_zxid"))),
+        (F.col("f.st.leader") == F.col("r.broker"))
+        & (F.col("r.czxid") <= F.col("f.zxid"))
+        & (F.col("r.ended_zxid").isNull() | (F.col("f.zxid") < F.col("r.ended_zxid"))),
         "left",
-    ).select("p.*", F.col("r.broker").isNotNull().alias("registered"))
+    ).select(
+        *[f"f.{c}" for c in filled.columns if c != "next_zxid"],
+        F.col("r.broker").isNotNull().alias("registered"),
+    )
+    registered = at_own_txn.unionByName(by_registration)
     overrides, default = min_isr(bundle)
     out = registered.join(overrides, "topic", "left").withColumn(
         "min_isr", F.coalesce("override", F.lit(default).cast("int"))
@@ -127,157 +147,118 @@ def stretches(changes: DataFrame, on: Column) -> DataFrame:
 def _partition_rows(h: DataFrame, base: DataFrame | None, first: int) -> DataFrame:
     """State (st), assignment (asg) and deletion-marker (deleting) rows per partition and zxid; a null
     column says nothing, st/asg with present=false say the znode is gone. The base tree's rows come at
-    the zxid before the history's first."""
-    written = h.where(F.col("op").isin(*CREATES, "setData"))
-    gone = h.where(F.col("op").isin(*DELETES))
-    at_base = F.lit(first - 1).cast("long").alias("zxid")
-    base_rows = None
+    the zxid before the history's first, as if written then."""
+    ops = h.where(F.col("op").isin(*CREATES, "setData", *DELETES)).select(
+        "zxid",
+        "time",
+        "path",
+        "data",
+        F.col("op").isin(*CREATES).alias("created"),
+        F.col("op").isin(*DELETES).alias("gone"),
+    )
     if base is not None:
-        base_rows = base.select("path", "data", F.lit(None).cast("timestamp").alias("time"))
-    writes = written.select("zxid", "time", "path", "data")
-    if base_rows is not None:
-        writes = writes.unionByName(base_rows.select(at_base, "time", "path", "data"))
+        ops = ops.unionByName(
+            base.select(
+                F.lit(first - 1).cast("long").alias("zxid"),
+                F.lit(None).cast("timestamp").alias("time"),
+                "path",
+                "data",
+                F.lit(True).alias("created"),
+                F.lit(False).alias("gone"),
+            )
+        )
+    written = ~F.col("gone")
     state = F.from_json("data", PARTITION_STATE)
-    of_state = [
+    states = ops.where(F.col("path").rlike(STATE_PATH)).select(
         F.regexp_extract("path", STATE_PATH, 1).alias("topic"),
         F.regexp_extract("path", STATE_PATH, 2).cast("int").alias("partition"),
-    ]
-    states = writes.where(F.col("path").rlike(STATE_PATH)).select(
-        *of_state,
         "zxid",
         "time",
         F.struct(
-            F.lit(True).alias("present"), state["leader"].alias("leader"), state["isr"].alias("isr")
+            written.alias("present"),
+            F.when(written, state["leader"]).alias("leader"),
+            F.when(written, state["isr"]).alias("isr"),
         ).alias("st"),
     )
-    states_gone = gone.where(F.col("path").rlike(STATE_PATH)).select(
-        *of_state,
+    # The topic znode and the deletion marker speak for every partition the topic ever had: a partition
+    # missing from a written topic znode, or a topic znode deleted, is no longer assigned.
+    topic_level = ops.select(
+        F.coalesce(
+            F.nullif(F.regexp_extract("path", TOPIC_PATH, 1), F.lit("")),
+            F.nullif(F.regexp_extract("path", DELETE_MARKER_PATH, 1), F.lit("")),
+        ).alias("topic"),
         "zxid",
         "time",
-        F.struct(
-            F.lit(False).alias("present"), F.lit(None).cast("int").alias("leader"), F.lit(None).alias("isr")
-        ).alias("st"),
+        F.col("path").rlike(TOPIC_PATH).alias("is_topic"),
+        F.when(~F.col("gone"), F.from_json("data", TOPIC_ZNODE)).alias("z"),
+        F.when(F.col("created"), True).when(F.col("gone"), False).alias("marked"),
+    ).where(F.col("topic").isNotNull())
+    known = (
+        topic_level.where("is_topic")
+        .select("topic", F.explode(F.map_keys("z.partitions")).alias("p"))
+        .distinct()
     )
-    topic = F.from_json("data", TOPIC_ZNODE)
-    assigned = (
-        writes.where(F.col("path").rlike(TOPIC_PATH))
-        .select(
-            F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"),
-            "zxid",
-            "time",
-            topic.alias("z"),
-        )
-        .select("topic", "zxid", "time", "z", F.explode("z.partitions").alias("p", "replicas"))
-        .select(
-            "topic",
-            F.col("p").cast("int").alias("partition"),
-            "zxid",
-            "time",
+    replicas = F.col("z.partitions")[F.col("p")]
+    per_partition = topic_level.join(known, "topic").select(
+        "topic",
+        F.col("p").cast("int").alias("partition"),
+        "zxid",
+        "time",
+        F.when(
+            F.col("is_topic"),
             F.struct(
-                F.lit(True).alias("present"),
-                F.col("replicas"),
+                replicas.isNotNull().alias("present"),
+                replicas.alias("replicas"),
                 *[
-                    F.coalesce(F.col(f"z.{k}_replicas")[F.col("p")], F.array().cast("array<int>")).alias(k)
+                    F.when(replicas.isNotNull(), F.coalesce(F.col(f"z.{k}_replicas")[F.col("p")], F.array()))
+                    .cast("array<int>")
+                    .alias(k)
                     for k in ("adding", "removing")
                 ],
-            ).alias("asg"),
-        )
+            ),
+        ).alias("asg"),
+        F.when(~F.col("is_topic"), F.col("marked")).alias("deleting"),
     )
-    known = assigned.select("topic", "partition").distinct()
-    # A topic znode deleted, or rewritten without some partition: those partitions are no longer assigned.
-    topics_gone = (
-        gone.select("zxid", "time", "path")
-        .unionByName(writes.select("zxid", "time", "path"))
-        .where(F.col("path").rlike(TOPIC_PATH))
-        .select(F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"), "zxid", "time")
-        .join(known, "topic")
-        .join(assigned.select("topic", "partition", "zxid"), ["topic", "partition", "zxid"], "left_anti")
-        .select(
-            "topic",
-            "partition",
-            "zxid",
-            "time",
-            F.struct(
-                F.lit(False).alias("present"),
-                F.lit(None).cast("array<int>").alias("replicas"),
-                F.lit(None).cast("array<int>").alias("adding"),
-                F.lit(None).cast("array<int>").alias("removing"),
-            ).alias("asg"),
-        )
-    )
-    marker_ops = h.where(F.col("op").isin(*CREATES, *DELETES)).select(
-        "zxid", "time", "path", F.col("op").isin(*CREATES).alias("deleting")
-    )
-    if base_rows is not None:
-        marker_ops = marker_ops.unionByName(
-            base_rows.select(at_base, "time", "path", F.lit(True).alias("deleting"))
-        )
-    marker_rows = (
-        marker_ops.where(F.col("path").rlike(DELETE_MARKER_PATH))
-        .select(F.regexp_extract("path", DELETE_MARKER_PATH, 1).alias("topic"), "zxid", "time", "deleting")
-        .join(known, "topic")
-    )
-    none = {
-        "st": F.lit(None).cast(states.schema["st"].dataType),
-        "asg": F.lit(None).cast(assigned.schema["asg"].dataType),
-        "deleting": F.lit(None).cast("boolean"),
-    }
-
-    def shaped(df: DataFrame) -> DataFrame:
-        return df.select(
-            "topic",
-            "partition",
-            "zxid",
-            "time",
-            *[F.col(c) if c in df.columns else e.alias(c) for c, e in none.items()],
-        )
-
-    parts = [states, states_gone, assigned, topics_gone, marker_rows]
-    return reduce(DataFrame.unionByName, [shaped(p) for p in parts])
+    return states.select(
+        "*",
+        F.lit(None).cast(per_partition.schema["asg"].dataType).alias("asg"),
+        F.lit(None).alias("deleting"),
+    ).unionByName(per_partition.select("*", F.lit(None).cast(states.schema["st"].dataType).alias("st")))
 
 
 def _registrations(h: DataFrame, base: DataFrame | None) -> DataFrame:
     """Each broker registration (`/brokers/ids/N`): broker, czxid, registered (time), and the zxid and
     time it ended (its session closed or expired, or the znode deleted); null while it lasts."""
     created = h.where(F.col("op").isin(*CREATES) & F.col("path").rlike(BROKER_PATH)).select(
-        F.regexp_extract("path", BROKER_PATH, 1).cast("int").alias("broker"),
-        "path",
-        "session_id",
-        F.col("zxid").alias("czxid"),
-        F.col("time").alias("registered"),
+        "path", "session_id", F.col("zxid").alias("czxid"), F.col("time").alias("registered")
     )
     if base is not None:
         created = created.unionByName(
             base.where(F.col("path").rlike(BROKER_PATH)).select(
-                F.regexp_extract("path", BROKER_PATH, 1).cast("int").alias("broker"),
                 "path",
                 F.col("ephemeral_owner").alias("session_id"),
                 "czxid",
                 F.lit(None).cast("timestamp").alias("registered"),
             )
         )
-    closed = h.where(F.col("op") == "closeSession").select(
-        "session_id", F.col("zxid").alias("end_zxid"), F.col("time").alias("end_time")
+    # Either ends it: its session closing, or its znode deleted; one key joins both.
+    enders = h.where(
+        (F.col("op") == "closeSession") | (F.col("op").isin(*DELETES) & F.col("path").rlike(BROKER_PATH))
+    ).select(
+        F.when(F.col("op") == "closeSession", F.concat(F.lit("session "), F.col("session_id")))
+        .otherwise(F.col("path"))
+        .alias("key"),
+        F.struct(F.col("zxid").alias("end_zxid"), F.col("time").alias("end_time")).alias("end"),
     )
-    deleted = h.where(F.col("op").isin(*DELETES) & F.col("path").rlike(BROKER_PATH)).select(
-        "path", F.col("zxid").alias("end_zxid"), F.col("time").alias("end_time")
-    )
-    c = created.alias("c")
-    ends = (
-        c.join(closed.alias("e"), F.col("c.session_id") == F.col("e.session_id"), "left")
-        .select("c.*", "e.end_zxid", "e.end_time")
-        .unionByName(
-            c.join(deleted.alias("e"), F.col("c.path") == F.col("e.path"), "left").select(
-                "c.*", "e.end_zxid", "e.end_time"
-            )
-        )
-        .withColumn("end", F.when(F.col("end_zxid") > F.col("czxid"), F.struct("end_zxid", "end_time")))
+    keyed = created.select(
+        "*", F.explode(F.array("path", F.concat(F.lit("session "), F.col("session_id")))).alias("key")
     )
     return (
-        ends.groupBy("broker", "czxid", "registered")
-        .agg(F.min("end").alias("e"))
+        keyed.join(enders, "key", "left")
+        .groupBy("path", "czxid", "registered")
+        .agg(F.min(F.when(F.col("end.end_zxid") > F.col("czxid"), F.col("end"))).alias("e"))
         .select(
-            "broker",
+            F.regexp_extract("path", BROKER_PATH, 1).cast("int").alias("broker"),
             "czxid",
             "registered",
             F.col("e.end_zxid").alias("ended_zxid"),
