@@ -21,8 +21,10 @@ from workbench.kafka.assignment import (
     RackAwareMode,
     assign_replicas_to_brokers,
     create_new_partitions_assignment,
+    default_assignment_could_give,
     get_broker_metadatas,
     get_rack_alternated_broker_list,
+    new_partitions_as_kafka_would,
     replica_index,
     validate_topic_create_assignment,
 )
@@ -369,3 +371,36 @@ def test_manual_replica_assignment_refused(assignment: dict[int, list[int]]) -> 
 
 def test_manual_replica_assignment_good() -> None:
     validate_topic_create_assignment({0: [0, 1, 2], 1: [1, 2, 3]})
+
+
+def test_could_kafka_have_made_it() -> None:
+    """Every assignment Kafka draws, in any broker order and rack aware or not, is recognised; a
+    made-up one, a shifted one and one over an unregistered broker are not."""
+    rng = random.Random(7)
+    for _ in range(200):
+        n = rng.randint(1, 9)
+        racked = rng.random() < 0.5
+        brokers = [
+            BrokerMetadata(b, f"r{rng.randrange(3)}" if racked else None) for b in rng.sample(range(20), n)
+        ]
+        rf, parts = rng.randint(1, n), rng.randint(1, 3 * n)
+        made = assign_replicas_to_brokers(brokers, parts, rf, rng=rng)
+        assert default_assignment_could_give(made, brokers), (brokers, made)
+        assert not default_assignment_could_give(made, brokers[1:]) or all(
+            brokers[0].id not in r for r in made.values()
+        )
+    six = _unracked(range(1, 7))
+    assert not default_assignment_could_give({p: [1, 2, 3] for p in range(6)}, six)  # leaders repeat early
+    by_hand = {0: [1, 2], 1: [2, 3], 2: [3, 1]}  # a ring over 3 of 6: partition 1's follower breaks the shift
+    assert not default_assignment_could_give(by_hand, six)
+    assert default_assignment_could_give(by_hand, six[:3])  # over 3 brokers Kafka can draw it
+    assert not default_assignment_could_give({0: [1, 9]}, six)  # broker 9 not registered
+    assert not default_assignment_could_give({1: [1, 2]}, six)  # partitions not from 0
+
+
+def test_added_partitions_as_kafka_would() -> None:
+    brokers = _unracked(range(1, 6))
+    existing = {0: [3, 4], 1: [4, 5]}
+    added = create_new_partitions_assignment("t", existing, brokers, 5)
+    assert new_partitions_as_kafka_would(existing, added, brokers)
+    assert not new_partitions_as_kafka_would(existing, {2: [1, 2], 3: [1, 2], 4: [1, 2]}, brokers)

@@ -27,6 +27,9 @@ TOPIC_PATH = r"^/brokers/topics/([^/]+)$"
 STATE_PATH = r"^/brokers/topics/([^/]+)/partitions/(\d+)/state$"
 BROKER_PATH = r"^/brokers/ids/(\d+)$"
 DELETE_MARKER_PATH = r"^/admin/delete_topics/([^/]+)$"
+WATCHED_PATHS = "|".join(f"({p})" for p in (STATE_PATH, TOPIC_PATH, DELETE_MARKER_PATH, BROKER_PATH))
+CREATES = ("create", "create2", "createContainer", "createTtl")
+DELETES = ("delete", "deleteContainer")
 FILE_DELETE_DELAY_MS = 60_000  # file.delete.delay.ms default (KafkaConfig, 2.5.1-3.6.2)
 
 _REPLICAS = MapType(StringType(), ArrayType(IntegerType()))
@@ -47,6 +50,24 @@ PARTITION_STATE = StructType(
         StructField("isr", ArrayType(IntegerType())),
     ]
 )
+
+
+def _registered(znodes: DataFrame) -> DataFrame:
+    """Registration znodes (path, data, ephemeral_owner, czxid, ctime) as registrations."""
+    return znodes.select(
+        "path",
+        F.col("ephemeral_owner").alias("session_id"),
+        "czxid",
+        F.col("ctime").alias("registered"),
+        F.from_json("data", "rack string")["rack"].alias("rack"),
+    )
+
+
+def _by_broker(regs: DataFrame) -> DataFrame:
+    return regs.select(
+        F.regexp_extract("path", BROKER_PATH, 1).cast("int").alias("broker_id"),
+        "rack", "session_id", "czxid", "registered", "ended_zxid", "ended",
+    )  # fmt: skip
 
 
 def version_tuple(version: str | None) -> tuple[int, ...] | None:
@@ -279,38 +300,77 @@ class ClusterViews:
 
     # -- brokers and sessions ----------------------------------------------------------------------
     @cached_property
+    def watched_history(self) -> tuple[DataFrame, DataFrame | None] | None:
+        """The txns on partitions' state, topics, deletion markers and broker registrations (and every
+        session closing), and those paths in the tree just before the history's first txn (None when it
+        starts at zxid 1): read from the txn logs once and kept in Spark's cache. None without txn logs."""
+        span = self.history_span
+        if span is None:
+            return None
+        watched = F.col("path").rlike(WATCHED_PATHS)
+        h = (
+            self.bundle.znode_history.where(F.col("applied") & (watched | (F.col("op") == "closeSession")))
+            .select("zxid", "time", "op", "path", "data", "session_id")
+            .cache()
+        )
+        h.count()  # one decode of the txn logs, rather than one per concurrent reader
+        if span.first <= 1:
+            return h, None
+        base = (
+            self.bundle.znodes_at(span.first - 1)[0]
+            .where(watched)
+            .select("path", "data", "czxid", "ctime", "ephemeral_owner")
+            .cache()
+        )
+        base.count()
+        return h, base
+
+    @cached_property
     def registrations(self) -> DataFrame:
-        """Every registration of a broker (`/brokers/ids/N`, ephemeral): broker_id, session_id, czxid (the
-        broker epoch), registered (time) and when its session ended (ended_zxid, ended), from ZooKeeper's
-        history, plus the registrations alive in its state."""
-        h = self.bundle.znode_history
-        created = h.where(
-            (F.col("op") == "create") & F.col("path").rlike(BROKER_PATH) & F.col("applied")
-        ).select(
-            F.regexp_extract("path", BROKER_PATH, 1).cast("int").alias("broker_id"),
-            "session_id",
-            F.col("zxid").alias("czxid"),
-            F.col("time").alias("registered"),
-        )
-        closed = h.where(F.col("op") == "closeSession").select(
-            "session_id", F.col("zxid").alias("ended_zxid"), F.col("time").alias("ended")
-        )
-        ended = (
-            created.join(closed, "session_id", "left")
-            .where(F.col("ended_zxid").isNull() | (F.col("ended_zxid") > F.col("czxid")))
-            .groupBy("broker_id", "session_id", "czxid", "registered")
-            .agg(F.min_by(F.struct("ended_zxid", "ended"), "ended_zxid").alias("e"))
-            .select("broker_id", "session_id", "czxid", "registered", "e.ended_zxid", "e.ended")
-        )
-        alive = self.bundle.znodes.where(F.col("path").rlike(BROKER_PATH)).select(
-            F.regexp_extract("path", BROKER_PATH, 1).cast("int").alias("broker_id"),
-            F.col("ephemeral_owner").alias("session_id"),
-            "czxid",
-            F.col("ctime").alias("registered"),
+        """Every registration of a broker (`/brokers/ids/N`, ephemeral): broker_id, rack, session_id, czxid
+        (the broker epoch), registered (time) and when it ended (ended_zxid, ended: its session closed or
+        its znode deleted; null while it lasts), from ZooKeeper's history and the tree before it, plus the
+        registrations alive in the ZooKeeper state."""
+        alive = _registered(self.bundle.znodes.where(F.col("path").rlike(BROKER_PATH)))
+        not_ended = [
             F.lit(None).cast("long").alias("ended_zxid"),
             F.lit(None).cast("timestamp").alias("ended"),
+        ]
+        if self.watched_history is None:
+            return _by_broker(alive.select("*", *not_ended))
+        h, base = self.watched_history
+        # KafkaZkClient.registerBroker creates the znode empty and sets its data in the same multi txn.
+        written = h.where(F.col("op").isin(*CREATES, "setData") & F.col("path").rlike(BROKER_PATH))
+        created = _registered(
+            written.groupBy("path", F.col("zxid").alias("czxid"))
+            .agg(
+                F.max(F.when(F.col("op") != "setData", F.col("session_id"))).alias("ephemeral_owner"),
+                F.min("time").alias("ctime"),
+                F.max_by("data", F.col("op") == "setData").alias("data"),
+            )
+            .where(F.col("ephemeral_owner").isNotNull())
         )
-        return ended.unionByName(alive.join(ended.select("czxid"), "czxid", "left_anti"))
+        if base is not None:
+            created = created.unionByName(_registered(base.where(F.col("path").rlike(BROKER_PATH))))
+        # Either ends it: its session closing, or its znode deleted; one key joins both.
+        enders = h.where(
+            (F.col("op") == "closeSession") | (F.col("op").isin(*DELETES) & F.col("path").rlike(BROKER_PATH))
+        ).select(
+            F.when(F.col("op") == "closeSession", F.concat(F.lit("session "), F.col("session_id")))
+            .otherwise(F.col("path"))
+            .alias("key"),
+            F.struct(F.col("zxid").alias("ended_zxid"), F.col("time").alias("ended")).alias("end"),
+        )
+        keys = F.array("path", F.concat(F.lit("session "), F.col("session_id")))
+        ended = (
+            created.select("*", F.explode(keys).alias("key"))
+            .join(enders, "key", "left")
+            .groupBy("path", "session_id", "czxid", "registered", "rack")
+            .agg(F.min(F.when(F.col("end.ended_zxid") > F.col("czxid"), F.col("end"))).alias("e"))
+            .select("path", "session_id", "czxid", "registered", "rack", "e.ended_zxid", "e.ended")
+        )
+        still = alive.join(ended.select("czxid"), "czxid", "left_anti").select("*", *not_ended)
+        return _by_broker(ended.unionByName(still))
 
     @cached_property
     def sessions(self) -> DataFrame:

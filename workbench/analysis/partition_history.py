@@ -12,8 +12,9 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis.cluster import (
-    BROKER_PATH,
+    CREATES,
     DELETE_MARKER_PATH,
+    DELETES,
     PARTITION_STATE,
     STATE_PATH,
     TOPIC_PATH,
@@ -24,34 +25,16 @@ from workbench.analysis.cluster import (
 if TYPE_CHECKING:
     from workbench.frames import Bundle
 
-CREATES = ("create", "create2", "createContainer", "createTtl")
-DELETES = ("delete", "deleteContainer")
 WHOLE_CLUSTER = -1  # the broker of a cluster-wide count
-_WATCHED = "|".join(f"({p})" for p in (STATE_PATH, TOPIC_PATH, DELETE_MARKER_PATH, BROKER_PATH))
 
 
 def partition_changes(bundle: Bundle, first: int) -> DataFrame:
     """Every partition at each txn that changed its state, its assignment, its topic's deletion marker or
     its leader's registration: topic, partition, zxid, time, leader, isr, replicas, adding, removing,
     deleting, registered (its leader), min_isr and counted_as (what it adds to the counts)."""
-    # One pass over the txn logs (and the tree before them) keeps what the rest reads, in Spark's cache.
-    h = (
-        bundle.znode_history.where(
-            F.col("applied") & (F.col("path").rlike(_WATCHED) | (F.col("op") == "closeSession"))
-        )
-        .select("zxid", "time", "op", "path", "data", "session_id")
-        .cache()
-    )
-    h.count()
-    base = None
-    if first > 1:
-        base = (
-            bundle.znodes_at(first - 1)[0]
-            .where(F.col("path").rlike(_WATCHED))
-            .select("path", "data", "czxid", "ephemeral_owner")
-            .cache()
-        )
-        base.count()
+    watched = views(bundle).watched_history
+    assert watched is not None, "partition_changes needs ZooKeeper's txn logs"
+    h, base = watched
     raw = _partition_rows(h, base, first)
     per_txn = raw.groupBy("topic", "partition", "zxid").agg(
         F.max("time").alias("time"),
@@ -65,7 +48,9 @@ def partition_changes(bundle: Bundle, first: int) -> DataFrame:
         "time",
         *[F.last(c, ignorenulls=True).over(w).alias(c) for c in ("st", "asg", "deleting")],
     ).withColumn("next_zxid", F.lead("zxid").over(w))
-    regs = _registrations(h, base)
+    regs = views(bundle).registrations.select(
+        F.col("broker_id").alias("broker"), "czxid", "registered", "ended_zxid", "ended"
+    )
     # A leader's registration beginning or ending is a change for every partition it leads then.
     moves = regs.select(
         "broker", F.col("czxid").alias("at"), F.col("registered").alias("at_time"), F.lit(True).alias("up")
@@ -224,47 +209,6 @@ def _partition_rows(h: DataFrame, base: DataFrame | None, first: int) -> DataFra
         F.lit(None).cast(per_partition.schema["asg"].dataType).alias("asg"),
         F.lit(None).alias("deleting"),
     ).unionByName(per_partition.select("*", F.lit(None).cast(states.schema["st"].dataType).alias("st")))
-
-
-def _registrations(h: DataFrame, base: DataFrame | None) -> DataFrame:
-    """Each broker registration (`/brokers/ids/N`): broker, czxid, registered (time), and the zxid and
-    time it ended (its session closed or expired, or the znode deleted); null while it lasts."""
-    created = h.where(F.col("op").isin(*CREATES) & F.col("path").rlike(BROKER_PATH)).select(
-        "path", "session_id", F.col("zxid").alias("czxid"), F.col("time").alias("registered")
-    )
-    if base is not None:
-        created = created.unionByName(
-            base.where(F.col("path").rlike(BROKER_PATH)).select(
-                "path",
-                F.col("ephemeral_owner").alias("session_id"),
-                "czxid",
-                F.lit(None).cast("timestamp").alias("registered"),
-            )
-        )
-    # Either ends it: its session closing, or its znode deleted; one key joins both.
-    enders = h.where(
-        (F.col("op") == "closeSession") | (F.col("op").isin(*DELETES) & F.col("path").rlike(BROKER_PATH))
-    ).select(
-        F.when(F.col("op") == "closeSession", F.concat(F.lit("session "), F.col("session_id")))
-        .otherwise(F.col("path"))
-        .alias("key"),
-        F.struct(F.col("zxid").alias("end_zxid"), F.col("time").alias("end_time")).alias("end"),
-    )
-    keyed = created.select(
-        "*", F.explode(F.array("path", F.concat(F.lit("session "), F.col("session_id")))).alias("key")
-    )
-    return (
-        keyed.join(enders, "key", "left")
-        .groupBy("path", "czxid", "registered")
-        .agg(F.min(F.when(F.col("end.end_zxid") > F.col("czxid"), F.col("end"))).alias("e"))
-        .select(
-            F.regexp_extract("path", BROKER_PATH, 1).cast("int").alias("broker"),
-            "czxid",
-            "registered",
-            F.col("e.end_zxid").alias("ended_zxid"),
-            F.col("e.end_time").alias("ended"),
-        )
-    )
 
 
 def _counted_as() -> Column:

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workbench.analysis import balance, controller, deletion, health, reassignment, topic_ids
+from workbench.analysis import balance, controller, deletion, health, lifecycle, reassignment, topic_ids
 from workbench.analysis.findings import SEVERITIES, Coverage, Finding, findings_frame, findings_pandas
 
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from workbench.frames import Bundle
 
-ANALYSES = (topic_ids, deletion, controller, health, balance, reassignment)
+ANALYSES = (topic_ids, deletion, controller, health, balance, reassignment, lifecycle)
 
 
 @dataclass

@@ -25,6 +25,7 @@ import enum
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 class InvalidPartitionsException(ValueError):
@@ -328,3 +329,86 @@ def validate_topic_create_assignment(partition_replica_assignment: Mapping[int, 
     size = len(partition_replica_assignment)
     if sum(p for p in partition_replica_assignment if p >= 0) != size * (size - 1) // 2:
         raise InvalidReplicaAssignmentException("partitions should be a consecutive 0-based integer sequence")
+
+
+# -- could Kafka have made it? ----------------------------------------------------------------------------
+
+
+class _Draws(random.Random):
+    """Kafka's two draws fixed in advance (start index, then replica shift), to try each in turn."""
+
+    def __init__(self, *draws: int) -> None:
+        super().__init__(0)
+        self._draws = list(draws)
+
+    def randrange(self, *args: Any, **kwargs: Any) -> int:
+        return self._draws.pop(0)
+
+
+def default_assignment_could_give(
+    assignment: Mapping[int, Sequence[int]], brokers: Sequence[BrokerMetadata]
+) -> bool:
+    """Whether AdminUtils.assignReplicasToBrokers could have given this new topic's assignment, over the
+    brokers then registered, for some start index and replica shift (Kafka draws both at random): rack
+    aware when every broker has a rack, and rack unaware in any broker order (a CreateTopics request
+    passes the metadata cache's own order, a tool the ids sorted)."""
+    n, ids = len(brokers), {b.id for b in brokers}
+    p_count = len(assignment)
+    if sorted(assignment) != list(range(p_count)) or not p_count:
+        return False
+    rf = len(assignment[0])
+    if any(len(r) != rf or len(set(r)) != rf or not set(r) <= ids for r in assignment.values()) or rf > n:
+        return False
+    wanted = {p: list(r) for p, r in assignment.items()}
+    if all(b.rack is not None for b in brokers):
+        for start in range(n):
+            for shift in range(n):
+                if _rack_aware(1, rf, brokers, -1, 0, _Draws(start, shift))[0] != wanted[0]:
+                    continue  # partition 0 alone rules most draws out
+                if _rack_aware(p_count, rf, brokers, -1, 0, _Draws(start, shift)) == wanted:
+                    return True
+    return _rack_unaware_in_some_order(wanted, n)
+
+
+def _rack_unaware_in_some_order(assignment: Mapping[int, Sequence[int]], n: int) -> bool:
+    """assignReplicasToBrokersRackUnaware over some order of n brokers: with the order rotated so that
+    partition 0's leader comes first, partition p's leader sits at p % n and its j-th follower at
+    replicaIndex(p % n, shift + p // n, j, n); true when one shift places every broker consistently."""
+    if n == 1:
+        return all(len(r) == 1 for r in assignment.values())
+    for shift in range(n - 1):
+        at: dict[int, int] = {}
+        where: dict[int, int] = {}
+        consistent = True
+        for p, replicas in assignment.items():
+            first = p % n
+            positions = [first] + [
+                replica_index(first, shift + p // n, j, n) for j in range(len(replicas) - 1)
+            ]
+            for pos, broker in zip(positions, replicas, strict=True):
+                if at.setdefault(pos, broker) != broker or where.setdefault(broker, pos) != pos:
+                    consistent = False
+                    break
+            if not consistent:
+                break
+        if consistent:
+            return True
+    return False
+
+
+def new_partitions_as_kafka_would(
+    existing: Mapping[int, Sequence[int]],
+    added: Mapping[int, Sequence[int]],
+    brokers: Sequence[BrokerMetadata],
+) -> bool:
+    """Whether partitions added to a topic are what createNewPartitionsAssignment gives over the brokers
+    then registered (sorted by id, rack aware when all have racks), which draws nothing at random."""
+    if not existing or not added:
+        return False
+    try:
+        mode = RackAwareMode.Enforced
+        metadata = get_broker_metadatas(brokers, mode)
+        grown = create_new_partitions_assignment("t", existing, metadata, len(existing) + len(added))
+    except (ValueError, AdminOperationException):
+        return False
+    return grown == {p: list(r) for p, r in added.items()}

@@ -39,22 +39,44 @@ def start_cluster(c: Cluster) -> None:
         c.tick(c.jitter(2_000, 8_000))
 
 
-def create_topic(c: Cluster, name: str, partitions: int, replication: int, old_client: bool = False) -> Topic:
+def create_topic(
+    c: Cluster,
+    name: str,
+    partitions: int,
+    replication: int,
+    old_client: bool = False,
+    assignment: dict[int, list[int]] | None = None,
+    auto_by: int | None = None,
+) -> Topic:
     """AdminZkClient.createTopicWithAssignment: /config/topics/<t>, then /brokers/topics/<t>. A 2.8+
-    broker (CreateTopics) writes a new topic id; an old tool writing to ZooKeeper writes none."""
+    broker (CreateTopics) writes a new topic id; an old tool writing to ZooKeeper writes none. An
+    `assignment` is one given by hand (--replica-assignment); `auto_by` is the broker that creates the
+    topic on its own (auto.create.topics.enable) with its own ZooKeeper session."""
     names.validate(name)
     meta = [BrokerMetadata(b.id, b.rack) for b in c.live()]
-    assignment = assign_replicas_to_brokers(meta, partitions, replication, rng=c.rng)
+    if assignment is None:
+        assignment = assign_replicas_to_brokers(meta, partitions, replication, rng=c.rng)
     with_id = not old_client and c.version_at_least(2, 8)
     t = Topic(name, topic_ids.random_uuid(c.rng, c.version) if with_id else None)
-    session = c.admin_session()
+    own = c.brokers[auto_by].session if auto_by is not None else None
+    session = own if own is not None else c.admin_session()
+    if auto_by is not None:
+        shown = ", ".join(
+            f"{p} -> ArrayBuffer({', '.join(map(str, r))})" for p, r in sorted(assignment.items())
+        )
+        c.say(auto_by, "topic.creating", topic=name, config="{}", assignment=f"Map({shown})")
     config = encode_config(ConfigEntityZNode(1, {}))  # no overrides
     c.zk.create_recursive(c.now, session, f"/config/topics/{name}", config)
     parts = [Partition(name, p, replicas) for p, replicas in sorted(assignment.items())]
     written = Topic(name, t.topic_id, {p.partition: p for p in parts})  # the controller adds them to t
     version = 1 if old_client else (3 if with_id else 2)
     c.zk.create(c.now, session, f"/brokers/topics/{name}", req.topic_json(c, written, version))
-    c.zk.close_session(c.now + 5, session)
+    if own is None:
+        c.zk.close_session(c.now + 5, session)
+    elif auto_by is not None and not c.version_at_least(2, 8):
+        c.say(
+            auto_by, "topic.auto_created", topic=name, partitions=partitions, replication_factor=replication
+        )
     c.topics[name] = t
     c.tick(c.jitter(10, 50))
     assert c.controller is not None

@@ -7,6 +7,8 @@ the source names the file and the tags with line numbers where the text exists.
 from __future__ import annotations
 
 from workbench.kafka.messages.loggers import (
+    ADMIN_ZK,
+    APIS,
     CHANNEL,
     EVENT_THREAD,
     KC,
@@ -134,6 +136,13 @@ TOPICS = [
       KC, "KafkaController.scala 2.8.2:1726"),
     T("topic.assignment_restored", "Restoring the partition replica assignment for topic {topic}",
       KC, "KafkaController.scala restorePartitionReplicaAssignment 2.8.2:1697"),
+    # A broker (or a tool) writing a new topic to ZooKeeper, for a CreateTopics request or an automatic
+    # creation; only 2.5 names the automatic one (from 2.8 both go through ZkAdminManager.createTopics).
+    # Neither names the client: its id is only in kafka.request.logger, at DEBUG.
+    T("topic.creating", "Creating topic {topic} with configuration {config} and initial partition assignment {assignment}",
+      ADMIN_ZK, "AdminZkClient.scala createTopicWithAssignment 2.5.1:89 2.8.2:105 3.6.2:109"),
+    T("topic.auto_created", "Auto creation of topic {topic} with {partitions} partitions and replication factor {replication_factor} is successful",
+      APIS, "KafkaApis.scala createTopic 2.5.1:1014"),
     T("log.created", "Created log for partition {tp} in {dir} with properties {properties}",
       LM, "LogManager.scala getOrCreateLog 2.5.1:767 2.8.2:837 3.6.2:1026"),
 ]

@@ -1,0 +1,83 @@
+"""Topic lifecycle: on the samples, where every topic was made by Kafka's own assignment with valid
+names, nothing is found; on a story where a topic is assigned by hand onto one rack, one is created
+automatically and names collide or are invalid, exactly those are found, with their evidence."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from pyspark.sql import SparkSession
+
+from workbench.analysis import lifecycle
+from workbench.analysis.findings import Coverage
+from workbench.frames import open_bundle
+from workbench.simulate import story
+from workbench.simulate.cluster import Cluster
+from workbench.simulate.run import simulate
+from workbench.simulate.scenarios import SCENARIOS, Scale
+
+SAMPLES = sorted(p for p in (REPO / "sample_data").iterdir() if (p / "zk").is_dir())
+
+
+@pytest.fixture(autouse=True)
+def _let_cached_frames_go(spark: SparkSession) -> Iterator[None]:
+    yield
+    spark.catalog.clearCache()
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)
+def test_kafkas_own_topics_raise_nothing(spark: SparkSession, sample: Path) -> None:
+    bundle = open_bundle(sample, spark)
+    made = lifecycle.creations(bundle)
+    assert made is not None and made.count() >= 1  # the check ran over real creations
+    coverage = Coverage()
+    assert lifecycle.findings(bundle, coverage) == []
+    assert coverage["topic_lifecycle"].status in ("done", "partial")
+
+
+def odd_topics(c: Cluster, s: Scale) -> None:
+    """Kafka 2.5.1, 6 brokers on 3 racks: a default topic, one assigned by hand onto rack-1's brokers
+    (1 and 4), one created automatically by broker 2, two names that collide and one Kafka refuses."""
+    story.create_topic(c, "payments", 6, 3)
+    story.create_topic(c, "by-hand", 3, 2, assignment={0: [1, 4], 1: [4, 1], 2: [1, 4]})
+    story.create_topic(c, "clicks", 2, 2, auto_by=2)
+    story.create_topic(c, "metrics.in", 2, 2)
+    story.create_topic(c, "metrics_in", 2, 2)
+    validate = story.names.validate
+    story.names.validate = lambda name, version="2.8.2": None  # type: ignore[assignment]  # a tool skips it
+    try:
+        story.create_topic(c, "bad name!", 1, 1)
+    finally:
+        story.names.validate = validate  # type: ignore[assignment]
+    story.produce(c, 5, s.per_second)
+
+
+def test_odd_topics_are_found_with_their_evidence(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(SCENARIOS, "odd-topics", odd_topics)
+    simulate("odd-topics", tmp_path / "b", 1, "2.5.1", Scale(brokers=6, racks=3, hours=0.2), noise_rate=0)
+    bundle = open_bundle(tmp_path / "b", spark)
+    found = {f.kind: f for f in lifecycle.findings(bundle, Coverage())}
+    assert set(found) == {
+        "topic.manual_assignment",
+        "topic.rack_concentrated",
+        "topic.auto_created",
+        "topic.name_collision",
+        "topic.invalid_name",
+    }
+    manual = found["topic.manual_assignment"]
+    assert manual.subject == {"topics": 1} and "by-hand (created by a tool" in manual.summary
+    assert manual.evidence and manual.evidence[0].startswith("zk:txn@")
+    rack = found["topic.rack_concentrated"]
+    assert rack.subject == {"partitions": 3, "topics": 1} and "by-hand (3 on rack rack-1)" in rack.summary
+    auto = found["topic.auto_created"]
+    assert auto.subject == {"topics": 1} and "clicks (broker 2," in auto.summary
+    assert auto.evidence[0].startswith("broker-2:logs/server.log:")
+    assert "metrics.in and metrics_in" in found["topic.name_collision"].summary
+    assert "'bad name!'" in found["topic.invalid_name"].summary
+    by = {r.topic: r.by for r in lifecycle.creations(bundle).collect()}  # type: ignore[union-attr]
+    assert by["clicks"] == 2 and by["payments"] is None  # its own session vs a tool's
