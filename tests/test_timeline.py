@@ -17,15 +17,31 @@ from pyspark.sql import functions as F
 from workbench.analysis.timeline import skew, timeline
 from workbench.cli import main
 from workbench.frames import open_bundle
+from workbench.simulate import deletion, story
+from workbench.simulate.cluster import Cluster
 from workbench.simulate.run import simulate
-from workbench.simulate.scenarios import Scale
+from workbench.simulate.scenarios import SCENARIOS, Scale
 
 SAMPLES = sorted(p.name for p in (REPO / "sample_data").iterdir() if (p / "manifest.json").is_file())
 SKEWED = {
     "topicid-mismatch@2.8.2": ("topicid-mismatch", "2.8.2", 5),
     "deletion-stuck@3.6.2": ("deletion-stuck", "3.6.2", 6),
     "controller-failover@2.5.1": ("controller-failover", "2.5.1", 7),
+    "recreated@2.8.2": ("recreated", "2.8.2", 8),
 }
+
+
+def recreated(c: Cluster, s: Scale) -> None:
+    """A topic whose ISR changes, deleted and created again, whose ISR changes again: its state znodes'
+    versions restart, so the same version is written in both lives."""
+    for life in range(2):
+        story.create_topic(c, "again", s.partitions, s.replication)
+        story.produce(c, s.hours * 10, s.per_second)
+        story.restart(c, max(b for b in c.brokers if b != c.controller))
+        story.produce(c, s.hours * 10, s.per_second)
+        if not life:
+            deletion.request(c, "again")
+            story.produce(c, s.hours * 10, s.per_second)
 
 
 @pytest.fixture(autouse=True)
@@ -38,10 +54,13 @@ def _let_cached_frames_go(spark: SparkSession) -> Iterator[None]:
 def skewed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dict[str, Any]]]:
     root = tmp_path_factory.mktemp("skewed")
     out = {}
-    for name, (scenario, version, seed) in SKEWED.items():
-        path = root / name.replace("@", "-")
-        scale = Scale(brokers=4, topics=2, partitions=4, hours=0.4)
-        out[name] = (path, simulate(scenario, path, seed, version, scale, clock_skew_ms=5000, noise_rate=0.0))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(SCENARIOS, "recreated", recreated)
+        for name, (scenario, version, seed) in SKEWED.items():
+            path = root / name.replace("@", "-")
+            scale = Scale(brokers=4, topics=2, partitions=4, hours=0.4)
+            truth = simulate(scenario, path, seed, version, scale, clock_skew_ms=5000, noise_rate=0.0)
+            out[name] = (path, truth)
     return out
 
 

@@ -35,6 +35,12 @@ KINDS = (
     "partition.under_replicated",
     "leader.imbalance",
     "reassignment.stuck",
+    # Every simulated story makes its topics the way Kafka does: none of these may be found.
+    "topic.manual_assignment",
+    "topic.rack_concentrated",
+    "topic.auto_created",
+    "topic.name_collision",
+    "topic.invalid_name",
 )
 IMBALANCE_THRESHOLD, CHECK_INTERVAL_MS = 0.10, 300_000  # Kafka's defaults; the simulator keeps them
 REASSIGNMENT_STUCK_MS = 30 * 60_000  # analysis/reassignment.py

@@ -180,14 +180,23 @@ def topic_names(bundle: Bundle) -> DataFrame:
 def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     """Assignments not Kafka's, rack concentration, automatic creations, colliding and invalid names."""
     v = views(bundle)
-    missing = [] if v.evidence.zk_history else ["ZooKeeper's txn logs (zk/txnlog/): who created each topic"]
-    if v.evidence.with_logs and (version_tuple(v.evidence.kafka_version) or (2, 8)) >= (2, 8):
-        missing.append(
-            "an automatic creation, which Kafka 2.8+ does not log apart from a CreateTopics request"
+    used, missing = ["ZooKeeper's state"], []
+    made = creations(bundle)
+    if made is None:
+        missing.append("ZooKeeper's txn logs (zk/txnlog/): who created each topic, and with what assignment")
+    else:
+        used.append("ZooKeeper's history")
+        older = v.topics.join(made.where(F.col("first_partition") == 0), "topic", "left_anti").count()
+        if older:
+            missing.append(f"the creation of {older} topic(s), before the history's first txn: not checked")
+    coverage.record("topic_lifecycle", used, missing)
+    if (version_tuple(v.evidence.kafka_version) or (2, 8)) >= (2, 8):
+        coverage.not_applicable(
+            "topic_auto_creation", "Kafka 2.8+ logs an automatic creation as it logs a CreateTopics request"
         )
-    coverage.record(
-        "topic_lifecycle", ["ZooKeeper's state"] + (["ZooKeeper's history"] if not missing else []), missing
-    )
+    else:
+        logs = ["broker logs"] if v.evidence.with_logs else []
+        coverage.record("topic_auto_creation", logs, [] if logs else ["broker logs (server.log)"])
     return [*_manual(bundle), *_concentrated(bundle), *_auto_created(bundle), *_names(bundle)]
 
 

@@ -137,11 +137,19 @@ def _pairs(bundle: Bundle) -> DataFrame:
         .alias("version"),
         (F.col("event") == "isr.updated").alias("after"),
     )
-    writes = h.where((F.col("op") == "setData") & F.col("path").rlike(STATE_PATH)).select(
-        F.regexp_extract("path", STATE_PATH, 1).alias("topic"),
-        F.regexp_extract("path", STATE_PATH, 2).cast("int").alias("partition"),
-        "version",
-        F.col("time").alias("txn_time"),
+    # A topic deleted and created again restarts its state znodes' versions: a version written by two
+    # incarnations could pair a line with the wrong write, so such versions pair with nothing.
+    same_version = Window.partitionBy("topic", "partition", "version")
+    writes = (
+        h.where((F.col("op") == "setData") & F.col("path").rlike(STATE_PATH))
+        .select(
+            F.regexp_extract("path", STATE_PATH, 1).alias("topic"),
+            F.regexp_extract("path", STATE_PATH, 2).cast("int").alias("partition"),
+            "version",
+            F.col("time").alias("txn_time"),
+        )
+        .withColumn("writes", F.count("*").over(same_version))
+        .where(F.col("writes") == 1)
     )
     joined = [
         registered.join(creates, "zxid"),

@@ -252,6 +252,7 @@ class Cluster:
             "Partition": f"[Partition {tp} broker={broker}] ",
             "ReplicaManager": f"[ReplicaManager broker={broker}] ",
             "KafkaServer": f"[KafkaServer id={broker}] ",
+            "KafkaApis": f"[KafkaApi-{broker}] ",  # KafkaApis.scala 2.5.1:111
             "ZooKeeperClient": "[ZooKeeperClient Kafka server] ",
             "ReplicaFetcherManager": f"[ReplicaFetcherManager on broker {broker}] ",
             "Log": f"[{log_class} partition={tp}, dir={DATA_DIR}] ",
