@@ -124,12 +124,9 @@ def _not_kafkas(batches: Iterator[Any]) -> Iterator[Any]:
         )
 
 
-def not_default(bundle: Bundle) -> DataFrame | None:
-    """Creations and additions Kafka's default assignment could not have given: topic, zxid, time, by,
+def not_default(made: DataFrame) -> DataFrame:
+    """Of `creations`, those Kafka's default assignment could not have given: topic, zxid, time, by,
     first_partition, why."""
-    made = creations(bundle)
-    if made is None:
-        return None
     schema = StructType(
         [StructField("topic", StringType()), made.schema["zxid"], StructField("why", StringType())]
     )
@@ -141,22 +138,25 @@ def not_default(bundle: Bundle) -> DataFrame | None:
     )
 
 
-def rack_concentrated(bundle: Bundle) -> DataFrame:
+def racks(bundle: Bundle) -> dict[int, str]:
+    """Each broker's rack (broker.rack) as its newest registration gives it; brokers without one left out.
+    One entry per broker, so it is a small lookup the driver may hold."""
+    latest = views(bundle).registrations.groupBy("broker_id").agg(F.max_by("rack", "czxid").alias("rack"))
+    return {r.broker_id: r.rack for r in latest.where(F.col("rack").isNotNull()).collect()}
+
+
+def rack_concentrated(bundle: Bundle) -> DataFrame | None:
     """Partitions now whose replicas (two or more) all sit on one rack while the registered brokers span
-    several: topic, partition, rack, replicas. Topics queued for deletion left out."""
+    several: topic, partition, rack, replicas. Topics queued for deletion left out. None when the
+    registered brokers are not on two racks or more (then nothing can be concentrated)."""
     v = views(bundle)
-    latest = v.registrations.groupBy("broker_id").agg(F.max_by("rack", "czxid").alias("rack"))
-    live = latest.where(F.col("broker_id").isin(*sorted(v.live_brokers)))
-    racks = live.agg(F.count_distinct("rack").alias("n"))
-    rack_of = F.map_from_entries(F.collect_list(F.struct("broker_id", "rack")))
-    lookup = latest.where(F.col("rack").isNotNull()).agg(rack_of.alias("rack_of"))
+    rack_of = racks(bundle)
+    if len({rack_of[b] for b in v.live_brokers if b in rack_of}) < 2:
+        return None
+    lookup = F.create_map(*[x for b, r in sorted(rack_of.items()) for x in (F.lit(b), F.lit(r))])
     parts = v.partitions.join(v.delete_markers.select("topic"), "topic", "left_anti")
-    on_racks = parts.where(F.size("replicas") >= 2).crossJoin(lookup).crossJoin(racks.where("n >= 2"))
-    placed = on_racks.select(
-        "topic",
-        "partition",
-        "replicas",
-        F.transform("replicas", lambda b: F.col("rack_of")[b]).alias("racks"),
+    placed = parts.where(F.size("replicas") >= 2).select(
+        "topic", "partition", "replicas", F.transform("replicas", lambda b: lookup[b]).alias("racks")
     )
     return placed.where(
         F.forall("racks", lambda x: x.isNotNull()) & (F.size(F.array_distinct("racks")) == 1)
@@ -186,7 +186,12 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         missing.append("ZooKeeper's txn logs (zk/txnlog/): who created each topic, and with what assignment")
     else:
         used.append("ZooKeeper's history")
-        older = v.topics.join(made.where(F.col("first_partition") == 0), "topic", "left_anti").count()
+        h, _ = v.watched_history or (None, None)
+        assert h is not None
+        born = h.where(F.col("op").isin(*CREATES) & F.col("path").rlike(TOPIC_PATH)).select(
+            F.regexp_extract("path", TOPIC_PATH, 1).alias("topic")
+        )
+        older = v.topics.join(born, "topic", "left_anti").count()
         if older:
             missing.append(f"the creation of {older} topic(s), before the history's first txn: not checked")
     coverage.record("topic_lifecycle", used, missing)
@@ -197,20 +202,25 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     else:
         logs = ["broker logs"] if v.evidence.with_logs else []
         coverage.record("topic_auto_creation", logs, [] if logs else ["broker logs (server.log)"])
-    return [*_manual(bundle), *_concentrated(bundle), *_auto_created(bundle), *_names(bundle)]
+    return [*_manual(made), *_concentrated(bundle), *_auto_created(bundle), *_names(bundle)]
 
 
-def _manual(bundle: Bundle) -> list[Finding]:
-    odd = not_default(bundle)
-    if odd is None:
+def _manual(made: DataFrame | None) -> list[Finding]:
+    if made is None:
         return []
-    row = odd.agg(
-        F.count("*").alias("n"),
-        F.count_distinct("topic").alias("topics"),
-        F.slice(
-            F.sort_array(F.collect_list(F.struct("zxid", "topic", "by", "first_partition", "why"))), 1, SHOWN
-        ).alias("some"),
-    ).collect()[0]
+    row = (
+        not_default(made)
+        .agg(
+            F.count("*").alias("n"),
+            F.count_distinct("topic").alias("topics"),
+            F.slice(
+                F.sort_array(F.collect_list(F.struct("zxid", "topic", "by", "first_partition", "why"))),
+                1,
+                SHOWN,
+            ).alias("some"),
+        )
+        .collect()[0]
+    )
     if not row.n:
         return []
     shown = "; ".join(
@@ -233,9 +243,11 @@ def _manual(bundle: Bundle) -> list[Finding]:
 
 
 def _concentrated(bundle: Bundle) -> list[Finding]:
+    on_one = rack_concentrated(bundle)
+    if on_one is None:
+        return []
     row = (
-        rack_concentrated(bundle)
-        .groupBy("topic", "rack")
+        on_one.groupBy("topic", "rack")
         .agg(F.count("*").alias("n"))
         .agg(
             F.sum("n").alias("n"),
