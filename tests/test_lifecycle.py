@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import REPO
 from pyspark.sql import SparkSession
 
 from workbench.analysis import lifecycle
+from workbench.analysis.cluster import views
 from workbench.analysis.findings import Coverage
 from workbench.frames import open_bundle
 from workbench.simulate import story
@@ -86,3 +88,37 @@ def test_odd_topics_are_found_with_their_evidence(
     assert "'bad name!'" in found["topic.invalid_name"].summary
     by = {r.topic: r.by for r in lifecycle.creations(bundle).collect()}  # type: ignore[union-attr]
     assert by["clicks"] == 2 and by["payments"] is None  # its own session vs a tool's
+
+
+def test_a_history_that_begins_after_the_creations(
+    spark: SparkSession, tmp_path: Path, zookeeper_factory: Any
+) -> None:
+    """ZooKeeper purged its older txn logs: the topics' creations are gone, the tree before the history
+    comes from the snapshot the kept logs follow, and partitions added later are still checked against
+    it. The creations it cannot see are said in coverage, not guessed."""
+    zk = zookeeper_factory(jvm_properties={"zookeeper.snapCount": "40"})
+    path = tmp_path / "b"
+    scale = Scale(topics=2, partitions=3, hours=0.2)
+    truth = simulate("topicid-mismatch", path, 3, "2.8.2", scale, zk=zk.hosts, zk_data_dir=zk.data_dir)
+    (added_at,) = [c["zxid"] for c in truth["topic_id_changes"] if c["to"] is None]
+    # ZooKeeper's purge (PurgeTxnLog): keep the snapshots from one on, and the logs from the newest that
+    # starts at or before it; here the snapshot is the newest before the partitions were added.
+    txnlog = path / "zk" / "txnlog"
+    zxid = {f: int(f.name.split(".")[1], 16) for f in txnlog.iterdir()}
+    kept = max(z for f, z in zxid.items() if f.name.startswith("snapshot.") and z < added_at)
+    first = max(z for f, z in zxid.items() if f.name.startswith("log.") and z <= kept)
+    for f, z in zxid.items():
+        if z < (kept if f.name.startswith("snapshot.") else first):
+            f.unlink()
+    bundle = open_bundle(path, spark)
+    assert views(bundle).history_span.first == first  # type: ignore[union-attr]
+    assert views(bundle).watched_history.before_zxid == kept  # type: ignore[union-attr]
+    made = lifecycle.creations(bundle)
+    assert made is not None
+    rows = made.collect()
+    assert [(r.topic, r.first_partition) for r in rows] == [("orders", scale.partitions)]
+    assert len(rows[0].brokers) == scale.brokers
+    coverage = Coverage()
+    assert lifecycle.findings(bundle, coverage) == []
+    check = coverage["topic_lifecycle"]
+    assert check.status == "partial" and "before the history's first txn" in check.missing[0]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
@@ -50,6 +50,14 @@ PARTITION_STATE = StructType(
         StructField("isr", ArrayType(IntegerType())),
     ]
 )
+
+
+class Watched(NamedTuple):
+    """`views.watched_history`: the txns, and the tree as of zxid `before_zxid` (None: zxid 0, empty)."""
+
+    txns: DataFrame
+    before: DataFrame | None
+    before_zxid: int
 
 
 def _registered(znodes: DataFrame) -> DataFrame:
@@ -295,35 +303,39 @@ class ClusterViews:
         health series and the balance checks all read it. None without ZooKeeper's txn logs."""
         from workbench.analysis.partition_history import partition_changes
 
-        span = self.history_span
-        return partition_changes(self.bundle, span.first).cache() if span is not None else None
+        return partition_changes(self.bundle).cache() if self.history_span is not None else None
 
     # -- brokers and sessions ----------------------------------------------------------------------
     @cached_property
-    def watched_history(self) -> tuple[DataFrame, DataFrame | None] | None:
+    def watched_history(self) -> Watched | None:
         """The txns on partitions' state, topics, deletion markers and broker registrations (and every
-        session closing), and those paths in the tree just before the history's first txn (None when it
-        starts at zxid 1): read from the txn logs once and kept in Spark's cache. None without txn logs."""
+        session closing), and those paths in the tree the history starts from: read once and kept in
+        Spark's cache. None without txn logs."""
         span = self.history_span
         if span is None:
             return None
         watched = F.col("path").rlike(WATCHED_PATHS)
-        h = (
+        txns = (
             self.bundle.znode_history.where(F.col("applied") & (watched | (F.col("op") == "closeSession")))
             .select("zxid", "time", "op", "path", "data", "session_id")
             .cache()
         )
-        h.count()  # one decode of the txn logs, rather than one per concurrent reader
-        if span.first <= 1:
-            return h, None
-        base = (
-            self.bundle.znodes_at(span.first - 1)[0]
+        txns.count()  # one decode of the txn logs, rather than one per concurrent reader
+        # The tree just before the first txn; when ZooKeeper purged the snapshots before it (as its
+        # autopurge does), the oldest snapshot, from which ZooKeeper itself would restore (a fuzzy
+        # snapshot: the txns after it replay over it).
+        snapshots = sorted(f.zxid for f in self.bundle.evidence.zk_files if f.kind == "snapshot")
+        at = span.first - 1 if not snapshots or snapshots[0] <= span.first - 1 else snapshots[0]
+        if at <= 0:
+            return Watched(txns, None, 0)
+        before = (
+            self.bundle.znodes_at(at)[0]
             .where(watched)
             .select("path", "data", "czxid", "ctime", "ephemeral_owner")
             .cache()
         )
-        base.count()
-        return h, base
+        before.count()
+        return Watched(txns, before, at)
 
     @cached_property
     def registrations(self) -> DataFrame:
@@ -338,7 +350,7 @@ class ClusterViews:
         ]
         if self.watched_history is None:
             return _by_broker(alive.select("*", *not_ended))
-        h, base = self.watched_history
+        h, base, _ = self.watched_history
         # KafkaZkClient.registerBroker creates the znode empty and sets its data in the same multi txn.
         written = h.where(F.col("op").isin(*CREATES, "setData") & F.col("path").rlike(BROKER_PATH))
         created = _registered(
@@ -350,8 +362,9 @@ class ClusterViews:
             )
             .where(F.col("ephemeral_owner").isNotNull())
         )
-        if base is not None:
-            created = created.unionByName(_registered(base.where(F.col("path").rlike(BROKER_PATH))))
+        if base is not None:  # those alive in the tree before, unless the history saw them made
+            alive_before = _registered(base.where(F.col("path").rlike(BROKER_PATH)))
+            created = created.unionByName(alive_before.join(created.select("czxid"), "czxid", "left_anti"))
         # Either ends it: its session closing, or its znode deleted; one key joins both.
         enders = h.where(
             (F.col("op") == "closeSession") | (F.col("op").isin(*DELETES) & F.col("path").rlike(BROKER_PATH))

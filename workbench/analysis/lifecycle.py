@@ -47,18 +47,30 @@ def creations(bundle: Bundle) -> DataFrame | None:
     watched = views(bundle).watched_history
     if watched is None:
         return None
-    h, _ = watched
+    h, base, base_zxid = watched
     w = Window.partitionBy("topic").orderBy("zxid")
+    topic = F.regexp_extract("path", TOPIC_PATH, 1).alias("topic")
     writes = h.where(
         F.col("op").isin(*CREATES, "setData", *DELETES) & F.col("path").rlike(TOPIC_PATH)
     ).select(
-        F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"),
+        topic,
         "zxid",
         "time",
         "session_id",
         F.col("op").isin(*CREATES).alias("created"),
         F.when(~F.col("op").isin(*DELETES), F.from_json("data", TOPIC_ZNODE)["partitions"]).alias("now"),
     )
+    if base is not None:  # the topics in the tree the history starts from: what a setData grows from
+        writes = writes.unionByName(
+            base.where(F.col("path").rlike(TOPIC_PATH)).select(
+                topic,
+                F.lit(base_zxid).cast("long").alias("zxid"),
+                F.lit(None).cast("timestamp").alias("time"),
+                F.lit(None).cast("long").alias("session_id"),
+                F.lit(None).cast("boolean").alias("created"),
+                F.from_json("data", TOPIC_ZNODE)["partitions"].alias("now"),
+            )
+        )
     before = F.when(~F.col("created"), F.lag("now").over(w))
     grown = writes.select("*", before.alias("existing")).select(
         "*",
@@ -66,7 +78,10 @@ def creations(bundle: Bundle) -> DataFrame | None:
             F.coalesce(F.map_keys("now"), F.array()), F.coalesce(F.map_keys("existing"), F.array())
         ).alias("new_ids"),
     )
-    added = grown.where(F.size("new_ids") > 0).select(
+    # A creation, or partitions added to a topic whose earlier partitions are known (a topic first seen
+    # rewritten, with no tree from before the history, is left out: what it grew from is unknown).
+    known = F.col("created") | (~F.col("created") & F.col("existing").isNotNull())
+    added = grown.where((F.size("new_ids") > 0) & F.coalesce(known, F.lit(False))).select(
         "topic",
         "zxid",
         "time",
@@ -168,7 +183,7 @@ def topic_names(bundle: Bundle) -> DataFrame:
     v = views(bundle)
     names = v.topics.select("topic", F.concat(F.lit("/brokers/topics/"), "topic").alias("path"))
     if v.watched_history is not None:
-        h, _ = v.watched_history
+        h = v.watched_history.txns
         names = names.unionByName(
             h.where(F.col("path").rlike(TOPIC_PATH)).select(
                 F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"), "path"
@@ -186,11 +201,10 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         missing.append("ZooKeeper's txn logs (zk/txnlog/): who created each topic, and with what assignment")
     else:
         used.append("ZooKeeper's history")
-        h, _ = v.watched_history or (None, None)
-        assert h is not None
-        born = h.where(F.col("op").isin(*CREATES) & F.col("path").rlike(TOPIC_PATH)).select(
-            F.regexp_extract("path", TOPIC_PATH, 1).alias("topic")
-        )
+        assert v.watched_history is not None
+        born = v.watched_history.txns.where(
+            F.col("op").isin(*CREATES) & F.col("path").rlike(TOPIC_PATH)
+        ).select(F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"))
         older = v.topics.join(born, "topic", "left_anti").count()
         if older:
             missing.append(f"the creation of {older} topic(s), before the history's first txn: not checked")

@@ -28,14 +28,13 @@ if TYPE_CHECKING:
 WHOLE_CLUSTER = -1  # the broker of a cluster-wide count
 
 
-def partition_changes(bundle: Bundle, first: int) -> DataFrame:
+def partition_changes(bundle: Bundle) -> DataFrame:
     """Every partition at each txn that changed its state, its assignment, its topic's deletion marker or
     its leader's registration: topic, partition, zxid, time, leader, isr, replicas, adding, removing,
     deleting, registered (its leader), min_isr and counted_as (what it adds to the counts)."""
     watched = views(bundle).watched_history
     assert watched is not None, "partition_changes needs ZooKeeper's txn logs"
-    h, base = watched
-    raw = _partition_rows(h, base, first)
+    raw = _partition_rows(*watched)
     per_txn = raw.groupBy("topic", "partition", "zxid").agg(
         F.max("time").alias("time"),
         *[F.last(c, ignorenulls=True).alias(c) for c in ("st", "asg", "deleting")],
@@ -129,10 +128,10 @@ def stretches(changes: DataFrame, on: Column) -> DataFrame:
     )
 
 
-def _partition_rows(h: DataFrame, base: DataFrame | None, first: int) -> DataFrame:
+def _partition_rows(h: DataFrame, base: DataFrame | None, base_zxid: int) -> DataFrame:
     """State (st), assignment (asg) and deletion-marker (deleting) rows per partition and zxid; a null
     column says nothing, st/asg with present=false say the znode is gone. The base tree's rows come at
-    the zxid before the history's first, as if written then."""
+    its zxid, as if written then."""
     ops = h.where(F.col("op").isin(*CREATES, "setData", *DELETES)).select(
         "zxid",
         "time",
@@ -144,7 +143,7 @@ def _partition_rows(h: DataFrame, base: DataFrame | None, first: int) -> DataFra
     if base is not None:
         ops = ops.unionByName(
             base.select(
-                F.lit(first - 1).cast("long").alias("zxid"),
+                F.lit(base_zxid).cast("long").alias("zxid"),
                 F.lit(None).cast("timestamp").alias("time"),
                 "path",
                 "data",

@@ -162,7 +162,7 @@ def _send(client: KazooClient, o: Op) -> None:
     if o.type == op.CREATE:
         client.create(o.path, o.data, ephemeral=o.ephemeral)
     elif o.type == op.SET_DATA:
-        client.set_data(o.path, o.data, o.version)
+        client.set(o.path, o.data, o.version)
     elif o.type == op.DELETE:
         client.delete(o.path, o.version)
     else:
