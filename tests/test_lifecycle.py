@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from conftest import REPO
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from workbench.analysis import lifecycle
-from workbench.analysis.cluster import views
+from workbench.analysis.cluster import TOPIC_PATH, views
 from workbench.analysis.findings import Coverage
 from workbench.frames import open_bundle
 from workbench.simulate import story
@@ -96,17 +97,25 @@ def test_a_history_that_begins_after_the_creations(
     """ZooKeeper purged its older txn logs: the topics' creations are gone, the tree before the history
     comes from the snapshot the kept logs follow, and partitions added later are still checked against
     it. The creations it cannot see are said in coverage, not guessed."""
-    zk = zookeeper_factory(jvm_properties={"zookeeper.snapCount": "40"})
+    zk = zookeeper_factory(jvm_properties={"zookeeper.snapCount": "20"})  # a new log every 10-20 txns
     path = tmp_path / "b"
     scale = Scale(topics=2, partitions=3, hours=0.2)
     truth = simulate("topicid-mismatch", path, 3, "2.8.2", scale, zk=zk.hosts, zk_data_dir=zk.data_dir)
     (added_at,) = [c["zxid"] for c in truth["topic_id_changes"] if c["to"] is None]
+    born = (
+        open_bundle(path, spark)
+        .znode_history.where((F.col("op") == "create") & F.col("path").rlike(TOPIC_PATH))
+        .agg(F.max("zxid"))
+        .collect()[0][0]
+    )
     # ZooKeeper's purge (PurgeTxnLog): keep the snapshots from one on, and the logs from the newest that
-    # starts at or before it; here the snapshot is the newest before the partitions were added.
+    # starts at or before it; here one whose kept logs begin after the creations, before the addition.
     txnlog = path / "zk" / "txnlog"
     zxid = {f: int(f.name.split(".")[1], 16) for f in txnlog.iterdir()}
-    kept = max(z for f, z in zxid.items() if f.name.startswith("snapshot.") and z < added_at)
-    first = max(z for f, z in zxid.items() if f.name.startswith("log.") and z <= kept)
+    starts = sorted(z for f, z in zxid.items() if f.name.startswith("log."))
+    snapshots = sorted(z for f, z in zxid.items() if f.name.startswith("snapshot."))
+    purges = [(z, max(x for x in starts if x <= z)) for z in snapshots if starts[0] <= z < added_at]
+    kept, first = next((z, x) for z, x in reversed(purges) if x > born)  # creations at born < first
     for f, z in zxid.items():
         if z < (kept if f.name.startswith("snapshot.") else first):
             f.unlink()
