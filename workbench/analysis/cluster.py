@@ -72,6 +72,7 @@ def _registered(znodes: DataFrame) -> DataFrame:
 
 
 def _by_broker(regs: DataFrame) -> DataFrame:
+    """Registrations in the columns `views.registrations` gives, the broker id read from the path."""
     return regs.select(
         F.regexp_extract("path", BROKER_PATH, 1).cast("int").alias("broker_id"),
         "rack", "session_id", "czxid", "registered", "ended_zxid", "ended",
