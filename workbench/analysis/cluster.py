@@ -20,6 +20,8 @@ from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, IntegerType, MapType, StringType, StructField, StructType
 
+from workbench.zookeeper import txns as zk_ops
+
 if TYPE_CHECKING:
     from workbench.frames import Bundle
 
@@ -28,8 +30,8 @@ STATE_PATH = r"^/brokers/topics/([^/]+)/partitions/(\d+)/state$"
 BROKER_PATH = r"^/brokers/ids/(\d+)$"
 DELETE_MARKER_PATH = r"^/admin/delete_topics/([^/]+)$"
 WATCHED_PATHS = "|".join(f"({p})" for p in (STATE_PATH, TOPIC_PATH, DELETE_MARKER_PATH, BROKER_PATH))
-CREATES = ("create", "create2", "createContainer", "createTtl")
-DELETES = ("delete", "deleteContainer")
+CREATES = tuple(zk_ops.OP_NAMES[t] for t in zk_ops.CREATES)  # as znode_history names the ops
+DELETES = tuple(zk_ops.OP_NAMES[t] for t in zk_ops.DELETES)
 FILE_DELETE_DELAY_MS = 60_000  # file.delete.delay.ms default (KafkaConfig, 2.5.1-3.6.2)
 
 _REPLICAS = MapType(StringType(), ArrayType(IntegerType()))
