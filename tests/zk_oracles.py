@@ -128,3 +128,17 @@ def parse_snapshot_formatter(text: str) -> dict[str, Any]:
             nodes[path] = {}
         i += 1
     return {"count": count, "nodes": nodes, "sessions": sessions, "last_zxid": last_zxid}
+
+
+def tree_diff(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
+    """The paths where two trees ({path: anything}) differ, each with both sides cut to 200 characters:
+    a failure says what is wrong without printing a 900 KB znode."""
+
+    def short(path: str, tree: dict[str, Any]) -> str:
+        return repr(tree[path])[:200] if path in tree else "absent"
+
+    return [
+        f"{path}: {short(path, ours)} != {short(path, theirs)}"
+        for path in sorted(ours.keys() | theirs.keys())
+        if ours.get(path) != theirs.get(path)
+    ]

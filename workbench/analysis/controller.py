@@ -64,9 +64,12 @@ def elections(bundle: Bundle) -> DataFrame:
 
 def failover_steps(bundle: Bundle) -> DataFrame:
     """The new controllers' own lines from election to 'Ready to serve': broker_id, epoch, event, step,
-    ts, file, line_no. Steps are the lines onControllerFailover logs (LOG_TEMPLATES.md section 5)."""
+    ts, file, line_no. Steps are the lines onControllerFailover logs (LOG_TEMPLATES.md section 5), the
+    replica and partition state machines' startup among them (e.g. replica_state_machine_initializing)."""
     ev = bundle.cluster_events.where(
-        F.col("event").startswith("controller.") | F.col("event").startswith("deletion.")
+        F.col("event").startswith("controller.")
+        | F.col("event").startswith("deletion.")
+        | F.col("event").startswith("state_machine.")
     )
     elected = ev.where(F.col("event") == "controller.elected").select(
         "broker_id", "file", F.col("attrs")["epoch"].cast("int").alias("epoch"), F.col("ts").alias("elected")
@@ -78,7 +81,24 @@ def failover_steps(bundle: Bundle) -> DataFrame:
     return (
         ev.join(span, ["broker_id", "file"])
         .where((F.col("ts") >= F.col("elected")) & (F.col("ts") <= F.coalesce("ready", F.col("elected"))))
-        .select("broker_id", "epoch", "event", F.col("attrs")["step"].alias("step"), "ts", "file", "line_no")
+        .select(
+            "broker_id",
+            "epoch",
+            "event",
+            F.when(
+                F.col("event").startswith("state_machine."),
+                F.concat(
+                    F.regexp_extract("event", r"\.(\w+)$", 1),
+                    F.lit("_state_machine_"),
+                    F.col("attrs")["step"],
+                ),
+            )
+            .otherwise(F.col("attrs")["step"])
+            .alias("step"),
+            "ts",
+            "file",
+            "line_no",
+        )
     )
 
 

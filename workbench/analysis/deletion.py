@@ -104,6 +104,37 @@ def timeline(bundle: Bundle) -> DataFrame:
     return zk.unionByName(logs).where(F.col("topic").isNotNull())
 
 
+def replica_progress(bundle: Bundle, topic: str) -> DataFrame:
+    """Each replica of a topic under deletion, for a Gantt chart: topic, partition, broker, requested (the
+    request: the marker's create, else the controller's line), renamed (its '-delete' rename), deleted (its
+    log removed) and state (its last replica state in the controller's log); each time on its source's
+    clock. Replicas are those ZooKeeper still assigns and those the logs name."""
+    steps = timeline(bundle).where(F.col("topic") == topic)
+    asked = steps.where(F.col("step").isin("requested", "deletion.started")).agg(
+        F.min_by("ts", F.struct(F.col("zxid").isNull(), "ts")).alias("requested")
+    )
+    assigned = (
+        views(bundle)
+        .partitions.where(F.col("topic") == topic)
+        .select("partition", F.explode("replicas").alias("broker"))
+    )
+    named = steps.where(F.col("partition").isNotNull() & F.col("broker").isNotNull())
+    per_replica = named.groupBy("partition", "broker").agg(
+        F.min(F.when(F.col("step") == "log.renamed_for_deletion", F.col("ts"))).alias("renamed"),
+        F.max(F.when(F.col("step") == "log.deleted", F.col("ts"))).alias("deleted"),
+        F.max_by(F.when(F.col("step").isin(*REPLICA_STATES), F.col("step")), "ts").alias("state"),
+    )
+    return (
+        assigned.unionByName(named.select("partition", "broker"))
+        .distinct()
+        .join(per_replica, ["partition", "broker"], "left")
+        .crossJoin(asked)
+        .select(
+            F.lit(topic).alias("topic"), "partition", "broker", "requested", "renamed", "deleted", "state"
+        )
+    )
+
+
 def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     v = views(bundle)
     ev = v.evidence

@@ -179,6 +179,26 @@ def _ms(t: Any) -> int:
 SUSTAINED_MS = 5 * 60_000  # under-replicated this long is not a restart's blip
 
 
+def offline_windows(bundle: Bundle) -> DataFrame:
+    """Each broker's time without a registration: broker, down (its registration ended: session closed
+    or znode deleted) with down_zxid, and up (its next registration, null: still down at the capture) with
+    up_zxid; on ZooKeeper's clock."""
+    regs = views(bundle).registrations
+    w = Window.partitionBy("broker_id").orderBy("czxid")
+    nxt = F.lead(F.struct(F.col("czxid").alias("zxid"), F.col("registered").alias("time"))).over(w)
+    return (
+        regs.select("broker_id", "ended_zxid", "ended", nxt.alias("next"))
+        .where(F.col("ended_zxid").isNotNull())
+        .select(
+            F.col("broker_id").alias("broker"),
+            F.col("ended").alias("down"),
+            F.col("ended_zxid").alias("down_zxid"),
+            F.col("next.time").alias("up"),
+            F.col("next.zxid").alias("up_zxid"),
+        )
+    )
+
+
 def episodes(changes: DataFrame, count: str, captured: Any) -> DataFrame:
     """Each stretch a partition spent counted as `count` (offline, under_replicated, ...): topic,
     partition, began/began_zxid, ended/ended_zxid (null: still at the capture), lasted_ms (to the capture

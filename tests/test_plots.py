@@ -1,0 +1,204 @@
+"""The postmortem figures, drawn from the analyses on the samples and held against what the simulator
+says happened (truth.json): each figure must show the incident's facts, not merely exist."""
+
+from __future__ import annotations
+
+import functools
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+import matplotlib.dates as mdates
+import pandas as pd
+import pytest
+from conftest import REPO
+from matplotlib.colors import to_hex
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+from pyspark.sql import SparkSession
+
+from workbench import plots
+from workbench.analysis import controller, deletion, health, topic_ids
+from workbench.frames import Bundle, open_bundle
+
+SAMPLES = REPO / "sample_data"
+
+
+@functools.cache
+def _open(spark: SparkSession, name: str) -> tuple[Bundle, dict[str, Any]]:
+    """Each sample opened once for the module, so its health series is made once."""
+    return open_bundle(SAMPLES / name, spark), json.loads((SAMPLES / name / "truth.json").read_text())
+
+
+def _ms(t: Any) -> int:
+    return round(pd.Timestamp(t).tz_localize("UTC").timestamp() * 1000)
+
+
+def _bars(fig: Figure, colour: str) -> list[Rectangle]:
+    ax = fig.axes[0]
+    return [p for p in ax.patches if isinstance(p, Rectangle) and to_hex(p.get_facecolor()) == colour.lower()]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.iterdir() if (p / "zk").is_dir()))
+def test_offline_windows_are_the_crashes_and_restarts(spark: SparkSession, name: str) -> None:
+    """Every time a broker was without a registration, and no other: a crash until its session expired
+    and it came back (or not), a clean restart from its stop to its start."""
+    bundle, truth = _open(spark, name)
+    got = sorted(
+        (r.broker, _ms(r.down), r.up and _ms(r.up)) for r in health.offline_windows(bundle).collect()
+    )
+    want = sorted(
+        [(f["broker"], f["session_expired_ms"], f.get("started_ms")) for f in truth["broker_failures"]]
+        + [(r["broker"], r["stopped_ms"], r["started_ms"]) for r in truth["broker_restarts"]]
+    )
+    assert [(b, d, u is None) for b, d, u in got] == [(b, d, u is None) for b, d, u in want]
+    assert all(abs(gu - wu) < 1000 for (_, _, gu), (_, _, wu) in zip(got, want, strict=True) if wu)
+
+
+def test_deletion_gantt_shows_the_replicas_still_waiting(spark: SparkSession) -> None:
+    bundle, truth = _open(spark, "deletion-stuck-2.8")
+    (topic,) = truth["deletions"]
+    progress = deletion.replica_progress(bundle, topic).toPandas()
+    left = sorted(
+        map(list, progress[progress.renamed.isna()][["partition", "broker"]].itertuples(index=False))
+    )
+    assert left == sorted(truth["deletions"][topic]["pending"]["replicas_left"])
+    assert progress.deleted.notna().sum() == len(progress) - len(left)
+    fig = plots.deletion_gantt(progress, health.offline_windows(bundle))
+    assert len(fig.axes[0].get_yticklabels()) == len(progress)
+    # every replica waits for StopReplica; those renamed wait out file.delete.delay.ms; the offline shaded
+    assert len(_bars(fig, plots.ORANGE)) == len(progress)
+    assert len(_bars(fig, plots.SKY_BLUE)) == len(progress) - len(left)
+    down = [p for p in fig.axes[0].patches if p.get_hatch() == "//"]
+    assert len(down) == len(left) and topic in fig.axes[0].get_title()
+
+
+def test_a_completed_deletion_has_every_replica_removed(spark: SparkSession) -> None:
+    bundle, truth = _open(spark, "deletion-complete-3.6")
+    halted = next(t for t, d in truth["deletions"].items() if d["halted"])
+    progress = deletion.replica_progress(bundle, halted).toPandas()
+    assert len(progress) == truth["topics"][halted]["partitions"] * 3
+    assert progress.deleted.notna().all() and progress.renamed.notna().all()
+    assert _ms(progress.requested.min()) == truth["deletions"][halted]["requested_ms"]
+
+
+def test_controller_epochs_and_the_gap_without_one(spark: SparkSession) -> None:
+    bundle, truth = _open(spark, "controller-failover-2.5")
+    elections = controller.elections(bundle)
+    fig = plots.controller_epochs(elections)
+    (line,) = [x for x in fig.axes[0].get_lines() if x.get_label().startswith("controller epoch")]
+    assert list(line.get_ydata()) == [c["epoch"] for c in truth["controllers"]] + [
+        truth["controllers"][-1]["epoch"]
+    ]
+    (gap,) = [p for p in fig.axes[0].patches if p.get_width() > 0]
+    (crash,) = truth["broker_failures"]
+    ms = round((gap.get_width()) * 86_400_000)  # axvspan's width is in days
+    assert ms == truth["controllers"][1]["elected_ms"] - crash["session_expired_ms"]
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert f"no controller {ms} ms" in texts and {
+        f"broker {c['broker']}" for c in truth["controllers"]
+    } <= set(texts)
+
+
+def test_failover_durations_follow_the_new_controllers_log(spark: SparkSession) -> None:
+    bundle, truth = _open(spark, "controller-failover-2.5")
+    new = truth["controllers"][1]
+    steps = controller.failover_steps(bundle)
+    fig = plots.failover_durations(steps, new["broker"], new["epoch"])
+    names = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert names[0] == "elected" and names[-1] == "ready"
+    assert "replica state machine triggering online" in names  # the state machines' startup is counted
+    widths = [p.get_width() for p in fig.axes[0].patches]
+    logged = steps.where(f"broker_id = {new['broker']} and epoch = {new['epoch']}").toPandas()
+    ready = logged[logged.event == "controller.ready"].ts.iloc[0]
+    assert round(sum(widths)) == round((ready - logged.ts.min()).total_seconds() * 1000)
+    with pytest.raises(ValueError, match="no failover steps of broker 9"):
+        plots.failover_durations(steps, 9, 1)
+
+
+def test_leader_balance_before_and_after_the_failover(spark: SparkSession) -> None:
+    bundle, truth = _open(spark, "controller-failover-2.5")
+    h = bundle.health()
+    assert h is not None
+    (crash,) = truth["broker_failures"]
+    crashed = datetime.fromtimestamp(crash["crashed_ms"] / 1000, timezone.utc)
+    fig = plots.leader_balance(h.brokers, crashed, h.last, threshold=0.10)
+    leaders, ratios = fig.axes
+    after = {int(b): v["ratio"] for b, v in truth["leader_imbalance"].items()}
+    assert [round(p.get_height(), 2) for p in ratios.patches[len(after) :]] == [
+        after[b] for b in sorted(after)
+    ]
+    assert any(x.get_ydata()[0] == 0.10 for x in ratios.get_lines())  # the threshold
+    ended = [m for m in truth["health"]["minutes"] if m["minute_ms"] + 60_000 <= crash["crashed_ms"]]
+    first = ended[-1]["leaders"]
+    assert [p.get_height() for p in leaders.patches[: len(first)]] == [first[b] for b in sorted(first)]
+    last = truth["health"]["minutes"][-1]["leaders"]
+    assert [p.get_height() for p in leaders.patches[len(first) :]] == [last.get(b, 0) for b in sorted(first)]
+
+
+def test_partition_health_counts_and_marks(spark: SparkSession) -> None:
+    bundle, truth = _open(spark, "controller-failover-2.5")
+    h = bundle.health()
+    assert h is not None
+    marks = plots.moments(controller.elections(bundle), health.offline_windows(bundle))
+    assert sorted(label for _, label in marks) == [
+        "broker 1 back",
+        "broker 1 offline",
+        "controller: broker 1 (epoch 1)",
+        "controller: broker 2 (epoch 2)",
+    ]
+    fig = plots.partition_health(h.minutes, marks)
+    lines = {x.get_label(): list(x.get_ydata()) for x in fig.axes[0].get_lines()}
+    want = [m["under_replicated"] for m in truth["health"]["minutes"]]
+    assert lines["under replicated"] == want and max(want) > 0
+    assert lines["offline"] == [m["offline"] for m in truth["health"]["minutes"]]
+    assert len([x for x in fig.axes[0].get_lines() if x.get_linestyle() == "--"]) == len(marks)
+
+
+def test_isr_sizes_show_the_restarted_broker_leaving(spark: SparkSession) -> None:
+    bundle, truth = _open(spark, "topicid-mismatch-2.8")
+    h = bundle.health()
+    assert h is not None
+    fig = plots.isr_sizes(h.partitions, "orders", h.last)
+    ax = fig.axes[0]
+    rows = [t.get_text() for t in ax.get_yticklabels()]
+    assert rows == [f"orders-{p}" for p in range(truth["topics"]["orders"]["partitions"])]
+    # the ISR departures end with two of three in sync until the capture
+    two = [p for p in ax.patches if to_hex(p.get_facecolor()) == plots.SKY_BLUE.lower()]
+    ends = {
+        round(p.get_y() + p.get_height() / 2)
+        for p in two
+        if abs(p.get_x() + p.get_width() - mdates.date2num(h.last)) < 1e-6
+    }
+    assert {rows[i] for i in ends} == {f"orders-{d['partition']}" for d in truth["isr_departures"]}
+
+
+def test_topic_id_matrix_marks_each_stale_replica(spark: SparkSession) -> None:
+    bundle, truth = _open(spark, "topicid-mismatch-2.8")
+    fig = plots.topic_id_matrix(topic_ids.replica_ids(bundle), "orders")
+    stale = _bars(fig, plots.VERMILLION)
+    assert len(stale) == len([s for s in truth["stale_topic_ids"] if s["topic"] == "orders"])
+    assert truth["topics"]["orders"]["topic_id"][:6] in {t.get_text() for t in fig.axes[0].texts}
+    fine = plots.topic_id_matrix(topic_ids.replica_ids(bundle), "topic-0")
+    assert _bars(fine, plots.VERMILLION) == [] and len(_bars(fine, plots.GREEN)) > 0
+
+
+def test_znode_versions_name_each_writer(spark: SparkSession) -> None:
+    bundle, truth = _open(spark, "topicid-mismatch-2.8")
+    fig = plots.znode_versions(topic_ids.znode_history(bundle), "orders")
+    ax = fig.axes[0]
+    changes = [c for c in truth["topic_id_changes"] if c["topic"] == "orders"]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert set(labels) == {c["to"] or "no topic_id" for c in changes}
+    notes = [t.get_text() for t in ax.texts]
+    removed = next(c for c in changes if c["to"] is None)
+    assert any(f"zxid {removed['zxid']:#x}" in n and "session 0x" in n for n in notes)  # no broker's session
+
+
+def test_a_plot_refuses_rows_that_were_not_aggregated(
+    spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(plots, "MAX_ROWS", 5)
+    with pytest.raises(ValueError, match="aggregate in Spark first"):
+        plots.frame(spark.range(10))
+    assert len(plots.frame(spark.range(5))) == 5
