@@ -5,9 +5,11 @@ BIN       := $(VENV)/bin
 SAMPLE    ?= sample_data/handmade-2.8
 TRIAGE_SAMPLE ?= sample_data/topicid-mismatch-2.8
 REPAIR_PLAN ?= repair-plan
+REPORT    ?= postmortem
+NBVAL     := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: demo test lint lab java clean sample-data bench
+.PHONY: demo test lint lab java clean sample-data bench notebooks
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +31,8 @@ demo: $(VENV)/.installed java
 	@# exit 1 means "something is critical", which is what this incident is about
 	$(BIN)/workbench triage $(TRIAGE_SAMPLE) || [ $$? -eq 1 ]
 	$(BIN)/workbench remediate $(TRIAGE_SAMPLE) --out $(REPAIR_PLAN)
+	@echo "Postmortem report of $(TRIAGE_SAMPLE):"
+	$(BIN)/workbench report $(TRIAGE_SAMPLE) --out $(REPORT)
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check workbench tests bench
@@ -37,6 +41,12 @@ lint: $(VENV)/.installed
 
 test: lint java
 	$(BIN)/pytest
+	@# the notebooks, as their own step: outputs compared (notebooks/sanitize.cfg), plots checked to exist
+	$(BIN)/pytest $(NBVAL) notebooks/
+
+# Execute every notebook again and keep its outputs (commit them: nbval compares against them).
+notebooks: $(VENV)/.installed java
+	$(BIN)/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
 
 # Speed, side by side with baselines (bench/README.md), written to bench/RESULTS.md. The 10 GB bundle takes
 # about an hour in all; BENCH_DATA=DIR keeps the simulated bundles for the next run.
@@ -48,8 +58,9 @@ bench: $(VENV)/.installed java
 sample-data: $(VENV)/.installed
 	$(BIN)/python -m workbench.simulate.samples sample_data
 
+# JupyterLab on notebooks/, its python3 kernel being this venv's (ipykernel installs it in the venv).
 lab: $(VENV)/.installed java
 	$(BIN)/jupyter lab --notebook-dir=notebooks
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache spark-warehouse $(REPAIR_PLAN)
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache spark-warehouse $(REPAIR_PLAN) $(REPORT)

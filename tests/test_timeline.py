@@ -14,7 +14,7 @@ from conftest import REPO
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from workbench.analysis.timeline import skew, timeline
+from workbench.analysis.timeline import milestones, skew, timeline
 from workbench.cli import main
 from workbench.frames import open_bundle
 from workbench.simulate import deletion, story
@@ -116,6 +116,25 @@ def test_filters_narrow_the_timeline(spark: SparkSession) -> None:
     assert isr.where(~F.col("kind").startswith("isr.") | (F.col("broker_id") != 1)).count() == 0
     times = [r.time for r in one.select("time").collect()]  # ordered on one clock
     assert times == sorted(times)
+
+
+def test_milestones_keep_the_incident_and_say_what_they_stand_for(spark: SparkSession) -> None:
+    """The postmortem's timeline: the elections, the restarts, the old tool's write and the refusals are
+    there, each kind once per broker, topic and minute with the rows it stands for; routine lines are not."""
+    name = "topicid-mismatch-2.8"
+    bundle = open_bundle(REPO / "sample_data" / name, spark)
+    truth = json.loads((REPO / "sample_data" / name / "truth.json").read_text())
+    rows = milestones(bundle).collect()
+    kinds = [r.kind for r in rows]
+    assert kinds.count("controller.elected") == len(truth["controllers"])
+    assert kinds.count("broker.shut_down") == len(truth["broker_restarts"])
+    removed = next(c for c in truth["topic_id_changes"] if c["to"] is None)
+    assert any(r.zxid == removed["zxid"] and r.kind == "zk.setData" and r.topic == "orders" for r in rows)
+    refused = [r for r in rows if r.kind == "topic_id.mismatch"]
+    lines = timeline(bundle, kinds="topic_id.mismatch").count()
+    assert 0 < len(refused) < lines and sum(r.rows for r in refused) == lines
+    assert not {"isr.updated", "partition.became_follower", "zk.check", "file.modified"} & set(kinds)
+    assert [r.time for r in rows] == sorted(r.time for r in rows)
 
 
 @pytest.mark.parametrize("name", SAMPLES)

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.bundle import BundleError
@@ -130,6 +131,12 @@ def _parser() -> argparse.ArgumentParser:
     fix.add_argument("--quiet", action="store_true", help="no progress on stderr")
     fix.add_argument("--out", required=True, help="folder for PLAN.md and one script per broker")
 
+    rep = sub.add_parser(
+        "report", help="the postmortem report: the template notebook run on a bundle, as HTML"
+    )
+    rep.add_argument("bundle", help="bundle directory, .tar.gz, or a Kafka log dir")
+    rep.add_argument("--out", required=True, help="folder for postmortem.html and the executed notebook")
+
     capture = sub.add_parser("capture", help="collect evidence into a bundle (read-only)")
     parts = capture.add_subparsers(dest="part", required=True)
     for name, module, text in (
@@ -180,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
         return _remediate(args)
     if args.command == "timeline":
         return _timeline(args)
+    if args.command == "report":
+        return _report(args)
     if args.command == "whatif":
         return _whatif(args)
     if args.command == "load":
@@ -309,6 +318,28 @@ def _remediate(args: argparse.Namespace) -> int:
     print(remediation.summary(plan))
     for path in written:
         print(f"  {path}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    """Exit 0 with the HTML's path, 2 when the bundle is missing or the template failed on it."""
+    from papermill.exceptions import PapermillExecutionError
+
+    from workbench import report
+
+    if not Path(args.bundle).exists():
+        print(f"workbench: {args.bundle}: no such bundle", file=sys.stderr)
+        return 2
+    try:
+        html = report.write(args.bundle, args.out)
+    except PapermillExecutionError as e:
+        print(
+            f"workbench: the postmortem template failed on {args.bundle}: {e.ename}: {e.evalue}",
+            file=sys.stderr,
+        )
+        print(f"  the executed notebook is {Path(args.out) / 'postmortem.ipynb'}", file=sys.stderr)
+        return 2
+    print(html)
     return 0
 
 

@@ -250,3 +250,52 @@ def _number(text: Column) -> Column:
 
 
 _METADATA_FILES = r"(^|/)(partition\.metadata|leader-epoch-checkpoint|[a-z-]+-checkpoint|meta\.properties)$"
+
+
+# What a postmortem's timeline shows: the moments that change who leads, who is alive, what a topic is.
+MILESTONE_KINDS = (
+    "broker.started", "broker.shut_down", "controlled_shutdown.succeeded", "zk.session_expired",
+    "zk.client_session_expired", "controller.elected", "controller.ready", "controller.broker_failure",
+    "controller.resigned", "deletion.started", "deletion.halted", "deletion.completed",
+    "topic.new_partitions", "topic_id.mismatch", "topic_id.inconsistent", "isr.shrink", "isr.expand",
+    "log_dir.io_error", "log_dir.failed", "deletion.disabled", "reassignment.failed",
+    "reassignment.assignment_updated",
+)  # fmt: skip
+_MILESTONE_PATHS = (
+    r"^(/controller|/brokers/ids/\d+|/brokers/topics/[^/]+"
+    r"|/admin/(delete_topics/[^/]+|reassign_partitions|preferred_replica_election))( |$)"
+)
+
+
+def milestones(bundle: Bundle, skews: list[Skew] | None = None) -> DataFrame:
+    """The merged timeline cut to a postmortem's length: the milestones (MILESTONE_KINDS; ZooKeeper's
+    writes to /controller, broker registrations, topic znodes and /admin, and session closes), each kind
+    said once per broker, topic and minute with the number of rows it stands for (`rows`)."""
+    t = timeline(bundle, skews=skews)
+    zk_kept = (F.col("source") == "zookeeper") & (
+        (F.col("kind") == "zk.closeSession")
+        | (
+            F.col("kind").isin("zk.create", "zk.setData", "zk.delete")
+            & F.col("detail").rlike(_MILESTONE_PATHS)
+        )
+    )
+    kept = t.where(F.col("kind").isin(*MILESTONE_KINDS) | zk_kept)
+    key: list[Column | str] = ["kind", "broker_id", "topic", F.date_trunc("minute", "time")]
+    w = Window.partitionBy(*key).orderBy("time", F.col("zxid").asc_nulls_last(), "ref")
+    return (
+        kept.select(
+            "*", F.row_number().over(w).alias("n"), F.count("*").over(Window.partitionBy(*key)).alias("rows")
+        )
+        .where(F.col("n") == 1)
+        .select(
+            "time",
+            "zxid",
+            "broker_id",
+            "kind",
+            "topic",
+            F.substring("detail", 1, 160).alias("detail"),
+            "ref",
+            "rows",
+        )
+        .orderBy("time", F.col("zxid").asc_nulls_last(), "broker_id", "ref")
+    )

@@ -1,0 +1,152 @@
+"""The postmortem report: `notebooks/00-postmortem-template.ipynb` run on a bundle with papermill and
+rendered to one self-contained HTML file (`workbench report BUNDLE --out DIR`).
+
+The template only calls what is here and in the analyses: the overview, the coverage table and the
+standard plots, each drawn only where the evidence for it exists.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from workbench import plots
+from workbench.analysis import controller, deletion, health, topic_ids
+from workbench.analysis.balance import IMBALANCE_PERCENTAGE
+from workbench.analysis.cluster import views
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from workbench.analysis.triage import Triage
+    from workbench.frames import Bundle
+
+TEMPLATE = Path(__file__).resolve().parents[1] / "notebooks" / "00-postmortem-template.ipynb"
+MAX_TOPIC_PLOTS = 4  # per kind of per-topic plot: a report is read, not searched
+
+
+def overview(bundle: Bundle) -> str:
+    """The report's opening lines (Markdown): the bundle, the cluster, the capture and the evidence held."""
+    ev = views(bundle).evidence
+    m = bundle.manifest
+    captured = (
+        datetime.fromtimestamp(ev.captured_ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        if ev.captured_ms is not None
+        else "unknown (no captured_at in the manifest)"
+    )
+
+    def brokers(ids: frozenset[int]) -> str:
+        return ", ".join(map(str, sorted(ids))) or "none"
+
+    zk = "txn logs and state" if ev.zk_history else ("state only" if ev.zk_state else "none")
+    return "\n".join(
+        [
+            f"# Postmortem: cluster {m.get('cluster') or m.get('cluster_id') or 'unnamed'}",
+            "",
+            f"- Bundle: `{bundle.evidence.origin}`",
+            f"- Kafka version: {ev.kafka_version or 'unknown (no kafka_version in the manifest)'}",
+            f"- Captured: {captured}",
+            f"- Brokers: {brokers(ev.brokers)}; logs from {brokers(ev.with_logs)}; data dirs from "
+            f"{brokers(ev.with_datadirs)}",
+            f"- ZooKeeper: {zk}",
+        ]
+    )
+
+
+def coverage_table(result: Triage) -> pd.DataFrame:
+    """Each check triage ran: its status, what it used and what it lacked."""
+    return pd.DataFrame(
+        [
+            {"check": name, "status": c.status, "used": ", ".join(c.used), "missing": "; ".join(c.missing)}
+            for name, c in sorted(result.coverage.items())
+        ],
+        columns=["check", "status", "used", "missing"],
+    )
+
+
+def standard_plots(bundle: Bundle, result: Triage) -> list[tuple[str, Figure]]:
+    """The standard figures for this bundle, titled, each only where its evidence exists: health and
+    leadership (ZooKeeper's history), elections and failovers, and for the topics the findings name, the
+    topic-id matrix, the topic znode's writes, the ISR sizes and the deletion's replicas."""
+    out: list[tuple[str, Figure]] = []
+    ev = views(bundle).evidence
+    offline = health.offline_windows(bundle).cache() if ev.zk_history else None
+    elections = controller.elections(bundle).orderBy("zxid").cache() if ev.zk_history else None
+    marks = plots.moments(elections, offline) if ev.zk_history else []
+    h = health.health(bundle)
+    if h is not None:
+        out.append(("Partition health", plots.partition_health(h.minutes, marks)))
+        first = h.minutes.agg({"minute": "min"}).collect()[0][0]
+        percentages = ev.config("leader.imbalance.per.broker.percentage", IMBALANCE_PERCENTAGE).values()
+        threshold = float(max(percentages, default=IMBALANCE_PERCENTAGE)) / 100
+        end_of_first = first + pd.Timedelta(minutes=1)  # health's default bucket
+        fig = plots.leader_balance(h.brokers, end_of_first, h.last, threshold)
+        out.append(("Leadership at the start and at the capture", fig))
+    if elections is not None and elections.count():
+        out.append(("Controller elections", plots.controller_epochs(elections)))
+        steps = controller.failover_steps(bundle).cache()
+        logged = {(r.broker_id, r.epoch) for r in steps.select("broker_id", "epoch").distinct().collect()}
+        for e in elections.collect()[1:]:
+            if (e.broker, e.epoch) in logged:
+                fig = plots.failover_durations(steps, e.broker, e.epoch)
+                out.append((f"Failover to broker {e.broker} (epoch {e.epoch})", fig))
+    mismatched = _topics(result, "topic_id.")[:MAX_TOPIC_PLOTS]
+    if mismatched:
+        ids = topic_ids.replica_ids(bundle).cache()
+        writes = topic_ids.znode_history(bundle).cache() if ev.zk_history else None
+        for t in mismatched:
+            out.append((f"Topic ids of {t}", plots.topic_id_matrix(ids, t)))
+            if writes is not None and writes.where(writes.topic == t).count():
+                out.append((f"Writes to /brokers/topics/{t}", plots.znode_versions(writes, t, marks)))
+            if h is not None:
+                fig = plots.isr_sizes(h.partitions.where(h.partitions.topic == t), t, h.last, marks)
+                out.append((f"ISR sizes of {t}", fig))
+    for t in _topics(result, "deletion.stuck", "deletion.completed")[:MAX_TOPIC_PLOTS]:
+        progress = deletion.replica_progress(bundle, t)
+        if progress.count():
+            out.append((f"Deletion of {t}", plots.deletion_gantt(progress, offline)))
+    return out
+
+
+def _topics(result: Triage, *prefixes: str) -> list[str]:
+    """The topics the findings of these kinds name, most severe first."""
+    named = [
+        f.subject.get("topic")
+        for f in result.findings
+        if any(f.kind == p or f.kind.startswith(p) for p in prefixes)
+    ]
+    return list(dict.fromkeys(t for t in named if isinstance(t, str)))
+
+
+def write(bundle: str | Path, out: str | Path, template: Path = TEMPLATE) -> Path:
+    """Run the template on `bundle` with papermill into `out`, render it to HTML (code hidden, images
+    embedded) and return the HTML's path; the executed notebook is kept beside it."""
+    import nbformat
+    import papermill
+    from nbconvert import HTMLExporter
+
+    if not template.is_file():
+        raise FileNotFoundError(
+            f"{template}: the postmortem template is not there (a source checkout has it)"
+        )
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    executed = out / "postmortem.ipynb"
+    papermill.execute_notebook(
+        str(template),
+        str(executed),
+        parameters={"bundle_path": str(Path(bundle).resolve())},
+        cwd=str(template.parent),
+        progress_bar=False,
+        kernel_name="python3",
+    )
+    exporter = HTMLExporter(
+        template_name="lab", exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
+    )
+    body, _ = exporter.from_notebook_node(nbformat.read(executed, as_version=4))
+    html = out / "postmortem.html"
+    html.write_text(body, encoding="utf-8")
+    return html
