@@ -60,7 +60,7 @@ sample-data: $(VENV)/.installed
 
 # JupyterLab on notebooks/, its python3 kernel being this venv's (ipykernel installs it in the venv).
 lab: $(VENV)/.installed java
-	$(BIN)/jupyter lab --notebook-dir=notebooks
+	$(BIN)/jupyter lab --notebook-dir=notebooks $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache spark-warehouse $(REPAIR_PLAN) $(REPORT)

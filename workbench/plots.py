@@ -67,12 +67,20 @@ def _time_axis(ax: Axes) -> None:
 
 
 def _mark(ax: Axes, moments: Iterable[Moment] | None) -> None:
-    """Dashed lines at the key moments (failover, crash, restart), labelled along the top."""
+    """Dashed lines at the key moments (failover, crash, restart), labelled along the top; moments closer
+    than 3% of the axis share one label, a column each, so that none hides another."""
+    left, right = ax.get_xlim()
+    groups: list[tuple[float, list[str]]] = []
     for at, label in sorted(moments or ()):
         x = mdates.date2num(at)
         ax.axvline(x, color=GREY, linestyle="--", linewidth=1, zorder=0)
+        if groups and x - groups[-1][0] < 0.03 * (right - left):
+            groups[-1][1].append(label)
+        else:
+            groups.append((x, [label]))
+    for x, labels in groups:
         ax.annotate(
-            label,
+            "\n".join(labels),
             (x, 1),
             xycoords=("data", "axes fraction"),
             xytext=(2, -2),
@@ -156,7 +164,12 @@ def controller_epochs(elections: DataFrame | pd.DataFrame, end: datetime | None 
     e = frame(elections).sort_values("zxid").reset_index(drop=True)
     if e.empty:
         raise ValueError("no elections to draw")
-    last = _utc(end) if end is not None else pd.concat([e.time, e.gone_time]).dropna().max()
+    seen = pd.concat([e.time, e.gone_time]).dropna()
+    last = (
+        _utc(end)
+        if end is not None
+        else seen.max() + max((seen.max() - seen.min()) * 0.05, pd.Timedelta(1, "s"))
+    )
     fig, ax = _figure(10, 3.8)
     xs, ys = [*e.time, last], [*e.epoch, e.epoch.iloc[-1]]
     ax.step(xs, ys, where="post", color=BLUE, linewidth=2, label="controller epoch (/controller_epoch)")
@@ -177,17 +190,18 @@ def controller_epochs(elections: DataFrame | pd.DataFrame, end: datetime | None 
         ax.annotate(
             f"no controller {gap * 1000:.0f} ms" if gap < 10 else f"no controller {gap:.0f} s",
             (r.gone_time, r.epoch),
-            xytext=(0, -14),
+            xytext=(-4, -14),
             textcoords="offset points",
+            ha="right",
             fontsize=8,
             color=VERMILLION,
         )
-    ax.axvspan(xs[0], xs[0], color=VERMILLION, alpha=0.25, label="no controller")
     ax.set_ylabel("controller epoch")
     ax.yaxis.get_major_locator().set_params(integer=True)
     ax.set_ylim(e.epoch.min() - 0.5, e.epoch.max() + 0.8)
     _time_axis(ax)
-    ax.legend(loc="lower right", fontsize=8)
+    gap = Patch(color=VERMILLION, alpha=0.25, label="no controller")
+    ax.legend(handles=[*ax.get_lines(), gap], loc="upper left", fontsize=8)
     ax.set_title("Controller elections (ZooKeeper's clock)")
     return fig
 
@@ -404,7 +418,7 @@ def znode_versions(
         raise ValueError(f"no writes to /brokers/topics/{topic}")
     ids = list(dict.fromkeys("none" if pd.isna(i) else i for i in h.topic_id))
     ys = ["none" if pd.isna(i) else i for i in h.topic_id]
-    fig, ax = _figure(10, 1.8 + 0.45 * len(ids))
+    fig, ax = _figure(10, 2.6 + 0.55 * len(ids))
     ax.step(h.time, [ids.index(y) for y in ys], where="post", color=GREY, linewidth=1, zorder=1)
     for i, w in h.iterrows():
         by_broker = not pd.isna(w.writer_broker)
