@@ -10,9 +10,12 @@ from pathlib import Path
 import nbformat
 import pytest
 from conftest import REPO
+from pyspark.sql import SparkSession
 
 from workbench import report
+from workbench.analysis.triage import triage
 from workbench.cli import main
+from workbench.frames import open_bundle
 
 STUCK = REPO / "sample_data" / "deletion-stuck-2.8"
 
@@ -50,3 +53,17 @@ def test_report_of_a_stuck_deletion(tmp_path: Path) -> None:
 def test_report_command_refuses_a_missing_bundle(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(tmp_path / "nothing"), "--out", str(tmp_path / "r")]) == 2
     assert "no such bundle" in capsys.readouterr().err and not (tmp_path / "r").exists()
+
+
+def test_plots_only_where_their_evidence_is(spark: SparkSession) -> None:
+    """A bundle without ZooKeeper's history gets no health, leadership or election plots, and no plot
+    that would be empty; coverage says what was missing instead."""
+    bundle = open_bundle(REPO / "sample_data" / "handmade-2.8", spark)
+    result = triage(bundle)
+    titles = [title for title, _ in report.standard_plots(bundle, result)]
+    assert not {"Partition health", "Controller elections"} & set(titles)
+    assert not [t for t in titles if t.startswith(("Writes to", "ISR sizes", "Leadership"))]
+    deleted = {f.subject["topic"] for f in result.findings if f.kind == "deletion.completed"}
+    assert deleted and {f"Deletion of {t}" for t in deleted} <= set(titles)
+    table = report.coverage_table(result)
+    assert (table.status != "done").any() and "ZooKeeper" in " ".join(table.missing)

@@ -7,9 +7,11 @@ standard plots, each drawn only where the evidence for it exists.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import suppress
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -78,37 +80,41 @@ def standard_plots(bundle: Bundle, result: Triage) -> list[tuple[str, Figure]]:
     marks = plots.moments(elections, offline) if ev.zk_history else []
     h = health.health(bundle)
     if h is not None:
-        out.append(("Partition health", plots.partition_health(h.minutes, marks)))
+        _add(out, "Partition health", plots.partition_health, h.minutes, marks)
         first = h.minutes.agg({"minute": "min"}).collect()[0][0]
         percentages = ev.config("leader.imbalance.per.broker.percentage", IMBALANCE_PERCENTAGE).values()
         threshold = float(max(percentages, default=IMBALANCE_PERCENTAGE)) / 100
         end_of_first = first + pd.Timedelta(minutes=1)  # health's default bucket
-        fig = plots.leader_balance(h.brokers, end_of_first, h.last, threshold)
-        out.append(("Leadership at the start and at the capture", fig))
+        title = "Leadership at the start and at the capture"
+        _add(out, title, plots.leader_balance, h.brokers, end_of_first, h.last, threshold)
     if elections is not None and elections.count():
-        out.append(("Controller elections", plots.controller_epochs(elections)))
+        _add(out, "Controller elections", plots.controller_epochs, elections)
         steps = controller.failover_steps(bundle).cache()
         logged = {(r.broker_id, r.epoch) for r in steps.select("broker_id", "epoch").distinct().collect()}
         for e in elections.collect()[1:]:
             if (e.broker, e.epoch) in logged:
-                fig = plots.failover_durations(steps, e.broker, e.epoch)
-                out.append((f"Failover to broker {e.broker} (epoch {e.epoch})", fig))
+                title = f"Failover to broker {e.broker} (epoch {e.epoch})"
+                _add(out, title, plots.failover_durations, steps, e.broker, e.epoch)
     mismatched = _topics(result, "topic_id.")[:MAX_TOPIC_PLOTS]
     if mismatched:
         ids = topic_ids.replica_ids(bundle).cache()
         writes = topic_ids.znode_history(bundle).cache() if ev.zk_history else None
         for t in mismatched:
-            out.append((f"Topic ids of {t}", plots.topic_id_matrix(ids, t)))
-            if writes is not None and writes.where(writes.topic == t).count():
-                out.append((f"Writes to /brokers/topics/{t}", plots.znode_versions(writes, t, marks)))
+            _add(out, f"Topic ids of {t}", plots.topic_id_matrix, ids, t)
+            if writes is not None:
+                _add(out, f"Writes to /brokers/topics/{t}", plots.znode_versions, writes, t, marks)
             if h is not None:
-                fig = plots.isr_sizes(h.partitions.where(h.partitions.topic == t), t, h.last, marks)
-                out.append((f"ISR sizes of {t}", fig))
+                of_t = h.partitions.where(h.partitions.topic == t)
+                _add(out, f"ISR sizes of {t}", plots.isr_sizes, of_t, t, h.last, marks)
     for t in _topics(result, "deletion.stuck", "deletion.completed")[:MAX_TOPIC_PLOTS]:
-        progress = deletion.replica_progress(bundle, t)
-        if progress.count():
-            out.append((f"Deletion of {t}", plots.deletion_gantt(progress, offline)))
+        _add(out, f"Deletion of {t}", plots.deletion_gantt, deletion.replica_progress(bundle, t), offline)
     return out
+
+
+def _add(out: list[tuple[str, Figure]], title: str, draw: Callable[..., Figure], *args: Any) -> None:
+    """A plot, unless its function finds nothing to draw (its ValueError): the report leaves it out."""
+    with suppress(ValueError):
+        out.append((title, draw(*args)))
 
 
 def _topics(result: Triage, *prefixes: str) -> list[str]:
