@@ -198,7 +198,7 @@ def test_znode_versions_name_each_writer(spark: SparkSession) -> None:
 def test_a_plot_refuses_rows_that_were_not_aggregated(
     spark: SparkSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(plots, "MAX_ROWS", 5)
+    monkeypatch.setattr(plots.base, "MAX_ROWS", 5)  # where frame() reads it
     with pytest.raises(ValueError, match="aggregate in Spark first"):
         plots.frame(spark.range(10))
     assert len(plots.frame(spark.range(5))) == 5

@@ -1,0 +1,128 @@
+"""Topic ids: each replica's against ZooKeeper's, and a topic znode's writes (topic_ids)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch, Rectangle
+from pyspark.sql import DataFrame
+
+from workbench.plots.base import (
+    BLUE,
+    GREEN,
+    GREY,
+    ORANGE,
+    PURPLE,
+    VERMILLION,
+    YELLOW,
+    Moment,
+    frame,
+    mark_moments,
+    new_figure,
+    time_axis,
+)
+
+STATE_COLOURS = {
+    "match": GREEN,
+    "mismatch": VERMILLION,
+    "zk_missing": ORANGE,
+    "no_metadata": YELLOW,
+    "no_topic": PURPLE,
+}
+STATE_LABELS = {
+    "match": "same id as ZooKeeper",
+    "mismatch": "another id than ZooKeeper's",
+    "zk_missing": "ZooKeeper has no topic_id",
+    "no_metadata": "no partition.metadata",
+    "no_topic": "topic not in ZooKeeper",
+}
+
+
+def topic_id_matrix(replica_ids: DataFrame | pd.DataFrame, topic: str) -> Figure:
+    """Partition x broker: each replica's partition.metadata id against ZooKeeper's (topic_ids.replica_ids),
+    cells labelled with the id's first characters; a blank cell is no replica dir on that broker."""
+    r = frame(replica_ids)
+    r = r[r.topic == topic]
+    if r.empty:
+        raise ValueError(f"no replicas of {topic}")
+    parts, brokers = sorted(r.partition.unique()), sorted(r.broker_id.unique())
+    fig, ax = new_figure(max(6.0, 2 + 1.1 * len(brokers)), 2.2 + 0.32 * len(parts))
+    for x in r.itertuples():
+        col, row = brokers.index(x.broker_id), parts.index(x.partition)
+        ax.add_patch(_cell(col, row, STATE_COLOURS.get(x.state, GREY)))
+        if isinstance(x.disk_topic_id, str):
+            ax.text(col, row, x.disk_topic_id[:6], ha="center", va="center", fontsize=7)
+    ax.set_xlim(-0.5, len(brokers) - 0.5)
+    ax.set_ylim(len(parts) - 0.5, -0.5)
+    ax.set_xticks(range(len(brokers)), [f"broker {b}" for b in brokers])
+    ax.set_yticks(range(len(parts)), [f"{topic}-{p}" for p in parts])
+    ax.set_xlabel("broker (data dir)")
+    zk = r.zk_topic_id.dropna().unique()
+    ax.set_title(
+        f"{topic}: each replica's partition.metadata\nagainst ZooKeeper's {zk[0] if len(zk) else 'no id'}"
+    )
+    seen = [s for s in STATE_COLOURS if s in set(r.state)]
+    ax.legend(
+        handles=[Patch(color=STATE_COLOURS[s], label=STATE_LABELS[s]) for s in seen],
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.12),
+        ncols=2,
+        fontsize=8,
+        frameon=False,
+    )
+    return fig
+
+
+def _cell(col: int, row: int, colour: str) -> Rectangle:
+    """One square of the matrix, centred on its broker and partition."""
+    return Rectangle((col - 0.5, row - 0.5), 1, 1, facecolor=colour, edgecolor="white", linewidth=2)
+
+
+def znode_versions(
+    history: DataFrame | pd.DataFrame, topic: str, marks: Iterable[Moment] | None = None
+) -> Figure:
+    """Every write to /brokers/topics/<topic> (topic_ids.znode_history): the topic_id it left, who wrote it
+    (a controller's fenced write, or a session no broker owns) and the zxid, on ZooKeeper's clock."""
+    h = frame(history)
+    h = h[h.topic == topic].sort_values("zxid").reset_index(drop=True)
+    if h.empty:
+        raise ValueError(f"no writes to /brokers/topics/{topic}")
+    ids = list(dict.fromkeys("none" if pd.isna(i) else i for i in h.topic_id))
+    ys = ["none" if pd.isna(i) else i for i in h.topic_id]
+    fig, ax = new_figure(10, 2.6 + 0.55 * len(ids))
+    ax.step(h.time, [ids.index(y) for y in ys], where="post", color=GREY, linewidth=1, zorder=1)
+    for i, w in h.iterrows():
+        by_broker = not pd.isna(w.writer_broker)
+        ax.scatter(
+            w.time,
+            ids.index(ys[i]),
+            s=70,
+            zorder=2,
+            marker="o" if by_broker else "^",
+            color=BLUE if by_broker else VERMILLION,
+        )
+        who = f"broker {int(w.writer_broker)}" if by_broker else f"session {int(w.session_id):#x}"
+        ax.annotate(
+            f"{w.op} zxid {int(w.zxid):#x}\n{who}, v{w.znode_version}",
+            (w.time, ids.index(ys[i])),
+            xytext=(5, 6),
+            textcoords="offset points",
+            fontsize=7,
+        )
+    ax.set_yticks(range(len(ids)), ["no topic_id" if i == "none" else i for i in ids])
+    ax.set_ylim(-0.6, len(ids) - 0.2)
+    ax.set_ylabel("topic_id in the znode")
+    time_axis(ax)
+    mark_moments(ax, marks)
+    ax.legend(
+        handles=[
+            ax.scatter([], [], marker="o", color=BLUE, label="written by a broker's session (controller)"),
+            ax.scatter([], [], marker="^", color=VERMILLION, label="written by a session no broker owns"),
+        ],
+        loc="lower right",
+        fontsize=8,
+    )
+    ax.set_title(f"/brokers/topics/{topic}: every write and the topic_id it left (ZooKeeper's clock)")
+    return fig
