@@ -330,6 +330,10 @@ def _report(args: argparse.Namespace) -> int:
     if not Path(args.bundle).exists():
         print(f"workbench: {args.bundle}: no such bundle", file=sys.stderr)
         return 2
+    print(
+        f"Running the postmortem template on {args.bundle} (a kernel and Spark start: about a minute) ...",
+        file=sys.stderr,
+    )
     try:
         html = report.write(args.bundle, args.out)
     except PapermillExecutionError as e:
