@@ -8,7 +8,6 @@ standard plots, each drawn only where the evidence for it exists.
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import suppress
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,11 +68,12 @@ def coverage_table(result: Triage) -> pd.DataFrame:
     )
 
 
-def standard_plots(bundle: Bundle, result: Triage) -> list[tuple[str, Figure]]:
+def standard_plots(bundle: Bundle, result: Triage) -> list[tuple[str, Figure | str]]:
     """The standard figures for this bundle, titled, each only where its evidence exists: health and
     leadership (ZooKeeper's history), elections and failovers, and for the topics the findings name, the
-    topic-id matrix, the topic znode's writes, the ISR sizes and the deletion's replicas."""
-    out: list[tuple[str, Figure]] = []
+    topic-id matrix, the topic znode's writes, the ISR sizes and the deletion's replicas. A plot that could
+    not be drawn comes with the reason instead of its Figure, so the report says so rather than skip it."""
+    out: list[tuple[str, Figure | str]] = []
     ev = views(bundle).evidence
     offline = health.offline_windows(bundle).cache() if ev.zk_history else None
     elections = controller.elections(bundle).orderBy("zxid").cache() if ev.zk_history else None
@@ -111,10 +111,12 @@ def standard_plots(bundle: Bundle, result: Triage) -> list[tuple[str, Figure]]:
     return out
 
 
-def _add(out: list[tuple[str, Figure]], title: str, draw: Callable[..., Figure], *args: Any) -> None:
-    """A plot, unless its function finds nothing to draw (its ValueError): the report leaves it out."""
-    with suppress(ValueError):
+def _add(out: list[tuple[str, Figure | str]], title: str, draw: Callable[..., Figure], *args: Any) -> None:
+    """A plot, or why it was not drawn: its function's ValueError (nothing to draw, too many rows)."""
+    try:
         out.append((title, draw(*args)))
+    except ValueError as e:
+        out.append((title, f"not drawn: {e}"))
 
 
 def _topics(result: Triage, *prefixes: str) -> list[str]:
