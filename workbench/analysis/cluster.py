@@ -34,6 +34,15 @@ CREATES = tuple(zk_ops.OP_NAMES[t] for t in zk_ops.CREATES)  # as znode_history 
 DELETES = tuple(zk_ops.OP_NAMES[t] for t in zk_ops.DELETES)
 FILE_DELETE_DELAY_MS = 60_000  # file.delete.delay.ms default (KafkaConfig, 2.5.1-3.6.2)
 
+
+def kept(frame: DataFrame) -> DataFrame:
+    """A view many analyses read, computed once and kept by Spark with its lineage cut (a local
+    checkpoint, made at its first use). Unlike cache(), every later query plans against one leaf instead
+    of re-planning (and matching against the cache) the whole history's plan: on a small bundle that
+    planning was most of triage's time."""
+    return frame.localCheckpoint(eager=False)
+
+
 _REPLICAS = MapType(StringType(), ArrayType(IntegerType()))
 TOPIC_ZNODE = StructType(
     [
@@ -302,26 +311,26 @@ class ClusterViews:
 
     @cached_property
     def partition_changes(self) -> DataFrame | None:
-        """Each partition at every txn that changed it (`partition_history`), kept in Spark's cache: the
+        """Each partition at every txn that changed it (`partition_history`), kept (`kept`): the
         health series and the balance checks all read it. None without ZooKeeper's txn logs."""
         from workbench.analysis.partition_history import partition_changes
 
-        return partition_changes(self.bundle).cache() if self.history_span is not None else None
+        return kept(partition_changes(self.bundle)) if self.history_span is not None else None
 
     # -- brokers and sessions ----------------------------------------------------------------------
     @cached_property
     def watched_history(self) -> Watched | None:
         """The txns on partitions' state, topics, deletion markers and broker registrations (and every
-        session closing), and those paths in the tree the history starts from: read once and kept in
-        Spark's cache. None without txn logs."""
+        session closing), and those paths in the tree the history starts from: read once and kept
+        (`kept`). None without txn logs."""
         span = self.history_span
         if span is None:
             return None
         watched = F.col("path").rlike(WATCHED_PATHS)
-        txns = (
-            self.bundle.znode_history.where(F.col("applied") & (watched | (F.col("op") == "closeSession")))
-            .select("zxid", "time", "op", "path", "data", "session_id")
-            .cache()
+        txns = kept(
+            self.bundle.znode_history.where(
+                F.col("applied") & (watched | (F.col("op") == "closeSession"))
+            ).select("zxid", "time", "op", "path", "data", "session_id")
         )
         txns.count()  # one decode of the txn logs, rather than one per concurrent reader
         # The tree just before the first txn; when ZooKeeper purged the snapshots before it (as its
@@ -331,11 +340,10 @@ class ClusterViews:
         at = span.first - 1 if not snapshots or snapshots[0] <= span.first - 1 else snapshots[0]
         if at <= 0:
             return Watched(txns, None, 0)
-        before = (
+        before = kept(
             self.bundle.znodes_at(at)[0]
             .where(watched)
             .select("path", "data", "czxid", "ctime", "ephemeral_owner")
-            .cache()
         )
         before.count()
         return Watched(txns, before, at)
@@ -352,7 +360,7 @@ class ClusterViews:
             F.lit(None).cast("timestamp").alias("ended"),
         ]
         if self.watched_history is None:
-            return _by_broker(alive.select("*", *not_ended))
+            return kept(_by_broker(alive.select("*", *not_ended)))
         h, base, _ = self.watched_history
         # KafkaZkClient.registerBroker creates the znode empty and sets its data in the same multi txn.
         written = h.where(F.col("op").isin(*CREATES, "setData") & F.col("path").rlike(BROKER_PATH))
@@ -386,7 +394,7 @@ class ClusterViews:
             .select("path", "session_id", "czxid", "registered", "rack", "e.ended_zxid", "e.ended")
         )
         still = alive.join(ended.select("czxid"), "czxid", "left_anti").select("*", *not_ended)
-        return _by_broker(ended.unionByName(still))
+        return kept(_by_broker(ended.unionByName(still)))
 
     @cached_property
     def sessions(self) -> DataFrame:
@@ -406,7 +414,7 @@ class ClusterViews:
         both = registered.unionByName(logs).where(
             F.col("session_id").isNotNull() & F.col("broker_id").isNotNull()
         )
-        return both.groupBy("session_id", "broker_id").agg(F.min("how").alias("how"))
+        return kept(both.groupBy("session_id", "broker_id").agg(F.min("how").alias("how")))
 
     # -- data dirs ---------------------------------------------------------------------------------
     @cached_property

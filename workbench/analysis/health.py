@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import views
+from workbench.analysis.cluster import kept, views
 from workbench.analysis.findings import Coverage, Finding, hex_zxid, tp_list, txn_ref
 from workbench.analysis.partition_history import WHOLE_CLUSTER, min_isr, stretches
 
@@ -57,7 +57,8 @@ _MADE: weakref.WeakKeyDictionary[Bundle, dict[str, Health | None]] = weakref.Wea
 
 def health(bundle: Bundle, bucket: str = "1 minute") -> Health | None:
     """The health series from ZooKeeper's history; None without it (a series from the brokers' logs would
-    be a guess at what the controller saw). Made once per bundle and bucket; the series stays cached."""
+    be a guess at what the controller saw). Made once per bundle and bucket; the series is kept
+    (`cluster.kept`)."""
     bucket_ms = _bucket_ms(bucket)
     made = _MADE.setdefault(bundle, {})
     if bucket not in made:
@@ -71,7 +72,7 @@ def _health(bundle: Bundle, bucket: str, bucket_ms: int) -> Health | None:
     if changes is None or span is None:
         return None
     ended = max(v.evidence.captured_ms or 0, _ms(span.ended))
-    series = _series(_deltas(changes), _ms(span.began) // bucket_ms, ended // bucket_ms, bucket_ms).cache()
+    series = kept(_series(_deltas(changes), _ms(span.began) // bucket_ms, ended // bucket_ms, bucket_ms))
     cluster = series.where(F.col("broker") == WHOLE_CLUSTER)
     minutes = (
         cluster.groupBy("minute")
