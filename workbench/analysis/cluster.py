@@ -39,7 +39,9 @@ def kept(frame: DataFrame) -> DataFrame:
     """A view many analyses read, computed once and kept by Spark with its lineage cut (a local
     checkpoint, made at its first use). Unlike cache(), every later query plans against one leaf instead
     of re-planning (and matching against the cache) the whole history's plan: on a small bundle that
-    planning was most of triage's time."""
+    planning was most of triage's time. Its blocks live on the executors and are freed when the view is
+    garbage-collected (not by clearCache()); an executor lost on a cluster fails the query that needs them
+    instead of recomputing them."""
     return frame.localCheckpoint(eager=False)
 
 
@@ -311,7 +313,7 @@ class ClusterViews:
 
     @cached_property
     def partition_changes(self) -> DataFrame | None:
-        """Each partition at every txn that changed it (`partition_history`), kept (`kept`): the
+        """Each partition at every txn that changed it (`partition_history`), computed once (`kept`): the
         health series and the balance checks all read it. None without ZooKeeper's txn logs."""
         from workbench.analysis.partition_history import partition_changes
 
@@ -321,7 +323,7 @@ class ClusterViews:
     @cached_property
     def watched_history(self) -> Watched | None:
         """The txns on partitions' state, topics, deletion markers and broker registrations (and every
-        session closing), and those paths in the tree the history starts from: read once and kept
+        session closing), and those paths in the tree the history starts from: read once
         (`kept`). None without txn logs."""
         span = self.history_span
         if span is None:

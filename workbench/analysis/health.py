@@ -57,8 +57,8 @@ _MADE: weakref.WeakKeyDictionary[Bundle, dict[str, Health | None]] = weakref.Wea
 
 def health(bundle: Bundle, bucket: str = "1 minute") -> Health | None:
     """The health series from ZooKeeper's history; None without it (a series from the brokers' logs would
-    be a guess at what the controller saw). Made once per bundle and bucket; the series is kept
-    (`cluster.kept`)."""
+    be a guess at what the controller saw). Made once per bundle and bucket; the series is
+    computed once (`cluster.kept`)."""
     bucket_ms = _bucket_ms(bucket)
     made = _MADE.setdefault(bundle, {})
     if bucket not in made:
