@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -198,3 +200,55 @@ def test_35_format_without_digests_is_read_like_zookeeper_reads_it(data_dir: Pat
     assert not again.problems and again.digest is None
     oracle = parse_snapshot_formatter(snapshot_formatter(tmp_path / "snapshot.4f"))
     assert tree_diff(oracle["nodes"], snapshot_nodes(again)) == []
+
+
+def test_a_damaged_snapshot_is_skipped_as_a_real_server_skips_it(
+    real_evidence: Path, tmp_path: Path, zk_tools: None
+) -> None:
+    """ZooKeeper's own test data (invalidsnap): its newest snapshot is cut short and an old log fails its
+    checksum. A real server started on a copy restores from the previous snapshot plus the logs from it
+    on (its InvalidSnapshotTest expects /9/9/8); our reading of the same dir must give that very tree."""
+    from kazoo.client import KazooClient
+
+    from workbench.bundle import zk_data_files
+    from workbench.sources.zk_files import state_rows
+    from workbench.testing.zookeeper import ZooKeeperServer
+
+    source = real_evidence / "zk-testdata-invalidsnap"
+    files = zk_data_files([source])
+    rows = list(
+        state_rows([f for f in files if f.kind == "snapshot"], [f for f in files if f.kind == "log"], None)
+    )
+    bad = [r for r in rows if r[-2] is not None]
+    assert [(Path(r[-4]).name, r[-3]) for r in bad] == [("snapshot.83f", 4815)]
+    assert "977468229" in bad[0][-2]  # SnapshotFormatter: "Unreasonable length = 977468229"
+    ours = {r[0]: (r[1], r[4], r[5], r[9]) for r in rows if r[-2] is None}  # data, czxid, mzxid, version
+    assert "/9/9/8" in ours
+    sources = {r[15] for r in rows if r[-2] is None}
+    assert len(sources) == 1 and re.search(
+        r"snapshot\.639 \+ txns to 0x83f \(.*snapshot\.83f skipped", sources.pop()
+    )
+
+    server = ZooKeeperServer(tmp_path)
+    shutil.copytree(source / "version-2", server.txn_dir)
+    server.start()
+    zk = KazooClient(hosts=server.hosts)
+    zk.start()
+    try:
+        theirs = {}
+        todo = ["/"]
+        while todo:
+            path = todo.pop()
+            data, stat = zk.get(path)
+            theirs[path] = (
+                data.decode() if data else ("" if data == b"" else None),
+                stat.czxid,
+                stat.mzxid,
+                stat.version,
+            )
+            todo += [f"{path.rstrip('/')}/{c}" for c in zk.get_children(path)]
+    finally:
+        zk.stop()
+        server.stop()
+    assert len(ours) == len(theirs) == 2113
+    assert sorted(p for p in ours if ours[p] != theirs.get(p)) == []

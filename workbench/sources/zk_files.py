@@ -95,34 +95,51 @@ def znode_rows(tree: DataTree, source: str) -> Iterator[tuple[Any, ...]]:
 
 
 def state_rows(snapshots: list[ZkFile], logs: list[ZkFile], upto: int | None) -> Iterator[tuple[Any, ...]]:
-    """The tree at zxid `upto` (None: the newest state): a snapshot plus the txns after it replayed;
-    problems of that snapshot come out as bad rows.
+    """The tree at zxid `upto` (None: the newest state), restored as ZooKeeper restores itself: the
+    newest snapshot it can read (FileSnap.deserialize skips a damaged one for the next older), plus the
+    txns of the logs from that snapshot on (FileTxnLog.getLogFiles) replayed. Every problem of a snapshot
+    read on the way comes out as a bad row.
 
     A snapshot is fuzzy: it is named after the last zxid applied when it began, but the tree goes on
-    changing while it is written. Replayed to the end that is harmless (ZooKeeper restores that way), but
-    for a past zxid the snapshot must hold no change after it, so older snapshots are tried in turn."""
+    changing while it is written. Replayed to the end that is harmless, but for a past zxid the snapshot
+    must hold no change after it, so older snapshots are tried in turn."""
     width = len(ZNODES_RAW.fields) - len(_BAD)
-    tree, source, problems = DataTree.empty(), "(empty tree)", []
-    newest_first = sorted(snapshots, key=lambda s: s.zxid, reverse=True)
-    for i, candidate in enumerate(newest_first):
+    tree, source, notes = DataTree.empty(), "(empty tree)", []
+    fuzzy: tuple[DataTree, str] | None = None  # the oldest readable snapshot, were none early enough
+    for candidate in sorted(snapshots, key=lambda s: s.zxid, reverse=True):
         snap = read_snapshot(candidate.path, candidate.file)
-        tree, source, problems = DataTree.from_snapshot(snap), candidate.file, snap.problems
-        changed = tree.newest_change()
+        for p in snap.problems:
+            yield _bad_row(width, p)
+        if not snap.restorable:
+            first = next(p for p in snap.problems if p.fatal)
+            notes.append(f"{candidate.file} skipped: damaged at byte {first.offset}")
+            continue
+        restored = DataTree.from_snapshot(snap)
+        changed = restored.newest_change()
         if upto is None or changed <= upto:
+            tree, source, fuzzy = restored, candidate.file, None
             break
-        if i == len(newest_first) - 1 and not _logs_from_the_start(logs):
-            source += f" (fuzzy: changes to {changed:#x}, past {upto:#x})"
-            break  # the oldest snapshot, and no history before it: the best there is, said so
-        tree, source, problems = DataTree.empty(), "(empty tree)", []
-    for p in problems:
-        yield _bad_row(width, p)
+        fuzzy = (restored, f"{candidate.file} (fuzzy: changes to {changed:#x}, past {upto:#x})")
+    if fuzzy is not None and not _logs_from_the_start(logs):
+        tree, source = fuzzy  # the oldest snapshot, and no history before it: the best there is, said so
     # damage in the logs is reported once, by znode_history; replay uses what came before it
-    txns = [t for log in logs for t in read_txn_log(log.path, log.file) if isinstance(t, Txn)]
+    chosen = logs_from(logs, tree.last_zxid)
+    txns = [t for log in chosen for t in read_txn_log(log.path, log.file) if isinstance(t, Txn)]
     before = tree.last_zxid
     replay(tree, txns, upto)
     if tree.last_zxid > before:
         source += f" + txns to {tree.last_zxid:#x}"
+    if notes:
+        source += f" ({'; '.join(notes)})"
     yield from znode_rows(tree, source)
+
+
+def logs_from(logs: list[ZkFile], zxid: int) -> list[ZkFile]:
+    """The txn logs ZooKeeper reads to go on from a snapshot at `zxid` (FileTxnLog.getLogFiles): the
+    newest log named at or before it and every later one. An older log is never read, whatever zxids
+    it holds."""
+    start = max((log.zxid for log in logs if log.zxid <= zxid), default=0)
+    return [log for log in logs if log.zxid >= start]
 
 
 def _logs_from_the_start(logs: list[ZkFile]) -> bool:

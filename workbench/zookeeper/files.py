@@ -31,12 +31,14 @@ _ENTRY = struct.Struct(">qi")
 
 @dataclass(frozen=True)
 class Problem:
-    """Damage found in a file: where (byte offset) and what; `raw` shows the bytes there in hex."""
+    """Damage found in a file: where (byte offset) and what; `raw` shows the bytes there in hex.
+    `fatal`: ZooKeeper would refuse the file for it (bytes after a snapshot's last seal it never reads)."""
 
     file: str
     offset: int
     reason: str
     raw: str = ""
+    fatal: bool = True
 
 
 @dataclass
@@ -71,6 +73,12 @@ class Snapshot:
     nodes: list[Node] = field(default_factory=list)
     digest: tuple[int, int, int] | None = None  # ZxidDigest (zxid, digestVersion, digest), 3.6+
     problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def restorable(self) -> bool:
+        """Whether ZooKeeper would restore from it: FileSnap.deserialize skips a snapshot that fails to
+        read or to check its seals, and tries the next older one (release-3.8.4, FileSnap.java)."""
+        return not any(p.fatal for p in self.problems)
 
 
 def zxid_of(name: str) -> int | None:
@@ -219,7 +227,7 @@ def _snapshot_body(view: memoryview, snap: Snapshot) -> None:
             _seal(view, r, snap, "second")
         if r.remaining():
             snap.problems.append(
-                Problem(name, r.pos, f"{r.remaining()} bytes after the last seal", _hex(view, r.pos))
+                Problem(name, r.pos, f"{r.remaining()} bytes after the last seal", _hex(view, r.pos), False)
             )
     except (JuteError, EOFError) as e:
         at = e.offset if isinstance(e, JuteError) else r.pos
