@@ -149,20 +149,26 @@ def _copy(src: Path, dst: Path, cut: int | None = None, flip: int | None = None)
     return dst
 
 
-def test_damaged_txn_logs_keep_what_came_before(data_dir: Path, tmp_path: Path) -> None:
+def test_damaged_txn_logs_keep_what_came_before_and_after(data_dir: Path, tmp_path: Path) -> None:
+    """Damage inside a txn loses that txn only: reading goes on from the next intact entry (ZooKeeper
+    itself would stop there); a file cut short loses its tail."""
     log = _logs(data_dir)[0]
     good = _txns(log)
     third = good[2].offset
-    for name, cut, flip, reason in (
-        ("log.flip", None, third + 30, "bad checksum"),
-        ("log.cut", third + 20, None, "partial txn"),
-        ("log.eor", None, good[3].offset - 1, "partial txn: no end-of-record"),
+    after = [t.zxid for t in good[3:]]
+    for name, cut, flip, reason, kept in (
+        ("log.flip", None, third + 30, "bad checksum", after),
+        ("log.length", None, third + 9, "impossible txn length", after),
+        ("log.cut", third + 20, None, "partial txn", []),
+        ("log.eor", None, good[3].offset - 1, "partial txn: no end-of-record", after),
     ):
         out = list(read_txn_log(_copy(log, tmp_path / name, cut, flip)))
-        assert [t.zxid for t in out if isinstance(t, Txn)] == [t.zxid for t in good[:2]]
+        assert [t.zxid for t in out if isinstance(t, Txn)] == [t.zxid for t in good[:2]] + kept, name
         problems = [p for p in out if isinstance(p, Problem)]
         assert len(problems) == 1 and problems[0].reason.startswith(reason), problems
         assert problems[0].offset == third and problems[0].file.endswith(name)
+        resumed = f"the next intact txn is at byte {good[3].offset}" if kept else ""
+        assert resumed in problems[0].reason
     wrong = list(read_txn_log(_copy(log, tmp_path / "log.magic", flip=1)))
     assert len(wrong) == 1 and isinstance(wrong[0], Problem) and wrong[0].offset == 0
     empty = list(read_txn_log(_copy(log, tmp_path / "log.empty", cut=0)))

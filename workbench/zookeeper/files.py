@@ -104,11 +104,13 @@ def _map(path: Path) -> bytes | mmap.mmap:
 
 
 def read_txn_log(path: str | os.PathLike[str], name: str | None = None) -> Iterator[Txn | Problem]:
-    """Every txn of a txn log, in file order, then a Problem if the file is damaged.
+    """Every txn of a txn log, in file order, and a Problem where the file is damaged.
 
-    Like FileTxnIterator, reading stops at a zero length (the zero preallocation after the last txn), a
-    bad checksum, or a missing end-of-record byte (a partial last txn). A txn whose bytes check out but do
-    not decode is reported and skipped: its framing is intact, so reading goes on.
+    Like FileTxnIterator, reading ends at a zero length (the zero preallocation after the last txn) or a
+    file cut inside an entry. Where ZooKeeper would stop at damage inside the file (a bad checksum, an
+    impossible length, a missing end-of-record byte, a txn that does not decode), this goes on from the
+    next intact entry (`_next_intact`), so the txns after the damage are kept and only the damaged ones
+    are missing: a gap in the zxids that the analyses see (`analysis.history_gaps`).
     """
     name = name or str(path)
     data = _map(Path(path))
@@ -133,7 +135,7 @@ def _txn_entries(data: bytes | mmap.mmap, name: str) -> Iterator[Txn | Problem]:
                 name, 0, f"not a ZooKeeper txn log: magic {magic:#x} version {version}", _hex(data, 0)
             )
             return
-        pos, end = 16, len(data)
+        pos, end, last_zxid = 16, len(data), -1
         while pos < end:
             if end - pos < _ENTRY.size:
                 if any(data[pos:end]):
@@ -142,27 +144,61 @@ def _txn_entries(data: bytes | mmap.mmap, name: str) -> Iterator[Txn | Problem]:
             checksum, length = _ENTRY.unpack_from(data, pos)
             if length == 0:
                 return  # preallocated zeros: end of the log
-            if length < 0 or length > MAX_BUFFER:
-                yield Problem(name, pos, f"impossible txn length {length}", _hex(data, pos))
-                return
             body = pos + _ENTRY.size
-            if body + length + 1 > end:
+            if 0 < length <= MAX_BUFFER and body + length + 1 > end:
                 yield Problem(name, pos, "partial txn: file ends inside the last txn", _hex(data, pos))
                 return
-            payload = view[body : body + length]
-            if zlib.adler32(payload) != checksum & 0xFFFFFFFF:
-                yield Problem(name, pos, "bad checksum: Adler32 of the txn does not match", _hex(data, pos))
+            damage = _damage(view, pos, checksum, length)
+            if damage is None:
+                try:
+                    txn = read_txn(bytes(view[body : body + length]), pos)
+                except (JuteError, EOFError) as e:
+                    damage = f"undecodable txn: {e}"
+                else:
+                    last_zxid = txn.zxid
+                    yield txn
+                    pos = body + length + 1
+                    continue
+            resume = _next_intact(view, pos + 1, last_zxid)
+            where = f"; the next intact txn is at byte {resume}" if resume else "; no intact txn after it"
+            yield Problem(name, pos, damage + where, _hex(data, pos))
+            if resume is None:
                 return
-            if data[body + length] != EOR:
-                yield Problem(name, pos, "partial txn: no end-of-record byte 'B'", _hex(data, pos))
-                return
-            try:
-                yield read_txn(bytes(payload), pos)
-            except (JuteError, EOFError) as e:
-                yield Problem(name, pos, f"undecodable txn: {e}", _hex(data, pos))
-            pos = body + length + 1
+            pos = resume
     finally:
         view.release()
+
+
+def _damage(view: memoryview, pos: int, checksum: int, length: int) -> str | None:
+    """What is wrong with the entry framed at `pos` (None: intact framing and checksum)."""
+    if length < 0 or length > MAX_BUFFER:
+        return f"impossible txn length {length}"
+    body = pos + _ENTRY.size
+    if zlib.adler32(view[body : body + length]) != checksum & 0xFFFFFFFF:
+        return "bad checksum: Adler32 of the txn does not match"
+    if view[body + length] != EOR:
+        return "partial txn: no end-of-record byte 'B'"
+    return None
+
+
+def _next_intact(view: memoryview, start: int, after_zxid: int) -> int | None:
+    """The first offset from `start` where an intact entry begins: a sane length, its end-of-record
+    byte, a matching Adler32, a payload that decodes, and a zxid after the last one read. Adler32 and the
+    end-of-record byte together make a false start vanishingly unlikely."""
+    end = len(view)
+    for pos in range(start, end - _ENTRY.size):
+        checksum, length = _ENTRY.unpack_from(view, pos)
+        body = pos + _ENTRY.size
+        if length <= 0 or length > MAX_BUFFER or body + length >= end or view[body + length] != EOR:
+            continue
+        if _damage(view, pos, checksum, length) is not None:
+            continue
+        try:
+            if read_txn(bytes(view[body : body + length]), pos).zxid > after_zxid:
+                return pos
+        except (JuteError, EOFError):
+            continue
+    return None
 
 
 def write_txn_entry(payload: bytes) -> bytes:
