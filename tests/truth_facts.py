@@ -221,5 +221,27 @@ def check(spark: SparkSession, path: Path, truth: dict[str, Any]) -> list[Findin
     assert result.bad_records == 0
     for f in result.findings:
         assert f.evidence, f"{f.kind} cites no evidence"
+    _outages_hold(result.findings, truth)
     assert all(c.status in ("done", "not_applicable") for c in result.coverage.values()), result.coverage
     return result.findings
+
+
+def _outages_hold(findings: Iterable[Finding], truth: dict[str, Any]) -> None:
+    """Each failover's outage bounds hold the model's: from the old controller's crash or stop to the new
+    one's 'Ready to serve' (half a second of slack: the model's ready and the logged one differ)."""
+    controllers = {c["epoch"]: c for c in truth["controllers"]}
+    ended: dict[int, list[int]] = {}
+    for f in truth.get("broker_failures", []):
+        ended.setdefault(f["broker"], []).append(f["crashed_ms"])
+    for r in truth.get("broker_restarts", []):
+        ended.setdefault(r["broker"], []).append(r["stopped_ms"])
+    for f in findings:
+        if f.kind != "controller.failover" or "outage_ms" not in f.subject:
+            continue
+        new = controllers[f.subject["epoch"]]
+        began = [t for t in ended.get(f.subject["previous"], []) if t <= new["elected_ms"]]
+        if not began:
+            continue
+        lower, upper = f.subject["outage_ms"]
+        real = new["ready_ms"] - max(began)
+        assert lower - 500 <= real <= upper + 500, (f.summary, real)

@@ -157,7 +157,13 @@ class Bundle:
 
     @property
     def znode_history(self) -> DataFrame:
+        """Every txn the txn logs hold, as read; `views(bundle).history` is what the analyses read."""
         return self._zk_history[0]
+
+    @property
+    def txn_log_damage(self) -> DataFrame:
+        """The txn logs' bad records: where each is damaged (file, byte offset) and why."""
+        return self._zk_history[1]
 
     @property
     def bad_records(self) -> DataFrame:

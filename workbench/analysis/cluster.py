@@ -20,6 +20,7 @@ from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, IntegerType, MapType, StringType, StructField, StructType
 
+from workbench.analysis.history_gaps import Gap, history_gaps
 from workbench.zookeeper import txns as zk_ops
 
 if TYPE_CHECKING:
@@ -293,12 +294,38 @@ class ClusterViews:
         )
 
     @cached_property
+    def history_gaps(self) -> list[Gap]:
+        """Zxids no readable txn log holds, oldest first (`history_gaps`); empty without txn logs."""
+        return history_gaps(self.bundle, self.bundle.txn_log_damage) if self.evidence.zk_history else []
+
+    @cached_property
+    def resumed_after(self) -> Gap | None:
+        """The newest gap the history goes on after: the analyses read only what follows it."""
+        return next((g for g in reversed(self.history_gaps) if g.before is not None), None)
+
+    @property
+    def history(self) -> DataFrame:
+        """The txns the analyses read: every txn, or those after the newest gap (nothing inside or
+        across a gap is inferred)."""
+        gap = self.resumed_after
+        h = self.bundle.znode_history
+        return h if gap is None else h.where(F.col("zxid") >= F.lit(gap.before))
+
+    @property
+    def history_read(self) -> str:
+        """The history the analyses read, named for a finding's text."""
+        gap = self.resumed_after
+        if gap is None or gap.before is None:
+            return "the txn logs in the bundle"
+        return f"the history read (from zxid {gap.before:#x}, after txns {gap.missing} that are unreadable)"
+
+    @cached_property
     def history_span(self) -> Row | None:
         """ZooKeeper's history at a glance, in one pass over its txn logs: first (zxid), began and ended
         (times of its first and last txns); None without txn logs."""
         if not self.evidence.zk_history:
             return None
-        span = self.bundle.znode_history.agg(
+        span = self.history.agg(
             F.min("zxid").alias("first"), F.min("time").alias("began"), F.max("time").alias("ended")
         ).collect()[0]
         return span if span.first is not None else None
@@ -321,6 +348,24 @@ class ClusterViews:
 
     # -- brokers and sessions ----------------------------------------------------------------------
     @cached_property
+    def history_base(self) -> tuple[int, bool]:
+        """The zxid of the tree the history starts from, and whether that tree is known: the tree just
+        before the first txn, known when the history starts with the server (a log named 1) or from a
+        snapshot. When ZooKeeper purged the snapshots before it (as its autopurge does), the oldest
+        snapshot, from which ZooKeeper itself would restore (fuzzy: the txns after it replay over it);
+        after a gap, a snapshot that covers it. Without one the tree is unknown, never guessed from
+        before a gap."""
+        span = self.history_span
+        first = span.first if span is not None else 1
+        snapshots = sorted(f.zxid for f in self.bundle.evidence.zk_files if f.kind == "snapshot")
+        gap = self.resumed_after
+        if gap is not None and gap.before is not None:
+            snapshots = [s for s in snapshots if s >= gap.before - 1]
+        if snapshots and snapshots[0] > first - 1:
+            return snapshots[0], True
+        return first - 1, first <= 1 or bool(snapshots)
+
+    @cached_property
     def watched_history(self) -> Watched | None:
         """The txns on partitions' state, topics, deletion markers and broker registrations (and every
         session closing), and those paths in the tree the history starts from: read once
@@ -330,23 +375,16 @@ class ClusterViews:
             return None
         watched = F.col("path").rlike(WATCHED_PATHS)
         txns = kept(
-            self.bundle.znode_history.where(
-                F.col("applied") & (watched | (F.col("op") == "closeSession"))
-            ).select("zxid", "time", "op", "path", "data", "session_id")
+            self.history.where(F.col("applied") & (watched | (F.col("op") == "closeSession"))).select(
+                "zxid", "time", "op", "path", "data", "session_id"
+            )
         )
         txns.count()  # one decode of the txn logs, rather than one per concurrent reader
-        # The tree just before the first txn; when ZooKeeper purged the snapshots before it (as its
-        # autopurge does), the oldest snapshot, from which ZooKeeper itself would restore (a fuzzy
-        # snapshot: the txns after it replay over it).
-        snapshots = sorted(f.zxid for f in self.bundle.evidence.zk_files if f.kind == "snapshot")
-        at = span.first - 1 if not snapshots or snapshots[0] <= span.first - 1 else snapshots[0]
+        at, known = self.history_base
         if at <= 0:
             return Watched(txns, None, 0)
-        before = kept(
-            self.bundle.znodes_at(at)[0]
-            .where(watched)
-            .select("path", "data", "czxid", "ctime", "ephemeral_owner")
-        )
+        tree = self.bundle.znodes_at(at)[0] if known else self.bundle.znodes.limit(0)
+        before = kept(tree.where(watched).select("path", "data", "czxid", "ctime", "ephemeral_owner"))
         before.count()
         return Watched(txns, before, at)
 

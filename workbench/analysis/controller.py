@@ -18,7 +18,10 @@ from pyspark.sql import functions as F
 
 from workbench.analysis.cluster import views
 from workbench.analysis.findings import Coverage, Finding, file_ref, hex_zxid, ranges, txn_ref
+from workbench.analysis.history_gaps import Gap
+from workbench.analysis.outage import Failover, Outage, outages
 from workbench.analysis.sessions import session_ends
+from workbench.analysis.timeline import skew
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -31,7 +34,7 @@ FLAPPING_ELECTIONS = 3
 def elections(bundle: Bundle) -> DataFrame:
     """Every election in ZooKeeper's history: zxid, time, epoch, broker, session_id, and the previous
     controller's end (gone_zxid, gone_time, gone_by: 'session' or the session that deleted /controller)."""
-    h = bundle.znode_history.where(F.col("applied"))
+    h = views(bundle).history.where(F.col("applied"))
     created = h.where((F.col("path") == "/controller") & (F.col("op") == "create")).select(
         "zxid", "time", "session_id", F.get_json_object("data", "$.brokerid").cast("int").alias("broker")
     )
@@ -134,9 +137,12 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     chain = _chain(bundle)
     logs = _election_logs(bundle)
     out: list[Finding] = []
+    lost = _outages(bundle, chain, ends, logs)
     for e in chain:
         log = logs.get((e.broker, e.epoch), {}) if e.broker is not None and e.epoch is not None else {}
-        out.append(_election_finding(e, ends, log, ev.with_logs))
+        after_gap = v.resumed_after if e is chain[0] and e.zxid is not None else None
+        outage = lost.get(e.epoch) if e.epoch is not None else None
+        out.append(_election_finding(e, ends, log, ev.with_logs, after_gap, outage))
     out += _flapping(chain)
     out += _expiries(bundle, ends)
     return out
@@ -248,14 +254,26 @@ CAUSE_TEXT = {
 
 
 def _election_finding(
-    e: _Election, ends: dict[int, tuple[str, str | None]], log: dict[str, Any], with_logs: frozenset[int]
+    e: _Election,
+    ends: dict[int, tuple[str, str | None]],
+    log: dict[str, Any],
+    with_logs: frozenset[int],
+    after_gap: Gap | None = None,
+    outage: Outage | None = None,
 ) -> Finding:
+    """An election's finding; `after_gap`: the gap the history resumed after, when this is the first
+    election read after it (a later epoch than 1 then had a controller before it that the gap hides)."""
     refs = [e.ref]
     subject: dict[str, Any] = {"epoch": e.epoch, "broker": e.broker}
     if e.zxid is not None:
         subject["zxid"] = hex_zxid(e.zxid)
     p = e.previous
-    if p is None:
+    if p is None and after_gap is not None and (e.epoch is None or e.epoch > 1):
+        kind, severity, cause = "controller.failover", "warning", "unknown"
+        text = f"Controller moved to broker {e.broker} (epoch {e.epoch}) from a controller ZooKeeper's "
+        text += f"readable history does not show: {after_gap.describe()}"
+        refs += [file_ref(d.file) for d in after_gap.damage]
+    elif p is None:
         text = f"Broker {e.broker} was elected controller with epoch {e.epoch}: "
         text += "the first election in the evidence"
         if e.epoch is not None and e.epoch > 1:
@@ -265,15 +283,22 @@ def _election_finding(
         kind, severity = "controller.failover", "warning"
         cause, why_ref = _cause(p, ends)
         text = f"Controller moved from broker {p.broker} (epoch {p.epoch}) "
-        text += f"to broker {e.broker} (epoch {e.epoch}): "
-        text += CAUSE_TEXT[cause].format(b=p.broker, by=_by(p.gone_by))
+        text += f"to broker {e.broker} (epoch {e.epoch})"
+        if outage is not None:  # the headline: how long nothing acted as controller
+            subject["outage_ms"] = [outage.lower_ms, outage.upper_ms]
+            text += ", " + outage.headline()
+            refs += outage.refs
+        text += ": " + CAUSE_TEXT[cause].format(b=p.broker, by=_by(p.gone_by))
         if p.gone_zxid is not None:
             text += f" (zxid {hex_zxid(p.gone_zxid)})"
             refs.append(txn_ref(p.gone_zxid))
+        if outage is not None and outage.detail():
+            text += "; " + outage.detail()
+        if p.gone_zxid is not None:
             gap = (e.time - p.gone_time).total_seconds() * 1000 if e.time and p.gone_time else None
             if gap is not None:
                 subject["gap_ms"] = round(gap)
-                text += f"; {round(gap)} ms without a controller (ZooKeeper's clock)"
+                text += f"; the next election came {round(gap)} ms after that (ZooKeeper's clock)"
         if why_ref:
             refs.append(why_ref)
         subject["previous"] = p.broker
@@ -296,6 +321,29 @@ def _election_finding(
         subject.update({k.replace(" ", "_"): v for k, v in resumed.items()})
         text += "; it resumed " + "; ".join(f"{k} {', '.join(_short(v))}" for k, v in sorted(resumed.items()))
     return Finding(kind, severity, subject, text + ".", tuple(dict.fromkeys(refs)))
+
+
+def _outages(
+    bundle: Bundle, chain: list[_Election], ends: dict[int, tuple[str, str | None]], logs: dict[Any, Any]
+) -> dict[int, Outage]:
+    """Epoch -> the real outage of each failover that ZooKeeper's history shows (outage.py)."""
+    failovers = []
+    for e in chain:
+        p = e.previous
+        if p is None or p.gone_zxid is None or e.time is None or e.epoch is None or p.broker is None:
+            continue
+        log = logs.get((e.broker, e.epoch), {})
+        ready = log.get("ready")
+        elected = log.get("elected")
+        ready_ms = round((ready.ts - elected.ts).total_seconds() * 1000) if ready and elected else None
+        cause = _cause(p, ends)[0]
+        failovers.append(
+            Failover(e.epoch, p.broker, p.session, p.gone_zxid, p.gone_time, cause, e.time, ready_ms)
+        )
+    if not failovers:
+        return {}
+    skews = {s.broker: s.estimate_ms for s in skew(bundle) if s.estimate_ms is not None}
+    return outages(bundle, failovers, skews)
 
 
 def _cause(p: _Election, ends: dict[int, tuple[str, str | None]]) -> tuple[str, str | None]:

@@ -44,7 +44,7 @@ def topics_of(text: Column) -> Column:
 def timeline(bundle: Bundle) -> DataFrame:
     """Every step of every deletion: topic, source (zk or broker-N), step, zxid (ZooKeeper only), ts (the
     source's own clock), partition, broker (a replica's), detail, ref."""
-    h = bundle.znode_history.where(F.col("applied"))
+    h = views(bundle).history.where(F.col("applied"))
     marker = h.where(F.col("path").rlike(DELETE_MARKER_PATH) & F.col("op").isin("create", "delete")).select(
         F.regexp_extract("path", DELETE_MARKER_PATH, 1).alias("topic"),
         F.when(F.col("op") == "create", "requested").otherwise("marker removed").alias("step"),
@@ -395,9 +395,13 @@ def _strays(bundle: Bundle) -> list[Finding]:
 def _recreated(bundle: Bundle) -> list[Finding]:
     """Topics created again under a name that was deleted (ZooKeeper's history): each create whose
     previous write to the topic znode was its delete."""
-    h = bundle.znode_history.where(
-        F.col("applied") & F.col("path").rlike(TOPIC_PATH) & F.col("op").isin("create", "delete")
-    ).select(F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"), "op", "zxid")
+    h = (
+        views(bundle)
+        .history.where(
+            F.col("applied") & F.col("path").rlike(TOPIC_PATH) & F.col("op").isin("create", "delete")
+        )
+        .select(F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"), "op", "zxid")
+    )
     w = Window.partitionBy("topic").orderBy("zxid")
     again = (
         h.select("*", F.lag("op").over(w).alias("before"), F.lag("zxid").over(w).alias("deleted"))

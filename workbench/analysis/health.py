@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import kept, views
+from workbench.analysis.cluster import ClusterViews, kept, views
 from workbench.analysis.findings import Coverage, Finding, hex_zxid, tp_list, txn_ref
 from workbench.analysis.partition_history import WHOLE_CLUSTER, min_isr, stretches
 
@@ -212,9 +212,10 @@ def episodes(changes: DataFrame, count: str, captured: Any) -> DataFrame:
     return (
         marked.groupBy("topic", "partition", "stretch")
         .agg(
-            F.min_by(F.struct("zxid", "time", "leader", "registered", out_of_isr.alias("out")), "zxid").alias(
-                "s"
-            ),
+            F.min_by(
+                F.struct("zxid", "time", "leader", "registered", "first_seen", out_of_isr.alias("out")),
+                "zxid",
+            ).alias("s"),
             F.max_by(F.struct("next_zxid", "next_time"), "zxid").alias("e"),
         )
         .select(
@@ -227,6 +228,7 @@ def episodes(changes: DataFrame, count: str, captured: Any) -> DataFrame:
             F.col("s.leader").alias("leader"),
             F.col("s.registered").alias("registered"),
             F.col("s.out").alias("out_of_isr"),
+            F.col("s.first_seen").alias("first_seen"),
         )
         .withColumn("lasted_ms", F.unix_millis(ended_at) - F.unix_millis("began"))
     )
@@ -255,7 +257,7 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         ],
     )
     captured = _captured(bundle)
-    return _offline(h, captured) + _under_replicated(h, captured)
+    return _offline(h, captured, views(bundle)) + _under_replicated(h, captured)
 
 
 def _captured(bundle: Bundle) -> datetime | None:
@@ -287,9 +289,28 @@ def _grouped(ep: DataFrame, keys: list[str]) -> list[Any]:
     )
 
 
-def _offline(h: Health, captured: datetime | None) -> list[Finding]:
+def _offline(h: Health, captured: datetime | None, v: ClusterViews) -> list[Finding]:
+    """Offline episodes grouped by the txn that began them. Over a tree not known (the history read
+    starts after a gap or a purge, without a snapshot) an episode that is a partition's first state in
+    the history began at an unknown moment before it: those are one finding that says so."""
     out = []
     ep = episodes(h.partitions, "offline", captured)
+    if not v.history_base[1]:
+        unseen = ep.where("first_seen")
+        ep = ep.where(~F.col("first_seen"))
+        for g in _grouped(unseen, ["first_seen"]):
+            still = f"; {g.still} still offline at the capture" if g.still else ""
+            out.append(
+                Finding(
+                    "partition.offline",
+                    "critical" if g.still else "warning",
+                    {"partitions": g.n, "zxid": hex_zxid(g.worst.began_zxid), "began": "unknown"},
+                    f"{g.n} partition(s) ({tp_list(g.tps)}) had no live leader when {v.history_read} "
+                    f"first shows their state ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time on), for up to "
+                    f"{_span(g.longest)}{still}; when that began is not known.",
+                    tuple(txn_ref(z) for z in (g.worst.began_zxid, g.worst.ended_zxid) if z is not None),
+                )
+            )
     for g in _grouped(ep, ["began_zxid", "leader", "registered"]):
         why = (
             f"broker {g.leader}, their leader, was no longer registered"

@@ -77,15 +77,26 @@ def partition_changes(bundle: Bundle) -> DataFrame:
         "f.deleting",
         F.col("m.up").alias("registered"),
     )
-    at_own_txn = f.join(
-        r,
-        (F.col("f.st.leader") == F.col("r.broker"))
-        & (F.col("r.czxid") <= F.col("f.zxid"))
-        & (F.col("r.ended_zxid").isNull() | (F.col("f.zxid") < F.col("r.ended_zxid"))),
-        "left",
-    ).select(
-        *[f"f.{c}" for c in filled.columns if c != "next_zxid"],
-        F.col("r.broker").isNotNull().alias("registered"),
+    # Not registered at a txn: no registration of its leader then. Over a tree not known (the history
+    # starts after a gap or a purge, without a snapshot), that is known only once one of its
+    # registrations was seen to end; before that, whether it was registered is unknown (null).
+    first_end = regs.groupBy("broker").agg(F.min("ended_zxid").alias("first_end")).alias("e")
+    unregistered = F.lit(False)
+    if not views(bundle).history_base[1]:
+        unregistered = F.when(F.col("e.first_end") <= F.col("f.zxid"), False)
+    at_own_txn = (
+        f.join(
+            r,
+            (F.col("f.st.leader") == F.col("r.broker"))
+            & (F.col("r.czxid") <= F.col("f.zxid"))
+            & (F.col("r.ended_zxid").isNull() | (F.col("f.zxid") < F.col("r.ended_zxid"))),
+            "left",
+        )
+        .join(first_end, F.col("f.st.leader") == F.col("e.broker"), "left")
+        .select(
+            *[f"f.{c}" for c in filled.columns if c != "next_zxid"],
+            F.when(F.col("r.broker").isNotNull(), True).otherwise(unregistered).alias("registered"),
+        )
     )
     registered = at_own_txn.unionByName(by_registration)
     overrides, default = min_isr(bundle)
@@ -112,7 +123,8 @@ def partition_changes(bundle: Bundle) -> DataFrame:
 def stretches(changes: DataFrame, on: Column) -> DataFrame:
     """The changes while `on` holds (a partition offline, under-replicated, being reassigned ...), each
     with `stretch`, its run's number within the partition, and next_zxid / next_time, the change after
-    it: on a run's last row, the change that ended the run (null: it lasted to the capture)."""
+    it: on a run's last row, the change that ended the run (null: it lasted to the capture);
+    `first_seen` marks a change with no leader known before it (its state not yet seen)."""
     w = Window.partitionBy("topic", "partition").orderBy("zxid")
     flagged = changes.withColumn("on", F.coalesce(on, F.lit(False)))
     starts = F.col("on") & ~F.coalesce(F.lag("on").over(w), F.lit(False))
@@ -122,6 +134,7 @@ def stretches(changes: DataFrame, on: Column) -> DataFrame:
             starts.alias("starts"),
             F.lead("zxid").over(w).alias("next_zxid"),
             F.lead("time").over(w).alias("next_time"),
+            F.lag("leader").over(w).isNull().alias("first_seen"),
         )
         .withColumn("stretch", F.sum(F.col("starts").cast("int")).over(w))
         .where("on")

@@ -105,12 +105,28 @@ def state_at(bundle: Bundle, at: int | datetime | str | None = None) -> ClusterS
     when = _as_time(at) if isinstance(at, (datetime, str)) else None
     if v.evidence.zk_history and at is not None:
         zxid, time = _last_txn(bundle, at if isinstance(at, int) else None, when)
-        return _from_zookeeper(bundle.znodes_at(zxid)[0], _shown(at), zxid, time)
+        state = _from_zookeeper(bundle.znodes_at(zxid)[0], _shown(at), zxid, time)
+        hidden = _gaps_before(bundle, zxid)
+        if hidden:  # replayed across txns nobody can read: not exact, and said why
+            state.exact = False
+            state.unknown = (*state.unknown, *(f"ZooKeeper's history: {g}" for g in hidden))
+        return state
     if at is None and v.evidence.zk_state:
         return _from_zookeeper(bundle.znodes, _shown(at), None, None)
     if isinstance(at, int):
         raise ValueError(f"state at zxid {at:#x}: the bundle has no ZooKeeper txn logs; ask for a time")
     return _from_logs(bundle, when, _shown(at))
+
+
+def _gaps_before(bundle: Bundle, zxid: int) -> list[str]:
+    """The gaps in ZooKeeper's history before `zxid` that no snapshot between them and it covers: the tree
+    replayed to `zxid` lacks what they held."""
+    snapshots = [f.zxid for f in bundle.evidence.zk_files if f.kind == "snapshot" and f.zxid <= zxid]
+    return [
+        g.describe()
+        for g in views(bundle).history_gaps
+        if (g.after or 0) < zxid and not any(g.before is not None and s >= g.before - 1 for s in snapshots)
+    ]
 
 
 def _as_time(at: datetime | str) -> datetime:

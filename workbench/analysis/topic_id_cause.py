@@ -53,7 +53,7 @@ def findings(bundle: Bundle, affected: list[str], stale: list[Any]) -> list[Find
         if on_foreign:
             out.append(_wiped(topic, on_foreign, foreign))
         elif topic in history:
-            out.append(_proved(topic, history[topic], elections, stale_ids.get(topic, set())))
+            out.append(_proved(topic, history[topic], elections, stale_ids.get(topic, set()), v.history_read))
         elif topic in known:
             out.append(_likely(topic, known[topic], v.evidence.zk_history))
     if stale:
@@ -97,7 +97,7 @@ def _changes(bundle: Bundle, topics: list[str]) -> dict[str, list[Any]]:
 
 def _elections(bundle: Bundle) -> dict[int, tuple[int, int | None]]:
     """Controller epoch -> (zxid of its election, the elected broker), from ZooKeeper's history."""
-    h = bundle.znode_history.where(F.col("applied") & F.col("path").isin("/controller", "/controller_epoch"))
+    h = views(bundle).history.where(F.col("applied") & F.col("path").isin("/controller", "/controller_epoch"))
     epoch = h.where((F.col("path") == "/controller_epoch") & (F.col("op") == "setData")).select(
         "zxid", F.col("data").cast("int").alias("epoch")
     )
@@ -140,7 +140,7 @@ def _wiped(topic: str, brokers: list[int], foreign: dict[int, tuple[str, str, st
 
 
 def _proved(
-    topic: str, changes: list[Any], elections: dict[int, tuple[int, int | None]], stale: set[str]
+    topic: str, changes: list[Any], elections: dict[int, tuple[int, int | None]], stale: set[str], read: str
 ) -> Finding:
     """From the znode's writes: a deletion and re-creation that left a replica's old id behind (4), or the
     write that removed topic_id (1 or 2) and the mint after it."""
@@ -169,7 +169,7 @@ def _proved(
             "unknown",
             f"{topic}: ZooKeeper's history shows no write that removed its topic_id"
             + (f"; the id {mint.topic_id} was written at zxid {hex_zxid(mint.zxid)}" if mint else "")
-            + ": the removal is older than the txn logs in the bundle.",
+            + f": the removal is older than {read}.",
             [txn_ref(mint.zxid)] if mint else [],
         )
     r = removed[-1]

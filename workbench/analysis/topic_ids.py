@@ -99,7 +99,7 @@ def znode_history(bundle: Bundle) -> DataFrame:
     write checks /controller_epoch), controller_epoch in force, znode_version, topic_id, previous_id,
     partitions count, change (created, minted, removed, replaced, kept, deleted)."""
     v = views(bundle)
-    h = bundle.znode_history.where(F.col("applied"))
+    h = views(bundle).history.where(F.col("applied"))
     writes = h.where(
         F.col("path").rlike(TOPIC_PATH) & F.col("op").isin("create", "setData", "delete")
     ).select(

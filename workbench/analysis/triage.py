@@ -8,7 +8,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.analysis import balance, controller, deletion, health, lifecycle, reassignment, topic_ids
-from workbench.analysis.findings import SEVERITIES, Coverage, Finding, findings_frame, findings_pandas
+from workbench.analysis.cluster import views
+from workbench.analysis.findings import (
+    SEVERITIES,
+    Coverage,
+    Finding,
+    findings_frame,
+    findings_pandas,
+    hex_zxid,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -96,5 +104,31 @@ def triage(bundle: Bundle) -> Triage:
     found: list[Finding] = []
     for analysis in ANALYSES:
         found += analysis.findings(bundle, coverage)
+    _history_gaps(bundle, coverage)
     bad = bundle.bad_records.count()
     return Triage(sorted(found, key=Finding.sort_key), coverage, bad, bundle.evidence.origin)
+
+
+def _history_gaps(bundle: Bundle, coverage: Coverage) -> None:
+    """Gaps in ZooKeeper's history make every check that read it partial, and get a row of their own
+    saying what each hides and from where the analyses read on."""
+    v = views(bundle)
+    gaps = v.history_gaps
+    if not gaps:
+        return
+    said = [g.describe() for g in gaps]
+    resumed = v.resumed_after
+    if resumed is not None and resumed.before is not None:
+        covered = v.history_base[1]
+        said.append(
+            f"the analyses read the history from {hex_zxid(resumed.before)} on"
+            + (
+                " over the snapshot that covers the gap"
+                if covered
+                else ", over a tree not known then (no snapshot after the gap)"
+            )
+        )
+    for name, check in coverage.items():
+        if check.status == "done" and any("history" in u for u in check.used):
+            coverage.record(name, check.used, [*check.missing, "ZooKeeper's history has gaps (zk_history)"])
+    coverage.record("zk_history", ["txn logs"], said)

@@ -1,0 +1,68 @@
+"""Each fact about Kafka's behaviour pinned at the versions on both sides of its bounds, and cited."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from workbench.kafka import behaviour
+from workbench.kafka.behaviour import FACTS, holds, parse, went_silent, zk_session_timeout_default_ms
+
+# fact -> (versions it holds for, versions it does not), read at the tags its sources name
+PINNED = {
+    "first_leader_and_isr_refused": (("3.0.0", "3.6.2", "3.9.1"), ("2.8.0", "2.8.2")),
+    "partition_metadata_written_at_log_creation": (("3.0.0", "3.6.2"), ("2.8.1", "2.8.2")),
+    "topic_ids": (("2.8.0", "3.6.2"), ("2.7.2", "2.5.1")),
+    "topic_znode_v2": (("2.4.0", "2.5.1", "2.7.2"), ("2.3.1", "2.8.0")),
+    "topic_znode_v3": (("2.8.0", "3.9.0"), ("2.7.2",)),
+    "replica_state_changes_logged_by_default": (("2.4.1", "2.5.1"), ("2.6.0", "2.8.2", "3.6.2")),
+    "topic_deletion_disabled_error": (("2.1.0", "2.8.2"), ("2.0.1", "1.1.1")),
+    "reassignment_of_deleted_topic_refused": (("2.5.1", "3.6.2"), ()),
+    "ready_before_reassignments_and_deletions": (("2.5.1", "3.6.2"), ()),
+    "zk_session_timeout_18s": (("2.5.0", "3.6.2"), ("2.4.1", "1.1.1")),
+}
+
+
+def test_every_fact_is_pinned() -> None:
+    assert set(PINNED) == set(FACTS)
+
+
+@pytest.mark.parametrize("key", sorted(PINNED))
+def test_fact_holds_where_its_source_says(key: str) -> None:
+    yes, no = PINNED[key]
+    assert [holds(key, v) for v in yes] == [True] * len(yes)
+    assert [holds(key, v) for v in no] == [False] * len(no)
+    assert holds(key, None) is None
+
+
+@pytest.mark.parametrize("key", sorted(PINNED))
+def test_fact_is_cited_at_a_release_tag(key: str) -> None:
+    fact = FACTS[key]
+    assert fact.claim and fact.sources
+    for s in fact.sources:
+        assert re.fullmatch(r"\d+\.\d+\.\d+", s.tag), s
+        assert re.fullmatch(r"\d+(-\d+)?", s.lines), s
+        assert s.path.endswith((".scala", ".java", ".properties")), s
+    tags = [t for t in (parse(s.tag) for s in fact.sources) if t is not None]
+    # the behaviour is read at a tag where it holds, and a change at a tag on each side of it
+    if fact.since is not None:
+        assert any(t >= fact.since for t in tags), key
+    if fact.until is not None:
+        assert any(t < fact.until for t in tags) and any(t >= fact.until for t in tags), key
+
+
+def test_session_timeout_default_by_version() -> None:
+    assert zk_session_timeout_default_ms("2.4.1") == 6000
+    assert zk_session_timeout_default_ms("2.8.2") == 18000
+    assert zk_session_timeout_default_ms(None) is None
+
+
+def test_a_session_expiry_bounds_when_the_client_went_silent() -> None:
+    # heard last between 20 s and 22 s before the expiry (a tick of 2 s), silent at most 6 s after that
+    assert went_silent(100_000, 18_000) == (80_000, 88_000)
+    # the simulator's crash (expiry = crash + timeout + up to a tick) always lies inside the window
+    for jitter in (0, 1_000, behaviour.TICK_MS_DEFAULT):
+        crash = 50_000
+        earliest, latest = went_silent(crash + 18_000 + jitter, 18_000)
+        assert earliest <= crash <= latest

@@ -1,0 +1,147 @@
+"""A history with a hole: zxids no readable txn log holds are found, named with the damage that explains
+them, and nothing is inferred inside or across them (a damaged copy of a sample makes no finding that
+the intact copy does not make, and coverage says what the gap hides)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from pyspark.sql import SparkSession
+
+from workbench.analysis.cluster import views
+from workbench.analysis.findings import Finding
+from workbench.analysis.triage import triage
+from workbench.frames import open_bundle
+from workbench.zookeeper.files import Problem, read_txn_log, write_txn_entry
+from workbench.zookeeper.txns import Txn, write_txn
+
+SAMPLE = REPO / "sample_data" / "topicid-mismatch-2.8"
+
+
+def _copy(tmp: Path, name: str) -> Path:
+    out = tmp / name
+    shutil.copytree(SAMPLE, out)
+    return out
+
+
+def _log(bundle: Path) -> Path:
+    return bundle / "zk" / "txnlog" / "log.1"
+
+
+def _txns(log: Path) -> list[Txn]:
+    return [t for t in read_txn_log(log) if not isinstance(t, Problem)]
+
+
+def _damage(bundle: Path, zxid: int) -> int:
+    """Flip a byte inside the txn at `zxid`: its checksum fails. Returns its byte offset."""
+    log = _log(bundle)
+    at = next(t.offset for t in _txns(log) if t.zxid == zxid)
+    data = bytearray(log.read_bytes())
+    data[at + 20] ^= 0xFF
+    log.write_bytes(bytes(data))
+    return at
+
+
+def test_a_damaged_txn_is_a_gap_named_by_its_damage(spark: SparkSession, tmp_path: Path) -> None:
+    bundle = _copy(tmp_path, "damaged")
+    at = _damage(bundle, 0x75)
+    v = views(open_bundle(bundle, spark))
+    [gap] = v.history_gaps
+    assert (gap.after, gap.before, gap.missing) == (0x74, 0x76, "0x75")
+    assert [(d.file, d.position) for d in gap.damage] == [("zk/txnlog/log.1", at)]
+    assert gap.damage[0].reason.startswith("bad checksum")
+    assert v.resumed_after == gap and v.history_span is not None and v.history_span.first == 0x76
+    assert v.history_base == (0x75, False)  # snapshot.0 is older than the gap: the tree there is unknown
+    # The state at a moment after the gap is replayed across it: not exact, and it says why.
+    b = open_bundle(bundle, spark)
+    before, after = b.state_at(0x74), b.state_at(0x80)
+    assert before.exact and not before.unknown
+    assert not after.exact and [u for u in after.unknown if "txns 0x75 unreadable" in u]
+
+
+def test_a_missing_log_is_a_gap_no_damage_explains(spark: SparkSession, tmp_path: Path) -> None:
+    """Txns 0x40-0x4f cut out of the log, as if the log file holding them were missing."""
+    bundle = _copy(tmp_path, "missing")
+    log = _log(bundle)
+    kept = [t for t in _txns(log) if not 0x40 <= t.zxid <= 0x4F]
+    log.write_bytes(log.read_bytes()[:16] + b"".join(write_txn_entry(write_txn(t)) for t in kept))
+    b = open_bundle(bundle, spark)
+    assert b.txn_log_damage.count() == 0
+    [gap] = views(b).history_gaps
+    assert (gap.missing, gap.damage) == ("0x40-0x4f", ())
+    assert "no txn log in the bundle holds them" in gap.describe()
+
+
+def test_an_intact_history_has_no_gap(spark: SparkSession) -> None:
+    v = views(open_bundle(SAMPLE, spark))
+    assert v.history_gaps == [] and v.resumed_after is None and v.history_base == (0, True)
+
+
+def _partitions(summary: str) -> set[tuple[str, int]]:
+    """The partitions a finding's summary lists ('(orders 0,3; topic-0 0-2)')."""
+    listed = re.search(r"\(([^()]*)\)", summary)
+    out = set()
+    for part in (listed.group(1) if listed else "").split("; "):
+        topic, _, numbers = part.rpartition(" ")
+        for n in numbers.split(","):
+            lo, _, hi = n.partition("-")
+            if lo.isdigit():
+                out |= {(topic, p) for p in range(int(lo), int(hi or lo) + 1)}
+    return out
+
+
+def _made_by(f: Finding, intact: Iterable[Finding]) -> bool:
+    """Whether the intact copy makes the same claim: the same kind about the same thing, or, for
+    offline partitions, partitions the intact copy also finds offline."""
+    same = [g for g in intact if g.kind == f.kind]
+    if f.kind == "partition.offline":
+        return _partitions(f.summary) <= set().union(*(_partitions(g.summary) for g in same))
+    keys = {"topic_id": ("topic",), "controller": ("epoch", "broker")}.get(f.kind.split(".")[0])
+    if keys is None:
+        return any(g.subject == f.subject for g in same)
+    return any(all(g.subject.get(k) == f.subject.get(k) for k in keys) for g in same)
+
+
+@pytest.fixture(scope="module")
+def intact(spark: SparkSession) -> list[Finding]:
+    return triage(open_bundle(SAMPLE, spark)).findings
+
+
+@pytest.mark.parametrize(
+    "zxid",
+    [
+        0x8F,  # the outside tool's rewrite that removed topic_id
+        0x97,  # the controller's session closing: the failover's cause
+    ],
+)
+def test_a_gap_makes_no_finding_the_intact_history_does_not(
+    spark: SparkSession, tmp_path: Path, intact: list[Finding], zxid: int
+) -> None:
+    bundle = _copy(tmp_path, f"damaged-{zxid:x}")
+    at = _damage(bundle, zxid)
+    t = triage(open_bundle(bundle, spark))
+    invented = [f.summary for f in t.findings if not _made_by(f, intact)]
+    assert invented == []
+    # What the gap hides is said, with the file and byte offset of the damage ...
+    history = t.coverage["zk_history"]
+    assert history.status == "partial"
+    assert any(
+        f"txns {zxid:#x} unreadable" in m and f"zk/txnlog/log.1 at byte {at}" in m for m in history.missing
+    )
+    assert any(f"read the history from {zxid + 1:#x} on" in m for m in history.missing)
+    # ... and no check that read the history calls itself done.
+    for name in ("controller", "topic_ids", "health", "deletion"):
+        assert t.coverage[name].status == "partial", name
+    # The failover is still told, its cause left unknown rather than invented.
+    failover = [f for f in t.findings if f.kind == "controller.failover"]
+    assert [(f.subject["epoch"], f.subject["broker"], f.subject["cause"]) for f in failover] == [
+        (2, 2, "unknown")
+    ]
+    assert not [
+        f for f in t.findings if f.kind == "controller.election" and f.subject.get("cause") == "first"
+    ]

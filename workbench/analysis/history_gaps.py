@@ -1,0 +1,138 @@
+"""Gaps in ZooKeeper's history: zxids no readable txn log holds.
+
+Within one epoch (a zxid's high 32 bits, one leader's term) ZooKeeper numbers txns one by one, and a new
+epoch's first txn has counter 1 (Leader.lead sets the zxid to (epoch, 0); ZxidUtils, release-3.8.4). So
+the zxids the logs hold show what is missing without knowing what it was: a counter that skips within an
+epoch, an epoch that does not begin at 1 after another epoch, damage after the last txn read. Each gap
+names the damage that explains it (file and byte offset) or says no log holds it.
+
+Nothing inside a gap may be inferred. The analyses therefore read the history from the end of the newest
+gap (`views.history`), over the tree ZooKeeper itself would restore there: a snapshot at or after the
+gap, else none (an unknown tree, as for a history purged without its snapshots).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from pyspark.sql import DataFrame, Row, Window
+from pyspark.sql import functions as F
+
+from workbench.analysis.findings import hex_zxid
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+COUNTER = (1 << 32) - 1
+NO_LOG = "no txn log in the bundle holds them (a log file missing, or the server synced from a snapshot)"
+
+
+@dataclass(frozen=True)
+class Damage:
+    """Where a txn log is damaged: file (as the bundle names it), byte offset, reason."""
+
+    file: str
+    position: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.file} at byte {self.position}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Zxids after `after` and before `before` that no readable log holds (`before` None: the history
+    ends inside it). Times are those of the txns around it (ZooKeeper's clock)."""
+
+    after: int | None
+    before: int | None
+    after_time: datetime | None
+    before_time: datetime | None
+    damage: tuple[Damage, ...]  # what explains it; none: no log in the bundle holds those zxids
+
+    @property
+    def missing(self) -> str:
+        """The missing zxids, as ZooKeeper prints them: '0x75', '0x75-0x7a', 'after 0xe9'."""
+        if self.before is None:
+            return f"after {hex_zxid(self.after or 0)}"
+        first, last = (self.after or 0) + 1, self.before - 1
+        return hex_zxid(first) if first == last else f"{hex_zxid(first)}-{hex_zxid(last)}"
+
+    def describe(self) -> str:
+        when = ""
+        if self.after_time is not None:
+            until = f" and {self.before_time:%H:%M:%S.%f}"[:-3] if self.before_time is not None else ""
+            when = f" (after {self.after_time:%Y-%m-%d %H:%M:%S.%f}"[:-3] + until + " ZooKeeper time)"
+            when = when.replace("(after", "(between") if until else when
+        why = "; ".join(map(str, self.damage)) if self.damage else NO_LOG
+        return f"txns {self.missing} unreadable{when}: {why}"
+
+
+def history_gaps(bundle: Bundle, damage: DataFrame) -> list[Gap]:
+    """The gaps of the bundle's txn logs, oldest first; `damage` is the txn logs' bad records."""
+    txns = bundle.znode_history.select("zxid", "time", "file", "offset").distinct()
+    txns = txns.withColumn("epoch", F.shiftright("zxid", 32))
+    epochs = (
+        txns.groupBy("epoch")
+        .agg(
+            F.count("*").alias("n"),
+            F.min("zxid").alias("first"),
+            F.max("zxid").alias("last"),
+            F.min_by(F.struct("time", "file", "offset"), "zxid").alias("first_at"),
+            F.max_by(F.struct("time", "file", "offset"), "zxid").alias("last_at"),
+        )
+        .orderBy("epoch")
+        .collect()
+    )
+    if not epochs:
+        return []
+    holes: list[tuple[int, int, Row, Row]] = []  # (after, before, where each is: time, file, offset)
+    for prev, e in itertools.pairwise(epochs):
+        if e.first & COUNTER != 1:
+            holes.append((prev.last, e.first, prev.last_at, e.first_at))
+    broken = [e.epoch for e in epochs if e.n != e.last - e.first + 1]
+    if broken:
+        w = Window.partitionBy("epoch").orderBy("zxid")
+        at = F.struct("time", "file", "offset")
+        skips = (
+            txns.where(F.col("epoch").isin(broken))
+            .select("zxid", at.alias("at"), F.lag("zxid").over(w).alias("p"), F.lag(at).over(w).alias("p_at"))
+            .where(F.col("zxid") - F.col("p") > 1)
+            .collect()  # one row per gap
+        )
+        holes += [(r.p, r.zxid, r.p_at, r.at) for r in skips]
+    problems = damage.select("file", "position", "reason").collect()  # one row per damage
+    gaps = [_gap(a, b, a_at, b_at, problems) for a, b, a_at, b_at in sorted(holes, key=lambda h: h[0])]
+    last = epochs[-1]
+    tail = [
+        p
+        for p in problems
+        if p.file == last.last_at.file and p.position > last.last_at.offset and not _benign_tail(p.reason)
+    ]
+    if tail:
+        gaps.append(Gap(last.last, None, last.last_at.time, None, tuple(Damage(*p) for p in tail)))
+    return gaps
+
+
+def _gap(after: int, before: int, a: Row, b: Row, problems: list[Row]) -> Gap:
+    """The gap between the txns at `a` and `b` (time, file, offset), with the damage that lies between
+    them in file order."""
+
+    def between(p: Row) -> bool:
+        if a.file == b.file:
+            return bool(p.file == a.file and a.offset < p.position < b.offset)
+        return bool(
+            (p.file == a.file and p.position > a.offset) or (p.file == b.file and p.position < b.offset)
+        )
+
+    named = tuple(Damage(p.file, p.position, p.reason) for p in problems if between(p))
+    return Gap(after, before, a.time, b.time, named)
+
+
+def _benign_tail(reason: str) -> bool:
+    """A log cut inside its last txn is a server stopped while writing it: that txn was never
+    acknowledged (SyncRequestProcessor flushes before a proposal is acked), so nothing is missing."""
+    return reason.startswith("partial txn: file ends")

@@ -1,0 +1,190 @@
+"""Kafka's (and ZooKeeper's) behaviour that the analyses, the repair plan and the simulator rely on, stated
+once: each fact with the Kafka versions it holds for and the source lines that show it (apache/kafka at the
+tag named; `k/` is core/src/main/scala/kafka/). A wrong belief here would be wrong in the simulator and in
+the analyses at once, so each fact is read from Kafka's source, never from memory, and pinned by a test
+(tests/test_behaviour.py). ../shared/reference/KAFKA_BEHAVIOUR.md tells each in full.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+Version = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a fact is shown: a tag of apache/kafka (or apache/zookeeper), a file and its lines there."""
+
+    tag: str
+    path: str
+    lines: str
+
+    def __str__(self) -> str:
+        return f"{self.tag}: {self.path}:{self.lines}"
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A claim about Kafka that holds from `since` (inclusive) until `until` (exclusive); None: no bound
+    among the ZooKeeper-mode versions the workbench reads."""
+
+    key: str
+    claim: str
+    since: Version | None
+    until: Version | None
+    sources: tuple[Source, ...]
+
+    def holds(self, version: str | Version | None) -> bool | None:
+        """Whether it holds at a Kafka version; None when the version is not known."""
+        v = parse(version) if isinstance(version, str) or version is None else version
+        if v is None:
+            return None
+        return (self.since is None or v >= self.since) and (self.until is None or v < self.until)
+
+
+def parse(version: str | None) -> Version | None:
+    """'2.8.2' -> (2, 8, 2); '3.1' -> (3, 1, 0); None when there is no version to read."""
+    m = re.match(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?", version or "")
+    return (int(m[1]), int(m[2]), int(m[3] or 0)) if m else None
+
+
+K = "core/src/main/scala/kafka"
+_FACTS = (
+    Fact(
+        "first_leader_and_isr_refused",
+        "After a restart the first LeaderAndIsr whose topic id differs from partition.metadata is refused "
+        "(INCONSISTENT_TOPIC_ID): the Partition sees the log loaded at start-up. In 2.8 a partition with no "
+        "log attached yet accepts any id, so only the next LeaderAndIsr is refused.",
+        (3, 0, 0),
+        None,
+        (
+            Source("2.8.2", f"{K}/cluster/Partition.scala", "438-466"),
+            Source("3.0.0", f"{K}/cluster/Partition.scala", "435-436"),
+            Source("3.6.2", f"{K}/cluster/Partition.scala", "561-564"),
+        ),
+    ),
+    Fact(
+        "partition_metadata_written_at_log_creation",
+        "partition.metadata is written when the LeaderAndIsr that creates the log carries the topic id; in "
+        "2.8 only a later LeaderAndIsr (to a log already attached) writes it.",
+        (3, 0, 0),
+        None,
+        (
+            Source("2.8.2", f"{K}/cluster/Partition.scala", "446-453"),
+            Source("3.6.2", f"{K}/log/UnifiedLog.scala", "203-230"),
+        ),
+    ),
+    Fact(
+        "topic_ids",
+        "Topics have ids (KIP-516): the controller (IBP >= 2.8) mints one for every topic without one at "
+        "failover, for new topics only at TopicChange, never on a partition modification.",
+        (2, 8, 0),
+        None,
+        (
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "1692-1735"),
+            Source("2.8.2", f"{K}/zk/KafkaZkClient.scala", "490-505"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "1710-1728"),
+        ),
+    ),
+    Fact(
+        "topic_znode_v2",
+        "Tools and brokers write /brokers/topics/<t> as JSON version 2 (adding_replicas, removing_replicas, "
+        "no topic_id): a 2.4-2.7 tool's rewrite drops the topic id.",
+        (2, 4, 0),
+        (2, 8, 0),
+        (
+            Source("2.3.1", f"{K}/zk/ZkData.scala", "241-245"),
+            Source("2.4.0", f"{K}/zk/ZkData.scala", "243-261"),
+            Source("2.7.2", f"{K}/zk/ZkData.scala", "283-301"),
+            Source("2.8.2", f"{K}/zk/ZkData.scala", "286-309"),
+        ),
+    ),
+    Fact(
+        "topic_znode_v3",
+        "/brokers/topics/<t> is JSON version 3, with topic_id when the id is known.",
+        (2, 8, 0),
+        None,
+        (Source("2.8.2", f"{K}/zk/ZkData.scala", "286-309"),),
+    ),
+    Fact(
+        "replica_state_changes_logged_by_default",
+        "state.change.logger is at TRACE in the shipped log4j.properties, so replica state changes "
+        "(logged at TRACE) are in state-change.log; from 2.6 it is INFO and their absence proves nothing.",
+        None,
+        (2, 6, 0),
+        (Source("2.5.1", "config/log4j.properties", "85"), Source("2.6.0", "config/log4j.properties", "85")),
+    ),
+    Fact(
+        "topic_deletion_disabled_error",
+        "With delete.topic.enable=false, DeleteTopics v3+ is answered TOPIC_DELETION_DISABLED (v0-2: "
+        "INVALID_REQUEST); a ZooKeeper tool's marker is removed by the controller.",
+        (2, 1, 0),
+        None,
+        (
+            Source("2.1.0", f"{K}/server/KafkaApis.scala", "1471"),
+            Source("2.8.2", f"{K}/controller/TopicDeletionManager.scala", "102-106"),
+        ),
+    ),
+    Fact(
+        "reassignment_of_deleted_topic_refused",
+        "A new reassignment of a topic queued for deletion is skipped ('currently being deleted'); one "
+        "already in progress is resumed.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/controller/KafkaController.scala", "645-673"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "871-899"),
+        ),
+    ),
+    Fact(
+        "ready_before_reassignments_and_deletions",
+        "onControllerFailover logs 'Ready to serve as the new controller' after the replica state machine "
+        "(a LeaderAndIsr for every online replica) and the partition state machine start, and before it "
+        "resumes reassignments, tries deletions and runs the preferred election.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/controller/KafkaController.scala", "245-253"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "316-324"),
+        ),
+    ),
+    Fact(
+        "zk_session_timeout_18s",
+        "zookeeper.session.timeout.ms defaults to 18000 (KIP-537); before 2.5 it was 6000.",
+        (2, 5, 0),
+        None,
+        (
+            Source("2.4.1", f"{K}/server/KafkaConfig.scala", "49"),
+            Source("2.5.1", f"{K}/server/KafkaConfig.scala", "51"),
+            Source("3.6.2", f"{K}/server/KafkaConfig.scala", "64"),
+        ),
+    ),
+)
+FACTS: dict[str, Fact] = {f.key: f for f in _FACTS}
+
+# ZooKeeper (release-3.8.4), whatever the Kafka version: a client pings after readTimeout / 2 idle, with
+# readTimeout = 2/3 of the negotiated session timeout (ClientCnxn.java:436, 1262), and the server expires a
+# session `timeout` after it last heard from it, rounded up to the next tickTime (SessionTrackerImpl).
+PING_EVERY_OF_TIMEOUT = 1 / 3
+TICK_MS_DEFAULT = 2000  # zoo.cfg tickTime as shipped (conf/zoo_sample.cfg)
+
+
+def holds(key: str, version: str | Version | None) -> bool | None:
+    return FACTS[key].holds(version)
+
+
+def zk_session_timeout_default_ms(version: str | None) -> int | None:
+    """zookeeper.session.timeout.ms when server.properties does not set it; None for an unknown version."""
+    newer = holds("zk_session_timeout_18s", version)
+    return None if newer is None else (18_000 if newer else 6_000)
+
+
+def went_silent(expired_ms: int, timeout_ms: int, tick_ms: int = TICK_MS_DEFAULT) -> tuple[int, int]:
+    """When a client whose session ZooKeeper expired at `expired_ms` stopped being heard (it froze, died or
+    lost its network), as (earliest, latest): the server last heard from it `timeout` before the expiry,
+    up to a tick more, and a live client is heard at least every third of the timeout, so it went silent
+    at most that long after it was last heard."""
+    last_heard = expired_ms - timeout_ms
+    return last_heard - tick_ms, last_heard + round(timeout_ms * PING_EVERY_OF_TIMEOUT)
