@@ -298,7 +298,8 @@ def _election_finding(
             gap = (e.time - p.gone_time).total_seconds() * 1000 if e.time and p.gone_time else None
             if gap is not None:
                 subject["gap_ms"] = round(gap)
-                text += f"; the next election came {round(gap)} ms after that (ZooKeeper's clock)"
+                text += f"; the next election came {round(gap)} ms after its session ended"
+                text += " (ZooKeeper's clock)"
         if why_ref:
             refs.append(why_ref)
         subject["previous"] = p.broker

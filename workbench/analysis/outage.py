@@ -65,7 +65,7 @@ class Outage:
         if self.last_sign is not None:
             said.append(f"its last sign of life was {self.last_sign_is} at {self.last_sign:%H:%M:%S.%f}"[:-3])
         if self.timeout_ms is not None:
-            said.append(f"its ZooKeeper session timeout {self.timeout_ms} ms ({self.timeout_from})")
+            said.append(f"its ZooKeeper session timeout was {self.timeout_ms} ms ({self.timeout_from})")
         return "; ".join(said)
 
 
@@ -96,6 +96,8 @@ def outages(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) ->
         elif f.cause in SILENT_CAUSES and last is not None:
             upper = max(upper, _ms(end - last[0]))
         refs = (last[2],) if last is not None else ()
+        if f.cause not in SILENT_CAUSES:  # it ended when its session closed: the timeout played no part
+            timeout, source = None, ""
         out[f.epoch] = Outage(
             lower, upper, last[0] if last else None, last[1] if last else "", timeout, source, refs
         )
