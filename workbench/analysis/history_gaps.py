@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame, Row, Window
+from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis.findings import hex_zxid
@@ -136,3 +136,24 @@ def _benign_tail(reason: str) -> bool:
     """A log cut inside its last txn is a server stopped while writing it: that txn was never
     acknowledged (SyncRequestProcessor flushes before a proposal is acked), so nothing is missing."""
     return reason.startswith("partial txn: file ends")
+
+
+def written_inside(bundle: Bundle, gap: Gap, most: int = 8) -> list[str]:
+    """What the gap hides, as far as ZooKeeper's state tells: the znodes it shows created, set, or given
+    or deprived of a child by a txn inside the gap (a later write to the same znode hides an earlier one)."""
+    first = (gap.after or 0) + 1
+    last = gap.before - 1 if gap.before is not None else None
+
+    def inside(c: str) -> Column:
+        return (F.col(c) >= first) & (F.col(c) <= last) if last is not None else F.col(c) >= first
+
+    rows = (
+        bundle.znodes.where(inside("czxid") | inside("mzxid") | inside("pzxid"))
+        .select("path", F.when(inside("czxid"), "created").when(inside("mzxid"), "set").otherwise(
+            "a child created or deleted").alias("how"), F.greatest("czxid", "mzxid", "pzxid").alias("z"))
+        .orderBy("path")
+        .limit(most + 1)
+        .collect()  # at most most + 1 rows
+    )  # fmt: skip
+    shown = [f"{r.path} ({r.how})" for r in rows[:most]]
+    return shown + (["and more"] if len(rows) > most else [])

@@ -120,11 +120,18 @@ def partition_changes(bundle: Bundle) -> DataFrame:
     )
 
 
+def _leader_known() -> Column:
+    """Whether a change tells if the partition had a live leader: no leader (-1), or one whose
+    registration is known either way."""
+    return F.col("leader").isNotNull() & ((F.col("leader") < 0) | F.col("registered").isNotNull())
+
+
 def stretches(changes: DataFrame, on: Column) -> DataFrame:
     """The changes while `on` holds (a partition offline, under-replicated, being reassigned ...), each
     with `stretch`, its run's number within the partition, and next_zxid / next_time, the change after
     it: on a run's last row, the change that ended the run (null: it lasted to the capture);
-    `first_seen` marks a change with no leader known before it (its state not yet seen)."""
+    `first_seen` marks a change before which whether the partition had a live leader was not known (its
+    state not yet seen, or its leader's registration unknown)."""
     w = Window.partitionBy("topic", "partition").orderBy("zxid")
     flagged = changes.withColumn("on", F.coalesce(on, F.lit(False)))
     starts = F.col("on") & ~F.coalesce(F.lag("on").over(w), F.lit(False))
@@ -134,7 +141,7 @@ def stretches(changes: DataFrame, on: Column) -> DataFrame:
             starts.alias("starts"),
             F.lead("zxid").over(w).alias("next_zxid"),
             F.lead("time").over(w).alias("next_time"),
-            F.lag("leader").over(w).isNull().alias("first_seen"),
+            (~F.coalesce(F.lag(_leader_known()).over(w), F.lit(False))).alias("first_seen"),
         )
         .withColumn("stretch", F.sum(F.col("starts").cast("int")).over(w))
         .where("on")

@@ -17,6 +17,7 @@ from workbench.analysis.findings import (
     findings_pandas,
     hex_zxid,
 )
+from workbench.analysis.history_gaps import written_inside
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -116,7 +117,13 @@ def _history_gaps(bundle: Bundle, coverage: Coverage) -> None:
     gaps = v.history_gaps
     if not gaps:
         return
-    said = [g.describe() for g in gaps]
+    said = []
+    for g in gaps:
+        hidden = written_inside(bundle, g)
+        said.append(
+            g.describe()
+            + (f"; ZooKeeper's state shows written inside it: {', '.join(hidden)}" if hidden else "")
+        )
     resumed = v.resumed_after
     if resumed is not None and resumed.before is not None:
         covered = v.history_base[1]
