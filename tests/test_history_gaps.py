@@ -116,8 +116,8 @@ _INTACT: dict[str, list[Finding]] = {}
 @pytest.mark.parametrize(
     ("sample", "zxid"),
     [
-        ("topicid-mismatch-2.8", 0x8F),  # the outside tool's rewrite that removed topic_id
-        ("topicid-mismatch-2.8", 0x97),  # the controller's session closing: the failover's cause
+        ("topicid-mismatch-2.8", 0x97),  # the controller's session closing: the failover's cause (and the
+        # topic id's removal at 0x8f is then before the history read)
         ("controller-failover-2.5", 0x70),  # a txn before the crash: the registrations before are unknown
     ],
 )

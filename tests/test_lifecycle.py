@@ -63,11 +63,14 @@ def odd_topics(c: Cluster, s: Scale) -> None:
     story.produce(c, 5, s.per_second)
 
 
+@pytest.mark.parametrize("version", ["2.5.1", "2.8.2"])
 def test_odd_topics_are_found_with_their_evidence(
-    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: str
 ) -> None:
+    """At 2.5 the automatic creation is both logged and written by broker 2's own session; at 2.8 only
+    the writer tells it (broker 1 is the controller: a CreateTopics request would be its to serve)."""
     monkeypatch.setitem(SCENARIOS, "odd-topics", odd_topics)
-    simulate("odd-topics", tmp_path / "b", 1, "2.5.1", Scale(brokers=6, racks=3, hours=0.2), noise_rate=0)
+    simulate("odd-topics", tmp_path / "b", 1, version, Scale(brokers=6, racks=3, hours=0.2), noise_rate=0)
     bundle = open_bundle(tmp_path / "b", spark)
     coverage = Coverage()
     found = {f.kind: f for f in lifecycle.findings(bundle, coverage)}
@@ -85,8 +88,11 @@ def test_odd_topics_are_found_with_their_evidence(
     rack = found["topic.rack_concentrated"]
     assert rack.subject == {"partitions": 3, "topics": 1} and "by-hand (3 on rack rack-1)" in rack.summary
     auto = found["topic.auto_created"]
-    assert auto.subject == {"topics": 1} and "clicks (broker 2," in auto.summary
-    assert auto.evidence[0].startswith("broker-2:logs/server.log:")
+    assert auto.subject == {"topics": 1}
+    assert "clicks (written by broker 2's own ZooKeeper session" in auto.summary
+    assert "while broker 1 was the controller" in auto.summary
+    logged = [e for e in auto.evidence if e.startswith("broker-2:logs/server.log")]
+    assert auto.evidence[0].startswith("zk:txn@") and len(logged) == (1 if version == "2.5.1" else 0)
     assert "metrics.in and metrics_in" in found["topic.name_collision"].summary
     assert "'bad name!'" in found["topic.invalid_name"].summary
     by = {r.topic: r.by for r in lifecycle.creations(bundle).collect()}  # type: ignore[union-attr]

@@ -291,8 +291,8 @@ def _grouped(ep: DataFrame, keys: list[str]) -> list[Any]:
 
 def _offline(h: Health, captured: datetime | None, v: ClusterViews) -> list[Finding]:
     """Offline episodes grouped by the txn that began them. Over a tree not known (the history read
-    starts after a gap or a purge, without a snapshot) an episode that is a partition's first state in
-    the history began at an unknown moment before it: those are one finding that says so."""
+    starts after a gap or a purge, without a snapshot) an episode before which whether the partition
+    had a live leader was not known began at an unknown moment: those are one finding that says so."""
     out = []
     ep = episodes(h.partitions, "offline", captured)
     if not v.history_base[1]:

@@ -8,9 +8,15 @@
     then registered, for any start index and replica shift, rack aware or in any broker order
     (`kafka.assignment`): made by hand (--replica-assignment) or by a tool;
   - `topic.rack_concentrated`: a partition with every replica on one rack while the brokers span several;
-  - `topic.auto_created`: the brokers' "Auto creation of topic" lines. Only 2.5 writes one: from 2.8 an
-    automatic creation goes through the same ZkAdminManager.createTopics as a CreateTopics request, and
-    no version names the client at INFO (kafka.request.logger has it at DEBUG), so neither is guessed;
+  - `topic.auto_created`: a topic znode created by the session of a broker that was not the controller
+    then. A CreateTopics request is served by the active controller only (any other broker answers
+    NOT_CONTROLLER: KafkaApis.handleCreateTopicsRequest, 2.5.1:1656, 2.8.2:1729, 3.6.2:1905), while an
+    automatic creation (auto.create.topics.enable, a client's Metadata request naming a missing topic) is
+    written by the broker that received the request, through its own ZooKeeper client
+    (AutoTopicCreationManager.createTopicsInZk, 2.8.2:129, 3.6.2:109; KafkaApis.createTopic at 2.5.1),
+    unless ZooKeeper migration enables forwarding (3.4+, `zookeeper.metadata.migration.enable`). One made
+    by the controller's own broker cannot be told from a CreateTopics request, so it is not guessed. The
+    2.5 brokers' "Auto creation of topic" lines are read too; no version names the client at INFO;
   - `topic.name_collision` and `topic.invalid_name`: names Kafka's Topic rules refuse (`kafka.names`),
     which only a tool writing ZooKeeper directly gets past.
 """
@@ -209,14 +215,21 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         if older:
             missing.append(f"the creation of {older} topic(s), before the history's first txn: not checked")
     coverage.record("topic_lifecycle", used, missing)
-    if (version_tuple(v.evidence.kafka_version) or (2, 8)) >= (2, 8):
-        coverage.not_applicable(
-            "topic_auto_creation", "Kafka 2.8+ logs an automatic creation as it logs a CreateTopics request"
-        )
-    else:
-        logs = ["broker logs"] if v.evidence.with_logs else []
-        coverage.record("topic_auto_creation", logs, [] if logs else ["broker logs (server.log)"])
-    return [*_manual(made), *_concentrated(bundle), *_auto_created(bundle), *_names(bundle)]
+    pre_28 = (version_tuple(v.evidence.kafka_version) or (2, 8)) < (2, 8)
+    auto_used = ["ZooKeeper's history (who wrote each topic znode)"] if made is not None else []
+    if pre_28 and v.evidence.with_logs:
+        auto_used.append("broker logs")
+    migration = any(
+        c.get("zookeeper.metadata.migration.enable") == "true" for c in v.evidence.configs.values()
+    )
+    auto_missing = [] if auto_used else ["ZooKeeper's txn logs (zk/txnlog/): who wrote each topic znode"]
+    if migration:
+        auto_missing.append("ZooKeeper migration forwards automatic creations to the controller")
+    coverage.record("topic_auto_creation", auto_used, auto_missing, needed=bool(auto_used))
+    by_writer = (
+        _written_by_a_broker_not_controller(bundle, made) if made is not None and not migration else []
+    )
+    return [*_manual(made), *_concentrated(bundle), *_auto_created(bundle, by_writer), *_names(bundle)]
 
 
 def _manual(made: DataFrame | None) -> list[Finding]:
@@ -286,33 +299,66 @@ def _concentrated(bundle: Bundle) -> list[Finding]:
     ]
 
 
-def _auto_created(bundle: Bundle) -> list[Finding]:
-    row = (
+def _written_by_a_broker_not_controller(bundle: Bundle, made: DataFrame) -> list[Any]:
+    """Topic creations whose znode a broker's own session wrote while another broker was the controller:
+    topic, zxid, time, by, controller."""
+    from workbench.analysis.controller import elections
+
+    e = elections(bundle).select(
+        F.col("zxid").alias("e_zxid"), F.col("broker").alias("controller"), F.col("gone_zxid").alias("e_gone")
+    )
+    created = made.where((F.col("first_partition") == 0) & F.col("by").isNotNull()).select(
+        "topic", "zxid", "time", "by"
+    )
+    during = (F.col("e_zxid") < F.col("zxid")) & (
+        F.col("e_gone").isNull() | (F.col("zxid") < F.col("e_gone"))
+    )
+    return (
+        created.join(e, during, "left")
+        .groupBy("topic", "zxid", "time", "by")
+        .agg(F.max("controller").alias("controller"))
+        .where(F.col("controller").isNull() | (F.col("controller") != F.col("by")))
+        .orderBy("zxid")
+        .collect()  # one row per automatic creation
+    )
+
+
+def _auto_created(bundle: Bundle, by_writer: list[Any]) -> list[Finding]:
+    """Automatic creations: from who wrote the topic znode (any version), and the 2.5 brokers' lines."""
+    lines = (
         bundle.cluster_events.where(F.col("event") == "topic.auto_created")
         .groupBy("topic")
         .agg(F.min_by(F.struct("ts", "broker_id", "file", "line_no"), "ts").alias("first"))
-        .agg(
-            F.count("*").alias("n"),
-            F.slice(
-                F.sort_array(F.collect_list(F.struct(F.col("first.ts").alias("ts"), "topic", "first"))),
-                1,
-                SHOWN,
-            ).alias("some"),
-        )
-        .collect()[0]
+        .collect()  # one row per topic created automatically
     )
-    if not row.n:
+    said: dict[str, tuple[str, list[str]]] = {}
+    for r in by_writer:
+        controller = f"broker {r.controller} was the controller" if r.controller is not None else (
+            "no controller was elected"
+        )  # fmt: skip
+        said[r.topic] = (
+            f"{r.topic} (written by broker {r.by}'s own ZooKeeper session at zxid {r.zxid:#x}, "
+            f"{r.time:%Y-%m-%d %H:%M:%S} ZooKeeper time, while {controller})",
+            [txn_ref(r.zxid)],
+        )
+    for r in lines:
+        text, refs = said.get(
+            r.topic, (f"{r.topic} (broker {r.first.broker_id}, {r.first.ts:%Y-%m-%d %H:%M:%S})", [])
+        )
+        said[r.topic] = (text, [*refs, file_ref(r.first.file, r.first.line_no)])
+    if not said:
         return []
-    shown = ", ".join(f"{s.topic} (broker {s.first.broker_id}, {s.ts:%Y-%m-%d %H:%M:%S})" for s in row.some)
+    shown = [said[t] for t in sorted(said)[:SHOWN]]
     return [
         Finding(
             "topic.auto_created",
             "info",
-            {"topics": row.n},
-            f"{row.n} topic(s) were created automatically (auto.create.topics.enable: a client's Metadata "
-            f"request named a topic that did not exist): {shown}{' ...' if row.n > SHOWN else ''}. The "
-            "broker's log does not name the client (only kafka.request.logger does, at DEBUG).",
-            tuple(file_ref(s.first.file, s.first.line_no) for s in row.some[:3]),
+            {"topics": len(said)},
+            f"{len(said)} topic(s) were created automatically (auto.create.topics.enable: a client's "
+            f"Metadata request named a topic that did not exist): {', '.join(t for t, _ in shown)}"
+            f"{' ...' if len(said) > SHOWN else ''}. Only the controller serves a CreateTopics request; "
+            "the broker's log does not name the client (only kafka.request.logger does, at DEBUG).",
+            tuple(ref for _, refs in shown[:3] for ref in refs),
         )
     ]
 

@@ -92,7 +92,9 @@ def outages(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) ->
             earliest, latest = behaviour.went_silent(_epoch_ms(f.gone), timeout)
             if last is not None:
                 earliest = max(earliest, min(_epoch_ms(last[0]), latest))
-            lower, upper = _epoch_ms(end) - latest, _epoch_ms(end) - earliest
+            upper = _epoch_ms(end) - earliest
+            if f.cause != "unknown":  # no log says a crash or an expiry: it may have been a clean close
+                lower = _epoch_ms(end) - latest
         elif f.cause in SILENT_CAUSES and last is not None:
             upper = max(upper, _ms(end - last[0]))
         refs = (last[2],) if last is not None else ()
@@ -153,8 +155,15 @@ def _last_lines(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]
         .agg(F.max_by(F.struct("zk_ts", "file", "line_no", "event"), "zk_ts").alias("last"))
         .collect()  # one row per failover
     )
+    clock = {
+        f.epoch: "" if f.old in skews else ", on its own clock (its skew is not known)" for f in failovers
+    }
     return {
-        r.epoch: (r.last.zk_ts, f"its last log line ({r.last.event})", file_ref(r.last.file, r.last.line_no))
+        r.epoch: (
+            r.last.zk_ts,
+            f"its last log line ({r.last.event}{clock[r.epoch]})",
+            file_ref(r.last.file, r.last.line_no),
+        )
         for r in rows
     }
 
