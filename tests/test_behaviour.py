@@ -21,6 +21,11 @@ PINNED = {
     "reassignment_of_deleted_topic_refused": (("2.5.1", "3.6.2"), ()),
     "ready_before_reassignments_and_deletions": (("2.5.1", "3.6.2"), ()),
     "zk_session_timeout_18s": (("2.5.0", "3.6.2"), ("2.4.1", "1.1.1")),
+    "refused_leader_and_isr_keeps_role": (("2.8.0", "3.6.2"), ("2.7.2", "2.5.1")),
+    "controller_acts_only_on_storage_errors": (("2.5.1", "2.8.2", "3.6.2"), ()),
+    "reassignment_blocks_deletion": (("2.5.1", "2.8.2", "3.6.2"), ()),
+    "auto_rebalance_waits_for_reassignments": (("2.5.1", "2.8.2", "3.3.2"), ("3.4.0", "3.6.2")),
+    "auto_rebalance_leaves_topics_queued_for_deletion": (("2.5.1", "3.6.2"), ()),
 }
 
 

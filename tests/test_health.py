@@ -73,8 +73,10 @@ def _series(spark: SparkSession, path: Path) -> list[dict[str, Any]]:
             {
                 "minute_ms": ms,
                 "offline": m.offline,
+                "no_acting_leader": m.no_acting_leader,
                 "under_replicated": m.under_replicated,
                 "offline_peak": m.offline_peak,
+                "no_acting_leader_peak": m.no_acting_leader_peak,
                 "under_replicated_peak": m.under_replicated_peak,
                 "leaders": {str(b): r.leaders for b, r in per.items() if r.leaders},
                 "imbalance": {str(b): [r.not_leading, r.preferred] for b, r in per.items() if r.preferred},

@@ -163,14 +163,20 @@ def test_isr_sizes_show_the_restarted_broker_leaving(spark: SparkSession) -> Non
     ax = fig.axes[0]
     rows = [t.get_text() for t in ax.get_yticklabels()]
     assert rows == [f"orders-{p}" for p in range(truth["topics"]["orders"]["partitions"])]
-    # the ISR departures end with two of three in sync until the capture
+    # two of three in sync until the capture where ZooKeeper ends with two (the departures among them)
     two = [p for p in ax.patches if to_hex(p.get_facecolor()) == plots.SKY_BLUE.lower()]
     ends = {
         round(p.get_y() + p.get_height() / 2)
         for p in two
         if abs(p.get_x() + p.get_width() - mdates.date2num(h.last)) < 1e-6
     }
-    assert {rows[i] for i in ends} == {f"orders-{d['partition']}" for d in truth["isr_departures"]}
+    final = bundle.state_at().partitions.where("topic = 'orders' and size(isr) = 2").collect()
+    assert {rows[i] for i in ends} == {f"orders-{r.partition}" for r in final}
+    assert {f"orders-{d['partition']}" for d in truth["isr_departures"]} <= {rows[i] for i in ends}
+    # the partitions with no acting leader at the capture are hatched at their end
+    hatched = {round(p.get_y() + p.get_height() / 2) for p in ax.patches if p.get_hatch()}
+    open_windows = {f"orders-{w['partition']}" for w in truth["leaders_not_acting"] if w["to_ms"] is None}
+    assert open_windows and {rows[i] for i in hatched} == open_windows
 
 
 def test_topic_id_matrix_marks_each_stale_replica(spark: SparkSession) -> None:

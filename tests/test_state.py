@@ -58,6 +58,21 @@ def test_at_the_capture_zxid_the_state_is_the_captured_tree(spark: SparkSession,
     assert diff(replayed, captured).partitions.count() == 0 and not diff(replayed, captured).changes
 
 
+def test_the_counts_at_a_moment_are_the_health_series_counts(spark: SparkSession) -> None:
+    """One definition of offline, without an acting leader and under-replicated: a moment's summary
+    counts what the health series counts at the end of that minute (the truth's, from the model)."""
+    name = "topicid-mismatch-2.8"
+    bundle = open_bundle(REPO / "sample_data" / name, spark)
+    minutes = _truth(name)["health"]["minutes"]
+    counts = ("offline", "no_acting_leader", "under_replicated")
+    firsts = [next((m for m in minutes if m[c]), minutes[-1]) for c in counts]
+    moments = {m["minute_ms"]: m for m in [*firsts, minutes[-1]]}
+    assert any(m["no_acting_leader"] for m in moments.values())
+    for m in moments.values():
+        got = bundle.state_at(_at(m["minute_ms"] + 59_999)).summary()
+        assert {c: got[c] for c in counts} == {c: m[c] for c in counts}, m["minute_ms"]
+
+
 @pytest.mark.parametrize("name", SAMPLES)
 def test_at_each_election_the_state_has_the_truths_controller(spark: SparkSession, name: str) -> None:
     bundle = open_bundle(REPO / "sample_data" / name, spark)

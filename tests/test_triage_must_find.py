@@ -1,6 +1,7 @@
 """Findings no stock scenario provokes, each on a small story of its own where triage must find it (and
 nothing the truth lacks): a deletion dropped by delete.topic.enable=false, a topic created again under
-a deleted name, and a controller that moves three times in a few minutes."""
+a deleted name, a controller that moves three times in a few minutes, and a reassignment still copying at
+the capture that holds a queued deletion."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from truth_facts import check
 from workbench.simulate import deletion, story
 from workbench.simulate.cluster import Cluster
 from workbench.simulate.run import simulate
-from workbench.simulate.scenarios import SCENARIOS, Scale
+from workbench.simulate.scenarios import SCENARIOS, Scale, reassignment_blocks_deletion
 
 TOPIC = "payments"
 
@@ -53,6 +54,8 @@ STORIES: dict[str, tuple[Callable[[Cluster, Scale], None], str, str]] = {
     "deletion-disabled": (deletion_disabled, "2.5.1", "deletion.refused"),
     "recreated": (recreated, "3.6.2", "deletion.recreated"),
     "flapping": (flapping, "2.8.2", "controller.flapping"),
+    "reassignment-blocks-deletion@2.8.2": (reassignment_blocks_deletion, "2.8.2", "in_flight.reassignment"),
+    "reassignment-blocks-deletion@3.6.2": (reassignment_blocks_deletion, "3.6.2", "in_flight.reassignment"),
 }
 
 
@@ -67,6 +70,6 @@ def test_triage_finds_what_only_this_story_provokes(spark: SparkSession, tmp_pat
     scenario, version, kind = STORIES[name]
     with pytest.MonkeyPatch.context() as mp:
         mp.setitem(SCENARIOS, name, scenario)
-        truth = simulate(name, tmp_path / name, 7, version, Scale(partitions=3), noise_rate=0.0)
+        truth = simulate(name, tmp_path / name, 7, version, Scale(brokers=4, partitions=3), noise_rate=0.0)
     findings = check(spark, tmp_path / name, truth)
     assert kind in {f.kind for f in findings}

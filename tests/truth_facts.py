@@ -33,6 +33,10 @@ KINDS = (
     "deletion.recreated",
     "partition.offline",
     "partition.under_replicated",
+    "partition.no_acting_leader",
+    "in_flight.reassignment",
+    "in_flight.deletion",
+    "in_flight.preferred_election",
     "leader.imbalance",
     "reassignment.stuck",
     # Every simulated story makes its topics the way Kafka does: none of these may be found.
@@ -108,7 +112,21 @@ def expected(truth: dict[str, Any]) -> set[tuple[Any, ...]]:
         ("partition.under_replicated", frozenset(u["out_of_isr"]), u["partitions"], u["still"])
         for u in health["under_replicated"]
     }
+    refused: dict[tuple[int, int], list[bool]] = {}
+    for w in truth["leaders_not_acting"]:
+        refused.setdefault((w["broker"], w["zxid"]), []).append(w["to_ms"] is None)
+    out |= {("partition.no_acting_leader", b, z, len(s), sum(s)) for (b, z), s in refused.items()}
     out |= {("leader.imbalance", b) for b in _imbalanced(truth)}
+    moving: dict[str, set[int]] = {}
+    for m in truth["reassignments"]:
+        if m["completed_ms"] is None and m["abandoned_ms"] is None:
+            moving.setdefault(m["topic"], set()).add(m["partition"])
+    out |= {("in_flight.reassignment", t, frozenset(ps)) for t, ps in moving.items()}
+    queued = [
+        t for t, d in truth["deletions"].items() if d["completed_ms"] is None and not d.get("refused_ms")
+    ]
+    if queued:
+        out.add(("in_flight.deletion", frozenset(queued)))
     down = {f["broker"] for f in truth["broker_failures"] if f.get("started_ms") is None}
     for m in truth["reassignments"]:
         pending = m["completed_ms"] is None and m["abandoned_ms"] is None
@@ -200,6 +218,12 @@ def observed(findings: Iterable[Finding]) -> set[tuple[Any, ...]]:
             out.add((k, s["topic"], frozenset(s["halted"])))
         elif k == "partition.offline":
             out.add((k, int(s["zxid"], 16), s["broker"], s["partitions"]))
+        elif k == "partition.no_acting_leader":
+            out.add((k, s["broker"], int(s["zxid"], 16), s["partitions"], s["still"]))
+        elif k == "in_flight.reassignment":
+            out.add((k, s["topic"], frozenset(s["partitions"])))
+        elif k == "in_flight.deletion":
+            out.add((k, frozenset(s["topics"])))
         elif k == "partition.under_replicated":
             out.add((k, frozenset(s["brokers"]), s["partitions"], s["still"]))
         elif k == "leader.imbalance":

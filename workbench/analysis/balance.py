@@ -5,7 +5,8 @@ The ratio is KafkaController.checkAndTriggerAutoLeaderRebalance's (2.5.1-3.6.2):
 first replica is the broker (topics queued for deletion left out), those whose leader is another broker.
 Above leader.imbalance.per.broker.percentage (default 10) the controller, every
 leader.imbalance.check.interval.seconds (default 300) while auto.leader.rebalance.enable is true, elects the
-preferred replica wherever it is alive and in the ISR and no reassignment runs. An imbalance that outlives
+preferred replica wherever it is alive and in the ISR and, before 3.4, no reassignment runs
+(behaviour: auto_rebalance_waits_for_reassignments). An imbalance that outlives
 that interval was therefore not corrected, and the finding says which of those conditions the evidence
 shows. Also here: ISR churn per broker, and replicas that keep leaving their partition's ISR (flapping).
 """
@@ -21,6 +22,7 @@ from pyspark.sql import functions as F
 from workbench.analysis.cluster import views
 from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, tp_list, txn_ref, zk_ref
 from workbench.analysis.health import Health, health
+from workbench.kafka import behaviour
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -126,10 +128,11 @@ def _why_not_corrected(bundle: Bundle, since: datetime, moving: int) -> tuple[st
             + ", ".join(map(str, disabled)),
             [f"broker-{b}:server.properties" for b in disabled[:3]],
         )
-    if moving:
+    waits = behaviour.holds("auto_rebalance_waits_for_reassignments", v.evidence.kafka_version)
+    if moving and waits is not False:
         return (
             f"{moving} partition(s) are being reassigned, and the controller skips the rebalance while "
-            "any are",
+            "any are" + ("" if waits else " (before Kafka 3.4; this bundle's version is not known)"),
             [],
         )
     if not v.evidence.with_logs:

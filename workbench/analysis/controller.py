@@ -21,7 +21,7 @@ from workbench.analysis.findings import Coverage, Finding, file_ref, hex_zxid, r
 from workbench.analysis.history_gaps import Gap
 from workbench.analysis.outage import Failover, Outage, outages
 from workbench.analysis.sessions import session_ends
-from workbench.analysis.timeline import skew
+from workbench.analysis.timeline import skew_ms
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -343,8 +343,7 @@ def _outages(
         )
     if not failovers:
         return {}
-    skews = {s.broker: s.estimate_ms for s in skew(bundle) if s.estimate_ms is not None}
-    return outages(bundle, failovers, skews)
+    return outages(bundle, failovers, skew_ms(bundle))
 
 
 def _cause(p: _Election, ends: dict[int, tuple[str, str | None]]) -> tuple[str, str | None]:

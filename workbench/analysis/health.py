@@ -7,7 +7,9 @@ registration are followed txn by txn (zxid order, so the brokers' clocks play no
 the way Kafka counts it, topics queued for deletion left out as the controller leaves them out:
 
 - offline: no leader (-1), or a leader that is not registered (KafkaController's OfflinePartitionsCount);
-- under-replicated: a registered leader with fewer replicas in the ISR than the replicas less those being
+- no acting leader: a registered leader that refused the LeaderAndIsr making it leader and has not led
+  since (`acting`): nobody serves the partition, though ZooKeeper and Kafka's own counts look healthy;
+- under-replicated: an acting leader with fewer replicas in the ISR than the replicas less those being
   added (Partition.isUnderReplicated, 2.4+); under min ISR: fewer than min.insync.replicas;
 - imbalance: per broker, the partitions whose first replica it is, and those of them whose leader is not
   it, over them (KafkaController.checkAndTriggerAutoLeaderRebalance, 2.5.1-3.6.2).
@@ -33,17 +35,18 @@ from workbench.analysis.partition_history import WHOLE_CLUSTER, min_isr, stretch
 if TYPE_CHECKING:
     from workbench.frames import Bundle
 
-CLUSTER_COUNTS = ("offline", "under_replicated", "under_min_isr")
+CLUSTER_COUNTS = ("offline", "no_acting_leader", "under_replicated", "under_min_isr")
+PEAKED = CLUSTER_COUNTS[:3]  # the counts whose peak within a bucket is kept
 BROKER_COUNTS = ("leaders", "preferred", "not_leading")
 
 
 @dataclass
 class Health:
-    """`minutes`: bucket start, then each cluster count at the bucket's end and, for offline and
-    under-replicated, its peak within the bucket (under_min_isr is null where min.insync.replicas is not
-    known). `brokers`: bucket, broker, leaders, preferred, not_leading and imbalance_ratio at its end.
-    `partitions`: one row per partition and change (zxid, time, leader, isr, replicas, counted_as), the
-    detail the findings and a notebook's drill-down read."""
+    """`minutes`: bucket start, then each cluster count at the bucket's end and, for offline, no acting
+    leader and under-replicated, its peak within the bucket (under_min_isr is null where
+    min.insync.replicas is not known). `brokers`: bucket, broker, leaders, preferred, not_leading and
+    imbalance_ratio at its end. `partitions`: one row per partition and change (zxid, time, leader, isr,
+    replicas, refused_by, counted_as ...), the detail the findings and a notebook's drill-down read."""
 
     minutes: DataFrame
     brokers: DataFrame
@@ -81,8 +84,8 @@ def _health(bundle: Bundle, bucket: str, bucket_ms: int) -> Health | None:
     )
     minutes = minutes.select(
         "minute",
-        *[F.coalesce(F.col(f"{c}_v"), F.lit(0)).alias(c) for c in CLUSTER_COUNTS[:2]],
-        *[F.coalesce(F.col(f"{c}_peak"), F.lit(0)).alias(f"{c}_peak") for c in CLUSTER_COUNTS[:2]],
+        *[F.coalesce(F.col(f"{c}_v"), F.lit(0)).alias(c) for c in PEAKED],
+        *[F.coalesce(F.col(f"{c}_peak"), F.lit(0)).alias(f"{c}_peak") for c in PEAKED],
         F.when(F.lit(min_isr(bundle)[1] is not None), F.coalesce(F.col("under_min_isr_v"), F.lit(0))).alias(
             "under_min_isr"
         ),
@@ -213,7 +216,16 @@ def episodes(changes: DataFrame, count: str, captured: Any) -> DataFrame:
         marked.groupBy("topic", "partition", "stretch")
         .agg(
             F.min_by(
-                F.struct("zxid", "time", "leader", "registered", "first_seen", out_of_isr.alias("out")),
+                F.struct(
+                    "zxid",
+                    "time",
+                    "leader",
+                    "leader_epoch",
+                    "registered",
+                    "refused_by",
+                    "first_seen",
+                    out_of_isr.alias("out"),
+                ),
                 "zxid",
             ).alias("s"),
             F.max_by(F.struct("next_zxid", "next_time"), "zxid").alias("e"),
@@ -226,7 +238,9 @@ def episodes(changes: DataFrame, count: str, captured: Any) -> DataFrame:
             F.col("e.next_zxid").alias("ended_zxid"),
             F.col("e.next_time").alias("ended"),
             F.col("s.leader").alias("leader"),
+            F.col("s.leader_epoch").alias("leader_epoch"),
             F.col("s.registered").alias("registered"),
+            F.col("s.refused_by").alias("refused_by"),
             F.col("s.out").alias("out_of_isr"),
             F.col("s.first_seen").alias("first_seen"),
         )
@@ -257,7 +271,7 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         ],
     )
     captured = _captured(bundle)
-    return _offline(h, captured, views(bundle)) + _under_replicated(h, captured)
+    return _offline(h, captured, views(bundle)) + _not_acting(h, captured) + _under_replicated(h, captured)
 
 
 def _captured(bundle: Bundle) -> datetime | None:
@@ -327,6 +341,49 @@ def _offline(h: Health, captured: datetime | None, v: ClusterViews) -> list[Find
                 f"{hex_zxid(g.began_zxid)} ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time), when {why}, for up "
                 f"to {_span(g.longest)}{still}.",
                 tuple(txn_ref(z) for z in (g.began_zxid, g.worst.ended_zxid) if z is not None),
+            )
+        )
+    return out
+
+
+def _not_acting(h: Health, captured: datetime | None) -> list[Finding]:
+    """Partitions whose ZooKeeper leader refused to lead them, grouped by that leader and the txn that
+    named it: nobody served them (a produce there fails 'Leader not local', Partition.scala
+    appendRecordsToLeader 2.8.2:1074), yet every count Kafka keeps shows them healthy."""
+    out = []
+    ep = episodes(h.partitions, "no_acting_leader", captured)
+    for g in (
+        ep.groupBy("leader", "began_zxid")
+        .agg(
+            F.count("*").alias("n"),
+            F.max("lasted_ms").alias("longest"),
+            F.count_if(F.col("ended_zxid").isNull()).alias("still"),
+            F.slice(F.sort_array(F.collect_list(F.struct("topic", "partition"))), 1, 60).alias("tps"),
+            F.min("began").alias("began"),
+            F.min("leader_epoch").alias("epoch"),
+            F.max("ended_zxid").alias("ended_zxid"),
+            F.slice(F.sort_array(F.collect_set("refused_by")), 1, 5).alias("refs"),
+        )
+        .orderBy("began_zxid")
+        .collect()
+    ):
+        still = ", still at the capture" if g.still else ""
+        out.append(
+            Finding(
+                "partition.no_acting_leader",
+                "critical",
+                {"partitions": g.n, "broker": g.leader, "zxid": hex_zxid(g.began_zxid), "still": g.still},
+                f"{g.n} partition(s) ({tp_list(g.tps)}) had no acting leader for up to "
+                f"{_span(g.longest)}{still}: from zxid {hex_zxid(g.began_zxid)} "
+                f"({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time) ZooKeeper names broker {g.leader} their "
+                f"leader (leader epoch {g.epoch}), but broker {g.leader} refused the LeaderAndIsr "
+                "(INCONSISTENT_TOPIC_ID) and did not lead them. The controller does not act on that error, "
+                "so ZooKeeper, OfflinePartitionsCount and --under-replicated-partitions show them healthy "
+                "while nobody serves them.",
+                (
+                    *(txn_ref(z) for z in (g.began_zxid, g.ended_zxid) if z is not None),
+                    *g.refs,
+                ),
             )
         )
     return out

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from workbench.analysis import acting
 from workbench.analysis.cluster import (
     CREATES,
     DELETE_MARKER_PATH,
@@ -21,6 +22,7 @@ from workbench.analysis.cluster import (
     TOPIC_ZNODE,
     views,
 )
+from workbench.analysis.timeline import skew_ms
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -31,7 +33,8 @@ WHOLE_CLUSTER = -1  # the broker of a cluster-wide count
 def partition_changes(bundle: Bundle) -> DataFrame:
     """Every partition at each txn that changed its state, its assignment, its topic's deletion marker or
     its leader's registration: topic, partition, zxid, time, leader, isr, replicas, adding, removing,
-    deleting, registered (its leader), min_isr and counted_as (what it adds to the counts)."""
+    deleting, registered (its leader), min_isr, refused_by (the line of the leader's refusal to lead,
+    `acting`) and counted_as (what it adds to the counts)."""
     watched = views(bundle).watched_history
     assert watched is not None, "partition_changes needs ZooKeeper's txn logs"
     raw = _partition_rows(*watched)
@@ -103,12 +106,18 @@ def partition_changes(bundle: Bundle) -> DataFrame:
     out = registered.join(overrides, "topic", "left").withColumn(
         "min_isr", F.coalesce("override", F.lit(default).cast("int"))
     )
-    return out.select(
+    flat = out.select(
+        "*",
+        F.col("st.leader").alias("leader"),
+        F.col("st.leader_epoch").alias("leader_epoch"),
+    )
+    return acting.mark(bundle, flat, skew_ms(bundle), views(bundle).history_base[1]).select(
         "topic",
         "partition",
         "zxid",
         "time",
-        F.col("st.leader").alias("leader"),
+        "leader",
+        "leader_epoch",
         F.col("st.isr").alias("isr"),
         F.col("asg.replicas").alias("replicas"),
         F.col("asg.adding").alias("adding"),
@@ -116,6 +125,7 @@ def partition_changes(bundle: Bundle) -> DataFrame:
         F.coalesce("deleting", F.lit(False)).alias("deleting"),
         "registered",
         "min_isr",
+        "refused_by",
         _counted_as().alias("counted_as"),
     )
 
@@ -181,6 +191,7 @@ def _partition_rows(h: DataFrame, base: DataFrame | None, base_zxid: int) -> Dat
         F.struct(
             written.alias("present"),
             F.when(written, state["leader"]).alias("leader"),
+            F.when(written, state["leader_epoch"]).alias("leader_epoch"),
             F.when(written, state["isr"]).alias("isr"),
         ).alias("st"),
     )
@@ -231,20 +242,25 @@ def _partition_rows(h: DataFrame, base: DataFrame | None, base_zxid: int) -> Dat
 
 
 def _counted_as() -> Column:
-    """What a partition adds to the counts at one change: (count, broker) pairs."""
+    """What a partition adds to the counts at one change: (count, broker) pairs. Each partition is in at
+    most one of offline (no leader, or one not registered: OfflinePartitionsCount), no_acting_leader (a
+    registered leader that refused to lead, `acting`) and under_replicated / under_min_isr (its acting
+    leader's ISR); `leaders` counts ZooKeeper's leader, as the controller's balance does."""
     st, asg = F.col("st"), F.col("asg")
     kept = F.coalesce(asg["present"], F.lit(False)) & ~F.coalesce(F.col("deleting"), F.lit(False))
     has_state = F.coalesce(st["present"], F.lit(False))
     first, leader = asg["replicas"][0], st["leader"]
     online = has_state & (leader >= 0) & F.col("registered")
+    acting = online & F.col("refused_by").isNull()
     isr = F.size(st["isr"])
     items = [
         F.when(first.isNotNull(), _count("preferred", first)),
         F.when(has_state & (leader != first), _count("not_leading", first)),
         F.when(has_state & ~online, _count("offline")),
+        F.when(online & ~acting, _count("no_acting_leader")),
         F.when(online, _count("leaders", leader)),
-        F.when(online & (isr < F.size(asg["replicas"]) - F.size(asg["adding"])), _count("under_replicated")),
-        F.when(online & (isr < F.col("min_isr")), _count("under_min_isr")),
+        F.when(acting & (isr < F.size(asg["replicas"]) - F.size(asg["adding"])), _count("under_replicated")),
+        F.when(acting & (isr < F.col("min_isr")), _count("under_min_isr")),
     ]
     return F.filter(F.array(*items), lambda x: x.isNotNull() & kept)
 

@@ -74,14 +74,43 @@ class ClusterState:
     partitions: DataFrame  # PARTITION_COLUMNS
     reassignments: DataFrame  # topic, partition, replicas, adding, removing, target
     unknown: tuple[str, ...] = field(default=())
+    # Per partition, what it adds to the health counts at this moment (partition_history.counted_as),
+    # where ZooKeeper's history says: the counts then are the health series' own.
+    counted: DataFrame | None = None
 
     def summary(self) -> dict[str, Any]:
-        """The scalars and the partition counts a notebook or the CLI shows for one moment."""
-        counts = self.partitions.agg(
-            F.count("*").alias("partitions"),
-            F.count_if(F.col("leader") == -1).alias("offline"),
-            F.count_if(F.size("isr") < F.size("replicas")).alias("under_replicated"),
-        ).collect()[0]
+        """The scalars and the partition counts a notebook or the CLI shows for one moment, counted as
+        the health series counts them (topics queued for deletion left out); without ZooKeeper's history
+        whether a leader acts is not known (None)."""
+        counts = self.partitions.agg(F.count("*").alias("partitions")).collect()[0].asDict()
+        if self.counted is not None:
+            counts.update(
+                self.counted.agg(
+                    *[
+                        F.count_if(_counts_as(c)).alias(c)
+                        for c in ("offline", "no_acting_leader", "under_replicated")
+                    ]
+                )
+                .collect()[0]
+                .asDict()
+            )
+        else:
+            kept = self.partitions.where(~F.col("topic").isin(*(self.delete_markers or ())))
+            live = F.array(*[F.lit(b) for b in self.live_brokers or ()])
+            registered = F.lit(True) if self.live_brokers is None else F.array_contains(live, F.col("leader"))
+            offline = (F.col("leader") < 0) | ~registered
+            adding = F.size(F.coalesce("adding", F.array()))
+            counts.update(
+                kept.agg(
+                    F.count_if(offline).alias("offline"),
+                    F.lit(None).cast("long").alias("no_acting_leader"),
+                    F.count_if(~offline & (F.size("isr") < F.size("replicas") - adding)).alias(
+                        "under_replicated"
+                    ),
+                )
+                .collect()[0]
+                .asDict()
+            )
         return {
             "at": self.at,
             "exact": self.exact,
@@ -93,7 +122,7 @@ class ClusterState:
             "live_brokers": list(self.live_brokers) if self.live_brokers is not None else None,
             "delete_markers": list(self.delete_markers) if self.delete_markers is not None else None,
             "reassignments": self.reassignments.count(),
-            **counts.asDict(),
+            **counts,
             "unknown": list(self.unknown),
         }
 
@@ -106,6 +135,7 @@ def state_at(bundle: Bundle, at: int | datetime | str | None = None) -> ClusterS
     if v.evidence.zk_history and at is not None:
         zxid, time = _last_txn(bundle, at if isinstance(at, int) else None, when)
         state = _from_zookeeper(bundle.znodes_at(zxid)[0], _shown(at), zxid, time)
+        state.counted = _counted_at(v.partition_changes, zxid)
         hidden = _gaps_before(bundle, zxid)
         if hidden:  # replayed across txns nobody can read: not exact, and said why
             state.exact = False
@@ -116,6 +146,21 @@ def state_at(bundle: Bundle, at: int | datetime | str | None = None) -> ClusterS
     if isinstance(at, int):
         raise ValueError(f"state at zxid {at:#x}: the bundle has no ZooKeeper txn logs; ask for a time")
     return _from_logs(bundle, when, _shown(at))
+
+
+def _counts_as(count: str) -> Column:
+    return F.exists("counted_as", lambda x: x["count"] == F.lit(count))
+
+
+def _counted_at(changes: DataFrame | None, zxid: int) -> DataFrame | None:
+    """topic, partition, counted_as: each partition's last change at or before `zxid`."""
+    if changes is None:
+        return None
+    return (
+        changes.where(F.col("zxid") <= zxid)
+        .groupBy("topic", "partition")
+        .agg(F.max_by("counted_as", "zxid").alias("counted_as"))
+    )
 
 
 def _gaps_before(bundle: Bundle, zxid: int) -> list[str]:

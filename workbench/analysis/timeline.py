@@ -17,6 +17,7 @@ broker's lines keep its own clock and the skew table says why.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from datetime import datetime
 from functools import reduce
@@ -59,8 +60,23 @@ class Skew:
     why: str
 
 
+_SKEWS: weakref.WeakKeyDictionary[Bundle, list[Skew]] = weakref.WeakKeyDictionary()
+
+
 def skew(bundle: Bundle) -> list[Skew]:
-    """Per broker with logs, its clock's skew against ZooKeeper's (empty without ZooKeeper's history)."""
+    """Per broker with logs, its clock's skew against ZooKeeper's (empty without ZooKeeper's history);
+    measured once per bundle."""
+    if bundle not in _SKEWS:
+        _SKEWS[bundle] = _skew(bundle)
+    return _SKEWS[bundle]
+
+
+def skew_ms(bundle: Bundle) -> dict[int, int]:
+    """Broker -> its clock minus ZooKeeper's (ms), for the brokers whose skew is known."""
+    return {s.broker: s.estimate_ms for s in skew(bundle) if s.estimate_ms is not None}
+
+
+def _skew(bundle: Bundle) -> list[Skew]:
     v = views(bundle)
     if not v.evidence.zk_history:
         return []

@@ -7,7 +7,16 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workbench.analysis import balance, controller, deletion, health, lifecycle, reassignment, topic_ids
+from workbench.analysis import (
+    balance,
+    controller,
+    deletion,
+    health,
+    in_flight,
+    lifecycle,
+    reassignment,
+    topic_ids,
+)
 from workbench.analysis.cluster import views
 from workbench.analysis.findings import (
     SEVERITIES,
@@ -25,7 +34,7 @@ if TYPE_CHECKING:
 
     from workbench.frames import Bundle
 
-ANALYSES = (topic_ids, deletion, controller, health, balance, reassignment, lifecycle)
+ANALYSES = (topic_ids, deletion, controller, health, balance, reassignment, lifecycle, in_flight)
 
 
 @dataclass
@@ -76,7 +85,7 @@ class Triage:
         lines.append("Coverage")
         for name, c in sorted(self.coverage.items()):
             lines.append(
-                f"  {name:<12}{c.status}" + (f": missing {'; '.join(c.missing)}" if c.missing else "")
+                f"  {name:<22}{c.status}" + (f": missing {'; '.join(c.missing)}" if c.missing else "")
             )
         lines += ["", f"Bad records: {self.bad_records}"]
         return "\n".join(lines)

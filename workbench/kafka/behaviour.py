@@ -151,6 +151,66 @@ _FACTS = (
         ),
     ),
     Fact(
+        "refused_leader_and_isr_keeps_role",
+        "A partition whose LeaderAndIsr is refused for its topic id (INCONSISTENT_TOPIC_ID) is never passed "
+        "to makeLeader or makeFollower: the broker keeps its old role, so a broker ZooKeeper names leader "
+        "that did not lead before does not lead, and logs no 'starts at leader epoch' line.",
+        (2, 8, 0),
+        None,
+        (
+            Source("2.8.2", f"{K}/server/ReplicaManager.scala", "1373-1416"),
+            Source("3.6.2", f"{K}/server/ReplicaManager.scala", "1829-1897"),
+        ),
+    ),
+    Fact(
+        "controller_acts_only_on_storage_errors",
+        "The controller reads a LeaderAndIsr response's partition errors only for KAFKA_STORAGE_ERROR "
+        "(replicas on an offline log dir); any other error, INCONSISTENT_TOPIC_ID among them, changes "
+        "nothing: no new election, ZooKeeper's state stays as written.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/controller/KafkaController.scala", "1176-1200"),
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "1369-1395"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "1421-1448"),
+        ),
+    ),
+    Fact(
+        "reassignment_blocks_deletion",
+        "While a partition is being reassigned its topic is ineligible for deletion "
+        "(onPartitionReassignment: 'topic reassignment in progress'); a queued deletion waits for it.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/controller/KafkaController.scala", "555-557"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "779-781"),
+        ),
+    ),
+    Fact(
+        "auto_rebalance_waits_for_reassignments",
+        "The automatic leader rebalance elects nothing while any partition is being reassigned "
+        "(checkAndTriggerAutoLeaderRebalance requires partitionsBeingReassigned to be empty); from 3.4 "
+        "it no longer waits.",
+        None,
+        (3, 4, 0),
+        (
+            Source("2.5.1", f"{K}/controller/KafkaController.scala", "1064-1069"),
+            Source("3.3.2", f"{K}/controller/KafkaController.scala", "1262-1269"),
+            Source("3.4.0", f"{K}/controller/KafkaController.scala", "1270-1274"),
+        ),
+    ),
+    Fact(
+        "auto_rebalance_leaves_topics_queued_for_deletion",
+        "The automatic leader rebalance leaves out topics queued for deletion, both from each broker's "
+        "imbalance ratio and from the partitions it moves.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/controller/KafkaController.scala", "1042-1069"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "1291-1317"),
+        ),
+    ),
+    Fact(
         "zk_session_timeout_18s",
         "zookeeper.session.timeout.ms defaults to 18000 (KIP-537); before 2.5 it was 6000.",
         (2, 5, 0),

@@ -13,6 +13,7 @@ from matplotlib.patches import Patch
 from pyspark.sql import DataFrame
 
 from workbench.plots.base import (
+    BLACK,
     GREEN,
     ORANGE,
     PURPLE,
@@ -29,11 +30,17 @@ from workbench.plots.base import (
 
 
 def partition_health(minutes: DataFrame | pd.DataFrame, marks: Iterable[Moment] | None = None) -> Figure:
-    """Offline, under-replicated and under-min-ISR partitions per bucket (health's `minutes`): the count
-    at each bucket's end as a line, the peak within it as a band, with the key moments marked."""
+    """Offline, without an acting leader, under-replicated and under-min-ISR partitions per bucket
+    (health's `minutes`): the count at each bucket's end as a line, the peak within it as a band, with the
+    key moments marked."""
     m = frame(minutes).sort_values("minute")
     fig, ax = new_figure(10, 4)
-    for name, colour in (("offline", VERMILLION), ("under_replicated", ORANGE), ("under_min_isr", PURPLE)):
+    for name, colour in (
+        ("offline", VERMILLION),
+        ("no_acting_leader", BLACK),
+        ("under_replicated", ORANGE),
+        ("under_min_isr", PURPLE),
+    ):
         if name not in m or m[name].isna().all():
             continue
         ax.step(m.minute, m[name], where="post", color=colour, label=name.replace("_", " "))
@@ -63,7 +70,8 @@ def isr_sizes(
     marks: Iterable[Moment] | None = None,
 ) -> Figure:
     """Each partition's ISR size over time (health's `partitions`: one row per change), one band per
-    partition coloured by how many replicas are in sync."""
+    partition coloured by how many replicas are in sync, hatched while its leader in ZooKeeper refused to
+    lead it (no acting leader: the ISR shown is only what ZooKeeper holds)."""
     p = frame(partitions)
     p = p[p.topic == topic].sort_values(["partition", "zxid"])
     if p.empty:
@@ -80,18 +88,23 @@ def isr_sizes(
     for y, part in enumerate(parts):
         rows = p[p.partition == part]
         ends = [*rows.time.iloc[1:], stop]
-        for start, until, n in zip(rows.time, ends, size[rows.index], strict=True):
+        refused = rows.refused_by if "refused_by" in rows else pd.Series([None] * len(rows), index=rows.index)
+        for start, until, n, r in zip(rows.time, ends, size[rows.index], refused, strict=True):
             if not pd.isna(n):  # no state znode (yet, or any more): no ISR to show
-                ax.barh(y, until - start, left=start, height=0.8, color=shades[int(n)])
+                hatch = "////" if isinstance(r, str) else None
+                ax.barh(y, until - start, left=start, height=0.8, color=shades[int(n)], hatch=hatch)
     ax.set_yticks(range(len(parts)), [f"{topic}-{x}" for x in parts])
     ax.invert_yaxis()
     time_axis(ax)
     mark_moments(ax, marks)
     ax.legend(
-        handles=[Patch(color=c, label=f"{n} in sync") for n, c in enumerate(shades)],
+        handles=[
+            *[Patch(color=c, label=f"{n} in sync") for n, c in enumerate(shades)],
+            Patch(facecolor="white", edgecolor=BLACK, hatch="////", label="no acting leader"),
+        ],
         loc="upper center",
         bbox_to_anchor=(0.5, -0.2),
-        ncols=top + 1,
+        ncols=top + 2,
         fontsize=8,
         frameon=False,
     )

@@ -106,6 +106,7 @@ def load_logs(c: Cluster, b: Broker) -> None:
     b.loaded.clear()
     b.following.clear()
     b.stuck_since.clear()
+    b.leading.clear()
     if tag == "2.5.1":
         c.say(b.id, "log_manager.loaded", ms=took)
     else:
@@ -163,6 +164,8 @@ def stop(c: Cluster, b: Broker, clean: bool) -> None:
             c.zk.close_session(c.now, b.session)
         b.session = None
     b.alive = False
+    b.leading.clear()
+    c.not_acting_ended(broker=b.id)  # its registration is gone: the partitions are offline instead
     b.log_dir.clean_shutdown = clean
     b.log_dir.checkpointed_ms = c.now
     if clean:
@@ -173,6 +176,7 @@ def crash(c: Cluster, b: Broker) -> int | None:
     """The process dies (kill -9, OOM, a lost host): no more lines, no clean-shutdown marker, and its
     ZooKeeper session lives on until the server expires it. Returns that session."""
     session, b.session, b.alive = b.session, None, False
+    b.leading.clear()
     b.log_dir.clean_shutdown = False
     return session
 
@@ -207,6 +211,8 @@ def handle_leader_and_isr(
             errors[p.tp] = INCONSISTENT_TOPIC_ID
             if p.leader != b.id and b.following.get(p.tp) != p.leader:
                 b.stuck_since.setdefault(p.tp, c.now)
+            if p.leader == b.id and p.tp not in b.leading:
+                not_acting(c, b, p, INCONSISTENT_TOPIC_ID)
             continue
         r = c.replica(b, p)
         if p.tp not in b.log_topic_ids:
@@ -219,10 +225,13 @@ def handle_leader_and_isr(
         previous = r.epochs[-1][0] if r.epochs else -1
         if p.leader == b.id:
             b.following.pop(p.tp, None)
+            b.leading[p.tp] = p.leader_epoch
+            c.not_acting_ended(p.topic, p.partition, b.id)
             r.record_epoch(p.leader_epoch, c.now)
             became_leader(c, b, p, r.log_end_offset, r.high_watermark, previous)
             continue
         before = b.following.get(p.tp)
+        b.leading.pop(p.tp, None)
         if p.leader < 0 or not c.brokers[p.leader].alive:  # ReplicaManager.makeFollowers
             c.say(
                 b.id,
@@ -253,6 +262,29 @@ def handle_leader_and_isr(
         count=len(parts),
     )
     return errors
+
+
+def not_acting(c: Cluster, b: Broker, p: Partition, error: str) -> None:
+    """ZooKeeper names `b` leader but it refused the LeaderAndIsr and did not lead before: nobody serves
+    the partition (Partition.makeLeader never ran) until another leader is elected or `b` accepts."""
+    if any(
+        w["to_ms"] is None and w["topic"] == p.topic and w["partition"] == p.partition
+        for w in c.truth["leaders_not_acting"]
+    ):
+        return
+    zxid = c.health.refused((p.topic, p.partition), b.id)  # the write of the epoch it refused
+    c.truth["leaders_not_acting"].append(
+        dict(
+            topic=p.topic,
+            partition=p.partition,
+            broker=b.id,
+            leader_epoch=p.leader_epoch,
+            error=error,
+            zxid=zxid,
+            from_ms=c.now,
+            to_ms=None,
+        )
+    )
 
 
 def became_leader(c: Cluster, b: Broker, p: Partition, offset: int, hw: int, previous: int) -> None:
@@ -311,6 +343,8 @@ def handle_stop_replica(
             count=len(parts),
         )
     followed = [p for p in parts if b.following.pop(p.tp, None) is not None]
+    for p in parts:
+        b.leading.pop(p.tp, None)
     if followed:
         tps, hashes = [p.tp for p in followed], [topic_partition_hash(p.topic, p.partition) for p in followed]
         c.say(b.id, "fetcher.removed", partitions=wording.scala_set(tps, c.version, hashes=hashes))

@@ -108,6 +108,9 @@ class Broker:
     # LeaderAndIsr left it following a broker that is no longer the leader, or following nobody).
     following: dict[str, int] = field(default_factory=dict)
     stuck_since: dict[str, int] = field(default_factory=dict)
+    # The partitions this process acts as leader for, and the leader epoch it took them at: a refused
+    # LeaderAndIsr leaves the role as it was (a leader keeps the older epoch, anyone else does not lead).
+    leading: dict[str, int] = field(default_factory=dict)
     # A new replica copying its leader's log (a reassignment): when it will have caught up.
     catching_up: dict[str, int] = field(default_factory=dict)
 
@@ -177,6 +180,7 @@ class Cluster:
             "broker_failures": [],
             "deletions": {},
             "reassignments": [],
+            "leaders_not_acting": [],
         }
         groups = noise.Groups()
         for broker in self.brokers if noise_rate > 0 else ():
@@ -281,6 +285,17 @@ class Cluster:
     # -- views ------------------------------------------------------------------------------------
     def live(self) -> list[Broker]:
         return [b for b in self.brokers.values() if b.alive]
+
+    def not_acting_ended(
+        self, topic: str | None = None, partition: int | None = None, broker: int | None = None
+    ) -> None:
+        """Close the open windows in which a partition's ZooKeeper leader was not acting, for the given
+        topic, partition and leader (None: any)."""
+        for w in self.truth["leaders_not_acting"]:
+            if w["to_ms"] is not None or broker not in (None, w["broker"]):
+                continue
+            if topic in (None, w["topic"]) and partition in (None, w["partition"]):
+                w["to_ms"] = self.now
 
     def partitions(self) -> list[Partition]:
         return [p for t in self.topics.values() for p in t.partitions.values()]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from workbench.kafka import behaviour
 from workbench.kafka import topic_id as topic_ids
 from workbench.kafka.zkdata import ControllerZNode, encode_controller, encode_controller_epoch
 from workbench.simulate import deletion, reassignment, wording
@@ -316,11 +317,14 @@ def preferred_election(c: Cluster) -> list[Partition]:
     """processAutoPreferredReplicaLeaderElection, checkAndTriggerAutoLeaderRebalance: per broker, the
     partitions whose preferred (first) replica it is but whose leader is not, over those it is preferred
     for (topics queued for deletion left out); above leader.imbalance.per.broker.percentage (10), those
-    whose preferred replica is alive and in the ISR get it back as leader, unless a reassignment runs."""
+    whose preferred replica is alive and in the ISR get it back as leader, unless (before 3.4) a
+    reassignment runs."""
     assert c.controller is not None
     c.say(c.controller, "leader_election.auto_rebalance", pick="Processing automatic")
     kept = [p for p in c.partitions() if p.topic not in c.deleting]
-    reassigning = any(p.adding or p.removing for p in c.partitions())
+    reassigning = any(p.adding or p.removing for p in c.partitions()) and behaviour.holds(
+        "auto_rebalance_waits_for_reassignments", c.version
+    )
     moved = []
     for b in sorted(c.brokers):
         preferred = [p for p in kept if p.replicas[0] == b]

@@ -33,6 +33,7 @@ def request(c: Cluster, topic: str) -> None:
     """kafka-topics.sh --delete (AdminZkClient.deleteTopic): the znode that asks the controller."""
     session = c.admin_session()
     c.zk.create(c.now, session, f"/admin/delete_topics/{topic}", None)
+    c.not_acting_ended(topic)  # queued for deletion: left out of the counts, as the controller does
     c.zk.close_session(c.now + 5, session)
     c.truth["deletions"][topic] = {"requested_ms": c.now, "completed_ms": None, "halted": []}
     c.tick(c.jitter(10, 50))

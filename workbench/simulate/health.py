@@ -6,7 +6,9 @@ counts them (topics queued for deletion left out, as the controller leaves them 
 
 - offline: a partition state with no leader (-1) or a leader that is not registered (the controller's
   OfflinePartitionsCount);
-- under-replicated: a registered leader with fewer replicas in the ISR than the partition's replicas less
+- no acting leader: a registered leader that refused the LeaderAndIsr making it leader (the simulator
+  says so, `refused`), from the write of that leader epoch until another leader or its registration goes;
+- under-replicated: an acting leader with fewer replicas in the ISR than the partition's replicas less
   those being added (the leader's UnderReplicatedPartitions, Partition.isUnderReplicated);
 - per broker, the partitions it leads, and checkAndTriggerAutoLeaderRebalance's imbalance: the partitions
   whose first replica it is, and those of them with a leader that is not it.
@@ -26,6 +28,7 @@ from workbench.zookeeper.datatree import DataTree
 from workbench.zookeeper.txns import Txn
 
 BUCKET_MS = 60_000
+PEAKED = ("offline", "no_acting_leader", "under_replicated")  # counts kept with their peak per minute
 SUSTAINED_MS = 5 * 60_000  # under-replicated this long is reported (the analysis's threshold)
 _STATE = re.compile(r"^/brokers/topics/([^/]+)/partitions/(\d+)/state$")
 _TOPIC = re.compile(r"^/brokers/topics/([^/]+)$")
@@ -39,7 +42,7 @@ class HealthRecorder:
 
     def __init__(self, tree: DataTree) -> None:
         self.tree = tree
-        self.states: dict[TP, tuple[int, tuple[int, ...]]] = {}  # leader, ISR
+        self.states: dict[TP, tuple[int, tuple[int, ...], int]] = {}  # leader, ISR, leader epoch
         self.assigned: dict[TP, tuple[int, ...]] = {}  # replicas less those being added, first first
         self.first: dict[TP, int] = {}  # the preferred replica
         self.partitions: dict[str, set[int]] = {}
@@ -50,6 +53,8 @@ class HealthRecorder:
         self.went_offline: Counter[tuple[int, int]] = Counter()  # (zxid, leader) -> partitions
         self.urp_since: dict[TP, tuple[int, tuple[int, ...]]] = {}  # time, replicas out of the ISR
         self.urp_sustained: list[tuple[tuple[int, ...], bool]] = []  # out of the ISR, still at the end
+        self.epoch_written: dict[TP, tuple[int, int, int]] = {}  # leader epoch, zxid and time of its write
+        self.not_acting: dict[TP, int] = {}  # the registered leader that refused to lead
 
     def __call__(self, t: Txn) -> None:
         touched: set[TP] = set()
@@ -58,16 +63,41 @@ class HealthRecorder:
                 touched |= self._refresh(s.path)
         if t.type == op.CLOSE_SESSION:
             touched |= self._refresh_brokers()
+        for tp in touched:
+            state = self.states.get(tp)
+            if state is not None and self.epoch_written.get(tp, (None,))[0] != state[2]:
+                self.epoch_written[tp] = (state[2], t.zxid, t.time)
+            if tp in self.not_acting and (state is None or self.not_acting[tp] != state[0]):
+                del self.not_acting[tp]
+            if tp in self.not_acting and self.not_acting[tp] not in self.registered:
+                del self.not_acting[tp]
+        self._recount(touched, t.zxid, t.time, t)
+
+    def _recount(self, touched: set[TP], zxid: int, time: int, t: Txn | None) -> None:
         delta: Counter[str] = Counter()
         for tp in touched:
             now, before = self._counts(tp), self.counted.get(tp, frozenset())
             delta.update({k: 1 for k in now - before})
             delta.subtract({k: 1 for k in before - now})
             self.counted[tp] = now
-            self._episodes(t, tp, now, before)
+            if t is not None:
+                self._episodes(t, tp, now, before)
+            elif "under_replicated" in before - now:
+                self.urp_since.pop(tp, None)
         delta = Counter({k: v for k, v in delta.items() if v})
         if delta:
-            self.changes.append((t.zxid, t.time, dict(delta)))
+            self.changes.append((zxid, time, dict(delta)))
+
+    def refused(self, tp: TP, leader: int) -> int | None:
+        """The simulator's word that `leader`, ZooKeeper's leader of `tp`, refused to lead it: counted as
+        without an acting leader from the write of its current leader epoch, whose zxid is returned."""
+        state = self.states.get(tp)
+        if state is None or state[0] != leader or leader not in self.registered or tp in self.not_acting:
+            return None
+        self.not_acting[tp] = leader
+        _, zxid, time = self.epoch_written[tp]
+        self._recount({tp}, zxid, time, None)
+        return zxid
 
     def _data(self, path: str) -> Any:
         node = self.tree.nodes.get(path)
@@ -80,7 +110,7 @@ class HealthRecorder:
             if s is None:
                 self.states.pop(tp, None)
             else:
-                self.states[tp] = (s["leader"], tuple(s["isr"]))
+                self.states[tp] = (s["leader"], tuple(s["isr"]), s["leader_epoch"])
             return {tp}
         if m := _TOPIC.match(path):
             topic = m.group(1)
@@ -109,7 +139,7 @@ class HealthRecorder:
         now = {int(name) for name in self.tree.children.get("/brokers/ids", ()) if name.isdigit()}
         changed = now ^ self.registered
         self.registered = now
-        return {tp for tp, (leader, _) in self.states.items() if leader in changed}
+        return {tp for tp, (leader, _, _) in self.states.items() if leader in changed}
 
     def _counts(self, tp: TP) -> frozenset[str]:
         """What this partition adds to the counts (named as in `series`)."""
@@ -127,7 +157,9 @@ class HealthRecorder:
             out.add("offline")
         else:
             out.add(f"leaders/{leader}")
-            if isr < replication:
+            if self.not_acting.get(tp) == leader:
+                out.add("no_acting_leader")
+            elif isr < replication:
                 out.add("under_replicated")
         return frozenset(out)
 
@@ -176,7 +208,7 @@ class HealthRecorder:
             minute = max(first, time // BUCKET_MS)
             by_minute.setdefault(minute, Counter()).update(delta)
             peak = peaks.setdefault(minute, Counter())
-            for k in ("offline", "under_replicated"):
+            for k in PEAKED:
                 peak[k] = max(peak[k], level[k])
         out = []
         end: Counter[str] = Counter()
@@ -187,11 +219,8 @@ class HealthRecorder:
             out.append(
                 {
                     "minute_ms": minute * BUCKET_MS,
-                    **{k: end[k] for k in ("offline", "under_replicated")},
-                    **{
-                        f"{k}_peak": max(began[k], peaks.get(minute, Counter())[k])
-                        for k in ("offline", "under_replicated")
-                    },
+                    **{k: end[k] for k in PEAKED},
+                    **{f"{k}_peak": max(began[k], peaks.get(minute, Counter())[k]) for k in PEAKED},
                     "leaders": {str(b): end[f"leaders/{b}"] for b in brokers if end[f"leaders/{b}"]},
                     "imbalance": {
                         str(b): [end[f"not_leading/{b}"], end[f"preferred/{b}"]]

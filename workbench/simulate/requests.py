@@ -39,6 +39,9 @@ def write_state(c: Cluster, p: Partition) -> None:
     p.controller_epoch = c.controller_epoch
     path = f"/brokers/topics/{p.topic}/partitions/{p.partition}/state"
     fenced(c, [set_data(path, state_json(c, p), p.zk_version - 1)])
+    for b in c.brokers:
+        if b != p.leader:  # another leader, or none: the window ends (offline, if none)
+            c.not_acting_ended(p.topic, p.partition, b)
 
 
 def topic_json(c: Cluster, t: Topic, version: int = 3, reassigned: bool = False) -> bytes:

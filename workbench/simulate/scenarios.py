@@ -117,6 +117,35 @@ def controller_failover(c: Cluster, s: Scale) -> None:
     story.produce(c, s.hours * 10, s.per_second)
 
 
+def reassignment_blocks_deletion(c: Cluster, s: Scale) -> None:
+    """A broker holding a large topic dies; an operator moves the topic's replicas off it at a low
+    replication throttle, then deletes the topic. The deletion starts (a topic newly queued is not yet
+    held by a reassignment: processTopicDeletion marks it before queueing it) and halts on the dead
+    broker's replicas; the controller is restarted to unstick it, and the new one resumes the moves, which
+    hold the deletion (onPartitionReassignment). At the capture the copies have not caught up: the
+    reassignment and the deletion are both in flight, the dead broker still down."""
+    if len(c.brokers) <= s.replication:
+        raise ValueError("reassignment-blocks-deletion needs more brokers than the replication factor")
+    for i in range(s.topics):
+        story.create_topic(c, f"topic-{i}", s.partitions, s.replication)
+    story.create_topic(c, "clickstream", s.partitions, s.replication)
+    story.produce(c, s.hours * 15, s.per_second * 100)  # a large log: its copy takes an hour at the throttle
+    lost = _hosting_non_controller(c, "clickstream")
+    story.crash(c, lost)
+    story.produce(c, 1, s.per_second)  # its session expires; its partitions get new leaders
+    moves = []
+    for p in c.topics["clickstream"].partitions.values():
+        if lost in p.replicas:
+            spare = [b for b in sorted(c.brokers) if b not in p.replicas and b != lost]
+            moves.append((p, [spare[p.partition % len(spare)] if r == lost else r for r in p.replicas]))
+    reassignment.reassign(c, moves)
+    c.tick(c.jitter(2_000, 5_000))
+    deletion.request(c, "clickstream")
+    story.produce(c, s.hours * 5, s.per_second)
+    story.controller_failover(c)
+    story.produce(c, s.hours * 30, s.per_second)
+
+
 def _hosting_non_controller(c: Cluster, topic: str) -> int:
     hosts = {r for p in c.topics[topic].partitions.values() for r in p.replicas}
     return max(b for b in hosts if b != c.controller)
@@ -128,4 +157,5 @@ SCENARIOS: dict[str, Callable[[Cluster, Scale], None]] = {
     "deletion-stuck": deletion_stuck,
     "deletion-complete": deletion_complete,
     "controller-failover": controller_failover,
+    "reassignment-blocks-deletion": reassignment_blocks_deletion,
 }

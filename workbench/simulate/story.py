@@ -133,11 +133,13 @@ def produce(c: Cluster, minutes: float, per_second: float) -> None:
     for _ in range(steps):
         for p in c.partitions():
             leader = c.brokers.get(p.leader)
-            if leader is None or not leader.alive:
-                continue
+            if leader is None or not leader.alive or p.tp not in leader.leading:
+                continue  # no acting leader: producers get NOT_LEADER_OR_FOLLOWER
             lr = c.replica(leader, p)
             appended = int(c.rng.uniform(0.5, 1.5) * per_second * 60 * minutes / steps)
             rolled(c, leader, p, lr.grow(lr.log_end_offset + appended, c.now))
+            if leader.leading[p.tp] != p.leader_epoch:
+                continue  # leading at an older epoch: followers on the new one are fenced, its ISR writes too
             caught_up = [p.leader]
             for r in p.replicas:
                 x = c.brokers[r]
@@ -236,6 +238,7 @@ def crash(c: Cluster, broker: int) -> None:
     def expire() -> None:
         if session is not None:
             c.zk.close_session(c.now, session)
+        c.not_acting_ended(broker=broker)
         failure["session_expired_ms"] = c.now
         c.tick(c.jitter(5, 30))
         if c.controller == broker:

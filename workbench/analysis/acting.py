@@ -1,0 +1,132 @@
+"""Who actually leads: the changes at which a partition's leader in ZooKeeper was not acting as its leader.
+
+ZooKeeper's partition state names the leader the controller chose; the broker becomes it only by accepting
+the LeaderAndIsr (Partition.makeLeader logs "... starts at leader epoch E"). A broker that refuses it for
+its topic id keeps its old role, and the controller does not react to that error (behaviour facts
+`refused_leader_and_isr_keeps_role`, `controller_acts_only_on_storage_errors`): ZooKeeper, the controller's
+OfflinePartitionsCount and `--under-replicated-partitions` look healthy while nobody serves the partition.
+
+Per partition, a leadership is the run of changes with one leader and one registration of it (a restart
+starts a new one). Within it, the leader is not acting from the change whose LeaderAndIsr it refused until
+it logs that it starts at a leader epoch of that run: a leader that took an earlier epoch of the run keeps
+leading at that epoch (refusing a later one fences its followers and its ISR writes, but it still serves).
+A refusal is tied to the changes around it on ZooKeeper's clock, the broker's skew removed where known.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from workbench.analysis.findings import file_ref_col
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+# How far a refusal may lie from the change it answers, on ZooKeeper's clock: the request follows the
+# write by milliseconds; the rest is what is left of the broker's clock error.
+SLACK_MS = 2_000
+SLACK_UNALIGNED_MS = 10_000  # the broker's skew is not known: its own clock, a wider margin
+REFUSALS = ("topic_id.mismatch",)  # the LeaderAndIsr errors a broker logs with its partition
+
+
+def refusals(bundle: Bundle, skews: dict[int, int]) -> DataFrame:
+    """broker, topic, partition, at_ms (ZooKeeper's clock where the skew is known), slack_ms, error, ref:
+    each LeaderAndIsr a broker refused for a partition, as its log says."""
+    ev = bundle.cluster_events.where(F.col("event").isin(*REFUSALS) & F.col("partition").isNotNull())
+    skew = _skew_col(bundle, skews)
+    return ev.select(
+        F.col("broker_id").alias("broker"),
+        "topic",
+        "partition",
+        (F.unix_millis("ts") - F.coalesce(skew, F.lit(0))).alias("at_ms"),
+        F.when(skew.isNull(), SLACK_UNALIGNED_MS).otherwise(SLACK_MS).alias("slack_ms"),
+        F.lit("INCONSISTENT_TOPIC_ID").alias("error"),
+        file_ref_col("file", "line_no").alias("ref"),
+    )
+
+
+def acceptances(bundle: Bundle, skews: dict[int, int]) -> DataFrame:
+    """broker, topic, partition, leader_epoch, at_ms: each time a broker started leading at an epoch."""
+    ev = bundle.cluster_events.where(
+        (F.col("event") == "partition.became_leader") & F.col("partition").isNotNull()
+    )
+    return ev.select(
+        F.col("broker_id").alias("broker"),
+        "topic",
+        "partition",
+        F.col("attrs")["leader_epoch"].try_cast("int").alias("leader_epoch"),
+        (F.unix_millis("ts") - F.coalesce(_skew_col(bundle, skews), F.lit(0))).alias("at_ms"),
+    )
+
+
+def _skew_col(bundle: Bundle, skews: dict[int, int]) -> Column:
+    mapping = F.create_map(*[x for b, ms in sorted(skews.items()) for x in (F.lit(b), F.lit(ms))])
+    return mapping[F.col("broker_id")] if skews else F.lit(None).cast("long")
+
+
+def mark(bundle: Bundle, rows: DataFrame, skews: dict[int, int], known_base: bool) -> DataFrame:
+    """`rows` (partition_changes before counting: topic, partition, zxid, time, leader, leader_epoch,
+    registered ...) with `refused_by` (the refusal line's ref) on each change at which the leader ZooKeeper
+    names had refused to lead and had not led since the leadership began; null elsewhere. `known_base`:
+    the history read starts from a known tree (else a partition's first change begins where nothing is
+    known of it)."""
+    w = Window.partitionBy("topic", "partition").orderBy("zxid")
+    new_leadership = (
+        F.lag("leader").over(w).isNull()
+        | (F.lag("leader").over(w) != F.col("leader"))
+        | ~F.lag("registered").over(w).eqNullSafe(F.col("registered"))
+    )
+    runs = rows.select(
+        "*",
+        F.lead("time").over(w).alias("_next_time"),
+        F.sum(new_leadership.cast("int")).over(w).alias("_leadership"),
+        F.lag("zxid").over(w).isNull().alias("_first"),
+    )
+    at = F.unix_millis("c.time")
+    until = F.coalesce(F.unix_millis("c._next_time"), F.lit(2**62))
+    c, r, a = runs.alias("c"), refusals(bundle, skews).alias("r"), acceptances(bundle, skews).alias("a")
+
+    def on(x: str) -> Column:
+        return (
+            (F.col("c.topic") == F.col(f"{x}.topic"))
+            & (F.col("c.partition") == F.col(f"{x}.partition"))
+            & (F.col("c.leader") == F.col(f"{x}.broker"))
+        )
+
+    near = (F.col("r.at_ms") >= at - F.col("r.slack_ms")) & (F.col("r.at_ms") < until + F.col("r.slack_ms"))
+    refused = (
+        c.join(r, on("r") & near)
+        .groupBy("c.topic", "c.partition", "c.zxid")
+        .agg(F.min_by("r.ref", "r.at_ms").alias("_refusal"))
+    )
+    accepted = (
+        c.join(
+            a,
+            on("a")
+            & (F.col("a.leader_epoch") == F.col("c.leader_epoch"))
+            & (F.col("a.at_ms") >= at - SLACK_UNALIGNED_MS),
+        )
+        .groupBy("c.topic", "c.partition", "c.zxid")
+        .agg(F.lit(True).alias("_accepted"))
+    )
+    in_run = Window.partitionBy("topic", "partition", "_leadership").orderBy("zxid")
+    so_far = in_run.rowsBetween(Window.unboundedPreceding, 0)
+    flagged = (
+        runs.join(refused, ["topic", "partition", "zxid"], "left")
+        .join(accepted, ["topic", "partition", "zxid"], "left")
+        .select(
+            "*",
+            F.max(F.coalesce("_accepted", F.lit(False))).over(so_far).alias("_led"),
+            F.first("_refusal", ignorenulls=True).over(so_far).alias("_refused"),
+        )
+    )
+    # A leadership already under way where the history read begins (the tree it starts from, or no tree
+    # at all) may have been taken before: whether its leader led is not known, so it is never flagged.
+    began = F.first(F.struct("time", "_first")).over(so_far)
+    unknown = began["time"].isNull() | (began["_first"] & F.lit(not known_base))
+    serving = (F.col("leader") >= 0) & F.coalesce("registered", F.lit(False))
+    flag = serving & ~F.col("_led") & F.col("_refused").isNotNull() & ~unknown
+    return flagged.select(*rows.columns, F.when(flag, F.col("_refused")).alias("refused_by"))
