@@ -26,6 +26,8 @@ PINNED = {
     "reassignment_blocks_deletion": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "auto_rebalance_waits_for_reassignments": (("2.5.1", "2.8.2", "3.3.2"), ("3.4.0", "3.6.2")),
     "auto_rebalance_leaves_topics_queued_for_deletion": (("2.5.1", "3.6.2"), ()),
+    "only_unclean_election_leaves_the_isr": (("2.5.1", "2.8.2", "3.6.2"), ()),
+    "truncation_below_high_watermark_warned": (("2.5.1", "2.8.2", "3.6.2"), ()),
 }
 
 

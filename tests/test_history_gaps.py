@@ -99,12 +99,15 @@ def _partitions(summary: str) -> set[tuple[str, int]]:
 
 
 def _made_by(f: Finding, intact: Iterable[Finding]) -> bool:
-    """Whether the intact copy makes the same claim: the same kind about the same thing, or, for
-    offline partitions, partitions the intact copy also finds offline."""
+    """Whether the intact copy makes the same claim: the same kind about the same thing (a topic, a
+    controller epoch, a broker's imbalance, whose counts cover only what the history read shows), or,
+    for offline partitions, partitions the intact copy also finds offline."""
     same = [g for g in intact if g.kind == f.kind]
     if f.kind == "partition.offline":
         return _partitions(f.summary) <= set().union(*(_partitions(g.summary) for g in same))
-    keys = {"topic_id": ("topic",), "controller": ("epoch", "broker")}.get(f.kind.split(".")[0])
+    keys = {"topic_id": ("topic",), "controller": ("epoch", "broker"), "leader": ("broker",)}.get(
+        f.kind.split(".")[0]
+    )
     if keys is None:
         return any(g.subject == f.subject for g in same)
     return any(all(g.subject.get(k) == f.subject.get(k) for k in keys) for g in same)

@@ -1,7 +1,8 @@
 """Findings no stock scenario provokes, each on a small story of its own where triage must find it (and
 nothing the truth lacks): a deletion dropped by delete.topic.enable=false, a topic created again under
 a deleted name, a controller that moves three times in a few minutes, and a reassignment still copying at
-the capture that holds a queued deletion."""
+the capture that holds a queued deletion, and an unclean election whose old leader truncates committed
+records when it returns."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from truth_facts import check
 from workbench.simulate import deletion, story
 from workbench.simulate.cluster import Cluster
 from workbench.simulate.run import simulate
-from workbench.simulate.scenarios import SCENARIOS, Scale, reassignment_blocks_deletion
+from workbench.simulate.scenarios import SCENARIOS, Scale, reassignment_blocks_deletion, unclean_election
 
 TOPIC = "payments"
 
@@ -56,6 +57,8 @@ STORIES: dict[str, tuple[Callable[[Cluster, Scale], None], str, str]] = {
     "flapping": (flapping, "2.8.2", "controller.flapping"),
     "reassignment-blocks-deletion@2.8.2": (reassignment_blocks_deletion, "2.8.2", "in_flight.reassignment"),
     "reassignment-blocks-deletion@3.6.2": (reassignment_blocks_deletion, "3.6.2", "in_flight.reassignment"),
+    "unclean-election@2.5.1": (unclean_election, "2.5.1", "data_loss.unclean_election"),
+    "unclean-election@3.6.2": (unclean_election, "3.6.2", "data_loss.truncation"),
 }
 
 

@@ -37,6 +37,8 @@ KINDS = (
     "in_flight.reassignment",
     "in_flight.deletion",
     "in_flight.preferred_election",
+    "data_loss.unclean_election",
+    "data_loss.truncation",
     "leader.imbalance",
     "reassignment.stuck",
     # Every simulated story makes its topics the way Kafka does: none of these may be found.
@@ -117,6 +119,15 @@ def expected(truth: dict[str, Any]) -> set[tuple[Any, ...]]:
         refused.setdefault((w["broker"], w["zxid"]), []).append(w["to_ms"] is None)
     out |= {("partition.no_acting_leader", b, z, len(s), sum(s)) for (b, z), s in refused.items()}
     out |= {("leader.imbalance", b) for b in _imbalanced(truth)}
+    out |= {
+        ("data_loss.unclean_election", u["topic"], u["partition"], u["leader"], u["zxid"])
+        for u in truth["unclean_elections"]
+    }
+    out |= {
+        ("data_loss.truncation", t["topic"], t["partition"], t["broker"], t["offset"] < t["high_watermark"])
+        for t in truth["truncations"]
+        if t["offset"] < t["high_watermark"] or t["led_before"]
+    }
     moving: dict[str, set[int]] = {}
     for m in truth["reassignments"]:
         if m["completed_ms"] is None and m["abandoned_ms"] is None:
@@ -220,6 +231,10 @@ def observed(findings: Iterable[Finding]) -> set[tuple[Any, ...]]:
             out.add((k, int(s["zxid"], 16), s["broker"], s["partitions"]))
         elif k == "partition.no_acting_leader":
             out.add((k, s["broker"], int(s["zxid"], 16), s["partitions"], s["still"]))
+        elif k == "data_loss.unclean_election":
+            out.add((k, s["topic"], s["partition"], s["broker"], int(s["zxid"], 16)))
+        elif k == "data_loss.truncation":
+            out.add((k, s["topic"], s["partition"], s["broker"], s["below_hw"]))
         elif k == "in_flight.reassignment":
             out.add((k, s["topic"], frozenset(s["partitions"])))
         elif k == "in_flight.deletion":

@@ -74,16 +74,18 @@ def mark(bundle: Bundle, rows: DataFrame, skews: dict[int, int], known_base: boo
     the history read starts from a known tree (else a partition's first change begins where nothing is
     known of it)."""
     w = Window.partitionBy("topic", "partition").orderBy("zxid")
+    # a new leader, or the same one registered again (a restart); a registration that only becomes
+    # known (after a gap) is the same leadership
     new_leadership = (
         F.lag("leader").over(w).isNull()
         | (F.lag("leader").over(w) != F.col("leader"))
-        | ~F.lag("registered").over(w).eqNullSafe(F.col("registered"))
+        | (F.coalesce("registered", F.lit(False)) & ~F.coalesce(F.lag("registered").over(w), F.lit(True)))
     )
     runs = rows.select(
         "*",
         F.lead("time").over(w).alias("_next_time"),
         F.sum(new_leadership.cast("int")).over(w).alias("_leadership"),
-        F.lag("zxid").over(w).isNull().alias("_first"),
+        F.lag("leader").over(w).isNull().alias("_first"),  # its state not seen before this change
     )
     at = F.unix_millis("c.time")
     until = F.coalesce(F.unix_millis("c._next_time"), F.lit(2**62))

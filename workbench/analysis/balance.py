@@ -101,15 +101,18 @@ def _finding(bundle: Bundle, r: Any, percentage: float, interval_s: int) -> Find
     )
     moving = parts.where((F.size("adding") > 0) | (F.size("removing") > 0)).count()
     why, refs = _why_not_corrected(bundle, r.since, moving)
+    unknown = f" that {v.history_read} shows assigned (those before it are not known)"
+    counted = "" if v.history_base[1] else unknown
     return Finding(
         "leader.imbalance",
         "warning",
         {"broker": b, "ratio": round(r.imbalance_ratio, 2), "threshold": percentage / 100},
-        f"Broker {b} does not lead {r.not_leading} of the {r.preferred} partitions it is the preferred "
-        f"leader for (imbalance {r.imbalance_ratio:.2f}, above leader.imbalance.per.broker.percentage "
-        f"{percentage:g}) at every minute's end since {r.since:%Y-%m-%d %H:%M} ZooKeeper time, longer than "
-        f"the controller's {interval_s} s rebalance check; broker {b} is in the ISR of {not_led.movable} of "
-        f"them, so a preferred election could move those back; {why}.",
+        f"Broker {b} does not lead {r.not_leading} of the {r.preferred} partitions{counted} it is the "
+        f"preferred leader for (imbalance {r.imbalance_ratio:.2f}, above "
+        f"leader.imbalance.per.broker.percentage {percentage:g}) at every minute's end since "
+        f"{r.since:%Y-%m-%d %H:%M} ZooKeeper time, longer than the controller's {interval_s} s rebalance "
+        f"check; broker {b} is in the ISR of {not_led.movable} of them, so a preferred election could move "
+        f"those back; {why}.",
         tuple(first_refs([zk_ref(p.state_path, p.state_mzxid) for p in not_led.some], 3) + refs),
     )
 

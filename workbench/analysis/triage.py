@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.analysis import (
     balance,
     controller,
+    data_loss,
     deletion,
     health,
     in_flight,
@@ -34,7 +35,17 @@ if TYPE_CHECKING:
 
     from workbench.frames import Bundle
 
-ANALYSES = (topic_ids, deletion, controller, health, balance, reassignment, lifecycle, in_flight)
+ANALYSES = (
+    topic_ids,
+    deletion,
+    controller,
+    health,
+    data_loss,
+    balance,
+    reassignment,
+    lifecycle,
+    in_flight,
+)
 
 
 @dataclass

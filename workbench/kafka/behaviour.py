@@ -211,6 +211,32 @@ _FACTS = (
         ),
     ),
     Fact(
+        "only_unclean_election_leaves_the_isr",
+        "Every election picks a leader from the ISR except the offline election with "
+        "unclean.leader.election.enable, which takes the first live assigned replica and writes an ISR of "
+        "it alone: a leader outside the previous ISR with an ISR of itself is an unclean election.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/controller/PartitionStateMachine.scala", "519-544"),
+            Source("2.5.1", f"{K}/controller/Election.scala", "40-43"),
+            Source("3.6.2", f"{K}/controller/PartitionStateMachine.scala", "532-557"),
+            Source("3.6.2", f"{K}/controller/Election.scala", "41-44"),
+        ),
+    ),
+    Fact(
+        "truncation_below_high_watermark_warned",
+        "A follower whose fetcher truncates below its high watermark (committed records) warns "
+        "'Truncating <tp> to offset X below high watermark H', after Log.truncateTo's INFO line.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/server/ReplicaFetcherThread.scala", "292-296"),
+            Source("2.8.2", f"{K}/server/ReplicaFetcherThread.scala", "316-320"),
+            Source("3.6.2", f"{K}/server/ReplicaFetcherThread.scala", "179-183"),
+        ),
+    ),
+    Fact(
         "zk_session_timeout_18s",
         "zookeeper.session.timeout.ms defaults to 18000 (KIP-537); before 2.5 it was 6000.",
         (2, 5, 0),

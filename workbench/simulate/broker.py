@@ -226,6 +226,7 @@ def handle_leader_and_isr(
         if p.leader == b.id:
             b.following.pop(p.tp, None)
             b.leading[p.tp] = p.leader_epoch
+            b.led.add(p.tp)
             c.not_acting_ended(p.topic, p.partition, b.id)
             r.record_epoch(p.leader_epoch, c.now)
             became_leader(c, b, p, r.log_end_offset, r.high_watermark, previous)
@@ -247,6 +248,7 @@ def handle_leader_and_isr(
             b.following.pop(p.tp, None)
             continue
         b.following[p.tp] = p.leader
+        truncate_to_leader(c, b, p, r)
         fields: dict[str, Any] = dict(tp=p.tp, leader_epoch=p.leader_epoch, offset=r.log_end_offset)
         fields.update(high_watermark=r.high_watermark)
         if tag == "3.6.2":
@@ -262,6 +264,40 @@ def handle_leader_and_isr(
         count=len(parts),
     )
     return errors
+
+
+def truncate_to_leader(c: Cluster, b: Broker, p: Partition, r: Any) -> None:
+    """The follower's first fetch (OffsetsForLeaderEpoch): what it holds beyond the point where the
+    leader's log moved past the follower's latest epoch diverged and is truncated (Log.truncateTo);
+    below its high watermark, committed records are lost and the fetcher warns
+    (ReplicaFetcherThread.truncate, 2.5.1 l.295, 2.8.2 l.319, 3.6.2 l.182)."""
+    leader = c.brokers.get(p.leader)
+    if leader is None or not leader.alive or p.tp not in leader.leading:
+        return
+    # KIP-279: the leader answers the follower's latest epoch with where its own log moved past it
+    lr = c.replica(leader, p)
+    mine = r.epochs[-1][0] if r.epochs else -1
+    end = min([lr.log_end_offset, *(start for epoch, start in lr.epochs if epoch > mine)])
+    if r.log_end_offset <= end:
+        return
+    hw, dropped = r.high_watermark, r.log_end_offset - end
+    c.say(b.id, "log.truncated", of=p.tp, offset=end)
+    if end < hw:
+        ident = f"[ReplicaFetcher replicaId={b.id}, leaderId={p.leader}, fetcherId=0] "
+        c.say(b.id, "log.truncated_below_hw", "WARN", ident=ident, tp=p.tp, offset=end, high_watermark=hw)
+    r.truncate(end, c.now)
+    c.truth["truncations"].append(
+        dict(
+            topic=p.topic,
+            partition=p.partition,
+            broker=b.id,
+            offset=end,
+            high_watermark=hw,
+            dropped=dropped,
+            led_before=p.tp in b.led,
+            at_ms=c.now,
+        )
+    )
 
 
 def not_acting(c: Cluster, b: Broker, p: Partition, error: str) -> None:

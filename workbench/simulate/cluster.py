@@ -111,6 +111,7 @@ class Broker:
     # The partitions this process acts as leader for, and the leader epoch it took them at: a refused
     # LeaderAndIsr leaves the role as it was (a leader keeps the older epoch, anyone else does not lead).
     leading: dict[str, int] = field(default_factory=dict)
+    led: set[str] = field(default_factory=set)  # the partitions it has ever led (its logs say so)
     # A new replica copying its leader's log (a reassignment): when it will have caught up.
     catching_up: dict[str, int] = field(default_factory=dict)
 
@@ -161,6 +162,7 @@ class Cluster:
         self.correlation_id = 0
         self.delete_topic_enable = True  # delete.topic.enable
         self.auto_leader_rebalance = True  # auto.leader.rebalance.enable
+        self.unclean_leader_election = False  # unclean.leader.election.enable
         self._timers: list[tuple[int, int, Callable[[], None]]] = []
         self._timer_seq = 0
         self.start_ms = start_ms
@@ -181,6 +183,8 @@ class Cluster:
             "deletions": {},
             "reassignments": [],
             "leaders_not_acting": [],
+            "unclean_elections": [],
+            "truncations": [],
         }
         groups = noise.Groups()
         for broker in self.brokers if noise_rate > 0 else ():

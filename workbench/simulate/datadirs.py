@@ -54,6 +54,21 @@ class Replica:
         self.log_end_offset, self.modified_ms = log_end_offset, ms
         return rolled
 
+    def truncate(self, offset: int, ms: int) -> None:
+        """Log.truncateTo: records at and beyond `offset` go, with the segments and leader epochs that
+        begin there (LeaderEpochFileCache.truncateFromEnd)."""
+        self.segments = [s for s in self.segments if s[0] <= offset] or [(0, ms)]
+        self.epochs = [e for e in self.epochs if e[1] < offset] or self.epochs[:1]
+        self.log_end_offset, self.high_watermark = offset, min(self.high_watermark, offset)
+        self.modified_ms = ms
+
+    def copy_epochs(self, leader_epochs: list[tuple[int, int]], ms: int) -> None:
+        """A follower that caught up holds the leader's log, so its epochs begin where the leader's do
+        (LeaderEpochFileCache.assign as each fetched batch arrives)."""
+        if self.epochs != leader_epochs:
+            self.epochs = list(leader_epochs)
+            self.modified_ms = max(self.modified_ms, ms)
+
     def record_epoch(self, epoch: int, ms: int) -> None:
         """LeaderEpochFileCache.assign: a new epoch starts at the current log end offset."""
         if not self.epochs or epoch > self.epochs[-1][0]:

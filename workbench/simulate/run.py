@@ -141,6 +141,7 @@ def server_properties(c: Cluster, broker: int) -> str:
         "zookeeper.connect=zookeeper:2181",
         f"auto.leader.rebalance.enable={str(c.auto_leader_rebalance).lower()}",
         f"delete.topic.enable={str(c.delete_topic_enable).lower()}",
+        *(["unclean.leader.election.enable=true"] if c.unclean_leader_election else []),
         *([f"broker.rack={rack}"] if rack else []),
     ]
     return "\n".join(lines) + "\n"

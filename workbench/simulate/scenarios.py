@@ -146,6 +146,30 @@ def reassignment_blocks_deletion(c: Cluster, s: Scale) -> None:
     story.produce(c, s.hours * 30, s.per_second)
 
 
+def unclean_election(c: Cluster, s: Scale) -> None:
+    """unclean.leader.election.enable=true. A follower of a two-replica topic dies; its leader goes on
+    alone (ISR of one, acks=all still succeeds) and then dies too. The follower comes back first and,
+    though not in the ISR, is elected leader (unclean): the records only the old leader held are gone.
+    When the old leader returns it follows, and truncates below its high watermark."""
+    if len(c.brokers) < 3:
+        raise ValueError("unclean-election needs three brokers or more (one to stay controller)")
+    c.unclean_leader_election = True
+    for i in range(s.topics):
+        story.create_topic(c, f"topic-{i}", s.partitions, s.replication)
+    story.create_topic(c, "payments", s.partitions, 2)
+    story.produce(c, s.hours * 10, s.per_second)
+    p = next(p for p in c.topics["payments"].partitions.values() if c.controller not in p.replicas)
+    leader, follower = p.leader, next(r for r in p.replicas if r != p.leader)
+    story.crash(c, follower)
+    story.produce(c, s.hours * 10, s.per_second)  # its session expires; the leader goes on alone
+    story.crash(c, leader)
+    story.produce(c, s.hours * 5, s.per_second)
+    story.start_again(c, follower)  # elected though not in the ISR
+    story.produce(c, s.hours * 5, s.per_second)
+    story.start_again(c, leader)  # follows, and truncates what only it held
+    story.produce(c, s.hours * 20, s.per_second)
+
+
 def _hosting_non_controller(c: Cluster, topic: str) -> int:
     hosts = {r for p in c.topics[topic].partitions.values() for r in p.replicas}
     return max(b for b in hosts if b != c.controller)
@@ -158,4 +182,5 @@ SCENARIOS: dict[str, Callable[[Cluster, Scale], None]] = {
     "deletion-complete": deletion_complete,
     "controller-failover": controller_failover,
     "reassignment-blocks-deletion": reassignment_blocks_deletion,
+    "unclean-election": unclean_election,
 }

@@ -21,17 +21,37 @@ OFFLINE_STRATEGY = "OfflinePartitionLeaderElectionStrategy(false)"  # unclean.le
 def elect_offline_leaders(c: Cluster, parts: list[Partition]) -> list[Partition]:
     """OfflinePartition -> OnlinePartition (PartitionLeaderElectionAlgorithms.offlinePartitionLeaderElection):
     the first assigned replica that is alive and in the ISR leads, and the ISR keeps only live members.
-    A partition with no live ISR member stays offline (unclean election is off). Returns the elected."""
+    With no live ISR member the partition stays offline, unless unclean.leader.election.enable: then the
+    first live assigned replica leads with an ISR of itself alone (Election.leaderForOffline, 2.5.1 l.41,
+    2.8.2 l.40). Returns the elected."""
     assert c.controller is not None
     elected = []
     for p in parts:
         live_isr = [r for r in p.isr if c.brokers[r].alive]
         leader = next((r for r in p.replicas if r in live_isr), None)
+        unclean = leader is None and c.unclean_leader_election
+        if unclean:
+            leader = next((r for r in p.replicas if c.brokers[r].alive), None)
+            live_isr = [leader] if leader is not None else []
         if leader is None:
             election_failed(c, p, "OfflinePartition", OFFLINE_STRATEGY)
             continue
+        before = list(p.isr)
         p.isr = live_isr
         elect(c, p, leader, "OfflinePartition")
+        if unclean:
+            state_path = f"/brokers/topics/{p.topic}/partitions/{p.partition}/state"
+            c.truth["unclean_elections"].append(
+                dict(
+                    topic=p.topic,
+                    partition=p.partition,
+                    leader=leader,
+                    isr_before=before,
+                    leader_epoch=p.leader_epoch,
+                    zxid=c.zk.get(state_path)[1].mzxid,
+                    at_ms=c.now,
+                )
+            )
         elected.append(p)
     if elected:
         req.send_leader_and_isr(c, elected)

@@ -149,8 +149,8 @@ def produce(c: Cluster, minutes: float, per_second: float) -> None:
                     continue
                 x.catching_up.pop(p.tp, None)
                 fr = c.replica(x, p)
-                fr.record_epoch(p.leader_epoch, c.now)  # learnt from the leader's fetch responses
                 rolled(c, x, p, fr.grow(lr.log_end_offset, c.now))
+                fr.copy_epochs(lr.epochs, c.now)  # learnt from the batches it fetched
                 caught_up.append(r)
             lagging = [r for r in p.isr if r not in caught_up and c.brokers[r].alive]
             if lagging and all(

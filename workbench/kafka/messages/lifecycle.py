@@ -74,6 +74,8 @@ LIFECYCLE = [
       FETCHER_THREADS, "AbstractFetcherThread.scala truncateToHighWatermark 2.5.1:237 2.8.2:255"),
     T("log.truncate_noop", "Truncating to {offset} has no effect as the largest offset in the log is {last_offset}",
       LOG, "Log.scala truncateTo 2.5.1:2054 2.8.2:2184; UnifiedLog.scala 3.6.2:1712"),
+    T("log.truncated_below_hw", "Truncating {tp} to offset {offset} below high watermark {high_watermark}",
+      FETCHER_THREADS, "ReplicaFetcherThread.scala truncate 2.5.1:295 2.8.2:319 3.6.2:182"),
     T("log.truncated", "Truncating to offset {offset}",
       LOG, "Log.scala truncateTo 2.5.1:2057 2.8.2:2196; UnifiedLog.scala 3.6.2:1724"),
     T("log.segments_deleting", "Deleting segment files {segments}",

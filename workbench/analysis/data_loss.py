@@ -1,0 +1,190 @@
+"""Records lost: unclean leader elections (ZooKeeper's history) and truncations that dropped records (the
+brokers' logs).
+
+- Unclean election: a new leader that was not in the ISR of the state before, with an ISR of itself alone.
+  Only the offline election with unclean.leader.election.enable picks such a leader, and it writes exactly
+  that ISR (behaviour fact `only_unclean_election_leaves_the_isr`). What the ISR held beyond the new
+  leader's log end is gone; its "starts at leader epoch E from offset O" line says where that log ended.
+- Truncation below the high watermark: a follower's fetcher truncating committed records warns
+  "Truncating <tp> to offset X below high watermark H" (`truncation_below_high_watermark_warned`): at
+  least H - X committed records are gone from that replica.
+- A returning leader: "Truncating to offset X" (Log.truncateTo, effective) from a broker that led the
+  partition before: what it appended as leader beyond X is dropped, acknowledged or not.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from workbench.analysis.cluster import views
+from workbench.analysis.findings import Coverage, Finding, file_ref, file_ref_col, hex_zxid, txn_ref
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+SHOWN = 100  # findings of each kind at most; coverage counts any beyond
+
+
+def unclean_elections(bundle: Bundle) -> DataFrame | None:
+    """topic, partition, zxid, time, leader, leader_epoch, isr_before, before_zxid: each election of a
+    leader outside the ISR before it. None without ZooKeeper's history."""
+    changes = views(bundle).partition_changes
+    if changes is None:
+        return None
+    w = Window.partitionBy("topic", "partition").orderBy("zxid")
+    prev = F.lag(F.struct("zxid", "leader", "isr")).over(w)
+    return (
+        changes.select("topic", "partition", "zxid", "time", "leader", "leader_epoch", "isr", prev.alias("p"))
+        .where(
+            (F.col("leader") >= 0)
+            & F.col("p.isr").isNotNull()
+            & (F.col("leader") != F.col("p.leader"))
+            & ~F.array_contains("p.isr", F.col("leader"))
+            & (F.col("isr") == F.array(F.col("leader")))
+        )
+        .select(
+            "topic",
+            "partition",
+            "zxid",
+            "time",
+            "leader",
+            "leader_epoch",
+            F.col("p.isr").alias("isr_before"),
+            F.col("p.zxid").alias("before_zxid"),
+        )
+    )
+
+
+def truncations(bundle: Bundle) -> DataFrame:
+    """broker, topic, partition, ts, offset, high_watermark (null: not below it), led_before (the broker
+    had logged leading the partition earlier), ref: each truncation that dropped records or may have."""
+    ev = bundle.cluster_events.where(F.col("partition").isNotNull())
+    offset = F.col("attrs")["offset"].try_cast("long")
+    below = ev.where(F.col("event") == "log.truncated_below_hw").select(
+        "broker_id",
+        "topic",
+        "partition",
+        "ts",
+        offset.alias("offset"),
+        F.col("attrs")["high_watermark"].try_cast("long").alias("high_watermark"),
+        file_ref_col("file", "line_no").alias("ref"),
+    )
+    plain = ev.where(F.col("event") == "log.truncated").select(
+        "broker_id",
+        "topic",
+        "partition",
+        "ts",
+        offset.alias("offset"),
+        file_ref_col("file", "line_no").alias("ref"),
+    )
+    # the Log line of a truncation the fetcher also warned of is the same truncation
+    same = ["broker_id", "topic", "partition", "offset"]
+    alone = plain.join(below.select(*same, F.col("ts").alias("w")), same, "left_anti")
+    both = below.unionByName(alone.withColumn("high_watermark", F.lit(None).cast("long")))
+    led = ev.where(F.col("event") == "partition.became_leader").select(
+        "broker_id", "topic", "partition", F.col("ts").alias("led")
+    )
+    return (
+        both.join(led, ["broker_id", "topic", "partition"], "left")
+        .groupBy("broker_id", "topic", "partition", "ts", "offset", "high_watermark", "ref")
+        .agg(F.count_if(F.col("led") <= F.col("ts")).alias("n"))
+        .select(
+            F.col("broker_id").alias("broker"),
+            "topic",
+            "partition",
+            "ts",
+            "offset",
+            "high_watermark",
+            (F.col("n") > 0).alias("led_before"),
+            "ref",
+        )
+        .where(F.col("high_watermark").isNotNull() | F.col("led_before"))
+    )
+
+
+def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+    """Each unclean election and each truncation that dropped records, critical where records are lost."""
+    v = views(bundle)
+    out: list[Finding] = []
+    missing = []
+    elected = unclean_elections(bundle)
+    if elected is None:
+        missing.append("ZooKeeper's txn logs (zk/txnlog/): unclean leader elections")
+    else:
+        starts = bundle.cluster_events.where(F.col("event") == "partition.became_leader").select(
+            F.col("broker_id").alias("leader"),
+            "topic",
+            "partition",
+            F.col("attrs")["leader_epoch"].try_cast("int").alias("leader_epoch"),
+            F.col("attrs")["offset"].alias("from_offset"),
+            "file",
+            "line_no",
+        )
+        rows = (
+            elected.join(starts, ["leader", "topic", "partition", "leader_epoch"], "left")
+            .orderBy("zxid", "topic", "partition")
+            .limit(SHOWN)
+            .collect()
+        )
+        for r in rows:
+            since = f" from offset {r.from_offset}" if r.from_offset is not None else ""
+            out.append(
+                Finding(
+                    "data_loss.unclean_election",
+                    "critical",
+                    {
+                        "topic": r.topic,
+                        "partition": r.partition,
+                        "broker": r.leader,
+                        "zxid": hex_zxid(r.zxid),
+                    },
+                    f"{r.topic}-{r.partition}: broker {r.leader}, not in the ISR {list(r.isr_before)}, was "
+                    f"elected leader at zxid {hex_zxid(r.zxid)} ({r.time:%Y-%m-%d %H:%M:%S} ZooKeeper time, "
+                    f"leader epoch {r.leader_epoch}{since}): an unclean election. Records the ISR held "
+                    f"beyond broker {r.leader}'s log end are lost, acknowledged ones included.",
+                    (
+                        txn_ref(r.before_zxid),
+                        txn_ref(r.zxid),
+                        *([file_ref(r.file, r.line_no)] if r.file else []),
+                    ),
+                )
+            )
+    if not v.evidence.with_logs:
+        missing.append("brokers' logs: truncations")
+    for r in truncations(bundle).orderBy("ts", "broker", "topic", "partition").limit(SHOWN).collect():
+        if r.high_watermark is not None:
+            lost = r.high_watermark - r.offset
+            out.append(
+                Finding(
+                    "data_loss.truncation",
+                    "critical",
+                    {"topic": r.topic, "partition": r.partition, "broker": r.broker, "below_hw": True},
+                    f"Broker {r.broker} truncated {r.topic}-{r.partition} to offset {r.offset}, below its "
+                    f"high watermark {r.high_watermark} ({r.ts:%Y-%m-%d %H:%M:%S} broker time): at least "
+                    f"{lost} committed record(s) are gone from its copy; the leader's log diverged from "
+                    "what was committed (an unclean election, or a leader that lost them).",
+                    (r.ref,),
+                )
+            )
+        else:
+            out.append(
+                Finding(
+                    "data_loss.truncation",
+                    "warning",
+                    {"topic": r.topic, "partition": r.partition, "broker": r.broker, "below_hw": False},
+                    f"Broker {r.broker}, which had led {r.topic}-{r.partition}, truncated it to offset "
+                    f"{r.offset} ({r.ts:%Y-%m-%d %H:%M:%S} broker time): records it appended as leader "
+                    "beyond that offset are dropped, and any a producer had been told were written (acks=1, "
+                    "or acks=all while it was alone in the ISR) are lost.",
+                    (r.ref,),
+                )
+            )
+    coverage.record(
+        "data_loss",
+        [x for x in ("ZooKeeper's history" if elected is not None else "", "brokers' logs") if x],
+        missing,
+    )
+    return out
