@@ -16,7 +16,7 @@ from conftest import REPO
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from workbench.analysis import balance
+from workbench.analysis import balance, leaderless
 from workbench.analysis import health as health_analysis
 from workbench.analysis.findings import Coverage
 from workbench.analysis.health import health
@@ -143,7 +143,8 @@ def test_offline_and_sustained_under_replication_are_found_only_where_they_happe
         path = REPO / "sample_data" / name
         truth = json.loads((path / "truth.json").read_text())
         coverage = Coverage()
-        found = health_analysis.findings(open_bundle(path, spark), coverage)
+        bundle = open_bundle(path, spark)
+        found = health_analysis.findings(bundle, coverage) + leaderless.findings(bundle, coverage)
         assert coverage["health"].status == "done"
         offline = [f for f in found if f.kind == "partition.offline"]
         urp = [f for f in found if f.kind == "partition.under_replicated"]
@@ -158,6 +159,9 @@ def test_offline_and_sustained_under_replication_are_found_only_where_they_happe
         else:  # broker 3 crashed and stays down: its partitions stay under-replicated
             (failure,) = truth["broker_failures"]
             assert offline and urp and urp[0].subject["brokers"] == [failure["broker"]]
+            # ... and had no working leader from the crash, not only from the session's expiry
+            lower, upper = offline[0].subject["outage_ms"]
+            assert lower <= failure["session_expired_ms"] - failure["crashed_ms"] <= upper + 500
             assert urp[0].severity == "warning" and all(f.evidence for f in found)
 
 

@@ -14,7 +14,7 @@ from conftest import REPO
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from workbench.analysis import lifecycle
+from workbench.analysis import lifecycle, typos
 from workbench.analysis.cluster import TOPIC_PATH, views
 from workbench.analysis.findings import Coverage
 from workbench.frames import open_bundle
@@ -146,3 +146,33 @@ def test_a_history_that_begins_after_the_creations(
     assert lifecycle.findings(bundle, coverage) == []
     check = coverage["topic_lifecycle"]
     assert check.status == "partial" and "before the history's first txn" in check.missing[0]
+
+
+def typo_topics(c: Cluster, s: Scale) -> None:
+    """A producer's slip at 2.8: `paymetns` is created by broker 2 with the defaults; a series of topics
+    one digit apart, a plural made on purpose with its own shape, and `.`/`_` twins are not typos."""
+    story.create_topic(c, "payments", 6, 3)
+    for i in range(3):
+        story.create_topic(c, f"shard-{i}", 2, 2)
+    story.create_topic(c, "event", 3, 3)
+    story.create_topic(c, "events", 3, 3)
+    story.create_topic(c, "metrics.in", 2, 2)
+    story.create_topic(c, "metrics_in", 2, 2)
+    story.produce(c, 5, s.per_second)
+    story.create_topic(c, "paymetns", 1, 1, auto_by=2)
+    story.produce(c, 5, s.per_second)
+
+
+def test_a_typo_topic_is_found_with_its_signs(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(SCENARIOS, "typo-topics", typo_topics)
+    simulate("typo-topics", tmp_path / "b", 1, "2.8.2", Scale(hours=0.2), noise_rate=0)
+    coverage = Coverage()
+    found = typos.findings(open_bundle(tmp_path / "b", spark), coverage)
+    assert coverage["topic_typos"].status == "done"
+    assert "the brokers' defaults, 1 partition(s) and replication factor 1" in found[0].summary
+    assert [(f.subject["topic"], f.subject["sibling"]) for f in found] == [("paymetns", "payments")]
+    assert (
+        "two letters swapped" in found[0].summary and "broker 2's own ZooKeeper session" in found[0].summary
+    )

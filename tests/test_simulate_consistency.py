@@ -25,7 +25,7 @@ from workbench.simulate.scenarios import SCENARIOS, Scale
 from workbench.zookeeper.files import read_txn_log
 from workbench.zookeeper.txns import Txn
 
-SMALL = Scale(brokers=3, topics=2, partitions=3, hours=0.5)
+SMALL = Scale(brokers=4, topics=2, partitions=3, hours=0.5)  # four: some stories need a spare broker
 RUNS = [
     (scenario, version, seed)
     for scenario in SCENARIOS

@@ -55,10 +55,8 @@ STORIES: dict[str, tuple[Callable[[Cluster, Scale], None], str, str]] = {
     "deletion-disabled": (deletion_disabled, "2.5.1", "deletion.refused"),
     "recreated": (recreated, "3.6.2", "deletion.recreated"),
     "flapping": (flapping, "2.8.2", "controller.flapping"),
-    "reassignment-blocks-deletion@2.8.2": (reassignment_blocks_deletion, "2.8.2", "in_flight.reassignment"),
-    "reassignment-blocks-deletion@3.6.2": (reassignment_blocks_deletion, "3.6.2", "in_flight.reassignment"),
-    "unclean-election@2.5.1": (unclean_election, "2.5.1", "data_loss.unclean_election"),
-    "unclean-election@3.6.2": (unclean_election, "3.6.2", "data_loss.truncation"),
+    "reassignment-blocks-deletion": (reassignment_blocks_deletion, "3.6.2", "in_flight.reassignment"),
+    "unclean-election": (unclean_election, "2.5.1", "data_loss.unclean_election"),
 }
 
 

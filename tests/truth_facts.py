@@ -47,6 +47,7 @@ KINDS = (
     "topic.auto_created",
     "topic.name_collision",
     "topic.invalid_name",
+    "topic.likely_typo",
 )
 IMBALANCE_THRESHOLD, CHECK_INTERVAL_MS = 0.10, 300_000  # Kafka's defaults; the simulator keeps them
 REASSIGNMENT_STUCK_MS = 30 * 60_000  # analysis/reassignment.py
@@ -261,6 +262,7 @@ def check(spark: SparkSession, path: Path, truth: dict[str, Any]) -> list[Findin
     for f in result.findings:
         assert f.evidence, f"{f.kind} cites no evidence"
     _outages_hold(result.findings, truth)
+    _leader_outages_hold(result.findings, truth)
     assert all(c.status in ("done", "not_applicable") for c in result.coverage.values()), result.coverage
     return result.findings
 
@@ -283,4 +285,18 @@ def _outages_hold(findings: Iterable[Finding], truth: dict[str, Any]) -> None:
             continue
         lower, upper = f.subject["outage_ms"]
         real = new["ready_ms"] - max(began)
+        assert lower - 500 <= real <= upper + 500, (f.summary, real)
+
+
+def _leader_outages_hold(findings: Iterable[Finding], truth: dict[str, Any]) -> None:
+    """A crashed leader's partitions: the outage bounds hold the model's, from the crash to the session's
+    expiry (the new leader follows within milliseconds); half a second of slack."""
+    crashes = {f["broker"]: f for f in truth.get("broker_failures", []) if f.get("session_expired_ms")}
+    for f in findings:
+        if f.kind != "partition.offline" or "outage_ms" not in f.subject:
+            continue
+        crash = crashes.get(f.subject["broker"])
+        assert crash is not None, f.summary  # only a leader that stopped without a shutdown has one
+        real = crash["session_expired_ms"] - crash["crashed_ms"]
+        lower, upper = f.subject["outage_ms"]
         assert lower - 500 <= real <= upper + 500, (f.summary, real)

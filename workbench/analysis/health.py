@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import ClusterViews, kept, views
-from workbench.analysis.findings import Coverage, Finding, hex_zxid, tp_list, txn_ref
+from workbench.analysis.cluster import kept, views
+from workbench.analysis.findings import Coverage, Finding, tp_list, txn_ref
 from workbench.analysis.partition_history import WHOLE_CLUSTER, min_isr, stretches
 
 if TYPE_CHECKING:
@@ -249,8 +249,8 @@ def episodes(changes: DataFrame, count: str, captured: Any) -> DataFrame:
 
 
 def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
-    """Partitions that were offline (grouped by the txn that took their leader), and partitions
-    under-replicated for SUSTAINED_MS or more (grouped by the brokers out of their ISR)."""
+    """Partitions under-replicated for SUSTAINED_MS or more (grouped by the brokers out of their ISR);
+    those without a working leader are `leaderless`'s."""
     h = health(bundle)
     if h is None:
         coverage.record(
@@ -270,22 +270,21 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
             "server.properties: min.insync.replicas (under-min-ISR counted only for topics that override it)"
         ],
     )
-    captured = _captured(bundle)
-    return _offline(h, captured, views(bundle)) + _not_acting(h, captured) + _under_replicated(h, captured)
+    return _under_replicated(h, captured_at(bundle))
 
 
-def _captured(bundle: Bundle) -> datetime | None:
+def captured_at(bundle: Bundle) -> datetime | None:
     ms = views(bundle).as_of_ms
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc) if ms is not None else None
 
 
-def _span(ms: int) -> str:
+def duration(ms: int) -> str:
     if ms < 1_000:
         return f"{ms} ms"
     return f"{ms / 1000:.1f} s" if ms < 120_000 else f"{ms / 60_000:.0f} min"
 
 
-def _grouped(ep: DataFrame, keys: list[str]) -> list[Any]:
+def grouped(ep: DataFrame, keys: list[str]) -> list[Any]:
     """Episodes grouped: how many partitions, the longest, how many still at the capture, the first
     partitions by name (a finding's list, never every row) and the txns that began and ended the longest."""
     return (
@@ -303,96 +302,10 @@ def _grouped(ep: DataFrame, keys: list[str]) -> list[Any]:
     )
 
 
-def _offline(h: Health, captured: datetime | None, v: ClusterViews) -> list[Finding]:
-    """Offline episodes grouped by the txn that began them. Over a tree not known (the history read
-    starts after a gap or a purge, without a snapshot) an episode before which whether the partition
-    had a live leader was not known began at an unknown moment: those are one finding that says so."""
-    out = []
-    ep = episodes(h.partitions, "offline", captured)
-    if not v.history_base[1]:
-        unseen = ep.where("first_seen")
-        ep = ep.where(~F.col("first_seen"))
-        for g in _grouped(unseen, ["first_seen"]):
-            still = f"; {g.still} still offline at the capture" if g.still else ""
-            out.append(
-                Finding(
-                    "partition.offline",
-                    "critical" if g.still else "warning",
-                    {"partitions": g.n, "zxid": hex_zxid(g.worst.began_zxid), "began": "unknown"},
-                    f"{g.n} partition(s) ({tp_list(g.tps)}) had no live leader when {v.history_read} "
-                    f"first shows their state ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time on), for up to "
-                    f"{_span(g.longest)}{still}; when that began is not known.",
-                    tuple(txn_ref(z) for z in (g.worst.began_zxid, g.worst.ended_zxid) if z is not None),
-                )
-            )
-    for g in _grouped(ep, ["began_zxid", "leader", "registered"]):
-        why = (
-            f"broker {g.leader}, their leader, was no longer registered"
-            if g.leader is not None and g.leader >= 0 and not g.registered
-            else "no leader was set (-1)"
-        )
-        still = f"; {g.still} still offline at the capture" if g.still else ""
-        out.append(
-            Finding(
-                "partition.offline",
-                "critical" if g.still else "warning",
-                {"partitions": g.n, "zxid": hex_zxid(g.began_zxid), "broker": g.leader},
-                f"{g.n} partition(s) ({tp_list(g.tps)}) had no live leader from zxid "
-                f"{hex_zxid(g.began_zxid)} ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time), when {why}, for up "
-                f"to {_span(g.longest)}{still}.",
-                tuple(txn_ref(z) for z in (g.began_zxid, g.worst.ended_zxid) if z is not None),
-            )
-        )
-    return out
-
-
-def _not_acting(h: Health, captured: datetime | None) -> list[Finding]:
-    """Partitions whose ZooKeeper leader refused to lead them, grouped by that leader and the txn that
-    named it: nobody served them (a produce there fails 'Leader not local', Partition.scala
-    appendRecordsToLeader 2.8.2:1074), yet every count Kafka keeps shows them healthy."""
-    out = []
-    ep = episodes(h.partitions, "no_acting_leader", captured)
-    for g in (
-        ep.groupBy("leader", "began_zxid")
-        .agg(
-            F.count("*").alias("n"),
-            F.max("lasted_ms").alias("longest"),
-            F.count_if(F.col("ended_zxid").isNull()).alias("still"),
-            F.slice(F.sort_array(F.collect_list(F.struct("topic", "partition"))), 1, 60).alias("tps"),
-            F.min("began").alias("began"),
-            F.min("leader_epoch").alias("epoch"),
-            F.max("ended_zxid").alias("ended_zxid"),
-            F.slice(F.sort_array(F.collect_set("refused_by")), 1, 5).alias("refs"),
-        )
-        .orderBy("began_zxid")
-        .collect()
-    ):
-        still = ", still at the capture" if g.still else ""
-        out.append(
-            Finding(
-                "partition.no_acting_leader",
-                "critical",
-                {"partitions": g.n, "broker": g.leader, "zxid": hex_zxid(g.began_zxid), "still": g.still},
-                f"{g.n} partition(s) ({tp_list(g.tps)}) had no acting leader for up to "
-                f"{_span(g.longest)}{still}: from zxid {hex_zxid(g.began_zxid)} "
-                f"({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time) ZooKeeper names broker {g.leader} their "
-                f"leader (leader epoch {g.epoch}), but broker {g.leader} refused the LeaderAndIsr "
-                "(INCONSISTENT_TOPIC_ID) and did not lead them. The controller does not act on that error, "
-                "so ZooKeeper, OfflinePartitionsCount and --under-replicated-partitions show them healthy "
-                "while nobody serves them.",
-                (
-                    *(txn_ref(z) for z in (g.began_zxid, g.ended_zxid) if z is not None),
-                    *g.refs,
-                ),
-            )
-        )
-    return out
-
-
 def _under_replicated(h: Health, captured: datetime | None) -> list[Finding]:
     out = []
     ep = episodes(h.partitions, "under_replicated", captured).where(F.col("lasted_ms") >= SUSTAINED_MS)
-    for g in _grouped(ep, ["out_of_isr"]):
+    for g in grouped(ep, ["out_of_isr"]):
         brokers = ", ".join(map(str, sorted(g.out_of_isr or [])))
         still = f", {g.still} still at the capture" if g.still else ", all recovered before the capture"
         out.append(
@@ -400,7 +313,7 @@ def _under_replicated(h: Health, captured: datetime | None) -> list[Finding]:
                 "partition.under_replicated",
                 "warning" if g.still else "info",
                 {"partitions": g.n, "brokers": sorted(g.out_of_isr or []), "still": g.still},
-                f"{g.n} partition(s) ({tp_list(g.tps)}) were under-replicated for up to {_span(g.longest)}"
+                f"{g.n} partition(s) ({tp_list(g.tps)}) were under-replicated for up to {duration(g.longest)}"
                 f"{still}: broker(s) {brokers} out of their ISR from {g.began:%Y-%m-%d %H:%M:%S} "
                 "ZooKeeper time.",
                 tuple(txn_ref(z) for z in (g.worst.began_zxid, g.worst.ended_zxid) if z is not None),

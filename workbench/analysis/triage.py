@@ -14,9 +14,11 @@ from workbench.analysis import (
     deletion,
     health,
     in_flight,
+    leaderless,
     lifecycle,
     reassignment,
     topic_ids,
+    typos,
 )
 from workbench.analysis.cluster import views
 from workbench.analysis.findings import (
@@ -40,10 +42,12 @@ ANALYSES = (
     deletion,
     controller,
     health,
+    leaderless,
     data_loss,
     balance,
     reassignment,
     lifecycle,
+    typos,
     in_flight,
 )
 

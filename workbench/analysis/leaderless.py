@@ -1,0 +1,173 @@
+"""Partitions without a working leader, and for how long: offline (no leader, or one not registered:
+Kafka's OfflinePartitionsCount) and without an acting leader (a registered leader that refused to lead
+them, `acting`), from the health series' changes.
+
+An offline episode that began when its leader's registration ended is, when that broker stopped without
+a shutdown (a crash, a hang, a lost network: `sessions.session_ends`), longer than the series shows: the
+broker did no leader's work from its last sign of life, while ZooKeeper kept its session until the
+timeout. The finding bounds that outage the way a controller failover's is bounded (`outage.outages`:
+its last log line and last write, and the session timeout), up to the new leader's election.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import functions as F
+
+from workbench.analysis.cluster import ClusterViews, views
+from workbench.analysis.findings import Coverage, Finding, hex_zxid, tp_list, txn_ref
+from workbench.analysis.health import Health, captured_at, duration, episodes, grouped, health
+from workbench.analysis.outage import SILENT_CAUSES, Failover, Outage, outages
+from workbench.analysis.sessions import session_ends
+from workbench.analysis.timeline import skew_ms
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+
+def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+    """Offline episodes (grouped by the txn that took their leader) and windows without an acting leader
+    (grouped by the refusing broker and the txn that named it); the health check's coverage says what
+    the series could read."""
+    h = health(bundle)
+    if h is None:
+        return []
+    captured = captured_at(bundle)
+    return _offline(bundle, h, captured, views(bundle)) + _not_acting(h, captured)
+
+
+def _offline(bundle: Bundle, h: Health, captured: datetime | None, v: ClusterViews) -> list[Finding]:
+    """Offline episodes grouped by the txn that began them. Over a tree not known (the history read
+    starts after a gap or a purge, without a snapshot) an episode before which whether the partition
+    had a live leader was not known began at an unknown moment: those are one finding that says so."""
+    out = []
+    ep = episodes(h.partitions, "offline", captured)
+    if not v.history_base[1]:
+        unseen = ep.where("first_seen")
+        ep = ep.where(~F.col("first_seen"))
+        for g in grouped(unseen, ["first_seen"]):
+            still = f"; {g.still} still offline at the capture" if g.still else ""
+            out.append(
+                Finding(
+                    "partition.offline",
+                    "critical" if g.still else "warning",
+                    {"partitions": g.n, "zxid": hex_zxid(g.worst.began_zxid), "began": "unknown"},
+                    f"{g.n} partition(s) ({tp_list(g.tps)}) had no live leader when {v.history_read} "
+                    f"first shows their state ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time on), for up to "
+                    f"{duration(g.longest)}{still}; when that began is not known.",
+                    tuple(txn_ref(z) for z in (g.worst.began_zxid, g.worst.ended_zxid) if z is not None),
+                )
+            )
+    groups = grouped(ep, ["began_zxid", "leader", "registered"])
+    silent = _silent_leaders(bundle, [g for g in groups if g.leader is not None and g.leader >= 0])
+    for g in groups:
+        why = (
+            f"broker {g.leader}, their leader, was no longer registered"
+            if g.leader is not None and g.leader >= 0 and not g.registered
+            else "no leader was set (-1)"
+        )
+        still = f"; {g.still} still offline at the capture" if g.still else ""
+        subject: dict[str, Any] = {"partitions": g.n, "zxid": hex_zxid(g.began_zxid), "broker": g.leader}
+        refs: tuple[str, ...] = ()
+        summary = (
+            f"{g.n} partition(s) ({tp_list(g.tps)}) had no live leader from zxid {hex_zxid(g.began_zxid)} "
+            f"({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time), when {why}, for up to "
+            f"{duration(g.longest)}{still}."
+        )
+        if g.began_zxid in silent:  # the leader stopped working before ZooKeeper noticed: lead with that
+            o, cause = silent[g.began_zxid]
+            span = duration(o.lower_ms) if o.lower_ms == o.upper_ms else (
+                f"{duration(o.lower_ms)} to {duration(o.upper_ms)}"
+            )  # fmt: skip
+            said = o.detail()
+            summary = (
+                f"{g.n} partition(s) ({tp_list(g.tps)}) had no working leader for {span}{still}: broker "
+                f"{g.leader}, their leader, stopped without a shutdown ({cause.replace('_', ' ')}) and did "
+                f"no leader's work from then{': ' + said if said else ''}; ZooKeeper kept its registration "
+                f"until zxid {hex_zxid(g.began_zxid)} ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time), and they "
+                f"had no live leader for up to {duration(g.longest)} after that."
+            )
+            subject["outage_ms"] = [o.lower_ms, o.upper_ms]
+            refs = o.refs
+        out.append(
+            Finding(
+                "partition.offline",
+                "critical" if g.still else "warning",
+                subject,
+                summary,
+                (*(txn_ref(z) for z in (g.began_zxid, g.worst.ended_zxid) if z is not None), *refs),
+            )
+        )
+    return out
+
+
+def _silent_leaders(bundle: Bundle, groups: list[Any]) -> dict[int, tuple[Outage, str]]:
+    """began_zxid -> (the outage from the leader's last sign of life to the group's longest episode's
+    end, how its session ended), for the groups whose leader's registration ended at began_zxid and whose
+    session ended without a shutdown."""
+    if not groups:
+        return {}
+    regs = {
+        (r.broker_id, r.ended_zxid): r.session_id
+        for r in views(bundle)
+        .registrations.where(F.col("ended_zxid").isin([g.began_zxid for g in groups]))
+        .select("broker_id", "ended_zxid", "session_id")
+        .collect()  # one per broker whose registration ended there
+    }
+    ends = session_ends(bundle)
+    failovers, causes = [], {}
+    for i, g in enumerate(groups):
+        session = regs.get((g.leader, g.began_zxid))
+        cause = ends.get(session, ("unknown", None))[0] if session is not None else None
+        if cause not in SILENT_CAUSES:
+            continue
+        end = g.began + timedelta(milliseconds=g.longest)
+        failovers.append(Failover(i, g.leader, session, g.began_zxid, g.began, cause, end, 0))
+        causes[i] = (g.began_zxid, cause or "unknown")
+    found = outages(bundle, failovers, skew_ms(bundle))
+    return {causes[i][0]: (o, causes[i][1]) for i, o in found.items()}
+
+
+def _not_acting(h: Health, captured: datetime | None) -> list[Finding]:
+    """Partitions whose ZooKeeper leader refused to lead them, grouped by that leader and the txn that
+    named it: nobody served them (a produce there fails 'Leader not local', Partition.scala
+    appendRecordsToLeader 2.8.2:1074), yet every count Kafka keeps shows them healthy."""
+    out = []
+    ep = episodes(h.partitions, "no_acting_leader", captured)
+    for g in (
+        ep.groupBy("leader", "began_zxid")
+        .agg(
+            F.count("*").alias("n"),
+            F.max("lasted_ms").alias("longest"),
+            F.count_if(F.col("ended_zxid").isNull()).alias("still"),
+            F.slice(F.sort_array(F.collect_list(F.struct("topic", "partition"))), 1, 60).alias("tps"),
+            F.min("began").alias("began"),
+            F.min("leader_epoch").alias("epoch"),
+            F.max("ended_zxid").alias("ended_zxid"),
+            F.slice(F.sort_array(F.collect_set("refused_by")), 1, 5).alias("refs"),
+        )
+        .orderBy("began_zxid")
+        .collect()
+    ):
+        still = ", still at the capture" if g.still else ""
+        out.append(
+            Finding(
+                "partition.no_acting_leader",
+                "critical",
+                {"partitions": g.n, "broker": g.leader, "zxid": hex_zxid(g.began_zxid), "still": g.still},
+                f"{g.n} partition(s) ({tp_list(g.tps)}) had no acting leader for up to "
+                f"{duration(g.longest)}{still}: from zxid {hex_zxid(g.began_zxid)} "
+                f"({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time) ZooKeeper names broker {g.leader} their "
+                f"leader (leader epoch {g.epoch}), but broker {g.leader} refused the LeaderAndIsr "
+                "(INCONSISTENT_TOPIC_ID) and did not lead them. The controller does not act on that error, "
+                "so ZooKeeper, OfflinePartitionsCount and --under-replicated-partitions show them healthy "
+                "while nobody serves them.",
+                (
+                    *(txn_ref(z) for z in (g.began_zxid, g.ended_zxid) if z is not None),
+                    *g.refs,
+                ),
+            )
+        )
+    return out
