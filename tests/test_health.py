@@ -161,7 +161,8 @@ def test_offline_and_sustained_under_replication_are_found_only_where_they_happe
             assert offline and urp and urp[0].subject["brokers"] == [failure["broker"]]
             # ... and had no working leader from the crash, not only from the session's expiry
             lower, upper = offline[0].subject["outage_ms"]
-            assert lower <= failure["session_expired_ms"] - failure["crashed_ms"] <= upper + 500
+            real = failure["session_expired_ms"] - failure["crashed_ms"] + offline[0].subject["offline_ms"]
+            assert lower <= real <= upper + 500
             assert urp[0].severity == "warning" and all(f.evidence for f in found)
 
 

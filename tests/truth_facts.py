@@ -290,13 +290,13 @@ def _outages_hold(findings: Iterable[Finding], truth: dict[str, Any]) -> None:
 
 def _leader_outages_hold(findings: Iterable[Finding], truth: dict[str, Any]) -> None:
     """A crashed leader's partitions: the outage bounds hold the model's, from the crash to the session's
-    expiry (the new leader follows within milliseconds); half a second of slack."""
+    expiry, then offline until a new leader (`offline_ms`, the longest); half a second of slack."""
     crashes = {f["broker"]: f for f in truth.get("broker_failures", []) if f.get("session_expired_ms")}
     for f in findings:
         if f.kind != "partition.offline" or "outage_ms" not in f.subject:
             continue
         crash = crashes.get(f.subject["broker"])
         assert crash is not None, f.summary  # only a leader that stopped without a shutdown has one
-        real = crash["session_expired_ms"] - crash["crashed_ms"]
+        real = crash["session_expired_ms"] - crash["crashed_ms"] + f.subject["offline_ms"]
         lower, upper = f.subject["outage_ms"]
         assert lower - 500 <= real <= upper + 500, (f.summary, real)

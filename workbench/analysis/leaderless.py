@@ -78,9 +78,7 @@ def _offline(bundle: Bundle, h: Health, captured: datetime | None, v: ClusterVie
         )
         if g.began_zxid in silent:  # the leader stopped working before ZooKeeper noticed: lead with that
             o, cause = silent[g.began_zxid]
-            span = duration(o.lower_ms) if o.lower_ms == o.upper_ms else (
-                f"{duration(o.lower_ms)} to {duration(o.upper_ms)}"
-            )  # fmt: skip
+            span = _bounds(o.lower_ms, o.upper_ms)
             said = o.detail()
             summary = (
                 f"{g.n} partition(s) ({tp_list(g.tps)}) had no working leader for {span}{still}: broker "
@@ -89,7 +87,7 @@ def _offline(bundle: Bundle, h: Health, captured: datetime | None, v: ClusterVie
                 f"until zxid {hex_zxid(g.began_zxid)} ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time), and they "
                 f"had no live leader for up to {duration(g.longest)} after that."
             )
-            subject["outage_ms"] = [o.lower_ms, o.upper_ms]
+            subject.update(outage_ms=[o.lower_ms, o.upper_ms], offline_ms=g.longest)
             refs = o.refs
         out.append(
             Finding(
@@ -101,6 +99,13 @@ def _offline(bundle: Bundle, h: Health, captured: datetime | None, v: ClusterVie
             )
         )
     return out
+
+
+def _bounds(lower: int, upper: int) -> str:
+    """'12.0 s to 19.6 s'; minutes with a decimal once past two, so that close bounds stay apart."""
+    if upper < 120_000:
+        return duration(lower) if lower == upper else f"{duration(lower)} to {duration(upper)}"
+    return f"{lower / 60_000:.1f} to {upper / 60_000:.1f} min"
 
 
 def _silent_leaders(bundle: Bundle, groups: list[Any]) -> dict[int, tuple[Outage, str]]:
