@@ -28,6 +28,7 @@ PINNED = {
     "auto_rebalance_leaves_topics_queued_for_deletion": (("2.5.1", "3.6.2"), ()),
     "only_unclean_election_leaves_the_isr": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "truncation_below_high_watermark_warned": (("2.5.1", "2.8.2", "3.6.2"), ()),
+    "zk_client_idle_beyond_read_timeout_means_it_stood_still": (("1.1.1", "2.8.2", "3.6.2"), ()),
 }
 
 
@@ -48,7 +49,7 @@ def test_fact_is_cited_at_a_release_tag(key: str) -> None:
     fact = FACTS[key]
     assert fact.claim and fact.sources
     for s in fact.sources:
-        assert re.fullmatch(r"\d+\.\d+\.\d+", s.tag), s
+        assert re.fullmatch(r"(release-)?\d+\.\d+\.\d+", s.tag), s
         assert re.fullmatch(r"\d+(-\d+)?", s.lines), s
         assert s.path.endswith((".scala", ".java", ".properties")), s
     tags = [t for t in (parse(s.tag) for s in fact.sources) if t is not None]
@@ -73,3 +74,10 @@ def test_a_session_expiry_bounds_when_the_client_went_silent() -> None:
         crash = 50_000
         earliest, latest = went_silent(crash + 18_000 + jitter, 18_000)
         assert earliest <= crash <= latest
+
+
+def test_a_client_that_stood_still_is_told_from_one_that_heard_nothing() -> None:
+    # a running client times out at the read timeout (12 s of 18 s); a paused one reports the pause
+    assert not behaviour.stood_still(12_003, 18_000)
+    assert behaviour.stood_still(17_800, 18_000)  # heard last just after its last ping went out
+    assert behaviour.stood_still(41_000, 18_000)

@@ -8,6 +8,7 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from workbench.analysis.sessions import lived_through
 from workbench.bundle import log_files
 from workbench.sources.logs import read_logs
 
@@ -96,6 +97,25 @@ def test_session_expiry_and_reregistration_are_typed(real_logs) -> None:
     (expiring,) = _rows(events, server, "zk.server.session_expiring")
     assert expiring.attrs == {"session": "0x1000098f2560000", "timeout_ms": "18000"}
     assert len(_rows(events, server, "zk.server.slow_fsync")) == 1
+
+
+def test_real_expiries_after_a_machine_slept_are_told_as_pauses(real_logs) -> None:
+    """Both real expiries happened on a laptop that slept (Kafka, ZooKeeper and all): each client reports
+    an idle time beyond its 18 s session (the 2.5/2.8 default), so its process stood still; a client
+    that kept running would have timed out at its 12 s read timeout."""
+    events, _, _ = real_logs
+    found = lived_through(events, default_timeout_ms=18_000)
+    assert {s: how for s, (how, *_) in found.items()} == {
+        0x1000118EB9B0000: "hang",
+        0x1000118EB9B0001: "hang",
+        0x1000098F2560000: "hang",
+    }
+    assert all(
+        f.endswith(
+            ("01_zk_session_expiry_two_brokers_server.log", "05a_zk_session_expiry_single_broker_server.log")
+        )
+        for _, f, _ in found.values()
+    )
 
 
 def test_stack_traces_belong_to_their_event(real_logs) -> None:

@@ -1,8 +1,9 @@
 """Findings no stock scenario provokes, each on a small story of its own where triage must find it (and
 nothing the truth lacks): a deletion dropped by delete.topic.enable=false, a topic created again under
-a deleted name, a controller that moves three times in a few minutes, and a reassignment still copying at
-the capture that holds a queued deletion, and an unclean election whose old leader truncates committed
-records when it returns."""
+a deleted name, a controller that moves three times in a few minutes, a reassignment still copying at
+the capture that holds a queued deletion, an unclean election whose old leader truncates committed
+records when it returns, and a controller that stands still (a pause) or is cut off (a network
+partition) past its session, then truncates what it appended alone."""
 
 from __future__ import annotations
 
@@ -16,7 +17,14 @@ from truth_facts import check
 from workbench.simulate import deletion, story
 from workbench.simulate.cluster import Cluster
 from workbench.simulate.run import simulate
-from workbench.simulate.scenarios import SCENARIOS, Scale, reassignment_blocks_deletion, unclean_election
+from workbench.simulate.scenarios import (
+    SCENARIOS,
+    Scale,
+    controller_hang,
+    controller_partitioned,
+    reassignment_blocks_deletion,
+    unclean_election,
+)
 
 TOPIC = "payments"
 
@@ -57,6 +65,11 @@ STORIES: dict[str, tuple[Callable[[Cluster, Scale], None], str, str]] = {
     "flapping": (flapping, "2.8.2", "controller.flapping"),
     "reassignment-blocks-deletion": (reassignment_blocks_deletion, "3.6.2", "in_flight.reassignment"),
     "unclean-election": (unclean_election, "2.5.1", "data_loss.unclean_election"),
+    # the failover's cause (hang, network_partition) and the truncation are checked against the truth
+    "controller-hang": (controller_hang, "2.8.2", "data_loss.truncation"),
+    "controller-hang@3.6.2": (controller_hang, "3.6.2", "data_loss.truncation"),
+    "controller-partitioned": (controller_partitioned, "3.6.2", "data_loss.truncation"),
+    "controller-partitioned@2.5.1": (controller_partitioned, "2.5.1", "data_loss.truncation"),
 }
 
 

@@ -54,6 +54,10 @@ REASSIGNMENT_STUCK_MS = 30 * 60_000  # analysis/reassignment.py
 
 
 def _cause(reason: str) -> str:
+    if "stood still" in reason:
+        return "hang"
+    if "cut off from ZooKeeper" in reason:
+        return "network_partition"
     if "lost its ZooKeeper session" in reason:
         return "crash"
     if "shut down" in reason:

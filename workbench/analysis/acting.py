@@ -11,6 +11,10 @@ starts a new one). Within it, the leader is not acting from the change whose Lea
 it logs that it starts at a leader epoch of that run: a leader that took an earlier epoch of the run keeps
 leading at that epoch (refusing a later one fences its followers and its ISR writes, but it still serves).
 A refusal is tied to the changes around it on ZooKeeper's clock, the broker's skew removed where known.
+
+A leader that went silent (it crashed, stood still, or was cut off) is not acting either, from the moment
+its session's expiry proves it silent until the expiry, while ZooKeeper still names it (`silent_leaders`);
+the health counts read both (`partition_history.counted`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,10 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from workbench.analysis.cluster import views
 from workbench.analysis.findings import file_ref_col
+from workbench.analysis.sessions import SILENT_ENDINGS, negotiated_timeouts, session_ends, session_timeout
+from workbench.kafka import behaviour
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -132,3 +139,39 @@ def mark(bundle: Bundle, rows: DataFrame, skews: dict[int, int], known_base: boo
     serving = (F.col("leader") >= 0) & F.coalesce("registered", F.lit(False))
     flag = serving & ~F.col("_led") & F.col("_refused").isNotNull() & ~unknown
     return flagged.select(*rows.columns, F.when(flag, F.col("_refused")).alias("refused_by"))
+
+
+def silent_leaders(bundle: Bundle) -> DataFrame | None:
+    """broker, since (ZooKeeper's clock), since_zxid (the last txn at or before it), until_zxid (the end of
+    its registration): each registration whose broker went silent before ZooKeeper expired its session,
+    from the moment that expiry proves it silent (`behaviour.went_silent`'s latest bound, the outage's
+    lower bound): its leaderships had no acting leader from then, though ZooKeeper named it until the
+    expiry. None when there is none (or no ZooKeeper history)."""
+    v = views(bundle)
+    ends = session_ends(bundle)
+    if not ends:
+        return None
+    regs = [
+        r
+        for r in v.registrations.where(F.col("ended_zxid").isNotNull())
+        .select("broker_id", "session_id", "ended_zxid", "ended")
+        .collect()  # one row per registration that ended
+        if ends.get(r.session_id, ("unknown", None))[0] in SILENT_ENDINGS
+    ]
+    known = negotiated_timeouts(bundle, [r.session_id for r in regs])
+    rows = []
+    for r in regs:
+        timeout, _ = session_timeout(bundle, r.broker_id, r.session_id, known)
+        if timeout is not None:
+            ended = round(r.ended.timestamp() * 1000)
+            rows.append((r.broker_id, behaviour.went_silent(ended, timeout)[1], r.ended_zxid))
+    if not rows:
+        return None
+    windows = bundle.spark.createDataFrame(rows, "broker int, since_ms long, until_zxid long")
+    txns = v.history.select("zxid", F.unix_millis("time").alias("t"))
+    return (
+        windows.join(txns, F.col("t") <= F.col("since_ms"), "left")
+        .groupBy("broker", "since_ms", "until_zxid")
+        .agg(F.max("zxid").alias("since_zxid"))
+        .select("broker", F.timestamp_millis("since_ms").alias("since"), "since_zxid", "until_zxid")
+    )

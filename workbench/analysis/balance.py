@@ -84,11 +84,10 @@ def _setting(bundle: Bundle, key: str, default: str) -> str:
 def _finding(bundle: Bundle, r: Any, percentage: float, interval_s: int) -> Finding:
     v = views(bundle)
     b = r.broker
-    parts = v.partitions
+    parts = v.partitions.where((F.col("replicas")[0] == b) & (F.col("leader") != b))
     deleting = v.delete_markers.select("topic")
     not_led = (
-        parts.where((F.col("replicas")[0] == b) & (F.col("leader") != b))
-        .join(deleting, "topic", "left_anti")
+        parts.join(deleting, "topic", "left_anti")
         .agg(
             F.count_if(F.array_contains("isr", b)).alias("movable"),
             F.slice(
@@ -99,10 +98,21 @@ def _finding(bundle: Bundle, r: Any, percentage: float, interval_s: int) -> Find
         )
         .collect()[0]
     )
-    moving = parts.where((F.size("adding") > 0) | (F.size("removing") > 0)).count()
-    why, refs = _why_not_corrected(bundle, r.since, moving)
+    queued = parts.join(deleting, "topic", "left_semi").agg(
+        F.count("*").alias("n"), F.sort_array(F.collect_set("topic")).alias("topics")
+    )
+    left_out = queued.collect()[0]  # one row: the preferred partitions of topics queued for deletion
+    moving = v.partitions.where((F.size("adding") > 0) | (F.size("removing") > 0)).count()
+    why, refs = _why_not_corrected(bundle, r.since, moving, r.not_leading - not_led.movable)
     unknown = f" that {v.history_read} shows assigned (those before it are not known)"
     counted = "" if v.history_base[1] else unknown
+    aside = ""
+    if left_out.n:
+        aside = (
+            f"; {left_out.n} more it is the preferred leader for belong to topic(s) queued for deletion "
+            f"({', '.join(left_out.topics[:3])}{', ...' if len(left_out.topics) > 3 else ''}), which the "
+            "controller leaves out of both the ratio and the rebalance until the deletion completes"
+        )
     return Finding(
         "leader.imbalance",
         "warning",
@@ -111,14 +121,15 @@ def _finding(bundle: Bundle, r: Any, percentage: float, interval_s: int) -> Find
         f"preferred leader for (imbalance {r.imbalance_ratio:.2f}, above "
         f"leader.imbalance.per.broker.percentage {percentage:g}) at every minute's end since "
         f"{r.since:%Y-%m-%d %H:%M} ZooKeeper time, longer than the controller's {interval_s} s rebalance "
-        f"check; broker {b} is in the ISR of {not_led.movable} of them, so a preferred election could move "
-        f"those back; {why}.",
+        f"check; broker {b} is in the ISR of {not_led.movable or 'none'} of them"
+        f"{', which a preferred election could move back' if not_led.movable else ''}; {why}{aside}.",
         tuple(first_refs([zk_ref(p.state_path, p.state_mzxid) for p in not_led.some], 3) + refs),
     )
 
 
-def _why_not_corrected(bundle: Bundle, since: datetime, moving: int) -> tuple[str, list[str]]:
-    """What the evidence says about the automatic rebalance since the imbalance began."""
+def _why_not_corrected(bundle: Bundle, since: datetime, moving: int, stuck: int) -> tuple[str, list[str]]:
+    """What the evidence says about the automatic rebalance since the imbalance began; `stuck`: the
+    partitions not led by their preferred replica whose ISR lacks it, which no preferred election moves."""
     v = views(bundle)
     disabled = [
         b
@@ -138,8 +149,14 @@ def _why_not_corrected(bundle: Bundle, since: datetime, moving: int) -> tuple[st
             "any are" + ("" if waits else " (before Kafka 3.4; this bundle's version is not known)"),
             [],
         )
+    out_of_isr = (
+        f"; {stuck} of them cannot move: the rebalance elects a preferred replica only where it is "
+        "alive and in the ISR (canPreferredReplicaBeLeader)"
+        if stuck
+        else ""
+    )
     if not v.evidence.with_logs:
-        return "the bundle has no broker logs to show whether the controller checked", []
+        return "the bundle has no broker logs to show whether the controller checked" + out_of_isr, []
     checks = (
         bundle.cluster_events.where(
             (F.col("event") == "leader_election.auto_rebalance") & (F.col("ts") >= F.lit(since))
@@ -149,13 +166,14 @@ def _why_not_corrected(bundle: Bundle, since: datetime, moving: int) -> tuple[st
     )
     if checks.n:
         return (
-            f"the controller logged {checks.n} automatic rebalance check(s) since then without moving them",
+            f"the controller logged {checks.n} automatic rebalance check(s) since then without moving them"
+            + out_of_isr,
             [file_ref(checks.last.file, checks.last.line_no)],
         )
     return (
         "no broker's log holds an automatic rebalance check ('Processing automatic preferred replica "
         "leader election', INFO) since then, as the controller logs one each check while "
-        "auto.leader.rebalance.enable is true",
+        "auto.leader.rebalance.enable is true" + out_of_isr,
         [],
     )
 

@@ -20,7 +20,7 @@ from workbench.analysis.cluster import views
 from workbench.analysis.findings import Coverage, Finding, file_ref, hex_zxid, ranges, txn_ref
 from workbench.analysis.history_gaps import Gap
 from workbench.analysis.outage import Failover, Outage, outages
-from workbench.analysis.sessions import session_ends
+from workbench.analysis.sessions import CAUSE_TEXT, expiry_findings, session_ends
 from workbench.analysis.timeline import skew_ms
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         outage = lost.get(e.epoch) if e.epoch is not None else None
         out.append(_election_finding(e, ends, log, ev.with_logs, after_gap, outage))
     out += _flapping(chain)
-    out += _expiries(bundle, ends)
+    out += expiry_findings(bundle, ends)
     return out
 
 
@@ -242,15 +242,6 @@ def _resumed(bundle: Bundle) -> dict[tuple[int, int], dict[str, list[str]]]:
     for r in rows:
         out.setdefault((r.broker_id, r.epoch), {})[r.kind] = [w for w in r.what if w]
     return out
-
-
-CAUSE_TEXT = {
-    "shutdown": "broker {b} shut down",
-    "session_expiry": "broker {b}'s ZooKeeper session expired",
-    "crash": "broker {b} stopped without a shutdown (a crash or hang) and ZooKeeper expired its session",
-    "unknown": "broker {b}'s session closed (no log from broker {b} tells a shutdown from a crash)",
-    "deleted": "/controller was deleted by {by}",
-}
 
 
 def _election_finding(
@@ -400,53 +391,4 @@ def _flapping(chain: list[_Election]) -> list[Finding]:
             i = j + 1
         else:
             i += 1
-    return out
-
-
-def _expiries(bundle: Bundle, ends: dict[int, tuple[str, str | None]]) -> list[Finding]:
-    """Brokers that lost their ZooKeeper session: ZooKeeper closed it without the broker shutting down
-    (history), or the broker's own client logged the expiry (logs only)."""
-    v = views(bundle)
-    out = []
-    if v.evidence.zk_history:
-        regs = v.registrations.where(F.col("ended_zxid").isNotNull()).orderBy("ended_zxid").collect()
-        for r in regs:
-            how, ref = ends.get(r.session_id, ("unknown", None))
-            if how not in ("session_expiry", "crash"):
-                continue
-            text = CAUSE_TEXT[how].format(b=r.broker_id)
-            out.append(
-                Finding(
-                    "broker.session_expired",
-                    "warning",
-                    {
-                        "broker": r.broker_id,
-                        "session": f"0x{r.session_id:x}",
-                        "zxid": hex_zxid(r.ended_zxid),
-                        "cause": how,
-                    },
-                    f"{text[0].upper()}{text[1:]}: session 0x{r.session_id:x} "
-                    f"(registered at zxid {hex_zxid(r.czxid)}) "
-                    f"ended at zxid {hex_zxid(r.ended_zxid)}, {r.ended:%Y-%m-%d %H:%M:%S} ZooKeeper time.",
-                    tuple(x for x in (txn_ref(r.czxid), txn_ref(r.ended_zxid), ref) if x),
-                )
-            )
-        return out
-    rows = (
-        bundle.cluster_events.where(F.col("event").isin("zk.session_expired", "zk.client_session_expired"))
-        .groupBy("broker_id")
-        .agg(F.count("*").alias("n"), F.min_by(F.struct("file", "line_no", "ts"), "ts").alias("first"))
-        .collect()
-    )
-    for r in rows:
-        out.append(
-            Finding(
-                "broker.session_expired",
-                "warning",
-                {"broker": r.broker_id, "cause": "session_expiry"},
-                f"Broker {r.broker_id}'s ZooKeeper session expired ({r.n} line(s), first at "
-                f"{r.first.ts:%Y-%m-%d %H:%M:%S} broker time).",
-                (file_ref(r.first.file, r.first.line_no),),
-            )
-        )
     return out

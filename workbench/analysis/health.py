@@ -8,7 +8,9 @@ the way Kafka counts it, topics queued for deletion left out as the controller l
 
 - offline: no leader (-1), or a leader that is not registered (KafkaController's OfflinePartitionsCount);
 - no acting leader: a registered leader that refused the LeaderAndIsr making it leader and has not led
-  since (`acting`): nobody serves the partition, though ZooKeeper and Kafka's own counts look healthy;
+  since, or one that went silent (crashed, hung, cut off) before ZooKeeper expired its session, from
+  when the expiry proves it (`acting`): nobody serves the partition, though ZooKeeper and Kafka's own
+  counts look healthy;
 - under-replicated: an acting leader with fewer replicas in the ISR than the replicas less those being
   added (Partition.isUnderReplicated, 2.4+); under min ISR: fewer than min.insync.replicas;
 - imbalance: per broker, the partitions whose first replica it is, and those of them whose leader is not
@@ -30,7 +32,7 @@ from pyspark.sql import functions as F
 
 from workbench.analysis.cluster import kept, views
 from workbench.analysis.findings import Coverage, Finding, tp_list, txn_ref
-from workbench.analysis.partition_history import WHOLE_CLUSTER, min_isr, stretches
+from workbench.analysis.partition_history import WHOLE_CLUSTER, counted, min_isr, stretches
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -75,7 +77,8 @@ def _health(bundle: Bundle, bucket: str, bucket_ms: int) -> Health | None:
     if changes is None or span is None:
         return None
     ended = max(v.evidence.captured_ms or 0, _ms(span.ended))
-    series = kept(_series(_deltas(changes), _ms(span.began) // bucket_ms, ended // bucket_ms, bucket_ms))
+    counts = _deltas(counted(bundle, changes))
+    series = kept(_series(counts, _ms(span.began) // bucket_ms, ended // bucket_ms, bucket_ms))
     cluster = series.where(F.col("broker") == WHOLE_CLUSTER)
     minutes = (
         cluster.groupBy("minute")
@@ -118,7 +121,7 @@ def _bucket_ms(bucket: str) -> int:
 
 def _deltas(changes: DataFrame) -> DataFrame:
     """+1/-1 per count and broker at each txn that moved it: count, broker, zxid, time, delta."""
-    w = Window.partitionBy("topic", "partition").orderBy("zxid")
+    w = Window.partitionBy("topic", "partition").orderBy("zxid", "time")
     none = F.filter("counted_as", lambda x: F.lit(False))
     prev = F.coalesce(F.lag("counted_as").over(w), none)
     d = changes.select(
@@ -131,8 +134,8 @@ def _deltas(changes: DataFrame) -> DataFrame:
         d.select("zxid", "time", F.explode("down").alias("k"), F.lit(-1).alias("delta"))
     )
     return (
-        moved.groupBy(F.col("k.count").alias("count"), F.col("k.broker").alias("broker"), "zxid")
-        .agg(F.sum("delta").alias("delta"), F.max("time").alias("time"))
+        moved.groupBy(F.col("k.count").alias("count"), F.col("k.broker").alias("broker"), "zxid", "time")
+        .agg(F.sum("delta").alias("delta"))
         .where(F.col("delta") != 0)
     )
 
@@ -143,7 +146,9 @@ def _series(deltas: DataFrame, first: int, last: int, bucket_ms: int) -> DataFra
     Buckets from `first` to `last` (bucket numbers), txns before the first counted in the first."""
     at = F.floor(F.unix_millis("time") / bucket_ms).cast("long")
     level = F.sum("delta").over(
-        Window.partitionBy("count", "broker").orderBy("zxid").rowsBetween(Window.unboundedPreceding, 0)
+        Window.partitionBy("count", "broker")
+        .orderBy("zxid", "time")
+        .rowsBetween(Window.unboundedPreceding, 0)
     )
     per_bucket = (
         deltas.select(

@@ -82,8 +82,8 @@ def _offline(bundle: Bundle, h: Health, captured: datetime | None, v: ClusterVie
             said = o.detail()
             summary = (
                 f"{g.n} partition(s) ({tp_list(g.tps)}) had no working leader for {span}{still}: broker "
-                f"{g.leader}, their leader, stopped without a shutdown ({cause.replace('_', ' ')}) and did "
-                f"no leader's work from then{': ' + said if said else ''}; ZooKeeper kept its registration "
+                f"{g.leader}, their leader, {STOPPED.get(cause, STOPPED['unknown'])} from "
+                f"then{': ' + said if said else ''}; ZooKeeper kept its registration "
                 f"until zxid {hex_zxid(g.began_zxid)} ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time), and they "
                 f"had no live leader for up to {duration(g.longest)} after that."
             )
@@ -99,6 +99,16 @@ def _offline(bundle: Bundle, h: Health, captured: datetime | None, v: ClusterVie
             )
         )
     return out
+
+
+# How a leader whose session ZooKeeper expired stopped leading (sessions.session_ends)
+STOPPED = {
+    "crash": "stopped without a shutdown (a crash, or a hang ended by a restart) and did no leader's work",
+    "hang": "stood still (a long GC pause, a stalled disk or VM) and did no leader's work",
+    "network_partition": "was cut off from ZooKeeper and its followers: nothing it accepted was replicated",
+    "session_expiry": "lost its ZooKeeper session without a shutdown and did no leader's work",
+    "unknown": "stopped without a shutdown and did no leader's work",
+}
 
 
 def _bounds(lower: int, upper: int) -> str:

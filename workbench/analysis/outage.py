@@ -7,8 +7,10 @@ ZooKeeper session until the session timeout runs out; it did no controller work 
 silent. ZooKeeper's expiry bounds that moment (`behaviour.went_silent`), on ZooKeeper's clock. The old
 controller's own last log line and its session's last write before the end are its last signs of life:
 the outage is at most from there. The end is the election txn plus the new controller's own election ->
-"Ready to serve" time (one clock). A shutdown or a hand-deleted `/controller` ends the old controller at
-the session's close, so the outage is the gap plus the new controller's start.
+"Ready to serve" time (one clock). Its ZooKeeper client's time-out line says when it last heard from
+ZooKeeper; cut off from ZooKeeper (a network partition) a broker logs on without doing a controller's
+work, so its log lines are then no sign of life. A shutdown or a hand-deleted `/controller` ends the old
+controller at the session's close, so the outage is the gap plus the new controller's start.
 """
 
 from __future__ import annotations
@@ -19,15 +21,16 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import views
+from workbench.analysis.cluster import session_of, views
 from workbench.analysis.findings import file_ref, txn_ref
+from workbench.analysis.sessions import negotiated_timeouts, session_timeout
 from workbench.kafka import behaviour
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 # Causes after which the old controller may have stopped working before ZooKeeper noticed.
-SILENT_CAUSES = ("crash", "session_expiry", "unknown")
+SILENT_CAUSES = ("crash", "hang", "network_partition", "session_expiry", "unknown")
 
 
 @dataclass(frozen=True)
@@ -78,14 +81,17 @@ def outages(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) ->
     known (timeline.skew). A failover whose end is not known (no 'Ready to serve') counts to its election."""
     if not failovers:
         return {}
-    timeouts = _timeouts(bundle, [f.session for f in failovers if f.session is not None])
+    timeouts = negotiated_timeouts(bundle, [f.session for f in failovers if f.session is not None])
     lines = _last_lines(bundle, failovers, skews)
     writes = _last_writes(bundle, failovers)
+    heard = _last_heard(bundle, failovers, skews)
     out = {}
     for f in failovers:
         end = f.elected + timedelta(milliseconds=f.ready_ms or 0)
-        timeout, source = _timeout(bundle, f, timeouts)
-        signs = [s for s in (lines.get(f.epoch), writes.get(f.epoch)) if s is not None]
+        timeout, source = session_timeout(bundle, f.old, f.session, timeouts)
+        # cut off from ZooKeeper, a broker logs on without doing a controller's work
+        line = None if f.cause == "network_partition" else lines.get(f.epoch)
+        signs = [s for s in (line, writes.get(f.epoch), heard.get(f.epoch)) if s is not None]
         last = max(signs, key=lambda s: s[0]) if signs else None
         lower = upper = _ms(end - f.gone)
         if f.cause in SILENT_CAUSES and timeout is not None:
@@ -112,29 +118,6 @@ def _ms(d: timedelta) -> int:
 
 def _epoch_ms(t: datetime) -> int:
     return round(t.timestamp() * 1000)
-
-
-def _timeout(bundle: Bundle, f: Failover, known: dict[int, int]) -> tuple[int | None, str]:
-    """The old controller's session timeout: as ZooKeeper negotiated it (its createSession), else what
-    the broker asked for (server.properties, else Kafka's default for the version)."""
-    if f.session is not None and f.session in known:
-        return known[f.session], "negotiated, ZooKeeper's createSession"
-    ev = views(bundle).evidence
-    asked = ev.configs.get(f.old, {}).get("zookeeper.session.timeout.ms")
-    if asked is not None and asked.strip().isdigit():
-        return int(asked), f"asked for in broker {f.old}'s server.properties"
-    default = behaviour.zk_session_timeout_default_ms(ev.kafka_version)
-    return (default, f"Kafka {ev.kafka_version}'s default") if default is not None else (None, "")
-
-
-def _timeouts(bundle: Bundle, sessions: list[int]) -> dict[int, int]:
-    rows = (
-        views(bundle)
-        .history.where((F.col("op") == "createSession") & F.col("session_id").isin(sessions))
-        .select("session_id", "session_timeout")
-        .collect()  # one row per session asked for
-    )
-    return {r.session_id: r.session_timeout for r in rows if r.session_timeout is not None}
 
 
 def _last_lines(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) -> dict[int, Any]:
@@ -166,6 +149,39 @@ def _last_lines(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]
         )
         for r in rows
     }
+
+
+def _last_heard(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) -> dict[int, Any]:
+    """Epoch -> (time, what, ref): when the old controller's ZooKeeper client last heard from its server,
+    from its time-out line for that session (the line's time less the idle time it reports)."""
+    by_session = {f.session: f for f in failovers if f.session is not None}
+    if not by_session:
+        return {}
+    rows = (
+        bundle.cluster_events.where(F.col("event") == "zk.session_timed_out")
+        .withColumn("session_id", session_of(F.col("attrs")["session"]))
+        .where(F.col("session_id").isin(list(by_session)))
+        .groupBy("broker_id", "session_id")
+        .agg(
+            F.min_by(
+                F.struct("ts", F.col("attrs")["idle_ms"].cast("long").alias("idle_ms"), "file", "line_no"),
+                "ts",
+            ).alias("t")
+        )
+        .collect()  # one row per session
+    )
+    out = {}
+    for r in rows:
+        f = by_session[r.session_id]
+        if r.broker_id != f.old or r.t.idle_ms is None:
+            continue
+        skew = skews.get(f.old)
+        at = r.t.ts - timedelta(milliseconds=r.t.idle_ms + (skew or 0))
+        clock = "" if skew is not None else ", on its own clock (its skew is not known)"
+        what = f"when its ZooKeeper client last heard from ZooKeeper ({r.t.idle_ms} ms before its time-out"
+        what += f"{clock})"
+        out[f.epoch] = (at, what, file_ref(r.t.file, r.t.line_no))
+    return out
 
 
 def _last_writes(bundle: Bundle, failovers: list[Failover]) -> dict[int, Any]:

@@ -1,17 +1,22 @@
 """How each broker's ZooKeeper session ended, read from that broker's own log and ordered by its own clock
 only: after the line that established the session ZooKeeper closed, did it shut down, see its session
-expire, or start again without either (it crashed or hung)? The controller analysis names an election's
-cause from this, and each lost session is a finding of its own.
+expire, or start again without either (it crashed)? An expiry the broker lived through is told apart by
+its ZooKeeper client's time-out line for that session (`behaviour.stood_still`): idle for about the read
+timeout, it kept running but heard nothing (a network partition, ZooKeeper unreachable); idle for the
+whole session timeout or more, the process stood still (a hang: a long GC pause, a stalled disk). The
+controller analysis names an election's cause from this, and each lost session is a finding of its own.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from workbench.analysis.cluster import session_of, views
-from workbench.analysis.findings import file_ref
+from workbench.analysis.findings import Finding, file_ref, hex_zxid, txn_ref
+from workbench.kafka import behaviour
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -80,4 +85,175 @@ def session_ends(bundle: Bundle) -> dict[int, tuple[str, str | None]]:
             out[r.session_id] = ("crash", None)
         else:
             out[r.session_id] = (r.m.how, file_ref(r.m.file, r.m.line_no))
+    expired = [sid for sid, (how, _) in out.items() if how == "session_expiry"]
+    out.update(_lived_through(bundle, expired))
+    return out
+
+
+def _lived_through(bundle: Bundle, sessions: list[int]) -> dict[int, tuple[str, str | None]]:
+    """Session -> (hang or network_partition, the time-out line), for the expired sessions asked for."""
+    if not sessions:
+        return {}
+    found = lived_through(bundle.cluster_events, negotiated_timeouts(bundle, sessions), sessions)
+    return {sid: (how, file_ref(f, n)) for sid, (how, f, n) in found.items()}
+
+
+def lived_through(
+    events: DataFrame,
+    timeouts: dict[int, int] | None = None,
+    sessions: list[int] | None = None,
+    default_timeout_ms: int | None = None,
+) -> dict[int, tuple[str, str, int]]:
+    """Session -> (hang or network_partition, file, line) for each session whose ZooKeeper client logged
+    a time-out, from the longest idle time it reported (`behaviour.stood_still`) against the session's
+    timeout: `timeouts` (ZooKeeper's createSession), else the one its established line reports, else
+    `default_timeout_ms`. Events: any brokers' typed lines (`cluster_events`, or `read_logs`' events)."""
+    ev = events.where(F.col("event").isin("zk.session_timed_out", "zk.session_established")).withColumn(
+        "session_id", session_of(F.col("attrs")["session"])
+    )
+    if sessions is not None:
+        ev = ev.where(F.col("session_id").isin(sessions))
+    rows = (
+        ev.groupBy("session_id")
+        .agg(
+            F.max_by(
+                F.struct(F.col("attrs")["idle_ms"].cast("long").alias("idle_ms"), "file", "line_no"),
+                F.when(F.col("event") == "zk.session_timed_out", F.col("attrs")["idle_ms"].cast("long")),
+            ).alias("out"),
+            F.max(F.col("attrs")["timeout_ms"].cast("long")).alias("logged_timeout"),
+        )
+        .where(F.col("out").isNotNull())
+        .collect()  # one row per session that timed out
+    )
+    found = {}
+    for r in rows:
+        timeout = (timeouts or {}).get(r.session_id) or r.logged_timeout or default_timeout_ms
+        if r.out.idle_ms is None or timeout is None:
+            continue
+        how = "hang" if behaviour.stood_still(r.out.idle_ms, timeout) else "network_partition"
+        found[r.session_id] = (how, r.out.file, r.out.line_no)
+    return found
+
+
+def session_timeout(
+    bundle: Bundle, broker: int, session: int | None, known: dict[int, int]
+) -> tuple[int | None, str]:
+    """A broker's session timeout: as ZooKeeper negotiated it (`known`, its createSession), else what the
+    broker asked for (server.properties, else Kafka's default for the version)."""
+    if session is not None and session in known:
+        return known[session], "negotiated, ZooKeeper's createSession"
+    ev = views(bundle).evidence
+    asked = ev.configs.get(broker, {}).get("zookeeper.session.timeout.ms")
+    if asked is not None and asked.strip().isdigit():
+        return int(asked), f"asked for in broker {broker}'s server.properties"
+    default = behaviour.zk_session_timeout_default_ms(ev.kafka_version)
+    return (default, f"Kafka {ev.kafka_version}'s default") if default is not None else (None, "")
+
+
+def negotiated_timeouts(bundle: Bundle, sessions: list[int]) -> dict[int, int]:
+    """Session -> the timeout ZooKeeper negotiated for it (its createSession txn)."""
+    rows = (
+        views(bundle)
+        .history.where((F.col("op") == "createSession") & F.col("session_id").isin(sessions))
+        .select("session_id", "session_timeout")
+        .collect()  # one row per session asked for
+    )
+    return {r.session_id: r.session_timeout for r in rows if r.session_timeout is not None}
+
+
+# How a session ended after which its broker had gone silent before ZooKeeper expired it: it crashed,
+# stood still, was cut off, or (its client's time-out line absent) at least did not shut down.
+SILENT_ENDINGS = ("crash", "hang", "network_partition", "session_expiry")
+
+CAUSE_TEXT = {
+    "shutdown": "broker {b} shut down",
+    "session_expiry": "broker {b}'s ZooKeeper session expired",
+    "crash": "broker {b} stopped without a shutdown (a crash or hang) and ZooKeeper expired its session",
+    "hang": "broker {b} stood still (its ZooKeeper client heard nothing for about the whole session timeout: "
+    "a long GC pause, a stalled disk or a frozen VM), ZooKeeper expired its session, and it learned so when "
+    "it ran again",
+    "network_partition": "broker {b} kept running but lost ZooKeeper (its client timed out after the read "
+    "timeout, 2/3 of the session's: a network partition or ZooKeeper unreachable) and ZooKeeper expired "
+    "its session",
+    "unknown": "broker {b}'s session closed (no log from broker {b} tells a shutdown from a crash)",
+    "deleted": "/controller was deleted by {by}",
+}
+
+
+def expiry_findings(bundle: Bundle, ends: dict[int, tuple[str, str | None]]) -> list[Finding]:
+    """Brokers that lost their ZooKeeper session: ZooKeeper closed it without the broker shutting down
+    (history), or the broker's own client logged the expiry (logs only)."""
+    v = views(bundle)
+    out = []
+    if v.evidence.zk_history:
+        regs = v.registrations.where(F.col("ended_zxid").isNotNull()).orderBy("ended_zxid").collect()
+        for r in regs:
+            how, ref = ends.get(r.session_id, ("unknown", None))
+            if how not in SILENT_ENDINGS:
+                continue
+            text = CAUSE_TEXT[how].format(b=r.broker_id)
+            out.append(
+                Finding(
+                    "broker.session_expired",
+                    "warning",
+                    {
+                        "broker": r.broker_id,
+                        "session": f"0x{r.session_id:x}",
+                        "zxid": hex_zxid(r.ended_zxid),
+                        "cause": how,
+                    },
+                    f"{text[0].upper()}{text[1:]}: session 0x{r.session_id:x} "
+                    f"(registered at zxid {hex_zxid(r.czxid)}) "
+                    f"ended at zxid {hex_zxid(r.ended_zxid)}, {r.ended:%Y-%m-%d %H:%M:%S} ZooKeeper time.",
+                    tuple(x for x in (txn_ref(r.czxid), txn_ref(r.ended_zxid), ref) if x),
+                )
+            )
+        return out
+    # logs only: the client's "Unable to reconnect ... session 0x.. has expired" names the session
+    rows = (
+        bundle.cluster_events.where(F.col("event") == "zk.session_expired")
+        .withColumn("session_id", session_of(F.col("attrs")["session"]))
+        .groupBy("broker_id", "session_id")
+        .agg(F.count("*").alias("n"), F.min_by(F.struct("file", "line_no", "ts"), "ts").alias("first"))
+        .orderBy("broker_id", "first.ts")
+        .collect()  # one row per expired session
+    )
+    lived = lived_through(
+        bundle.cluster_events,
+        sessions=[r.session_id for r in rows if r.session_id is not None],
+        default_timeout_ms=behaviour.zk_session_timeout_default_ms(v.evidence.kafka_version),
+    )
+    for r in rows:
+        how, file, line_no = lived.get(r.session_id, ("session_expiry", "", 0))
+        text = CAUSE_TEXT[how].format(b=r.broker_id)
+        session = f"0x{r.session_id:x}" if r.session_id is not None else "?"
+        out.append(
+            Finding(
+                "broker.session_expired",
+                "warning",
+                {"broker": r.broker_id, "session": session, "cause": how},
+                f"{text[0].upper()}{text[1:]}: its client logged session {session} expired at "
+                f"{r.first.ts:%Y-%m-%d %H:%M:%S} broker time.",
+                (file_ref(r.first.file, r.first.line_no), *([file_ref(file, line_no)] if file else [])),
+            )
+        )
+    named = {r.broker_id for r in rows}
+    for r in (
+        bundle.cluster_events.where(F.col("event") == "zk.client_session_expired")
+        .groupBy("broker_id")
+        .agg(F.count("*").alias("n"), F.min_by(F.struct("file", "line_no", "ts"), "ts").alias("first"))
+        .collect()  # one row per broker: Kafka's own "Session expired." where the client's line is absent
+    ):
+        if r.broker_id in named:
+            continue
+        out.append(
+            Finding(
+                "broker.session_expired",
+                "warning",
+                {"broker": r.broker_id, "cause": "session_expiry"},
+                f"Broker {r.broker_id}'s ZooKeeper session expired ({r.n} line(s), first at "
+                f"{r.first.ts:%Y-%m-%d %H:%M:%S} broker time).",
+                (file_ref(r.first.file, r.first.line_no),),
+            )
+        )
     return out

@@ -21,6 +21,7 @@ from pyspark.sql.types import ArrayType, IntegerType, StringType, StructField, S
 
 from workbench.analysis.cluster import BROKER_PATH, DELETE_MARKER_PATH, partitions_in, views
 from workbench.analysis.deletion import topics_of
+from workbench.analysis.partition_history import counted
 from workbench.kafka import znodes as paths
 
 if TYPE_CHECKING:
@@ -135,7 +136,8 @@ def state_at(bundle: Bundle, at: int | datetime | str | None = None) -> ClusterS
     if v.evidence.zk_history and at is not None:
         zxid, time = _last_txn(bundle, at if isinstance(at, int) else None, when)
         state = _from_zookeeper(bundle.znodes_at(zxid)[0], _shown(at), zxid, time)
-        state.counted = _counted_at(v.partition_changes, zxid)
+        changes = v.partition_changes
+        state.counted = None if changes is None else _counted_at(counted(bundle, changes), zxid, when or time)
         hidden = _gaps_before(bundle, zxid)
         if hidden:  # replayed across txns nobody can read: not exact, and said why
             state.exact = False
@@ -152,14 +154,16 @@ def _counts_as(count: str) -> Column:
     return F.exists("counted_as", lambda x: x["count"] == F.lit(count))
 
 
-def _counted_at(changes: DataFrame | None, zxid: int) -> DataFrame | None:
-    """topic, partition, counted_as: each partition's last change at or before `zxid`."""
-    if changes is None:
-        return None
+def _counted_at(changes: DataFrame, zxid: int, time: datetime | None) -> DataFrame:
+    """topic, partition, counted_as: each partition's last change at or before `zxid` and `time` (a silent
+    leader's begins between txns, `partition_history.counted`)."""
+    upto = F.col("zxid") <= zxid
+    if time is not None:
+        upto &= F.col("time") <= F.lit(time)
     return (
-        changes.where(F.col("zxid") <= zxid)
+        changes.where(upto)
         .groupBy("topic", "partition")
-        .agg(F.max_by("counted_as", "zxid").alias("counted_as"))
+        .agg(F.max_by("counted_as", F.struct("zxid", "time")).alias("counted_as"))
     )
 
 

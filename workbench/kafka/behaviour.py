@@ -51,6 +51,7 @@ def parse(version: str | None) -> Version | None:
 
 
 K = "core/src/main/scala/kafka"
+ZK = "zookeeper-server/src/main/java/org/apache/zookeeper"  # apache/zookeeper
 _FACTS = (
     Fact(
         "first_leader_and_isr_refused",
@@ -247,6 +248,24 @@ _FACTS = (
             Source("3.6.2", f"{K}/server/KafkaConfig.scala", "64"),
         ),
     ),
+    Fact(
+        "zk_client_idle_beyond_read_timeout_means_it_stood_still",
+        "A ZooKeeper client checks, at least every read timeout (2/3 of the negotiated session timeout), "
+        "how long it has heard nothing from its server; past the read timeout it logs 'Client session "
+        "timed out, have not heard from server in <idle>ms' and reconnects. A client that keeps running "
+        "therefore logs an idle time of about the read timeout; one near or beyond the whole session "
+        "timeout means its process did not run meanwhile (a long GC pause, a stalled disk, a frozen VM). "
+        "The idle time is measured on a monotonic clock, so it counts the pause. Every Kafka version's "
+        "bundled client (3.4 to 3.8).",
+        None,
+        None,
+        (
+            Source("release-3.5.9", f"{ZK}/ClientCnxn.java", "1178-1192"),
+            Source("release-3.5.9", f"{ZK}/ClientCnxn.java", "1386"),
+            Source("release-3.8.4", f"{ZK}/ClientCnxn.java", "1246-1258"),
+            Source("release-3.8.4", f"{ZK}/ClientCnxn.java", "1446"),
+        ),
+    ),
 )
 FACTS: dict[str, Fact] = {f.key: f for f in _FACTS}
 
@@ -274,3 +293,11 @@ def went_silent(expired_ms: int, timeout_ms: int, tick_ms: int = TICK_MS_DEFAULT
     at most that long after it was last heard."""
     last_heard = expired_ms - timeout_ms
     return last_heard - tick_ms, last_heard + round(timeout_ms * PING_EVERY_OF_TIMEOUT)
+
+
+def stood_still(idle_ms: int, timeout_ms: int) -> bool:
+    """Whether a 'Client session timed out ... in <idle_ms>ms' line says the client's process did not run
+    (`zk_client_idle_beyond_read_timeout_means_it_stood_still`): a running client reports about the read
+    timeout (2/3 of the session's); a paused one at least the time ZooKeeper needed to expire it. The
+    midpoint between the two (5/6 of the timeout) tells them apart."""
+    return idle_ms * 6 > timeout_ms * 5

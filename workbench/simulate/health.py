@@ -8,6 +8,8 @@ counts them (topics queued for deletion left out, as the controller leaves them 
   OfflinePartitionsCount);
 - no acting leader: a registered leader that refused the LeaderAndIsr making it leader (the simulator
   says so, `refused`), from the write of that leader epoch until another leader or its registration goes;
+  or one that went silent (crashed, hung, cut off: `went_silent`), from when ZooKeeper's expiry of its
+  session proves it silent until the registration goes;
 - under-replicated: an acting leader with fewer replicas in the ISR than the partition's replicas less
   those being added (the leader's UnderReplicatedPartitions, Partition.isUnderReplicated);
 - per broker, the partitions it leads, and checkAndTriggerAutoLeaderRebalance's imbalance: the partitions
@@ -55,8 +57,12 @@ class HealthRecorder:
         self.urp_sustained: list[tuple[tuple[int, ...], bool]] = []  # out of the ISR, still at the end
         self.epoch_written: dict[TP, tuple[int, int, int]] = {}  # leader epoch, zxid and time of its write
         self.not_acting: dict[TP, int] = {}  # the registered leader that refused to lead
+        self.silent: set[int] = set()  # registered brokers surely silent (crashed, hung, cut off)
+        self.pure: dict[TP, frozenset[str]] = {}  # counted as ZooKeeper alone shows it: the episodes'
+        self.last_zxid = 0
 
     def __call__(self, t: Txn) -> None:
+        self.last_zxid = t.zxid
         touched: set[TP] = set()
         for s in t.ops or [t]:
             if s.path:
@@ -80,6 +86,9 @@ class HealthRecorder:
             delta.update({k: 1 for k in now - before})
             delta.subtract({k: 1 for k in before - now})
             self.counted[tp] = now
+            # offline and under-replicated episodes as ZooKeeper shows them (a silent leader aside)
+            now, before = self._counts(tp, pure=True), self.pure.get(tp, frozenset())
+            self.pure[tp] = now
             if t is not None:
                 self._episodes(t, tp, now, before)
             elif "under_replicated" in before - now:
@@ -98,6 +107,16 @@ class HealthRecorder:
         _, zxid, time = self.epoch_written[tp]
         self._recount({tp}, zxid, time, None)
         return zxid
+
+    def went_silent(self, broker: int, time: int) -> None:
+        """The simulator's word that `broker`, still registered, has surely been silent since `time` (its
+        session's expiry less what `behaviour.went_silent` allows, as the analysis reads it): what it
+        leads counts as without an acting leader from then until its registration goes."""
+        if broker not in self.registered:
+            return
+        self.silent.add(broker)
+        led = {tp for tp, (leader, _, _) in self.states.items() if leader == broker}
+        self._recount(led, self.last_zxid, time, None)
 
     def _data(self, path: str) -> Any:
         node = self.tree.nodes.get(path)
@@ -139,10 +158,12 @@ class HealthRecorder:
         now = {int(name) for name in self.tree.children.get("/brokers/ids", ()) if name.isdigit()}
         changed = now ^ self.registered
         self.registered = now
+        self.silent -= changed  # a registration that ends (or begins) ends its silence
         return {tp for tp, (leader, _, _) in self.states.items() if leader in changed}
 
-    def _counts(self, tp: TP) -> frozenset[str]:
-        """What this partition adds to the counts (named as in `series`)."""
+    def _counts(self, tp: TP, pure: bool = False) -> frozenset[str]:
+        """What this partition adds to the counts (named as in `series`); `pure`: as ZooKeeper and the
+        refusals alone show it, a silent leader counted as acting."""
         if tp[0] in self.deleting or tp not in self.assigned:
             return frozenset()
         first, replication = self.first[tp], len(self.assigned[tp])
@@ -157,7 +178,7 @@ class HealthRecorder:
             out.add("offline")
         else:
             out.add(f"leaders/{leader}")
-            if self.not_acting.get(tp) == leader:
+            if self.not_acting.get(tp) == leader or (leader in self.silent and not pure):
                 out.add("no_acting_leader")
             elif isr < replication:
                 out.add("under_replicated")

@@ -170,6 +170,35 @@ def unclean_election(c: Cluster, s: Scale) -> None:
     story.produce(c, s.hours * 20, s.per_second)
 
 
+def controller_hang(c: Cluster, s: Scale) -> None:
+    """The controller's broker stands still for half a minute (a stop-the-world GC pause) while it leads
+    partitions that producers with acks=1 write to. ZooKeeper expires its session after the timeout:
+    another broker is elected and leads its partitions, so the cluster was without a controller and
+    those partitions without a leader from the freeze, not from the expiry. When it runs again it
+    appends what producers still send it for a moment, learns its session expired, resigns, registers
+    anew and follows the new leaders: it truncates what it appended alone (acknowledged, lost)."""
+    for i in range(s.topics):
+        story.create_topic(c, f"topic-{i}", s.partitions, s.replication)
+    story.produce(c, s.hours * 20, s.per_second)
+    assert c.controller is not None
+    story.pause(c, c.controller, c.jitter(25_000, 40_000), s.per_second)
+    story.produce(c, s.hours * 20, s.per_second)
+
+
+def controller_partitioned(c: Cluster, s: Scale) -> None:
+    """The controller's broker is cut off from ZooKeeper and the other brokers for a minute (a network
+    partition) while producers beside it, with acks=1, go on writing to the partitions it leads. Its
+    ZooKeeper client times out after the read timeout and keeps trying; ZooKeeper expires its session,
+    another broker is elected and leads its partitions. When the network heals it learns its session
+    expired, resigns, registers anew and follows: it truncates the minute it appended alone."""
+    for i in range(s.topics):
+        story.create_topic(c, f"topic-{i}", s.partitions, s.replication)
+    story.produce(c, s.hours * 20, s.per_second)
+    assert c.controller is not None
+    story.pause(c, c.controller, c.jitter(50_000, 70_000), s.per_second, isolated=True)
+    story.produce(c, s.hours * 20, s.per_second)
+
+
 def _hosting_non_controller(c: Cluster, topic: str) -> int:
     hosts = {r for p in c.topics[topic].partitions.values() for r in p.replicas}
     return max(b for b in hosts if b != c.controller)
@@ -183,4 +212,6 @@ SCENARIOS: dict[str, Callable[[Cluster, Scale], None]] = {
     "controller-failover": controller_failover,
     "reassignment-blocks-deletion": reassignment_blocks_deletion,
     "unclean-election": unclean_election,
+    "controller-hang": controller_hang,
+    "controller-partitioned": controller_partitioned,
 }

@@ -13,14 +13,17 @@ from workbench.kafka.assignment import (
     assign_replicas_to_brokers,
     create_new_partitions_assignment,
 )
+from workbench.kafka.behaviour import went_silent
 from workbench.kafka.zkdata import ConfigEntityZNode, encode_config
 from workbench.simulate import broker as brokers
 from workbench.simulate import controller as ctl
-from workbench.simulate import reassignment
+from workbench.simulate import reassignment, wording
 from workbench.simulate import requests as req
 from workbench.simulate.cluster import (
     REPLICA_LAG_TIME_MAX_MS,
     SESSION_TIMEOUT_MS,
+    ZK_CONNECT,
+    ZK_SERVER,
     Broker,
     Cluster,
     Partition,
@@ -234,20 +237,100 @@ def crash(c: Cluster, broker: int) -> None:
     failure: dict[str, object] = {"broker": broker, "crashed_ms": c.now, "session_expired_ms": None}
     failure["was_controller"] = c.controller == broker
     c.truth["broker_failures"].append(failure)
+    _expire_at(c, b, session, failure, c.now + SESSION_TIMEOUT_MS + c.jitter(0, 2_000))
 
-    def expire() -> None:
-        if session is not None:
-            c.zk.close_session(c.now, session)
-        c.not_acting_ended(broker=broker)
-        failure["session_expired_ms"] = c.now
-        c.tick(c.jitter(5, 30))
-        if c.controller == broker:
-            c.controller = None
-            ctl.elect(c, c.live()[0], f"controller {broker} lost its ZooKeeper session")
-        else:
-            ctl.on_broker_failure(c, [b])
 
-    c.after(SESSION_TIMEOUT_MS + c.jitter(0, 2_000), expire)
+def _expire_at(c: Cluster, b: Broker, session: int | None, failure: dict[str, object], at: int) -> None:
+    """ZooKeeper expires the silent broker's session at `at`; from the moment that expiry proves it
+    silent (behaviour.went_silent's latest bound, as the analysis reads it) its leaderships count as
+    without an acting leader."""
+    surely = went_silent(at, SESSION_TIMEOUT_MS)[1]
+    c.after(max(0, surely - c.now), lambda: c.health.went_silent(b.id, c.now))
+    c.after(at - c.now, lambda: _expire(c, b, session, failure))
+
+
+def _expire(c: Cluster, b: Broker, session: int | None, failure: dict[str, object]) -> None:
+    """ZooKeeper expires a silent broker's session: its registration goes, the controller reacts."""
+    if session is not None:
+        c.zk.close_session(c.now, session)
+    c.not_acting_ended(broker=b.id)
+    failure["session_expired_ms"] = c.now
+    c.tick(c.jitter(5, 30))
+    if c.controller == b.id:
+        c.controller = None
+        how = " (it stood still)" if failure.get("hung_ms") else ""
+        how = " (cut off from ZooKeeper)" if failure.get("isolated") else how
+        ctl.elect(c, c.live()[0], f"controller {b.id} lost its ZooKeeper session{how}")
+    else:
+        ctl.on_broker_failure(c, [b])
+
+
+def pause(c: Cluster, broker: int, ms: int, per_second: float, isolated: bool = False) -> None:
+    """A broker stands still for `ms` (a stop-the-world GC pause, a stalled disk, a frozen VM): no lines,
+    no fetches, no pings; or, `isolated`, it runs on cut off from ZooKeeper and the other brokers (a
+    network partition; producers beside it still reach it), its ZooKeeper client timing out after the
+    read timeout and trying to reconnect. ZooKeeper expires its session as if it had crashed. Producers
+    with acks=1 append to the partitions it still believes it leads (all along when isolated, for a
+    moment after a pause). Then its client finds the session expired (`behaviour.stood_still` tells the
+    two apart by the idle time it reports); it resigns (KafkaController.processExpire, every broker),
+    registers anew, and the controller makes it follow the new leaders: it truncates what it appended
+    alone."""
+    b = c.brokers[broker]
+    assert b.alive and b.session is not None and ms > SESSION_TIMEOUT_MS
+    session, heard = b.session, c.now - c.jitter(0, SESSION_TIMEOUT_MS / 3)  # its last ping's answer
+    hex_session = f"0x{session:x}"
+    failure: dict[str, object] = {"broker": broker, "crashed_ms": c.now, "session_expired_ms": None}
+    failure.update(was_controller=c.controller == broker, hung_ms=0 if isolated else ms, isolated=isolated)
+    c.truth["broker_failures"].append(failure)
+    b.alive = False  # to the cluster: nothing reaches it, nothing of it reaches anyone
+    _expire_at(c, b, session, failure, heard + SESSION_TIMEOUT_MS + c.jitter(0, 2_000))
+    if isolated:
+        read_timeout = SESSION_TIMEOUT_MS * 2 // 3
+        c.tick(heard + read_timeout + c.jitter(1, 10) - c.now)
+        c.say(b.id, "zk.session_timed_out", "WARN", idle_ms=c.now - heard, session=hex_session)
+        while c.now < failure["crashed_ms"] + ms:  # type: ignore[operator]
+            _connecting(c, b)
+            _appended_alone(c, b, per_second * 5)
+            c.tick(c.jitter(4_000, 6_000))
+    else:
+        c.tick(ms)
+    assert failure["session_expired_ms"] is not None, "back before ZooKeeper expired its session"
+    b.alive = True
+    failure["started_ms"] = c.now  # the same process runs on: not a restart
+    _appended_alone(c, b, per_second * c.rng.uniform(0.2, 0.6))
+    c.tick(c.jitter(20, 200))
+    if not isolated:
+        c.say(b.id, "zk.session_timed_out", "WARN", idle_ms=c.now - heard, session=hex_session)
+    _connecting(c, b)
+    c.tick(c.jitter(5, 40))
+    c.say(b.id, "zk.session_expired", "WARN", session=hex_session)
+    c.say(b.id, "zk.client_session_expired")
+    c.say(b.id, "controller.resigned", role="controller")
+    c.say(b.id, "zk.client_reinitializing", zk_connect=ZK_CONNECT)
+    c.tick(c.jitter(5, 40))
+    b.session = c.zk.create_session(c.now, SESSION_TIMEOUT_MS)
+    shown = f"0x{b.session:x}"
+    c.say(b.id, "zk.session_established", server=ZK_SERVER, session=shown, timeout_ms=SESSION_TIMEOUT_MS)
+    brokers.register(c, b)
+    assert c.controller is not None
+    ctl.on_broker_startup(c, b)
+
+
+def _appended_alone(c: Cluster, b: Broker, records: float) -> None:
+    """acks=1 producers with stale metadata append to what `b` still leads; nobody fetches it."""
+    for tp in list(b.leading):
+        p = next(x for x in c.partitions() if x.tp == tp)
+        r = c.replica(b, p)
+        rolled(c, b, p, r.grow(r.log_end_offset + max(1, int(records)), c.now))
+
+
+def _connecting(c: Cluster, b: Broker) -> None:
+    """ClientCnxn's reconnect attempt, in the wording of the client this Kafka bundles."""
+    if wording.zk_client(c.version) == "release-3.8.4":
+        c.say(b.id, "zk.connecting", server=ZK_SERVER)
+    else:
+        sasl = "not attempt to authenticate using SASL (unknown error)"
+        c.say(b.id, "zk.connecting", server=ZK_SERVER, sasl=sasl)
 
 
 def start_again(c: Cluster, broker: int) -> None:
