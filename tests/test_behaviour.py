@@ -28,6 +28,7 @@ PINNED = {
     "auto_rebalance_leaves_topics_queued_for_deletion": (("2.5.1", "3.6.2"), ()),
     "only_unclean_election_leaves_the_isr": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "truncation_below_high_watermark_warned": (("2.5.1", "2.8.2", "3.6.2"), ()),
+    "leader_epochs_not_rebuilt_after_clean_shutdown": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "zk_client_idle_beyond_read_timeout_means_it_stood_still": (("1.1.1", "2.8.2", "3.6.2"), ()),
 }
 

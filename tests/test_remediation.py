@@ -61,14 +61,22 @@ def test_the_plan_names_exactly_the_stale_replicas_and_restarts_the_controller_l
     assert sum(s.controller for s in plan.steps) == 1
     scripts = sorted(out.glob("step-*.sh"))
     assert [p.name for p in scripts] == [plan.script_name(n, s) for n, s in enumerate(plan.steps, 1)]
-    for path, step in zip(scripts, plan.steps, strict=True):
-        # kafka-topics.sh asks another broker than the one the step restarts
-        bootstrap = re.search(r"BOOTSTRAP:=([^}]*)\}", path.read_text())
-        assert bootstrap and bootstrap.group(1) in {a for b, a in plan.listeners.items() if b != step.broker}
+    completed: dict[tuple[str, int], list[int]] = {}
+    for n, (path, step) in enumerate(zip(scripts, plan.steps, strict=True), 1):
+        block = re.search(r"^COMPLETED=\(\n(.*?)^\)", path.read_text(), re.S | re.M)
+        assert block, path
+        for topic, partition in re.findall(r'"(\S+) (\d+)"', block.group(1)):
+            completed.setdefault((topic, int(partition)), []).append(n)
+            # the step that completes a partition repairs one of its replicas, and no later step does
+            assert (topic, int(partition)) in {(r.topic, r.partition) for r in step.replicas}
         assert os.access(path, os.X_OK)
         subprocess.run(["bash", "-n", str(path)], check=True)
         text = path.read_text()
         assert "not lossless for availability" in text.replace("\n# ", " ")
+    last = {(r.topic, r.partition): n for n, st in enumerate(plan.steps, 1) for r in st.replicas}
+    assert completed == {
+        tp: [n] for tp, n in last.items()
+    }  # each partition waited for once, at its last step
     text = (out / "PLAN.md").read_text()
     assert remediation.WARNING in text and "Undo" in text
     for n, step in enumerate(plan.steps, 1):
@@ -92,9 +100,12 @@ def test_no_plan_where_no_replica_is_stale(
     assert said in written[0].read_text()
 
 
-def broker_3_step(plan: remediation.RepairPlan, out: Path) -> tuple[remediation.BrokerStep, str]:
-    """Broker 3's step and its script (the smallest: two stale replicas, both in the ISR at the capture)."""
-    n, step = next((n, s) for n, s in enumerate(plan.steps, 1) if s.broker == 3)
+def broker_3_step(
+    plan: remediation.RepairPlan, out: Path, broker: int = 3
+) -> tuple[remediation.BrokerStep, str]:
+    """A broker's step and its script; broker 3's is the smallest: two stale replicas, both in the ISR at
+    the capture."""
+    n, step = next((n, s) for n, s in enumerate(plan.steps, 1) if s.broker == broker)
     return step, str(out / plan.script_name(n, step))
 
 
@@ -119,9 +130,19 @@ def test_a_dry_run_changes_nothing_and_prints_every_change(
     run = subprocess.run([script], env=env, capture_output=True, text=True, check=True)
     assert snapshot(logs) == before and not (tmp_path / "backup").exists()
     for r in step.replicas:
-        for f in ("partition.metadata", "leader-epoch-checkpoint"):
-            assert f"would run: rm -f {logs}/{r.dir_name}/{f}" in run.stdout
+        assert f"would run: rm -f {logs}/{r.dir_name}/partition.metadata" in run.stdout
+        # not rebuilt after a clean shutdown: removed only when asked for
+        assert f"{r.dir_name}/leader-epoch-checkpoint" not in run.stdout
     assert "would run: systemctl stop kafka" in run.stdout
+    asked = subprocess.run(
+        [script],
+        env={**env, "REMOVE_LEADER_EPOCH_CHECKPOINT": "yes"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    for r in step.replicas:
+        assert f"would run: rm -f {logs}/{r.dir_name}/leader-epoch-checkpoint" in asked.stdout
 
 
 BROKER = """import json, sys
@@ -150,33 +171,42 @@ zk.stop()
 
 
 def kafka_bin(tmp_path: Path) -> Path:
-    """zookeeper-shell.sh as ZooKeeper's own CLI (Kafka's is a wrapper of it, host first); kafka-topics.sh
-    answers --under-replicated-partitions with none, as it does on a cluster whose ISRs are full."""
+    """zookeeper-shell.sh as ZooKeeper's own CLI (Kafka's is a wrapper of it, host first, that takes
+    `-zk-tls-config-file FILE` next: ZooKeeperMainWithTlsSupportForKafka 2.5.1:29; noted in `zk-tls`)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     shell = bin_dir / "zookeeper-shell.sh"
     main_class = f"java -cp {classpath()} org.apache.zookeeper.ZooKeeperMain"
-    shell.write_text(f'#!/bin/sh\nhost=$1; shift\nexec {main_class} -server "$host" "$@"\n')
-    (bin_dir / "kafka-topics.sh").write_text("#!/bin/sh\nexit 0\n")
+    tls = f'if [ "$1" = -zk-tls-config-file ]; then echo "$2" > {bin_dir}/zk-tls; shift 2; fi\n'
+    shell.write_text(f'#!/bin/sh\nhost=$1; shift\n{tls}exec {main_class} -server "$host" "$@"\n')
     for p in bin_dir.iterdir():
         p.chmod(0o755)
     return bin_dir
 
 
-def load_tree(hosts: str, out_of_isr: int) -> None:
-    """The sample's ZooKeeper tree, with `out_of_isr` taken out of every ISR (its refused replicas left)."""
+def load_tree(hosts: str, out_of_isr: set[int], whole: bool = False) -> None:
+    """The sample's ZooKeeper tree, with `out_of_isr` taken out of every ISR (their refused replicas left);
+    `whole`: every other replica back in (the earlier steps done)."""
     from kazoo.client import KazooClient
 
     zk = KazooClient(hosts=hosts)
     zk.start()
     try:
-        for line in (MISMATCH / "zk" / "znodes.jsonl").read_text().splitlines():
-            z = json.loads(line)
+        znodes = [json.loads(line) for line in (MISMATCH / "zk" / "znodes.jsonl").read_text().splitlines()]
+        assigned = {
+            z["path"].split("/")[3]: json.loads(z["data"])["partitions"]
+            for z in znodes
+            if z["path"].count("/") == 3 and z["path"].startswith("/brokers/topics/")
+        }
+        for z in znodes:
             if z["path"] != "/" and not z["path"].startswith("/zookeeper"):
                 data = z["data"] or ""
                 if z["path"].endswith("/state"):
                     state = json.loads(data)
-                    state["isr"] = [b for b in state["isr"] if b != out_of_isr]
+                    if whole:
+                        topic, _, partition, _ = z["path"].split("/")[3:]
+                        state["isr"] = assigned[topic][partition]
+                    state["isr"] = [b for b in state["isr"] if b not in out_of_isr]
                     data = json.dumps(state, separators=(",", ":"))
                 zk.ensure_path(z["path"])
                 zk.set(z["path"], data.encode())
@@ -184,13 +214,21 @@ def load_tree(hosts: str, out_of_isr: int) -> None:
         zk.stop()
 
 
-def broker_3_host(tmp_path: Path, hosts: str, start: str, wait: int) -> tuple[dict[str, str], Path]:
-    """Broker 3's host: its log dir, ZooKeeper with the sample's tree (broker 3 out of every ISR), the
-    stand-in broker's stop and `start`, and the script's settings."""
-    load_tree(hosts, out_of_isr=3)
-    logs = host_log_dir(tmp_path, 3)
+def broker_3_host(
+    tmp_path: Path,
+    hosts: str,
+    start: str,
+    wait: int,
+    broker_id: int = 3,
+    also_out: frozenset[int] = frozenset(),
+) -> tuple[dict[str, str], Path]:
+    """A broker's host (3's unless said): its log dir, ZooKeeper with the sample's tree (the broker, and
+    `also_out`, out of every ISR; for another broker than 3 every other replica in, as after the earlier
+    steps), the stand-in broker's stop and `start`, and the script's settings."""
+    load_tree(hosts, out_of_isr={broker_id, *also_out}, whole=broker_id != 3)
+    logs = host_log_dir(tmp_path, broker_id)
     (tmp_path / "broker.py").write_text(BROKER)
-    broker = f"{sys.executable} {tmp_path / 'broker.py'} {hosts} 3 {logs}"
+    broker = f"{sys.executable} {tmp_path / 'broker.py'} {hosts} {broker_id} {logs}"
     env = {
         **os.environ,
         "LOG_DIR_0": str(logs),
@@ -209,6 +247,7 @@ def test_apply_backs_up_removes_restarts_and_waits_for_the_broker_to_rejoin(
 ) -> None:
     step, script = broker_3_step(*mismatch_plan)
     env, logs = broker_3_host(tmp_path, zookeeper.hosts, start="start", wait=60)
+    env["ZK_TLS_CONFIG"] = "/etc/kafka/zk-tls.properties"
     before = snapshot(logs)
 
     checked = subprocess.run([script, "--check"], env=env, capture_output=True, text=True)
@@ -222,13 +261,16 @@ def test_apply_backs_up_removes_restarts_and_waits_for_the_broker_to_rejoin(
     for r in step.replicas:
         meta = logs / r.dir_name / "partition.metadata"
         assert meta.read_text().endswith(f"topic_id: {zk_id}")
-        assert not (logs / r.dir_name / "leader-epoch-checkpoint").exists()
-        for f in ("partition.metadata", "leader-epoch-checkpoint"):
-            saved = tmp_path / "backup" / "LOG_DIR_0" / r.dir_name / f
-            assert saved.read_bytes() == before[f"{r.dir_name}/{f}"]
-    repaired = {r.dir_name for r in step.replicas}
-    others = {k: v for k, v in before.items() if k.split("/")[0] not in repaired}
-    assert {k: v for k, v in snapshot(logs).items() if k.split("/")[0] not in repaired} == others
+        kept = f"{r.dir_name}/leader-epoch-checkpoint"
+        assert (logs / kept).read_bytes() == before[kept]
+        saved = tmp_path / "backup" / "LOG_DIR_0" / r.dir_name / "partition.metadata"
+        assert saved.read_bytes() == before[f"{r.dir_name}/partition.metadata"]
+    repaired = {f"{r.dir_name}/partition.metadata" for r in step.replicas}
+    others = {k: v for k, v in before.items() if k not in repaired}
+    assert {k: v for k, v in snapshot(logs).items() if k not in repaired} == others
+
+    # a secured ZooKeeper's TLS settings reach zookeeper-shell.sh
+    assert (tmp_path / "bin" / "zk-tls").read_text().strip() == "/etc/kafka/zk-tls.properties"
 
     again = subprocess.run([script, "--check"], env=env, capture_output=True, text=True)
     assert again.returncode == 1 and "no longer holds" in again.stderr
@@ -246,12 +288,33 @@ def test_apply_stops_and_says_what_is_missing_when_the_broker_does_not_rejoin(
     assert "done:" not in run.stdout
 
 
+@pytest.mark.parametrize("others_back", [True, False])
+def test_the_step_that_completes_a_partition_waits_until_its_isr_is_whole(
+    mismatch_plan: tuple[remediation.RepairPlan, Path], tmp_path: Path, zookeeper: Any, others_back: bool
+) -> None:
+    """The last step (broker 2) completes orders 0-5: it says done only once every replica of each is in
+    its ISR, and stops, saying which, while a replica of an earlier step is still out."""
+    step, script = broker_3_step(*mismatch_plan, broker=2)
+    also_out = frozenset() if others_back else frozenset({1})
+    env, _ = broker_3_host(tmp_path, zookeeper.hosts, "start", 60 if others_back else 3, 2, also_out)
+    run = subprocess.run([script, "--apply"], env=env, capture_output=True, text=True)
+    completed = sorted({(r.topic, r.partition) for r in step.replicas})
+    if others_back:
+        assert run.returncode == 0, run.stdout + run.stderr
+        for t, q in completed:
+            assert f"ok: every replica of {t}-{q} is in its ISR" in run.stdout
+    else:
+        assert run.returncode == 1 and "done:" not in run.stdout
+        t, q = completed[0]
+        assert f"not yet: every replica of {t}-{q} is in its ISR" in run.stderr
+
+
 def test_check_refuses_the_wrong_host(
     mismatch_plan: tuple[remediation.RepairPlan, Path], tmp_path: Path
 ) -> None:
     _, script = broker_3_step(*mismatch_plan)
     logs = host_log_dir(tmp_path, 1)  # broker 1's log dir on "broker 3's host"
-    env = {**os.environ, "LOG_DIR_0": str(logs), "ZOOKEEPER": "127.0.0.1:1", "BOOTSTRAP": "x:1"}
+    env = {**os.environ, "LOG_DIR_0": str(logs), "ZOOKEEPER": "127.0.0.1:1"}
     run = subprocess.run([script, "--check"], env=env, capture_output=True, text=True)
     assert run.returncode == 1 and "is not broker 3's" in run.stderr
 

@@ -2,8 +2,10 @@
 
 A replica whose `partition.metadata` holds an id ZooKeeper no longer has is refused by its broker until the
 file is gone; the broker then records ZooKeeper's id on the next LeaderAndIsr. The plan names exactly those
-partition dirs, per broker: back up and remove `partition.metadata` and `leader-epoch-checkpoint`, restart
-the broker, wait until it is registered, back in each ISR and the cluster has no under-replicated partition.
+partition dirs, per broker: back up and remove `partition.metadata` (`leader-epoch-checkpoint` only when
+asked: it is not rebuilt after a clean shutdown, `leader_epochs_not_rebuilt_after_clean_shutdown`), restart
+the broker, wait until it is registered and back in each ISR, and the partitions whose last stale replica
+it repaired have every replica in their ISR (2.8 writes partition.metadata late: no wait for it there).
 Brokers go one at a time: those whose stale replicas already left every ISR first (their restart takes
 nothing away), the active controller last (one failover, not several).
 """
@@ -19,9 +21,10 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import BROKER_PATH, views
+from workbench.analysis.cluster import views
 from workbench.analysis.findings import ranges
 from workbench.analysis.topic_ids import replica_ids
+from workbench.kafka import behaviour
 from workbench.kafka.names import is_internal
 
 if TYPE_CHECKING:
@@ -84,7 +87,6 @@ class RepairPlan:
     topics_without_id: list[str] = field(default_factory=list)
     gaps: list[str] = field(default_factory=list)
     zookeeper: dict[int, str] = field(default_factory=dict)  # zookeeper.connect per broker
-    listeners: dict[int, str] = field(default_factory=dict)  # host:port per registered broker
     not_applicable: str | None = None
 
     def script_name(self, n: int, step: BrokerStep) -> str:
@@ -167,7 +169,6 @@ def plan(bundle: Bundle) -> RepairPlan:
         r.topic for r in v.topics.where(F.col("topic_id").isNull()).select("topic").orderBy("topic").collect()
     ]
     result.zookeeper = {b: c["zookeeper.connect"] for b, c in ev.configs.items() if "zookeeper.connect" in c}
-    result.listeners = _listeners(bundle)
     no_dirs = sorted((ev.brokers | live) - ev.with_datadirs)
     if no_dirs:
         result.gaps.append(
@@ -184,20 +185,6 @@ def _controller(bundle: Bundle) -> int | None:
         .first()
     )
     return None if row is None else row.b
-
-
-def _listeners(bundle: Bundle) -> dict[int, str]:
-    """host:port of each registered broker's first listener (one row a broker)."""
-    rows = (
-        bundle.znodes.where(F.col("path").rlike(BROKER_PATH))
-        .select(
-            F.regexp_extract("path", BROKER_PATH, 1).cast("int").alias("b"),
-            F.get_json_object("data", "$.endpoints[0]").alias("endpoint"),
-        )
-        .where(F.col("endpoint").isNotNull())
-        .collect()
-    )
-    return {r.b: re.sub(r"^[A-Za-z0-9_]+://", "", r.endpoint) for r in rows}
 
 
 def _host_log_dirs(bundle: Bundle) -> dict[int, dict[str, str | None]]:
@@ -226,8 +213,22 @@ def _var(folder: str) -> str:
     return "LOG_DIR_" + re.sub(r"\W", "_", folder)
 
 
+def _completed(p: RepairPlan, n: int) -> list[tuple[str, int]]:
+    """The partitions whose last stale replica step n repairs: only then can their ISR be whole."""
+    last: dict[tuple[str, int], int] = {}
+    for i, step in enumerate(p.steps, 1):
+        for r in step.replicas:
+            last[(r.topic, r.partition)] = i
+    return sorted(tp for tp, i in last.items() if i == n)
+
+
 def broker_script(p: RepairPlan, n: int, step: BrokerStep) -> str:
     """Step n of the plan: the script run on `step`'s broker, from scripts/repair-broker.sh."""
+    # 3.x writes partition.metadata at log creation; 2.8 only on a later LeaderAndIsr; unknown: no wait
+    version = p.manifest.get("kafka_version")
+    written_at_once = behaviour.holds(
+        "partition_metadata_written_at_log_creation", version if isinstance(version, str) else None
+    )
     template = resources.files("workbench").joinpath("scripts/repair-broker.sh").read_text("utf-8")
     total = len(p.steps)
     after = f"after step {n - 1} ({p.script_name(n - 1, p.steps[n - 2])}) has finished" if n > 1 else "first"
@@ -267,7 +268,14 @@ def broker_script(p: RepairPlan, n: int, step: BrokerStep) -> str:
         "SCRIPT": p.script_name(n, step),
         "INTERNAL": internal + ("\n" if internal else ""),
         "ZOOKEEPER": p.zookeeper.get(step.broker) or next(iter(p.zookeeper.values()), "<zookeeper.connect>"),
-        "BOOTSTRAP": next((a for b, a in sorted(p.listeners.items()) if b != step.broker), "<host:port>"),
+        "WAIT_FOR_METADATA": "yes" if written_at_once else "no",
+        "METADATA_WHEN": (
+            "partition.metadata is written when the log is created, so the restart writes it"
+            if written_at_once
+            else "partition.metadata may be written only by a later LeaderAndIsr (2.8 writes it for a log "
+            "already attached), so the script does not wait for it"
+        ),
+        "COMPLETED": "\n".join(f'  "{t} {q}"' for t, q in _completed(p, n)),
         "BACKUP_DIR": f"/var/tmp/topic-id-repair-{cluster}-broker-{step.broker}",
         "LOG_DIRS": log_dirs,
         "REPLICAS": rows,
@@ -323,7 +331,10 @@ def _markdown(p: RepairPlan) -> str:
         "",
         "Each broker refuses the controller's LeaderAndIsr for these replicas (INCONSISTENT_TOPIC_ID), so "
         "they stop following and leave the ISR. Without `partition.metadata` the broker records "
-        "ZooKeeper's id on its next LeaderAndIsr; `leader-epoch-checkpoint` goes with it.",
+        "ZooKeeper's id on its next LeaderAndIsr. `leader-epoch-checkpoint` stays: after a clean shutdown "
+        "Kafka does not rebuild the epoch cache, so without it a follower truncates to its high watermark "
+        "(behaviour `leader_epochs_not_rebuilt_after_clean_shutdown`); the scripts remove it only with "
+        "REMOVE_LEADER_EPOCH_CHECKPOINT=yes.",
         "",
         "## Warning",
         "",
@@ -337,9 +348,10 @@ def _markdown(p: RepairPlan) -> str:
         "- Copy each script to its broker's host and run it with `--check` there: it verifies the host is "
         "that broker, every file still holds the stale id and ZooKeeper still holds the new one. If "
         "anything changed since the capture, capture again and make a new plan.",
-        "- Set what differs on your hosts: `KAFKA_BIN`, `ZOOKEEPER`, `BOOTSTRAP`, `STOP_BROKER`, "
-        "`START_BROKER` (systemd unit `kafka` by default), `BACKUP_DIR`, `WAIT_SECONDS`. Listeners with "
-        "TLS or SASL need a `--command-config` added to the kafka-topics.sh call.",
+        "- Set what differs on your hosts: `KAFKA_BIN`, `ZOOKEEPER`, `STOP_BROKER`, `START_BROKER` "
+        "(systemd unit `kafka` by default), `BACKUP_DIR`, `WAIT_SECONDS`; for a ZooKeeper with TLS "
+        "`ZK_TLS_CONFIG` (zookeeper-shell.sh `-zk-tls-config-file`, Kafka 2.5+), with SASL a JAAS file in "
+        "`KAFKA_OPTS`.",
         "",
         "## Order (one broker at a time; each step waits before it says done)",
         "",
@@ -360,9 +372,11 @@ def _markdown(p: RepairPlan) -> str:
     lines += [
         "",
         "Between steps each script waits until the broker is registered in `/brokers/ids`, every repaired "
-        "dir has a `partition.metadata` with ZooKeeper's id, the broker is in the ISR of each repaired "
-        "partition (`/brokers/topics/<t>/partitions/<p>/state`), and `kafka-topics.sh --describe "
-        "--under-replicated-partitions` prints nothing. It stops and says what is missing after "
+        "dir has a `partition.metadata` with ZooKeeper's id (from Kafka 3.0, which writes it when the log "
+        "is created; 2.8 writes it only on a later LeaderAndIsr), the broker is in the ISR of each repaired "
+        "partition (`/brokers/topics/<t>/partitions/<p>/state`), and each partition whose last stale "
+        "replica the step repaired has every replica in its ISR: a partition with stale replicas on brokers "
+        "of later steps cannot be whole before them. It stops and says what is missing after "
         "`WAIT_SECONDS`; do not start the next step until it says done.",
         "",
         "## Undo",

@@ -43,7 +43,7 @@ def refusals(bundle: Bundle, skews: dict[int, int]) -> DataFrame:
     """broker, topic, partition, at_ms (ZooKeeper's clock where the skew is known), slack_ms, error, ref:
     each LeaderAndIsr a broker refused for a partition, as its log says."""
     ev = bundle.cluster_events.where(F.col("event").isin(*REFUSALS) & F.col("partition").isNotNull())
-    skew = _skew_col(bundle, skews)
+    skew = _skew_col(skews)
     return ev.select(
         F.col("broker_id").alias("broker"),
         "topic",
@@ -65,11 +65,11 @@ def acceptances(bundle: Bundle, skews: dict[int, int]) -> DataFrame:
         "topic",
         "partition",
         F.col("attrs")["leader_epoch"].try_cast("int").alias("leader_epoch"),
-        (F.unix_millis("ts") - F.coalesce(_skew_col(bundle, skews), F.lit(0))).alias("at_ms"),
+        (F.unix_millis("ts") - F.coalesce(_skew_col(skews), F.lit(0))).alias("at_ms"),
     )
 
 
-def _skew_col(bundle: Bundle, skews: dict[int, int]) -> Column:
+def _skew_col(skews: dict[int, int]) -> Column:
     mapping = F.create_map(*[x for b, ms in sorted(skews.items()) for x in (F.lit(b), F.lit(ms))])
     return mapping[F.col("broker_id")] if skews else F.lit(None).cast("long")
 

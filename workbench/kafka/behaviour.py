@@ -249,6 +249,22 @@ _FACTS = (
         ),
     ),
     Fact(
+        "leader_epochs_not_rebuilt_after_clean_shutdown",
+        "After a clean shutdown a log is not recovered, so its leader epoch cache is only what "
+        "leader-epoch-checkpoint holds (recovery would rebuild it from the batches); a follower without a "
+        "latest epoch truncates to its local high watermark instead of asking the leader where its epochs "
+        "diverge (OffsetsForLeaderEpoch, KIP-101).",
+        None,
+        None,
+        (
+            Source("2.8.2", f"{K}/log/Log.scala", "892-902"),
+            Source("2.8.2", f"{K}/server/AbstractFetcherThread.scala", "160-184"),
+            Source("2.8.2", f"{K}/server/AbstractFetcherThread.scala", "246-255"),
+            Source("3.6.2", f"{K}/log/LogLoader.scala", "415"),
+            Source("3.6.2", f"{K}/server/AbstractFetcherThread.scala", "148-173"),
+        ),
+    ),
+    Fact(
         "zk_client_idle_beyond_read_timeout_means_it_stood_still",
         "A ZooKeeper client checks, at least every read timeout (2/3 of the negotiated session timeout), "
         "how long it has heard nothing from its server; past the read timeout it logs 'Client session "

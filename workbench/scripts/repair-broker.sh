@@ -8,14 +8,16 @@
 #   ./@SCRIPT@            dry run: prints every command and changes nothing (the default)
 #   ./@SCRIPT@ --check    runs only the read-only checks: this host, these files, ZooKeeper's ids
 #   ./@SCRIPT@ --apply    stops the broker, backs up and removes the files below, starts it, and waits
-#                         until it is registered, back in the ISR of every partition below and the
-#                         cluster has no under-replicated partition
+#                         until it is registered, back in the ISR of every partition below, and the
+#                         partitions this step repairs last have every replica in their ISR
 #
 # Why: the partition.metadata of the partition dirs below records a topic id that ZooKeeper no longer
 # has, so the broker refuses the controller's LeaderAndIsr for them (INCONSISTENT_TOPIC_ID) and its
-# replicas leave the ISR. Without partition.metadata the broker takes ZooKeeper's id again; the
-# leader-epoch-checkpoint goes with it, as the seed repair does, so that no state of the old id stays.
-# Segments and offsets are not touched.
+# replicas leave the ISR. Without partition.metadata the broker takes ZooKeeper's id again. Segments,
+# offsets and leader-epoch-checkpoint are not touched: after a clean shutdown Kafka skips log recovery,
+# so a removed leader-epoch-checkpoint is not rebuilt and the follower truncates to its high watermark
+# instead of to where the leader's epochs say (KIP-101's risk of lost or diverging records). Remove it
+# as well only if you must (REMOVE_LEADER_EPOCH_CHECKPOINT=yes), knowing that.
 #
 # WARNING: this is not lossless for availability. Stopping the broker moves its leaders away, clients
 # see errors and retries during the restart, and a partition whose other in-sync replicas are down
@@ -23,9 +25,9 @@
 @INTERNAL@set -euo pipefail
 
 BROKER_ID=@BROKER@
-: "${KAFKA_BIN:=/opt/kafka/bin}"   # where kafka-topics.sh and zookeeper-shell.sh are
+: "${KAFKA_BIN:=/opt/kafka/bin}"   # where zookeeper-shell.sh is
 : "${ZOOKEEPER:=@ZOOKEEPER@}"   # zookeeper.connect, chroot included
-: "${BOOTSTRAP:=@BOOTSTRAP@}"   # any broker's listener, for kafka-topics.sh
+: "${ZK_TLS_CONFIG:=}"   # zookeeper-shell.sh -zk-tls-config-file (Kafka 2.5+); SASL to ZooKeeper: JAAS in KAFKA_OPTS
 : "${STOP_BROKER:=systemctl stop kafka}"
 : "${START_BROKER:=systemctl start kafka}"
 : "${BACKUP_DIR:=@BACKUP_DIR@}"
@@ -35,7 +37,14 @@ BROKER_ID=@BROKER@
 REPLICAS=(
 @REPLICAS@
 )
-FILES=(partition.metadata leader-epoch-checkpoint)
+: "${REMOVE_LEADER_EPOCH_CHECKPOINT:=no}"   # yes: remove it too (see above: not rebuilt, truncation at the HW)
+WAIT_FOR_METADATA=@WAIT_FOR_METADATA@
+# The partitions whose last stale replica this step repairs: their ISR must then be whole again.
+COMPLETED=(
+@COMPLETED@
+)
+FILES=(partition.metadata)
+[ "$REMOVE_LEADER_EPOCH_CHECKPOINT" = yes ] && FILES+=(leader-epoch-checkpoint)
 
 MODE=dry-run
 case "${1:-}" in
@@ -49,16 +58,21 @@ say() { printf '%s\n' "$*"; }
 fail() { printf 'STOPPED: %s\n' "$*" >&2; exit 1; }
 # A command that changes something: printed in a dry run, run otherwise.
 change() { if [ "$MODE" = apply ]; then say "+ $*"; "$@"; else say "would run: $*"; fi; }
-zk_get() { "$KAFKA_BIN/zookeeper-shell.sh" "$ZOOKEEPER" get "$1" 2>/dev/null || true; }
+zk_get() {
+  "$KAFKA_BIN/zookeeper-shell.sh" "$ZOOKEEPER" ${ZK_TLS_CONFIG:+-zk-tls-config-file "$ZK_TLS_CONFIG"} get "$1" \
+    2>/dev/null || true
+}
 registered() { zk_get "/brokers/ids/$BROKER_ID" | grep -q '"endpoints"'; }
 not_registered() { ! registered; }
 in_isr() { zk_get "/brokers/topics/$1/partitions/$2/state" | grep -Eq "\"isr\":\[([0-9]+,)*$BROKER_ID(,[0-9]+)*\]"; }
 disk_id() { sed -n 's/^topic_id: *//p' "$1" 2>/dev/null; }
 zk_topic_id() { zk_get "/brokers/topics/$1" | grep -o '"topic_id":"[^"]*"' | cut -d'"' -f4; }
-no_under_replicated() {
-  local urp
-  urp=$("$KAFKA_BIN/kafka-topics.sh" --bootstrap-server "$BOOTSTRAP" --describe --under-replicated-partitions) || return 1
-  [ -z "$(printf '%s' "$urp" | tr -d '[:space:]')" ]
+# "a,b,c," sorted: a partition's replicas in the topic znode (its "partitions" map comes first), its ISR.
+ids() { { grep -o "$1" | head -1 | grep -o '\[[0-9,]*\]' | tr -d '[]' | tr , '\n' | sort -n | tr '\n' ,; } || true; }
+full_isr() {
+  local assigned
+  assigned=$(zk_get "/brokers/topics/$1" | ids "\"$2\":\[[0-9,]*\]")
+  [ -n "$assigned" ] && [ "$assigned" = "$(zk_get "/brokers/topics/$1/partitions/$2/state" | ids '"isr":\[[0-9,]*\]')" ]
 }
 # Waits until the check holds; in a dry run says what it would wait for.
 wait_for() {
@@ -77,7 +91,7 @@ each_replica() { local fn=$1 r; for r in "${REPLICAS[@]}"; do set -- $r; "$fn" "
 
 check_host() {
   local dir
-  case "$ZOOKEEPER$BOOTSTRAP" in *"<"*) fail "ZOOKEEPER or BOOTSTRAP is not set: the bundle did not say it" ;; esac
+  case "$ZOOKEEPER" in *"<"*) fail "ZOOKEEPER is not set: the bundle did not say it" ;; esac
   for dir in $(printf '%s\n' "${REPLICAS[@]}" | cut -d' ' -f1 | sort -u); do
     [ -n "${!dir:-}" ] || fail "$dir is not set: export it as the path of that log dir (see above)"
     grep -qx "broker.id=$BROKER_ID" "${!dir}/meta.properties" \
@@ -105,7 +119,9 @@ back_up_and_remove() {
   done
 }
 rejoined() {
-  wait_for "$2 has partition.metadata with ZooKeeper's id $6" metadata_has "${!1:-<$1>}/$2/partition.metadata" "$6"
+  # Kafka @KAFKA_VERSION@: @METADATA_WHEN@
+  [ "$WAIT_FOR_METADATA" = yes ] \
+    && wait_for "$2 has partition.metadata with ZooKeeper's id $6" metadata_has "${!1:-<$1>}/$2/partition.metadata" "$6"
   wait_for "broker $BROKER_ID is in the ISR of $3-$4" in_isr "$3" "$4"
 }
 
@@ -124,5 +140,8 @@ each_replica back_up_and_remove
 change $START_BROKER
 wait_for "broker $BROKER_ID is registered in /brokers/ids" registered
 each_replica rejoined
-wait_for "no partition of the cluster is under-replicated" no_under_replicated
+for c in "${COMPLETED[@]}"; do
+  set -- $c
+  wait_for "every replica of $1-$2 is in its ISR" full_isr "$1" "$2"
+done
 say "done: broker $BROKER_ID is repaired@NEXT@"
