@@ -19,6 +19,7 @@ from pyspark.sql import SparkSession
 
 from workbench import plots
 from workbench.analysis import controller, deletion, health, topic_ids
+from workbench.analysis.cluster import views
 from workbench.frames import Bundle, open_bundle
 
 SAMPLES = REPO / "sample_data"
@@ -187,6 +188,14 @@ def test_topic_id_matrix_marks_each_stale_replica(spark: SparkSession) -> None:
     assert truth["topics"]["orders"]["topic_id"][:6] in {t.get_text() for t in fig.axes[0].texts}
     fine = plots.topic_id_matrix(topic_ids.replica_ids(bundle), "topic-0")
     assert _bars(fine, plots.VERMILLION) == [] and len(_bars(fine, plots.GREEN)) > 0
+    # with ZooKeeper's state: each partition's leader framed, each replica out of its ISR crossed
+    state = views(bundle).partitions.where("topic = 'orders'").select("replicas", "isr").collect()
+    marked = plots.topic_id_matrix(topic_ids.replica_ids(bundle), "orders", views(bundle).partitions)
+    ax = marked.axes[0]
+    frames = [p for p in ax.patches if not p.get_fill()]
+    crosses = [line for line in ax.lines if line.get_marker() == "x"]
+    assert len(frames) == len(state) == 12
+    assert len(crosses) == sum(len(set(r.replicas) - set(r.isr)) for r in state) > 0
 
 
 def test_znode_versions_name_each_writer(spark: SparkSession) -> None:

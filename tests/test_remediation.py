@@ -42,7 +42,7 @@ def mismatch_plan(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory)
     return plan, out
 
 
-def test_the_plan_names_exactly_the_stale_replicas_and_restarts_the_controller_last(
+def test_the_plan_names_exactly_the_stale_replicas_in_the_order_its_forecast_chose(
     mismatch_plan: tuple[remediation.RepairPlan, Path],
 ) -> None:
     plan, out = mismatch_plan
@@ -57,30 +57,31 @@ def test_the_plan_names_exactly_the_stale_replicas_and_restarts_the_controller_l
         (r.broker, r.partition) for s in plan.steps for r in s.replicas if r.in_isr is False
     } == out_of_isr
     controller = truth["controllers"][-1]["broker"]
-    assert [s.broker for s in plan.steps][-1] == controller and plan.steps[-1].controller
-    assert sum(s.controller for s in plan.steps) == 1
+    assert [s.broker for s in plan.steps if s.controller] == [controller]
+    assert plan.forecast is not None and [s.broker for s in plan.steps] == plan.forecast.order
+    # broker 3 leads orders-2 and -5, whose every replica is stale: last, so that they are offline only
+    # while it restarts, not from an earlier step on
+    assert plan.steps[-1].broker == 3
     scripts = sorted(out.glob("step-*.sh"))
     assert [p.name for p in scripts] == [plan.script_name(n, s) for n, s in enumerate(plan.steps, 1)]
-    completed: dict[tuple[str, int], list[int]] = {}
-    for n, (path, step) in enumerate(zip(scripts, plan.steps, strict=True), 1):
-        block = re.search(r"^COMPLETED=\(\n(.*?)^\)", path.read_text(), re.S | re.M)
-        assert block, path
-        for topic, partition in re.findall(r'"(\S+) (\d+)"', block.group(1)):
-            completed.setdefault((topic, int(partition)), []).append(n)
-            # the step that completes a partition repairs one of its replicas, and no later step does
-            assert (topic, int(partition)) in {(r.topic, r.partition) for r in step.replicas}
+    for path, foretold in zip(scripts, plan.forecast.steps, strict=True):
+        text = path.read_text()
+        for name, tps in (("REJOINS", foretold.rejoins), ("WHOLE", foretold.whole)):
+            block = re.search(rf"^{name}=\(\n(.*?)^\)", text, re.S | re.M)
+            assert block, (path, name)
+            listed = [(t, int(q)) for t, q in re.findall(r'"(\S+) (\d+)"', block.group(1))]
+            assert listed == tps, (path, name)
+        for t, q in foretold.later:  # not waited for: said why
+            assert f"# {t}-{q}: this broker gets back into its ISR only" in text
         assert os.access(path, os.X_OK)
         subprocess.run(["bash", "-n", str(path)], check=True)
-        text = path.read_text()
         assert "not lossless for availability" in text.replace("\n# ", " ")
-    last = {(r.topic, r.partition): n for n, st in enumerate(plan.steps, 1) for r in st.replicas}
-    assert completed == {
-        tp: [n] for tp, n in last.items()
-    }  # each partition waited for once, at its last step
     text = (out / "PLAN.md").read_text()
     assert remediation.WARNING in text and "Undo" in text
     for n, step in enumerate(plan.steps, 1):
         assert f"{n}. `{plan.script_name(n, step)}` on broker {step.broker}" in text
+    assert "| orders-2 | none | while broker 3 restarts (step 3) |" in text
+    assert "Run step(s) 3 in a maintenance window" in text
 
 
 @pytest.mark.parametrize(
@@ -155,12 +156,14 @@ path = f"/brokers/ids/{broker}"
 if sys.argv[4] == "stop":
     zk.delete(path)
 else:
-    for d in sorted(p for p in logs.iterdir() if p.is_dir() and not (p / "partition.metadata").exists()):
+    for d in sorted(p for p in logs.iterdir() if p.is_dir()):
         topic, _, partition = d.name.rpartition("-")
-        topic_id = json.loads(zk.get(f"/brokers/topics/{topic}")[0])["topic_id"]
-        (d / "partition.metadata").write_text(f"version: 0\\ntopic_id: {topic_id}")
+        repaired = not (d / "partition.metadata").exists()
+        if repaired:
+            topic_id = json.loads(zk.get(f"/brokers/topics/{topic}")[0])["topic_id"]
+            (d / "partition.metadata").write_text(f"version: 0\\ntopic_id: {topic_id}")
         state = f"/brokers/topics/{topic}/partitions/{partition}/state"
-        if sys.argv[4] == "start-refusing":  # a broker that still refuses: it never rejoins
+        if repaired and sys.argv[4] == "start-refusing":  # still refusing: it never rejoins these
             continue
         s = json.loads(zk.get(state)[0])
         s["isr"] = sorted(set(s["isr"]) | {broker})
@@ -222,10 +225,10 @@ def broker_3_host(
     broker_id: int = 3,
     also_out: frozenset[int] = frozenset(),
 ) -> tuple[dict[str, str], Path]:
-    """A broker's host (3's unless said): its log dir, ZooKeeper with the sample's tree (the broker, and
-    `also_out`, out of every ISR; for another broker than 3 every other replica in, as after the earlier
-    steps), the stand-in broker's stop and `start`, and the script's settings."""
-    load_tree(hosts, out_of_isr={broker_id, *also_out}, whole=broker_id != 3)
+    """A broker's host (3's unless said: the last step): its log dir, ZooKeeper with the sample's tree as
+    the earlier steps leave it (every replica in its ISR but the broker's, and `also_out`'s), the stand-in
+    broker's stop and `start`, and the script's settings."""
+    load_tree(hosts, out_of_isr={broker_id, *also_out}, whole=True)
     logs = host_log_dir(tmp_path, broker_id)
     (tmp_path / "broker.py").write_text(BROKER)
     broker = f"{sys.executable} {tmp_path / 'broker.py'} {hosts} {broker_id} {logs}"
@@ -282,30 +285,34 @@ def test_apply_stops_and_says_what_is_missing_when_the_broker_does_not_rejoin(
     step, script = broker_3_step(*mismatch_plan)
     env, _ = broker_3_host(tmp_path, zookeeper.hosts, start="start-refusing", wait=3)
     run = subprocess.run([script, "--apply"], env=env, capture_output=True, text=True)
-    first = step.replicas[0]
     assert run.returncode == 1
-    assert f"not yet: broker 3 is in the ISR of {first.topic}-{first.partition}" in run.stderr
-    assert "done:" not in run.stdout
+    assert "not yet: broker 3 is in the ISR of all" in run.stderr
+    for r in step.replicas:  # which: the repaired ones, that it refuses still
+        assert f"not yet in the ISR of {r.topic}-{r.partition}" in run.stdout
+    assert "not yet in the ISR of topic-0" not in run.stdout and "done:" not in run.stdout
 
 
 @pytest.mark.parametrize("others_back", [True, False])
 def test_the_step_that_completes_a_partition_waits_until_its_isr_is_whole(
     mismatch_plan: tuple[remediation.RepairPlan, Path], tmp_path: Path, zookeeper: Any, others_back: bool
 ) -> None:
-    """The last step (broker 2) completes orders 0-5: it says done only once every replica of each is in
+    """The last step (broker 3) makes orders 0-5 whole: it says done only once every replica of each is in
     its ISR, and stops, saying which, while a replica of an earlier step is still out."""
-    step, script = broker_3_step(*mismatch_plan, broker=2)
+    plan = mismatch_plan[0]
+    step, script = broker_3_step(*mismatch_plan)
+    assert plan.forecast is not None
+    whole = plan.forecast.steps[plan.steps.index(step)].whole
+    assert whole == [("orders", q) for q in range(6)]
     also_out = frozenset() if others_back else frozenset({1})
-    env, _ = broker_3_host(tmp_path, zookeeper.hosts, "start", 60 if others_back else 3, 2, also_out)
+    env, _ = broker_3_host(tmp_path, zookeeper.hosts, "start", 60 if others_back else 3, 3, also_out)
     run = subprocess.run([script, "--apply"], env=env, capture_output=True, text=True)
-    completed = sorted({(r.topic, r.partition) for r in step.replicas})
     if others_back:
         assert run.returncode == 0, run.stdout + run.stderr
-        for t, q in completed:
+        for t, q in whole:
             assert f"ok: every replica of {t}-{q} is in its ISR" in run.stdout
     else:
         assert run.returncode == 1 and "done:" not in run.stdout
-        t, q = completed[0]
+        t, q = whole[0]
         assert f"not yet: every replica of {t}-{q} is in its ISR" in run.stderr
 
 

@@ -4,7 +4,10 @@ it is committed with, rendered to HTML with every plot and the findings table in
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import nbformat
@@ -20,34 +23,114 @@ from workbench.frames import open_bundle
 STUCK = REPO / "sample_data" / "deletion-stuck-2.8"
 
 
-def test_report_of_a_stuck_deletion(tmp_path: Path) -> None:
-    out = report.write(STUCK, tmp_path / "report")
+@pytest.fixture(scope="module")
+def stuck_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return report.write(STUCK, tmp_path_factory.mktemp("report") / "report")
+
+
+def test_report_of_a_stuck_deletion_reads_as_a_postmortem(stuck_report: Path) -> None:
+    out = stuck_report
     page = out.read_text(encoding="utf-8")
-    assert out.name == "postmortem.html" and (tmp_path / "report" / "postmortem.ipynb").is_file()
+    assert out.name == "postmortem.html" and (out.parent / "postmortem.ipynb").is_file()
     assert f"<code>{STUCK}</code>" in page, "not run on the bundle asked for"
     assert "Kafka version: 2.8.2" in page
-    executed = nbformat.read(tmp_path / "report" / "postmortem.ipynb", as_version=4)
+    assert "Postmortem template" not in page and "papermill" not in page  # no template instructions
+    executed = nbformat.read(out.parent / "postmortem.ipynb", as_version=4)
     outputs = [o for c in executed.cells if c.cell_type == "code" for o in c.outputs]
     assert [o for o in outputs if o.output_type == "error" or o.get("name") == "stderr"] == []
+    # a postmortem's sections, in a postmortem's order
+    order = ["Summary", "Impact", "Detection", "Timeline", "Root-cause", "Repair", "Action-items", "Plots"]
+    order += ["What-could-be-checked", "Findings"]
+    at = [page.index(f'id="{name}"') for name in order]
+    assert at == sorted(at)
+
+    def section(name: str) -> str:
+        i = order.index(name)
+        return page[at[i] : at[i + 1]] if i + 1 < len(at) else page[at[i] :]
+
+    truth = json.loads((STUCK / "truth.json").read_text())
+    (topic,) = truth["deletions"]
+    assert f"Deletion of {topic} is stuck" in section("Summary")
+    root = section("Root-cause")
+    assert "A deletion that does not finish" in root and "deletion.stuck" in root
+    assert "TopicsIneligibleToDeleteCount" in section("Detection")
+    assert "same broker.id" in section("Action-items")
+    # the timeline as people read it: zxids in hex, brokers by name, no floats or NaN
+    timeline = section("Timeline")
+    assert re.search(r"<td>0x[0-9a-f]+</td>", timeline) and "broker 1" in timeline
+    assert not re.search(r"<td>\d+\.0</td>|NaN", timeline)
     # every standard plot, titled, each followed by its embedded image and nothing else
-    titles = re.findall(r"<h3 id=[^>]*>([^<]+)", page)
+    plotted = section("Plots")
+    titles = re.findall(r"<h3 id=[^>]*>([^<]+)", plotted)
     assert titles == [
         "Partition health",
         "Leadership at the start and at the capture",
         "Controller elections",
-        "Deletion of clickstream-old",
+        f"Deletion of {topic}",
     ]
-    sections = re.split(r"<h3 id=", page)[1:]
+    sections = re.split(r"<h3 id=", plotted)[1:]
     assert all(len(re.findall(r'<img [^>]*src="data:image/png;base64,', s)) == 1 for s in sections)
-    # the findings table, whole, with the stuck deletion the sample holds; coverage for every check
-    truth = json.loads((STUCK / "truth.json").read_text())
-    (topic,) = truth["deletions"]
-    findings = page[page.index('id="Findings"') : page.index('id="Timeline"')]
+    # the findings table, whole; coverage for every check
+    findings = section("Findings")
     (count,) = re.findall(r"(\d+) finding\(s\)", findings)
     assert findings.count("<tr") == int(count) + 1 > 1  # a header row, then one per finding
-    assert "deletion.stuck" in findings and f"Deletion of {topic} is stuck" in findings
-    checks = page[page.index('id="What-could-be-checked"') : page.index('id="Findings"')]
+    assert "deletion.stuck" in findings
+    checks = section("What-could-be-checked")
     assert re.search(r"<td>deletion</td>\s*<td>done</td>", checks) and checks.count("<tr") >= 8
+
+
+LAYOUT = """<script>
+window.addEventListener("load", () => {
+  const widths = [...document.querySelectorAll("table")].map(t => Math.ceil(t.getBoundingClientRect().right));
+  const images = [...document.images];
+  const found = {
+    viewport: document.documentElement.clientWidth,
+    page: document.documentElement.scrollWidth,
+    tables: widths.length,
+    widest: Math.max(0, ...widths),
+    images: images.length,
+    broken: images.filter(i => !(i.complete && i.naturalWidth > 0)).length,
+  };
+  const out = document.createElement("pre");
+  out.id = "layout-check";
+  out.textContent = JSON.stringify(found);
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+def test_the_report_fits_a_1400_px_browser_and_every_image_loads(stuck_report: Path, tmp_path: Path) -> None:
+    """Laid out by headless Chromium (Debian's `chromium`), as the page measures itself: no table reaches
+    past a 1400-px viewport, the page does not scroll sideways, and every image decoded."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("chromium is not installed: CI installs it (.ci/run)")
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    page = tmp_path / "measured.html"
+    page.write_text(stuck_report.read_text(encoding="utf-8").replace("</body>", LAYOUT + "</body>", 1))
+    run = subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=1400,900",
+            "--virtual-time-budget=20000",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    found = re.search(r'<pre id="layout-check">(.*?)</pre>', run.stdout)
+    assert found, run.stderr[-2000:]
+    layout = json.loads(found.group(1).replace("&quot;", '"'))
+    assert layout["viewport"] == 1400 and layout["tables"] >= 3 and layout["images"] >= 4
+    assert layout["broken"] == 0
+    assert layout["widest"] <= layout["viewport"] and layout["page"] <= layout["viewport"]
 
 
 def test_report_command_refuses_a_missing_bundle(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

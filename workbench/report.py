@@ -27,6 +27,14 @@ if TYPE_CHECKING:
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "notebooks" / "00-postmortem-template.ipynb"
 MAX_TOPIC_PLOTS = 4  # per kind of per-topic plot: a report is read, not searched
+# A report is pasted into a postmortem page: long cells wrap rather than widen a table past the page,
+# and figures shrink to the page's width (tests/test_report.py checks the layout in Chromium).
+PAGE_STYLE = (
+    ".jp-RenderedHTMLCommon table { max-width: 100%; table-layout: auto; }\n"
+    ".jp-RenderedHTMLCommon td, .jp-RenderedHTMLCommon th { white-space: pre-wrap; overflow-wrap: anywhere;"
+    " max-width: 48em; }\n"
+    ".jp-RenderedImage img, .jp-RenderedHTMLCommon img { max-width: 100%; height: auto; }\n"
+)
 
 
 def overview(bundle: Bundle) -> str:
@@ -100,7 +108,7 @@ def standard_plots(bundle: Bundle, result: Triage) -> list[tuple[str, Figure | s
         ids = topic_ids.replica_ids(bundle).cache()
         writes = topic_ids.znode_history(bundle).cache() if ev.zk_history else None
         for t in mismatched:
-            _add(out, f"Topic ids of {t}", plots.topic_id_matrix, ids, t)
+            _add(out, f"Topic ids of {t}", plots.topic_id_matrix, ids, t, views(bundle).partitions)
             if writes is not None:
                 _add(out, f"Writes to /brokers/topics/{t}", plots.znode_versions, writes, t, marks)
             if h is not None:
@@ -135,6 +143,7 @@ def write(bundle: str | Path, out: str | Path, template: Path = TEMPLATE) -> Pat
     import nbformat
     import papermill
     from nbconvert import HTMLExporter
+    from nbconvert.preprocessors import TagRemovePreprocessor
 
     if not template.is_file():
         raise FileNotFoundError(
@@ -154,7 +163,8 @@ def write(bundle: str | Path, out: str | Path, template: Path = TEMPLATE) -> Pat
     exporter = HTMLExporter(
         template_name="lab", exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
     )
+    exporter.register_preprocessor(TagRemovePreprocessor(remove_cell_tags={"template"}), enabled=True)
     body, _ = exporter.from_notebook_node(nbformat.read(executed, as_version=4))
     html = out / "postmortem.html"
-    html.write_text(body, encoding="utf-8")
+    html.write_text(body.replace("</head>", f"<style>{PAGE_STYLE}</style>\n</head>", 1), encoding="utf-8")
     return html

@@ -43,7 +43,8 @@ def topics_of(text: Column) -> Column:
 
 def timeline(bundle: Bundle) -> DataFrame:
     """Every step of every deletion: topic, source (zk or broker-N), step, zxid (ZooKeeper only), ts (the
-    source's own clock), partition, broker (a replica's), detail, ref."""
+    source's own clock), seq (the zxid, or the line in its log file: the order within a source when
+    timestamps tie), partition, broker (a replica's), detail, ref."""
     h = views(bundle).history.where(F.col("applied"))
     marker = h.where(F.col("path").rlike(DELETE_MARKER_PATH) & F.col("op").isin("create", "delete")).select(
         F.regexp_extract("path", DELETE_MARKER_PATH, 1).alias("topic"),
@@ -63,6 +64,7 @@ def timeline(bundle: Bundle) -> DataFrame:
         "step",
         "zxid",
         F.col("time").alias("ts"),
+        F.col("zxid").alias("seq"),
         F.lit(None).cast("int").alias("partition"),
         F.lit(None).cast("int").alias("broker"),
         F.lit(None).cast("string").alias("detail"),
@@ -87,6 +89,7 @@ def timeline(bundle: Bundle) -> DataFrame:
         .alias("step"),
         F.lit(None).cast("long").alias("zxid"),
         "ts",
+        F.col("line_no").cast("long").alias("seq"),
         "partition",
         F.when(F.col("event") == "replica.state_change", F.col("attrs")["replica"].cast("int"))
         .when(F.col("event").startswith("log"), F.col("broker_id"))

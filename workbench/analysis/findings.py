@@ -97,6 +97,11 @@ def hex_zxid(zxid: int) -> str:
     return f"0x{zxid:x}"
 
 
+def hex_col(name: str) -> Column:
+    """A zxid or session id column as ZooKeeper prints it ('0x8f'); null stays null."""
+    return F.when(F.col(name).isNotNull(), F.concat(F.lit("0x"), F.lower(F.hex(name)))).alias(name)
+
+
 def zk_ref(path: str, mzxid: int | None = None, czxid: int | None = None) -> str:
     """A znode as captured: `zk:/brokers/topics/t@mzxid=0x1a`."""
     if mzxid is not None:

@@ -265,6 +265,48 @@ _FACTS = (
         ),
     ),
     Fact(
+        "leader_is_first_live_isr_replica",
+        "The offline election and the controlled-shutdown election both take the first replica in "
+        "assignment order that is alive and in the ISR (controlled shutdown: and not shutting down); with "
+        "none, the partition keeps no leader (unless unclean election is enabled, offline only).",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/controller/PartitionStateMachine.scala", "519-542"),
+            Source("2.8.2", f"{K}/controller/PartitionStateMachine.scala", "523-546"),
+            Source("3.6.2", f"{K}/controller/PartitionStateMachine.scala", "532-555"),
+        ),
+    ),
+    Fact(
+        "last_isr_member_kept",
+        "A replica going offline leaves the ISR, except the last member, which stays: a partition whose "
+        "leader was alone in the ISR goes to no leader with that ISR, and comes back only with that broker.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/controller/ReplicaStateMachine.scala", "331-332"),
+            Source("2.8.2", f"{K}/controller/ReplicaStateMachine.scala", "344-345"),
+            Source("3.6.2", f"{K}/controller/ReplicaStateMachine.scala", "344-345"),
+        ),
+    ),
+    Fact(
+        "follower_fetches_only_at_its_leaders_epoch",
+        "A leader answers a fetch carrying an older leader epoch than its own with FENCED_LEADER_EPOCH and a "
+        "newer one with UNKNOWN_LEADER_EPOCH. A fenced follower stops fetching until a new LeaderAndIsr (a "
+        "replica with a stale id refuses it, so it leaves the ISR); one ahead of its leader retries and "
+        "never catches up (a repaired follower of a leader that refused the current epoch).",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/cluster/Partition.scala", "328-341"),
+            Source("2.8.2", f"{K}/cluster/Partition.scala", "359-371"),
+            Source("2.8.2", f"{K}/server/AbstractFetcherThread.scala", "302-315"),
+            Source("2.8.2", f"{K}/server/AbstractFetcherThread.scala", "407-414"),
+            Source("3.6.2", f"{K}/cluster/Partition.scala", "478-490"),
+            Source("3.6.2", f"{K}/server/AbstractFetcherThread.scala", "293-306"),
+        ),
+    ),
+    Fact(
         "zk_client_idle_beyond_read_timeout_means_it_stood_still",
         "A ZooKeeper client checks, at least every read timeout (2/3 of the negotiated session timeout), "
         "how long it has heard nothing from its server; past the read timeout it logs 'Client session "

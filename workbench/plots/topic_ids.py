@@ -6,8 +6,10 @@ from collections.abc import Iterable
 
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from workbench.plots.base import (
     BLUE,
@@ -40,9 +42,13 @@ STATE_LABELS = {
 }
 
 
-def topic_id_matrix(replica_ids: DataFrame | pd.DataFrame, topic: str) -> Figure:
+def topic_id_matrix(
+    replica_ids: DataFrame | pd.DataFrame, topic: str, partitions: DataFrame | pd.DataFrame | None = None
+) -> Figure:
     """Partition x broker: each replica's partition.metadata id against ZooKeeper's (topic_ids.replica_ids),
-    cells labelled with the id's first characters; a blank cell is no replica dir on that broker."""
+    cells labelled with the id's first characters; a blank cell is no replica dir on that broker. With
+    `partitions` (ZooKeeper's state now: topic, partition, leader, isr), the leader's cell is framed and a
+    replica out of the ISR is crossed: a stale replica matters most where it leads or is in the ISR."""
     r = frame(replica_ids)
     r = r[r.topic == topic]
     if r.empty:
@@ -54,6 +60,27 @@ def topic_id_matrix(replica_ids: DataFrame | pd.DataFrame, topic: str) -> Figure
         ax.add_patch(_cell(col, row, STATE_COLOURS.get(x.state, GREY)))
         if isinstance(x.disk_topic_id, str):
             ax.text(col, row, x.disk_topic_id[:6], ha="center", va="center", fontsize=7)
+    marks = []
+    if partitions is not None:
+        if isinstance(partitions, DataFrame):
+            partitions = partitions.where(F.col("topic") == topic).select(
+                "topic", "partition", "leader", "isr"
+            )
+        state = frame(partitions)
+        state = state[(state.topic == topic) & state.partition.isin(parts)]
+        for x in state.itertuples():
+            row = parts.index(x.partition)
+            if x.leader in brokers:
+                col = brokers.index(x.leader)
+                ax.add_patch(Rectangle((col - 0.45, row - 0.45), 0.9, 0.9, fill=False, linewidth=2.2))
+            isr = set(x.isr) if x.isr is not None else set()
+            for b in r[r.partition == x.partition].broker_id:
+                if b not in isr:
+                    ax.plot(brokers.index(b) + 0.32, row, marker="x", color="black", markersize=6)
+        marks = [
+            Patch(facecolor="none", edgecolor="black", linewidth=2, label="leader in ZooKeeper"),
+            Line2D([], [], marker="x", color="black", linestyle="none", label="out of the ISR"),
+        ]
     ax.set_xlim(-0.5, len(brokers) - 0.5)
     ax.set_ylim(len(parts) - 0.5, -0.5)
     ax.set_xticks(range(len(brokers)), [f"broker {b}" for b in brokers])
@@ -65,7 +92,7 @@ def topic_id_matrix(replica_ids: DataFrame | pd.DataFrame, topic: str) -> Figure
     )
     seen = [s for s in STATE_COLOURS if s in set(r.state)]
     ax.legend(
-        handles=[Patch(color=STATE_COLOURS[s], label=STATE_LABELS[s]) for s in seen],
+        handles=[Patch(color=STATE_COLOURS[s], label=STATE_LABELS[s]) for s in seen] + marks,
         loc="upper center",
         bbox_to_anchor=(0.5, -0.12),
         ncols=2,

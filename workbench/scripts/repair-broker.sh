@@ -8,8 +8,8 @@
 #   ./@SCRIPT@            dry run: prints every command and changes nothing (the default)
 #   ./@SCRIPT@ --check    runs only the read-only checks: this host, these files, ZooKeeper's ids
 #   ./@SCRIPT@ --apply    stops the broker, backs up and removes the files below, starts it, and waits
-#                         until it is registered, back in the ISR of every partition below, and the
-#                         partitions this step repairs last have every replica in their ISR
+#                         until it is registered, back in the ISRs PLAN.md foretells for this step, and
+#                         the partitions this step makes whole have every replica in their ISR
 #
 # Why: the partition.metadata of the partition dirs below records a topic id that ZooKeeper no longer
 # has, so the broker refuses the controller's LeaderAndIsr for them (INCONSISTENT_TOPIC_ID) and its
@@ -20,8 +20,8 @@
 # as well only if you must (REMOVE_LEADER_EPOCH_CHECKPOINT=yes), knowing that.
 #
 # WARNING: this is not lossless for availability. Stopping the broker moves its leaders away, clients
-# see errors and retries during the restart, and a partition whose other in-sync replicas are down
-# goes offline until this broker is back. Run one broker at a time, in PLAN.md's order.
+# see errors and retries during the restart; PLAN.md says, for this step, which partitions are without
+# an acting leader and for how long. Run one broker at a time, in PLAN.md's order.
 @INTERNAL@set -euo pipefail
 
 BROKER_ID=@BROKER@
@@ -39,9 +39,14 @@ REPLICAS=(
 )
 : "${REMOVE_LEADER_EPOCH_CHECKPOINT:=no}"   # yes: remove it too (see above: not rebuilt, truncation at the HW)
 WAIT_FOR_METADATA=@WAIT_FOR_METADATA@
-# The partitions whose last stale replica this step repairs: their ISR must then be whole again.
-COMPLETED=(
-@COMPLETED@
+# The partitions whose ISR this broker is back in once it has caught up (PLAN.md's forecast): every
+# partition it hosts, but those it can rejoin only at a later step.
+REJOINS=(
+@REJOINS@
+)
+@LATER@# The partitions whose every replica is in the ISR once this step is done.
+WHOLE=(
+@WHOLE@
 )
 FILES=(partition.metadata)
 [ "$REMOVE_LEADER_EPOCH_CHECKPOINT" = yes ] && FILES+=(leader-epoch-checkpoint)
@@ -64,7 +69,26 @@ zk_get() {
 }
 registered() { zk_get "/brokers/ids/$BROKER_ID" | grep -q '"endpoints"'; }
 not_registered() { ! registered; }
-in_isr() { zk_get "/brokers/topics/$1/partitions/$2/state" | grep -Eq "\"isr\":\[([0-9]+,)*$BROKER_ID(,[0-9]+)*\]"; }
+ISR_OF_ME="\"isr\":\[([0-9]+,)*$BROKER_ID(,[0-9]+)*\]"
+in_isr() { zk_get "/brokers/topics/$1/partitions/$2/state" | grep -Eq "$ISR_OF_ME"; }
+# Every partition in REJOINS has this broker in its ISR: one zookeeper-shell reads them all (commands on
+# its standard input), and the states naming this broker in their ISR are counted.
+all_in_isr() {
+  local c n
+  n=$(for c in "${REJOINS[@]}"; do set -- $c; printf 'get /brokers/topics/%s/partitions/%s/state\n' "$1" "$2"; done \
+    | "$KAFKA_BIN/zookeeper-shell.sh" "$ZOOKEEPER" ${ZK_TLS_CONFIG:+-zk-tls-config-file "$ZK_TLS_CONFIG"} 2>/dev/null \
+    | grep -Ec "$ISR_OF_ME") || true
+  [ "${n:-0}" -ge "${#REJOINS[@]}" ]
+}
+missing_isr() {
+  local c shown=0
+  for c in "${REJOINS[@]}"; do
+    set -- $c
+    in_isr "$1" "$2" && continue
+    say "  not yet in the ISR of $1-$2"
+    shown=$((shown + 1)); [ "$shown" -lt 20 ] || { say "  ..."; return; }
+  done
+}
 disk_id() { sed -n 's/^topic_id: *//p' "$1" 2>/dev/null; }
 zk_topic_id() { zk_get "/brokers/topics/$1" | grep -o '"topic_id":"[^"]*"' | cut -d'"' -f4; }
 # "a,b,c," sorted: a partition's replicas in the topic znode (its "partitions" map comes first), its ISR.
@@ -80,7 +104,10 @@ wait_for() {
   if [ "$MODE" != apply ]; then say "would wait until $what ($*)"; return; fi
   local deadline=$((SECONDS + WAIT_SECONDS))
   until "$@"; do
-    [ "$SECONDS" -lt "$deadline" ] || fail "after ${WAIT_SECONDS}s, not yet: $what"
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      [ -z "${EXPLAIN:-}" ] || "$EXPLAIN"
+      fail "after ${WAIT_SECONDS}s, not yet: $what"
+    fi
     sleep 5
   done
   say "ok: $what"
@@ -118,11 +145,11 @@ back_up_and_remove() {
     fi
   done
 }
-rejoined() {
+recorded() {
   # Kafka @KAFKA_VERSION@: @METADATA_WHEN@
   [ "$WAIT_FOR_METADATA" = yes ] \
     && wait_for "$2 has partition.metadata with ZooKeeper's id $6" metadata_has "${!1:-<$1>}/$2/partition.metadata" "$6"
-  wait_for "broker $BROKER_ID is in the ISR of $3-$4" in_isr "$3" "$4"
+  return 0
 }
 
 say "broker $BROKER_ID, ${#REPLICAS[@]} partition dir(s), mode: $MODE"
@@ -139,8 +166,12 @@ wait_for "broker $BROKER_ID has left /brokers/ids" not_registered
 each_replica back_up_and_remove
 change $START_BROKER
 wait_for "broker $BROKER_ID is registered in /brokers/ids" registered
-each_replica rejoined
-for c in "${COMPLETED[@]}"; do
+each_replica recorded
+if [ "${#REJOINS[@]}" -gt 0 ]; then
+  EXPLAIN=missing_isr wait_for "broker $BROKER_ID is in the ISR of all ${#REJOINS[@]} partition(s) it rejoins at this step" \
+    all_in_isr
+fi
+for c in "${WHOLE[@]}"; do
   set -- $c
   wait_for "every replica of $1-$2 is in its ISR" full_isr "$1" "$2"
 done

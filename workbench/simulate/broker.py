@@ -105,6 +105,7 @@ def load_logs(c: Cluster, b: Broker) -> None:
         schedule_removal(c, b, pending)  # loadLog: a '-delete' dir is queued for deletion again
     b.loaded.clear()
     b.following.clear()
+    b.fetch_epoch.clear()
     b.stuck_since.clear()
     b.leading.clear()
     if tag == "2.5.1":
@@ -248,6 +249,7 @@ def handle_leader_and_isr(
             b.following.pop(p.tp, None)
             continue
         b.following[p.tp] = p.leader
+        b.fetch_epoch[p.tp] = p.leader_epoch
         truncate_to_leader(c, b, p, r)
         fields: dict[str, Any] = dict(tp=p.tp, leader_epoch=p.leader_epoch, offset=r.log_end_offset)
         fields.update(high_watermark=r.high_watermark)

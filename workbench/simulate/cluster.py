@@ -108,6 +108,10 @@ class Broker:
     # LeaderAndIsr left it following a broker that is no longer the leader, or following nobody).
     following: dict[str, int] = field(default_factory=dict)
     stuck_since: dict[str, int] = field(default_factory=dict)
+    # The leader epoch each followed partition fetches at (the last LeaderAndIsr it accepted): a leader
+    # at a newer epoch fences it, one at an older epoch does not know it
+    # (`follower_fetches_only_at_its_leaders_epoch`).
+    fetch_epoch: dict[str, int] = field(default_factory=dict)
     # The partitions this process acts as leader for, and the leader epoch it took them at: a refused
     # LeaderAndIsr leaves the role as it was (a leader keeps the older epoch, anyone else does not lead).
     leading: dict[str, int] = field(default_factory=dict)
@@ -167,6 +171,7 @@ class Cluster:
         self._timer_seq = 0
         self.start_ms = start_ms
         self.on_hour: Callable[[float], None] | None = None  # told each simulated hour that passes
+        self.on_tick: Callable[[], None] | None = None  # told before the clock moves (what a replay watches)
         self._hours = 0
         self.channel_due: dict[int, int] = {}  # when the controller's last request to a broker arrives
         self.truth: dict[str, Any] = {
@@ -194,11 +199,15 @@ class Cluster:
     def tick(self, ms: float) -> int:
         """Move the clock on, run the timers it passes (in time order) and write the lines it passed."""
         target = self.now + max(0, ms_of(ms))
+        if self.on_tick is not None:
+            self.on_tick()
         while self._timers and self._timers[0][0] <= target:
             due, _, action = heapq.heappop(self._timers)
             self.now = max(self.now, due)
             self.logs.advance(self.now)
             action()
+            if self.on_tick is not None:
+                self.on_tick()
         self.now = max(self.now, target)
         self.logs.advance(self.now)
         hours = (self.now - self.start_ms) // 3_600_000

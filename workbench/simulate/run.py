@@ -59,6 +59,74 @@ def simulate(
         raise ValueError(f"--zk {zk} needs --zk-data-dir: the server's dataDir, to copy its txn logs from")
     mirror = RealZooKeeper(zk, zk_data_dir) if zk is not None and zk_data_dir is not None else None
     out.mkdir(parents=True, exist_ok=True)
+    c = tell(
+        scenario, out, seed, kafka_version, scale, clock_skew_ms, gzip_rolled, noise_rate, mirror, progress
+    )
+    captured = c.now
+    c.logs.close(captured)
+    c.zk.close()
+    parts = None
+    if mirror is None:
+        c.zk.znodes_jsonl(out / ZNODES_JSONL)
+    else:  # the server's own tree, read as `workbench capture zk` reads it, and its own txn files
+        zk_capture = capture_zk(mirror.hosts, out)
+        parts = read_manifest(out).get("parts")
+        copied = mirror.copy_txn_files(out / "zk" / "txnlog")
+        mirror.close()
+        c.truth["zk_server"] = {"hosts": mirror.hosts, "capture": zk_capture, "txn_files": copied}
+    for b in c.brokers.values():
+        b.log_dir.write(out / "brokers" / str(b.id) / "datadirs" / "0", captured)
+        (out / "brokers" / str(b.id) / "server.properties").write_text(server_properties(c, b.id))
+    at = datetime.fromtimestamp(captured / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
+    manifest = {
+        "format": FORMAT,
+        "cluster": c.cluster_id,
+        "captured_at": at.replace("+00:00", "Z"),
+        "kafka_version": kafka_version,
+        "brokers": sorted(c.brokers),
+        "redacted": True,
+        "simulated": {
+            "scenario": scenario,
+            "seed": seed,
+            "scale": scale.__dict__,
+            "noise_rate": noise_rate,
+            "clock_skew_ms": clock_skew_ms,
+            "gzip_rolled": gzip_rolled,
+        },
+        **({"parts": parts} if parts else {}),
+    }
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    health = {
+        "bucket_ms": BUCKET_MS,
+        "minutes": c.health.series(START_MS, captured),
+        **c.health.episodes(captured),
+    }
+    truth = {
+        "scenario": scenario,
+        **c.truth,
+        "captured_ms": captured,
+        "last_zxid": c.zk.zxid,
+        "health": health,
+    }
+    (out / "truth.json").write_text(json.dumps(truth, indent=2) + "\n", encoding="utf-8")
+    return truth
+
+
+def tell(
+    scenario: str,
+    out: Path,
+    seed: int,
+    kafka_version: str,
+    scale: Scale,
+    clock_skew_ms: int = 0,
+    gzip_rolled: bool = False,
+    noise_rate: float = NOISE_RATE,
+    mirror: RealZooKeeper | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> Cluster:
+    """The story up to the moment of the capture: the cluster as the bundle will show it. The same
+    arguments tell the same story (one seeded random source), which is how `replay` gets a bundle's
+    cluster back."""
     c = Cluster(
         out, kafka_version, seed, START_MS, scale.brokers, scale.racks, gzip_rolled, noise_rate, mirror
     )
@@ -87,47 +155,7 @@ def simulate(
     c.tick(c.jitter(1_000, 5_000))
     c.truth["leader_imbalance"] = leader_imbalance(c)
     c.truth.update(topic_ids_on_disk(c))
-    captured = c.now
-    c.logs.close(captured)
-    c.zk.close()
-    parts = None
-    if mirror is None:
-        c.zk.znodes_jsonl(out / ZNODES_JSONL)
-    else:  # the server's own tree, read as `workbench capture zk` reads it, and its own txn files
-        zk_capture = capture_zk(mirror.hosts, out)
-        parts = read_manifest(out).get("parts")
-        copied = mirror.copy_txn_files(out / "zk" / "txnlog")
-        mirror.close()
-        c.truth["zk_server"] = {"hosts": mirror.hosts, "capture": zk_capture, "txn_files": copied}
-    for b in c.brokers.values():
-        b.log_dir.write(out / "brokers" / str(b.id) / "datadirs" / "0", captured)
-        (out / "brokers" / str(b.id) / "server.properties").write_text(server_properties(c, b.id))
-    at = datetime.fromtimestamp(captured / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
-    manifest = {
-        "format": FORMAT,
-        "cluster": c.cluster_id,
-        "captured_at": at.replace("+00:00", "Z"),
-        "kafka_version": kafka_version,
-        "brokers": sorted(c.brokers),
-        "redacted": True,
-        "simulated": {"scenario": scenario, "seed": seed, "scale": scale.__dict__, "noise_rate": noise_rate},
-        **({"parts": parts} if parts else {}),
-    }
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    health = {
-        "bucket_ms": BUCKET_MS,
-        "minutes": c.health.series(START_MS, captured),
-        **c.health.episodes(captured),
-    }
-    truth = {
-        "scenario": scenario,
-        **c.truth,
-        "captured_ms": captured,
-        "last_zxid": c.zk.zxid,
-        "health": health,
-    }
-    (out / "truth.json").write_text(json.dumps(truth, indent=2) + "\n", encoding="utf-8")
-    return truth
+    return c
 
 
 def server_properties(c: Cluster, broker: int) -> str:

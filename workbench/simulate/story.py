@@ -148,6 +148,9 @@ def produce(c: Cluster, minutes: float, per_second: float) -> None:
                 x = c.brokers[r]
                 if r == p.leader or not x.alive or x.following.get(p.tp) != p.leader or p.tp in x.stuck_since:
                     continue
+                if x.fetch_epoch.get(p.tp, p.leader_epoch) < p.leader_epoch:  # fenced: it awaits a
+                    x.stuck_since.setdefault(p.tp, c.now)  # LeaderAndIsr it refused
+                    continue
                 if x.catching_up.get(p.tp, c.now) > c.now:  # still copying (a reassignment)
                     continue
                 x.catching_up.pop(p.tp, None)
@@ -210,6 +213,14 @@ def shrink_isr(c: Cluster, p: Partition, out: list[int], leader_leo: int) -> Non
 
 def restart(c: Cluster, broker: int, controlled: bool = True, down_ms: int = 20_000) -> None:
     """A rolling restart of one broker: controlled shutdown, stop, start, and the controller's reaction."""
+    stop(c, broker, controlled)
+    c.tick(down_ms)
+    start(c, broker)
+
+
+def stop(c: Cluster, broker: int, controlled: bool = True) -> None:
+    """A broker shut down cleanly (controlled shutdown first unless it is the controller) and the
+    controller's reaction: its leaderships move, or, if it was the controller, another is elected."""
     b = c.brokers[broker]
     if controlled and c.controller is not None and c.controller != broker:
         ctl.controlled_shutdown(c, b)
@@ -221,7 +232,11 @@ def restart(c: Cluster, broker: int, controlled: bool = True, down_ms: int = 20_
         ctl.elect(c, c.live()[0], f"controller {broker} shut down")
     else:
         ctl.on_broker_failure(c, [b])
-    c.tick(down_ms)
+
+
+def start(c: Cluster, broker: int) -> None:
+    """A stopped broker starts again and the controller tells it what it hosts."""
+    b = c.brokers[broker]
     brokers.start(c, b)
     c.truth["broker_restarts"][-1]["started_ms"] = c.now
     assert c.controller is not None

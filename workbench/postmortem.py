@@ -1,0 +1,331 @@
+"""The postmortem's story, drawn from triage's findings and the health analysis: summary, impact, detection,
+root cause with its symptoms under it, repair and action items, in the order a team pastes them into its
+postmortem (`report.py` renders them through the template notebook).
+
+Nothing here is new analysis: each section reads findings and health episodes, and says where it has no
+evidence (no txn logs: no impact measured) instead of writing a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import pandas as pd
+from pyspark.sql import functions as F
+
+from workbench.analysis.findings import Finding, hex_col
+from workbench.analysis.health import captured_at, duration, episodes, health
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from workbench.analysis.triage import Triage
+    from workbench.frames import Bundle
+
+# What explains what: a family's root finding kinds, most telling first, and the kinds that are its
+# symptoms. A finding no family claims stands on its own.
+FAMILIES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+    (
+        "Topic id changed under the brokers",
+        ("topic_id.root_cause", "topic_id.mismatch", "topic_id.missing"),
+        ("topic_id.", "partition.no_acting_leader", "partition.under_replicated"),
+    ),
+    ("Records lost", ("data_loss.unclean_election", "data_loss.truncation"), ("data_loss.",)),
+    ("A deletion that does not finish", ("deletion.stuck",), ("deletion.", "in_flight.deletion")),
+    (
+        "The controller moved",
+        ("controller.flapping", "controller.failover"),
+        ("controller.", "zk.session_expired", "broker.session_expired", "partition.offline", "in_flight."),
+    ),
+    (
+        "A reassignment that does not finish",
+        ("reassignment.stuck", "reassignment.failed"),
+        ("reassignment.",),
+    ),
+)
+
+# What to do about each kind of finding: the action items a postmortem lists.
+ACTIONS = {
+    "topic_id.root_cause": "Find and stop every pre-2.8 tool that writes topic znodes through ZooKeeper "
+    "(`kafka-topics --zookeeper`, old admin clients): use `--bootstrap-server`.",
+    "topic_id.mismatch": "Repair the stale replicas with the plan (`workbench remediate`), one broker at a "
+    "time, the maintenance-window steps in a window.",
+    "partition.no_acting_leader": "Alert on ERROR lines of `state.change.logger` (a refused LeaderAndIsr): "
+    "no broker metric counts a partition whose leader refuses to lead.",
+    "partition.offline": "Alert on `OfflinePartitionsCount` > 0 on the active controller.",
+    "partition.under_replicated": "Alert on `UnderReplicatedPartitions` > 0 for more than "
+    "`replica.lag.time.max.ms`, per broker.",
+    "controller.flapping": "Find what stops the controller (GC pauses, a ZooKeeper session timeout too short "
+    "for them, the network to ZooKeeper); raise `zookeeper.session.timeout.ms` only once the cause is known.",
+    "controller.failover": "Alert on the sum of `ActiveControllerCount` over the brokers != 1.",
+    "zk.session_expired": "Check GC logs and `zookeeper.session.timeout.ms` on the broker whose session "
+    "expired; alert on `ZooKeeperExpiresPerSec`.",
+    "deletion.stuck": "Bring back (or replace under the same broker.id) the broker holding the deletion up; "
+    "alert on `TopicsIneligibleToDeleteCount` > 0 on the controller.",
+    "data_loss.unclean_election": "Decide whether `unclean.leader.election.enable` should stay on for these "
+    "topics; tell the owners of the records lost.",
+    "data_loss.truncation": "Tell the owners of the records lost; produce with acks=all and "
+    "min.insync.replicas >= 2.",
+    "leader.imbalance": "Run a preferred leader election (`kafka-leader-election --election-type "
+    "preferred`) once the cluster is healthy, or check why `auto.leader.rebalance.enable` did not.",
+    "reassignment.stuck": "Bring back the brokers the reassignment waits for, or cancel it.",
+    "deletion.lingering_dir": "Remove the lingering `-delete` dirs once their topics are confirmed gone.",
+}
+
+
+@dataclass
+class Group:
+    """A root cause and the findings that are its symptoms."""
+
+    title: str
+    root: Finding
+    symptoms: list[Finding] = field(default_factory=list)
+
+
+def grouped(findings: list[Finding]) -> tuple[list[Group], list[Finding]]:
+    """The findings as root causes with their symptoms (most severe root first), and those no family
+    claims."""
+    left = sorted(findings, key=Finding.sort_key)
+    groups = []
+    for title, roots, symptoms in FAMILIES:
+        root = next((f for kind in roots for f in left if f.kind == kind), None)
+        if root is None:
+            continue
+        topics = {f.subject.get("topic") for f in left if f.kind.startswith(roots[0].split(".")[0])}
+        mine = [
+            f
+            for f in left
+            if f is not root
+            and f.kind.startswith(symptoms)
+            and (not f.kind.startswith("partition.") or _topic_of(f) in topics or _topic_of(f) is None)
+        ]
+        groups.append(Group(title, root, mine))
+        left = [f for f in left if f is not root and f not in mine]
+    groups.sort(key=lambda g: g.root.sort_key())
+    return groups, left
+
+
+def _topic_of(f: Finding) -> str | None:
+    t = f.subject.get("topic")
+    return t if isinstance(t, str) else None
+
+
+@dataclass
+class Outage:
+    """Partitions counted one way (offline, or no acting leader) in ZooKeeper's history."""
+
+    partitions: int = 0
+    topics: list[str] = field(default_factory=list)
+    longest_ms: int = 0
+    still: int = 0
+
+
+# How a partition was without an acting leader, as the health analysis counts it, and how to say it.
+OUTAGES = {
+    "offline": "offline (no leader, or one not registered)",
+    "no_acting_leader": "led by a replica that refused to lead, or that had gone silent",
+}
+
+
+@dataclass
+class Impact:
+    """Partitions without an acting leader, by how, from ZooKeeper's history (`measured` False: there is
+    no history to measure it on), and the findings of lost records."""
+
+    measured: bool
+    outages: dict[str, Outage] = field(default_factory=dict)
+    lost: list[Finding] = field(default_factory=list)
+
+    @property
+    def partitions(self) -> int:
+        return sum(o.partitions for o in self.outages.values())
+
+    @property
+    def still(self) -> int:
+        return sum(o.still for o in self.outages.values())
+
+
+def impact(bundle: Bundle, result: Triage) -> Impact:
+    lost = [f for f in result.findings if f.kind.startswith("data_loss.")]
+    h = health(bundle)
+    if h is None:
+        return Impact(False, lost=lost)
+    captured = captured_at(bundle)
+    out = Impact(True, lost=lost)
+    for kind in OUTAGES:
+        row = (
+            episodes(h.partitions, kind, captured)
+            .agg(
+                F.count_distinct("topic", "partition").alias("n"),
+                F.sort_array(F.collect_set("topic")).alias("topics"),
+                F.max("lasted_ms").alias("longest"),
+                F.count_distinct(F.when(F.col("ended_zxid").isNull(), F.struct("topic", "partition"))).alias(
+                    "still"
+                ),
+            )
+            .first()
+        )
+        if row is not None and row.n:
+            out.outages[kind] = Outage(row.n, list(row.topics), int(row.longest or 0), row.still)
+    return out
+
+
+def summary(result: Triage, hurt: Impact) -> str:
+    """Three sentences: what happened, what it did, where it stands."""
+    groups, _ = grouped(result.findings)
+    if not result.findings:
+        return "Triage found nothing wrong in the evidence it could check (see what could be checked)."
+    first = groups[0].root if groups else sorted(result.findings, key=Finding.sort_key)[0]
+    what = _first_sentence(first.summary)
+    lost = f"; {len(hurt.lost)} finding(s) of lost records" if hurt.lost else ""
+    if not hurt.measured:
+        did = f"How long partitions had no leader is not known: the bundle has no ZooKeeper txn logs{lost}."
+    elif hurt.partitions:
+        did = "; ".join(
+            f"{o.partitions} partition(s) of {', '.join(o.topics)} were {OUTAGES[k]}, the longest for "
+            f"{duration(o.longest_ms)}"
+            for k, o in hurt.outages.items()
+        )
+        did = did[0].upper() + did[1:] + f"{lost}."
+    else:
+        did = f"No partition was without an acting leader in the history read{lost}."
+    repair = any(g.root.kind.startswith("topic_id.") for g in groups)
+    if not hurt.still:
+        now = "At the capture every partition had an acting leader."
+    else:
+        now = f"At the capture {hurt.still} partition(s) still had none" + (
+            "; the repair plan below says how to end it." if repair else "."
+        )
+    return f"{what} {did} {now}"
+
+
+def _first_sentence(text: str) -> str:
+    """Up to the first full stop that ends a sentence (not the one in '2.8')."""
+    m = re.match(r"(.+?[.!?])(\s|$)", text, re.S)
+    return m.group(1) if m else text
+
+
+def detection(result: Triage, hurt: Impact) -> list[str]:
+    """What would have alerted, and what would not have (Markdown bullets)."""
+    kinds = {f.kind for f in result.findings}
+    out = []
+    if "partition.no_acting_leader" in kinds:
+        out.append(
+            "Nothing Kafka counts: a partition whose ZooKeeper leader refused to lead is neither offline "
+            "(`OfflinePartitionsCount`) nor under-replicated (`UnderReplicatedPartitions`). Producers saw "
+            "`NOT_LEADER_OR_FOLLOWER`; the brokers logged the refusal at ERROR in `state-change.log`."
+        )
+    if "partition.offline" in kinds:
+        out.append(
+            "`OfflinePartitionsCount` > 0 on the active controller (`kafka.controller:type=KafkaController`)."
+        )
+    if "partition.under_replicated" in kinds:
+        out.append("`UnderReplicatedPartitions` > 0 on the leaders (`kafka.server:type=ReplicaManager`).")
+    if kinds & {"controller.failover", "controller.flapping"}:
+        out.append("`ActiveControllerCount` summed over the brokers != 1 while no controller served.")
+    if "deletion.stuck" in kinds:
+        out.append(
+            "`TopicsIneligibleToDeleteCount` > 0 on the controller, and `/admin/delete_topics` not empty."
+        )
+    if not out:
+        out.append("Nothing in the findings needs an alert.")
+    return out
+
+
+def action_items(result: Triage) -> list[str]:
+    """One item per kind of finding that asks for one, most severe first."""
+    seen: dict[str, str] = {}
+    for f in sorted(result.findings, key=Finding.sort_key):
+        if f.kind in ACTIONS and f.kind not in seen:
+            seen[f.kind] = ACTIONS[f.kind]
+    return list(seen.values())
+
+
+def timeline_table(milestones: DataFrame, limit: int = 300) -> pd.DataFrame:
+    """The milestones (`timeline.milestones`) as people read them: ZooKeeper's time, zxids in hex, brokers
+    by name, the detail cut to a line, and the evidence to open."""
+    df = (
+        milestones.orderBy("time", F.col("zxid").asc_nulls_last())
+        .limit(limit)
+        .select(
+            F.date_format("time", "yyyy-MM-dd HH:mm:ss.SSS").alias("time"),
+            hex_col("zxid"),
+            F.when(F.col("broker_id").isNotNull(), F.concat(F.lit("broker "), F.col("broker_id"))).alias(
+                "broker"
+            ),
+            "kind",
+            "topic",
+            F.substring("detail", 1, 100).alias("detail"),
+            *(c for c in ("rows", "ref") if c in milestones.columns),
+        )
+    )
+    table: pd.DataFrame = df.toPandas()
+    return table.fillna("")
+
+
+# -- as Markdown, for the template --------------------------------------------------------------------
+def impact_markdown(hurt: Impact) -> str:
+    if not hurt.measured:
+        lines = [
+            "Not measured: without ZooKeeper's txn logs there is no history of leaders to measure it on."
+        ]
+    elif not hurt.partitions:
+        lines = ["- **Partitions without an acting leader**: none in the history read."]
+    else:
+        lines = [
+            f"- **Partitions {OUTAGES[k]}**: {o.partitions}, of {', '.join(f'`{t}`' for t in o.topics)}; the "
+            f"longest for {duration(o.longest_ms)}; {o.still} still at the capture."
+            for k, o in hurt.outages.items()
+        ]
+        topics = sorted({t for o in hurt.outages.values() for t in o.topics})
+        lines.append(
+            f"- **Clients affected**: those of {', '.join(f'`{t}`' for t in topics)}: producers to those "
+            "partitions got errors (no leader, or `NOT_LEADER_OR_FOLLOWER` from one that refused) and "
+            "retried until they timed out; their consumers got nothing new."
+        )
+    if hurt.lost:
+        lines += [f"- **Records lost**: {_first_sentence(f.summary)}" for f in hurt.lost]
+    elif hurt.measured:
+        lines.append(
+            "- **Records lost**: none found (no unclean election, no truncation below a high watermark)."
+        )
+    return "\n".join(lines)
+
+
+def root_causes_markdown(groups: list[Group], alone: list[Finding]) -> str:
+    """Each root cause with its evidence, and its symptoms under it; then the findings no root explains."""
+    lines = []
+    for g in groups:
+        lines += [f"### {g.title}", "", f"**{g.root.severity}** `{g.root.kind}`: {g.root.summary}", ""]
+        lines += [f"- evidence: `{e}`" for e in g.root.evidence[:6]]
+        if g.symptoms:
+            lines += ["", "Its symptoms:", ""]
+            lines += [f"- `{f.kind}`: {_first_sentence(f.summary)}" for f in g.symptoms]
+        lines.append("")
+    if alone:
+        lines += ["### Other findings", ""]
+        lines += [f"- **{f.severity}** `{f.kind}`: {_first_sentence(f.summary)}" for f in alone]
+    return (
+        "\n".join(lines) if lines else "Triage found no root cause: nothing is wrong in what it could check."
+    )
+
+
+def repair_markdown(groups: list[Group], plan_summary: str | None) -> str:
+    """What to run, for the root causes that have a repair the workbench plans."""
+    if plan_summary is None or not any(g.root.kind.startswith("topic_id.") for g in groups):
+        return "No repair the workbench plans applies: see the action items."
+    return "\n".join(
+        [
+            f"The topic-id repair plan: {plan_summary}",
+            "",
+            "`workbench remediate BUNDLE --out repair-plan` writes it (`repair-plan/PLAN.md` and one script "
+            "per broker, a dry run unless given `--apply`); `PLAN.md` says step by step which partitions are "
+            "without an acting leader and for how long, and which step to run in a maintenance window.",
+        ]
+    )
+
+
+def bullets(items: list[str]) -> str:
+    return "\n".join(f"- {i}" for i in items)

@@ -1,0 +1,95 @@
+"""Each step of the plan as a reviewed shell script (`scripts/repair-broker.sh` filled in): it checks its
+host, stops the broker, backs up and removes the stale files, starts it, and waits for what the forecast
+says the step brings about, and for nothing it cannot."""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from typing import TYPE_CHECKING
+
+from workbench.kafka import behaviour
+from workbench.remediation.forecast import StepForecast
+
+if TYPE_CHECKING:
+    from workbench.remediation.planner import BrokerStep, RepairPlan
+
+
+def _var(folder: str) -> str:
+    return "LOG_DIR_" + re.sub(r"\W", "_", folder)
+
+
+def foretold(p: RepairPlan, n: int) -> StepForecast:
+    """Step n's forecast (a plan made by hand, without one: every repaired partition waited for)."""
+    if p.forecast is not None:
+        return p.forecast.steps[n - 1]
+    step = p.steps[n - 1]
+    return StepForecast(step.broker, rejoins=sorted({(r.topic, r.partition) for r in step.replicas}))
+
+
+def broker_script(p: RepairPlan, n: int, step: BrokerStep) -> str:
+    """Step n of the plan: the script run on `step`'s broker, from scripts/repair-broker.sh."""
+    # 3.x writes partition.metadata at log creation; 2.8 only on a later LeaderAndIsr; unknown: no wait
+    written_at_once = behaviour.holds("partition_metadata_written_at_log_creation", p.version)
+    template = resources.files("workbench").joinpath("scripts/repair-broker.sh").read_text("utf-8")
+    total = len(p.steps)
+    f = foretold(p, n)
+    after = f"after step {n - 1} ({p.script_name(n - 1, p.steps[n - 2])}) has finished" if n > 1 else "first"
+    nxt = (
+        f"; next: {p.script_name(n + 1, p.steps[n])} on broker {p.steps[n].broker}'s host"
+        if n < total
+        else ""
+    )
+    role = " (the active controller)" if step.controller else ""
+    internal = "".join(
+        f"#\n# INTERNAL TOPIC {t} is affected on this broker: its partitions here move their "
+        f"{'group coordinators' if t == '__consumer_offsets' else 'transaction coordinators'} while it "
+        "restarts.\n"
+        for t in step.internal
+    )
+    log_dirs = "\n".join(
+        f': "${{{_var(k)}:={v}}}"   # datadirs/{k} in the bundle'
+        if v
+        else f"# {_var(k)}: datadirs/{k} in the bundle; its path on the host is not in the bundle: export it"
+        for k, v in sorted(step.log_dirs.items())
+        if any(r.log_dir == k for r in step.replicas)
+    )
+    rows = "\n".join(
+        f'  "{_var(r.log_dir)} {r.dir_name} {r.topic} {r.partition} {r.disk_topic_id} {r.zk_topic_id}"'
+        f"{'' if r.in_isr else '   # out of the ISR at the capture' if r.in_isr is False else ''}"
+        for r in step.replicas
+    )
+    later = "".join(
+        f"# {t}-{q}: this broker gets back into its ISR only "
+        + (f"at step {k}" if k else "after the plan (see PLAN.md)")
+        + ", so this step does not wait for it.\n"
+        for (t, q), k in sorted(f.later.items())
+    )
+    cluster = p.manifest.get("cluster") or "unknown"
+    fields = {
+        "TITLE": f"Topic id repair, step {n} of {total}: broker {step.broker}{role}",
+        "BUNDLE": p.bundle,
+        "CLUSTER": str(cluster),
+        "KAFKA_VERSION": p.version or "unknown",
+        "CAPTURED_AT": str(p.manifest.get("captured_at") or "unknown"),
+        "BROKER": str(step.broker),
+        "WHEN": after,
+        "SCRIPT": p.script_name(n, step),
+        "INTERNAL": internal + ("\n" if internal else ""),
+        "ZOOKEEPER": p.zookeeper.get(step.broker) or next(iter(p.zookeeper.values()), "<zookeeper.connect>"),
+        "WAIT_FOR_METADATA": "yes" if written_at_once else "no",
+        "METADATA_WHEN": (
+            "partition.metadata is written when the log is created, so the restart writes it"
+            if written_at_once
+            else "partition.metadata may be written only by a later LeaderAndIsr (2.8 writes it for a log "
+            "already attached), so the script does not wait for it"
+        ),
+        "REJOINS": "\n".join(f'  "{t} {q}"' for t, q in f.rejoins),
+        "LATER": later,
+        "WHOLE": "\n".join(f'  "{t} {q}"' for t, q in f.whole),
+        "BACKUP_DIR": f"/var/tmp/topic-id-repair-{cluster}-broker-{step.broker}",
+        "LOG_DIRS": log_dirs,
+        "REPLICAS": rows,
+        "NEXT": nxt,
+    }
+    return re.sub(r"@([A-Z_]+)@", lambda m: fields[m.group(1)], template)
