@@ -83,7 +83,7 @@ class RepairPlan:
     gaps: list[str] = field(default_factory=list)
     zookeeper: dict[int, str] = field(default_factory=dict)  # zookeeper.connect per broker
     not_applicable: str | None = None
-    partitions: list[PartitionNow] = field(default_factory=list)  # those with a stale replica, now
+    partitions: list[PartitionNow] = field(default_factory=list)  # on the brokers it restarts, now
     forecast: Forecast | None = None  # what the steps do, in their order
     auto_rebalance: bool | None = None  # auto.leader.rebalance.enable, as the brokers' configs say
 
