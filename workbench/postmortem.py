@@ -46,7 +46,10 @@ FAMILIES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ),
 )
 
-# What to do about each kind of finding: the action items a postmortem lists.
+# What to do about each kind of finding: the action items a postmortem lists. The metrics named here and in
+# `detection` are Kafka's own: ActiveControllerCount, OfflinePartitionsCount, TopicsIneligibleToDeleteCount
+# (KafkaController.scala 2.5.1:122-130, 2.8.2:135-143, 3.6.2:73-81), UnderReplicatedPartitions
+# (ReplicaManager.scala 2.8.2:286-288), ZooKeeperExpiresPerSec (ZooKeeperClient.scala 2.8.2:95-109).
 ACTIONS = {
     "topic_id.root_cause": "Find and stop every pre-2.8 tool that writes topic znodes through ZooKeeper "
     "(`kafka-topics --zookeeper`, old admin clients): use `--bootstrap-server`.",
