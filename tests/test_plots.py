@@ -17,10 +17,13 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from pyspark.sql import SparkSession
 
-from workbench import plots
+from workbench import plots, report
 from workbench.analysis import controller, deletion, health, topic_ids
 from workbench.analysis.cluster import views
+from workbench.analysis.findings import Coverage, Finding
+from workbench.analysis.triage import Triage
 from workbench.frames import Bundle, open_bundle
+from workbench.plots import layout
 
 SAMPLES = REPO / "sample_data"
 
@@ -93,8 +96,11 @@ def test_controller_epochs_and_the_gap_without_one(spark: SparkSession) -> None:
     ]
     (gap,) = [p for p in fig.axes[0].patches if p.get_width() > 0]
     (crash,) = truth["broker_failures"]
-    ms = round((gap.get_width()) * 86_400_000)  # axvspan's width is in days
-    assert ms == truth["controllers"][1]["elected_ms"] - crash["session_expired_ms"]
+    ms = truth["controllers"][1]["elected_ms"] - crash["session_expired_ms"]
+    # a gap of milliseconds: shaded from the session's expiry, wide enough to see, its length written
+    assert round(mdates.num2date(gap.get_x()).timestamp() * 1000) == crash["session_expired_ms"]
+    left, right = fig.axes[0].get_xlim()
+    assert ms < 1000 and gap.get_width() >= plots.base.MIN_WIDTH * (right - left) - 1e-9
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert f"no controller {ms} ms" in texts and {
         f"broker {c['broker']}" for c in truth["controllers"]
@@ -160,7 +166,9 @@ def test_isr_sizes_show_the_restarted_broker_leaving(spark: SparkSession) -> Non
     bundle, truth = _open(spark, "topicid-mismatch-2.8")
     h = bundle.health()
     assert h is not None
-    fig = plots.isr_sizes(h.partitions, "orders", h.last)
+    span = views(bundle).span
+    assert span is not None
+    fig = plots.isr_sizes(h.partitions, "orders", span)
     ax = fig.axes[0]
     rows = [t.get_text() for t in ax.get_yticklabels()]
     assert rows == [f"orders-{p}" for p in range(truth["topics"]["orders"]["partitions"])]
@@ -169,7 +177,7 @@ def test_isr_sizes_show_the_restarted_broker_leaving(spark: SparkSession) -> Non
     ends = {
         round(p.get_y() + p.get_height() / 2)
         for p in two
-        if abs(p.get_x() + p.get_width() - mdates.date2num(h.last)) < 1e-6
+        if abs(p.get_x() + p.get_width() - mdates.date2num(span[1])) < 1e-6  # to the capture
     }
     final = bundle.state_at().partitions.where("topic = 'orders' and size(isr) = 2").collect()
     assert {rows[i] for i in ends} == {f"orders-{r.partition}" for r in final}
@@ -217,3 +225,61 @@ def test_a_plot_refuses_rows_that_were_not_aggregated(
     with pytest.raises(ValueError, match="aggregate in Spark first"):
         plots.frame(spark.range(10))
     assert len(plots.frame(spark.range(5))) == 5
+
+
+def test_partition_health_shades_each_stretch_without_an_acting_leader(spark: SparkSession) -> None:
+    """The partitions whose ZooKeeper leader refuses them, from the refusal to the capture, and the
+    offline stretch of a broker's death, a few milliseconds drawn wide enough to see with its length."""
+    bundle, truth = _open(spark, "topicid-mismatch-2.8")
+    h = bundle.health()
+    span = views(bundle).span
+    assert h is not None and span is not None
+    leaderless = health.leaderless_windows(h, health.captured_at(bundle)).toPandas()
+    fig = plots.partition_health(h.minutes, None, span, leaderless)
+    ax = fig.axes[0]
+    left, right = ax.get_xlim()
+    refusing = [p for p in ax.patches if to_hex(p.get_facecolor()) == plots.BLACK.lower()]
+    (shade,) = refusing  # the stretches overlap: one shade from the first refusal to the capture
+    # from ZooKeeper's txn naming the refusing leader, just before the broker refused its LeaderAndIsr
+    began = _ms(mdates.num2date(shade.get_x()).replace(tzinfo=None))
+    assert 0 <= min(w["from_ms"] for w in truth["leaders_not_acting"]) - began < 1000
+    assert abs(shade.get_x() + shade.get_width() - mdates.date2num(span[1])) < 1e-6
+    assert _ms(span[1]) == truth["captured_ms"]
+    offline = [p for p in ax.patches if to_hex(p.get_facecolor()) == plots.VERMILLION.lower()]
+    shortest = leaderless[leaderless["count"] == "offline"].pipe(lambda d: (d.ended - d.began).min())
+    assert offline and shortest < pd.Timedelta(1, "s")
+    assert min(p.get_width() for p in offline) >= plots.base.MIN_WIDTH * (right - left) - 1e-9
+    assert plots.base.duration(shortest) in [t.get_text() for t in ax.texts]
+
+
+def test_healthy_cluster_has_no_shade_without_an_acting_leader(spark: SparkSession) -> None:
+    bundle, _ = _open(spark, "healthy-3.6")
+    h = bundle.health()
+    assert h is not None
+    leaderless = health.leaderless_windows(h, health.captured_at(bundle))
+    assert leaderless.count() == 0
+    fig = plots.partition_health(h.minutes, None, views(bundle).span, leaderless)
+    colours = {plots.BLACK.lower(), plots.VERMILLION.lower()}
+    assert not [p for p in fig.axes[0].patches if to_hex(p.get_facecolor()) in colours]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.iterdir() if (p / "zk").is_dir()))
+def test_every_report_figure_can_be_read_and_spans_the_evidence(spark: SparkSession, name: str) -> None:
+    """The report's figures for the topics the incident is about: no text covering another or cut off,
+    legends beside the plots, every axis labelled, and time axes from ZooKeeper's first txn to the
+    capture, not to the last event."""
+    bundle, truth = _open(spark, name)
+    topics = {s["topic"] for s in truth["stale_topic_ids"]}
+    named = [Finding("topic_id.mismatch", "critical", {"topic": t}, "") for t in sorted(topics)]
+    named += [Finding("deletion.stuck", "critical", {"topic": t}, "") for t in sorted(truth["deletions"])]
+    figures = report.standard_plots(bundle, Triage(named, Coverage(), 0))
+    assert not [(title, why) for title, why in figures if isinstance(why, str)]
+    span = views(bundle).span
+    assert span is not None and _ms(span[1]) == truth["captured_ms"]
+    for title, fig in figures:
+        assert isinstance(fig, Figure)
+        assert layout.problems(fig) == [], title
+        for ax in fig.axes:
+            if ax.get_xlabel() == "time (UTC)":
+                left, right = (mdates.num2date(x).replace(tzinfo=None) for x in ax.get_xlim())
+                assert left <= span[0] and right >= span[1], title

@@ -16,6 +16,7 @@ from conftest import REPO
 from pyspark.sql import SparkSession
 
 from workbench import report
+from workbench.analysis.findings import ranges
 from workbench.analysis.triage import triage
 from workbench.cli import main
 from workbench.frames import open_bundle
@@ -23,9 +24,18 @@ from workbench.frames import open_bundle
 STUCK = REPO / "sample_data" / "deletion-stuck-2.8"
 
 
+STALE = REPO / "sample_data" / "topicid-mismatch-2.8"
+
+
 @pytest.fixture(scope="module")
 def stuck_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return report.write(STUCK, tmp_path_factory.mktemp("report") / "report")
+
+
+@pytest.fixture(scope="module")
+def stale_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's report: the topic-id incident, with its repair plan's tables, the widest of all."""
+    return report.write(STALE, tmp_path_factory.mktemp("report") / "report")
 
 
 def test_report_of_a_stuck_deletion_reads_as_a_postmortem(stuck_report: Path) -> None:
@@ -99,16 +109,20 @@ window.addEventListener("load", () => {
 </script>"""
 
 
-def test_the_report_fits_a_1400_px_browser_and_every_image_loads(stuck_report: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("which", ["stuck_report", "stale_report"])
+def test_the_report_fits_a_1400_px_browser_and_every_image_loads(
+    which: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
     """Laid out by headless Chromium (Debian's `chromium`), as the page measures itself: no table reaches
     past a 1400-px viewport, the page does not scroll sideways, and every image decoded."""
+    written: Path = request.getfixturevalue(which)
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
         if os.environ.get("CI") == "true":
             pytest.fail("chromium is not installed: CI installs it (.ci/run)")
         pytest.skip("chromium is not installed (apt-get install chromium)")
     page = tmp_path / "measured.html"
-    page.write_text(stuck_report.read_text(encoding="utf-8").replace("</body>", LAYOUT + "</body>", 1))
+    page.write_text(written.read_text(encoding="utf-8").replace("</body>", LAYOUT + "</body>", 1))
     run = subprocess.run(
         [
             browser,
@@ -152,3 +166,19 @@ def test_plots_only_where_their_evidence_is(spark: SparkSession) -> None:
     assert deleted and {f"Deletion of {t}" for t in deleted} <= set(titles)
     table = report.coverage_table(result)
     assert (table.status != "done").any() and "ZooKeeper" in " ".join(table.missing)
+
+
+def test_report_of_a_topic_id_mismatch_leads_with_the_partitions_nobody_served(stale_report: Path) -> None:
+    """The headline is the outage (partitions whose ZooKeeper leader refused them), the repair is the
+    plan's summary, and the plots are the topic's, drawn for this bundle."""
+    page = stale_report.read_text(encoding="utf-8")
+    truth = json.loads((STALE / "truth.json").read_text())
+    impact = page[page.index('id="Impact"') : page.index('id="Detection"')]
+    still = sorted(w["partition"] for w in truth["leaders_not_acting"] if w["to_ms"] is None)
+    assert still and f"{len(still)} still at the capture: orders {ranges(still)}." in impact
+    repair = page[page.index('id="Repair"') : page.index('id="Action-items"')]
+    assert "remediate" in repair
+    plotted = page[page.index('id="Plots"') : page.index('id="What-could-be-checked"')]
+    titles = re.findall(r"<h3 id=[^>]*>([^<]+)", plotted)
+    assert {"Topic ids of orders", "Writes to /brokers/topics/orders", "ISR sizes of orders"} <= set(titles)
+    assert "notebook 03" in plotted  # where these figures are read, not a second analysis of its own

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 from pyspark.sql import functions as F
 
-from workbench.analysis.findings import Finding, hex_col
+from workbench.analysis.findings import Finding, hex_col, tp_list
 from workbench.analysis.health import captured_at, duration, episodes, health
 
 if TYPE_CHECKING:
@@ -123,6 +123,7 @@ class Outage:
     topics: list[str] = field(default_factory=list)
     longest_ms: int = 0
     still: int = 0
+    named: str = ""  # which partitions, as a finding writes them ('orders 0,3'); those still first
 
 
 # How a partition was without an acting leader, as the health analysis counts it, and how to say it.
@@ -167,11 +168,16 @@ def impact(bundle: Bundle, result: Triage) -> Impact:
                 F.count_distinct(F.when(F.col("ended_zxid").isNull(), F.struct("topic", "partition"))).alias(
                     "still"
                 ),
+                F.sort_array(F.collect_set(F.struct("topic", "partition"))).alias("all"),
+                F.sort_array(
+                    F.collect_set(F.when(F.col("ended_zxid").isNull(), F.struct("topic", "partition")))
+                ).alias("open"),
             )
             .first()
         )
         if row is not None and row.n:
-            out.outages[kind] = Outage(row.n, list(row.topics), int(row.longest or 0), row.still)
+            named = tp_list(row.open or row.all)
+            out.outages[kind] = Outage(row.n, list(row.topics), int(row.longest or 0), row.still, named)
     return out
 
 
@@ -279,7 +285,12 @@ def impact_markdown(hurt: Impact) -> str:
     else:
         lines = [
             f"- **Partitions {OUTAGES[k]}**: {o.partitions}, of {', '.join(f'`{t}`' for t in o.topics)}; the "
-            f"longest for {duration(o.longest_ms)}; {o.still} still at the capture."
+            f"longest for {duration(o.longest_ms)}; "
+            + (
+                f"{o.still} still at the capture: {o.named}."
+                if o.still
+                else f"none at the capture ({o.named})."
+            )
             for k, o in hurt.outages.items()
         ]
         topics = sorted({t for o in hurt.outages.values() for t in o.topics})

@@ -86,9 +86,11 @@ def standard_plots(bundle: Bundle, result: Triage) -> list[tuple[str, Figure | s
     offline = health.offline_windows(bundle).cache() if ev.zk_history else None
     elections = controller.elections(bundle).orderBy("zxid").cache() if ev.zk_history else None
     marks = plots.moments(elections, offline) if ev.zk_history else []
+    span = views(bundle).span
     h = health.health(bundle)
     if h is not None:
-        _add(out, "Partition health", plots.partition_health, h.minutes, marks)
+        leaderless = health.leaderless_windows(h, health.captured_at(bundle))
+        _add(out, "Partition health", plots.partition_health, h.minutes, marks, span, leaderless)
         first = h.minutes.agg({"minute": "min"}).collect()[0][0]
         percentages = ev.config("leader.imbalance.per.broker.percentage", IMBALANCE_PERCENTAGE).values()
         threshold = float(max(percentages, default=IMBALANCE_PERCENTAGE)) / 100
@@ -96,7 +98,7 @@ def standard_plots(bundle: Bundle, result: Triage) -> list[tuple[str, Figure | s
         title = "Leadership at the start and at the capture"
         _add(out, title, plots.leader_balance, h.brokers, end_of_first, h.last, threshold)
     if elections is not None and elections.count():
-        _add(out, "Controller elections", plots.controller_epochs, elections)
+        _add(out, "Controller elections", plots.controller_epochs, elections, span)
         steps = controller.failover_steps(bundle).cache()
         logged = {(r.broker_id, r.epoch) for r in steps.select("broker_id", "epoch").distinct().collect()}
         for e in elections.collect()[1:]:
@@ -110,12 +112,13 @@ def standard_plots(bundle: Bundle, result: Triage) -> list[tuple[str, Figure | s
         for t in mismatched:
             _add(out, f"Topic ids of {t}", plots.topic_id_matrix, ids, t, views(bundle).partitions)
             if writes is not None:
-                _add(out, f"Writes to /brokers/topics/{t}", plots.znode_versions, writes, t, marks)
+                _add(out, f"Writes to /brokers/topics/{t}", plots.znode_versions, writes, t, marks, span)
             if h is not None:
                 of_t = h.partitions.where(h.partitions.topic == t)
-                _add(out, f"ISR sizes of {t}", plots.isr_sizes, of_t, t, h.last, marks)
+                _add(out, f"ISR sizes of {t}", plots.isr_sizes, of_t, t, span, marks)
     for t in _topics(result, "deletion.stuck", "deletion.completed")[:MAX_TOPIC_PLOTS]:
-        _add(out, f"Deletion of {t}", plots.deletion_gantt, deletion.replica_progress(bundle, t), offline)
+        progress = deletion.replica_progress(bundle, t)
+        _add(out, f"Deletion of {t}", plots.deletion_gantt, progress, offline, span)
     return out
 
 

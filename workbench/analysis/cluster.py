@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import weakref
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -339,6 +339,22 @@ class ClusterViews:
         return int(self.history_span.ended.timestamp() * 1000)
 
     @cached_property
+    def span(self) -> tuple[datetime, datetime] | None:
+        """The time the evidence covers, for a plot's axis (naive UTC): from ZooKeeper's first txn read
+        (else the first log line) to the capture (else the last txn or log line); None with neither."""
+        began, ended = self.history_span.began if self.history_span is not None else None, self.as_of_ms
+        ms = [int(began.timestamp() * 1000) if began is not None else None, ended]
+        if None in ms:
+            logs = self.bundle.log_events.agg(F.min("ts").alias("began"), F.max("ts").alias("ended"))
+            row = logs.collect()[0]
+            seen = [int(t.timestamp() * 1000) if t is not None else None for t in (row.began, row.ended)]
+            ms = [m if m is not None else s for m, s in zip(ms, seen, strict=True)]
+        first, last = ms
+        if first is None or last is None:
+            return None
+        return _naive_utc(first), _naive_utc(last)
+
+    @cached_property
     def partition_changes(self) -> DataFrame | None:
         """Each partition at every txn that changed it (`partition_history`), computed once (`kept`): the
         health series and the balance checks all read it. None without ZooKeeper's txn logs."""
@@ -477,6 +493,11 @@ class ClusterViews:
 
 
 _VIEWS: weakref.WeakKeyDictionary[Bundle, ClusterViews] = weakref.WeakKeyDictionary()
+
+
+def _naive_utc(ms: int) -> datetime:
+    """Milliseconds since the epoch as the naive UTC datetime a plot's axis takes."""
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).replace(tzinfo=None)
 
 
 def views(bundle: Bundle) -> ClusterViews:

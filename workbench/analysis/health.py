@@ -253,6 +253,20 @@ def episodes(changes: DataFrame, count: str, captured: Any) -> DataFrame:
     )
 
 
+def leaderless_windows(h: Health, captured: Any) -> DataFrame:
+    """When partitions had no acting leader, for a plot: offline (no leader, or one not registered) or
+    led in ZooKeeper by a replica that refuses to lead (no_acting_leader), one row per count and stretch
+    shared by the partitions that began and ended it together (count, began, ended: the capture when
+    still, partitions). A broker's death takes many partitions at one txn, so the rows stay few."""
+    both = [episodes(h.partitions, c, captured).withColumn("count", F.lit(c)) for c in CLUSTER_COUNTS[:2]]
+    return (
+        both[0]
+        .unionByName(both[1])
+        .groupBy("count", "began", F.coalesce("ended", F.lit(captured).cast("timestamp")).alias("ended"))
+        .agg(F.count("*").alias("partitions"))
+    )
+
+
 def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     """Partitions under-replicated for SUSTAINED_MS or more (grouped by the brokers out of their ISR);
     those without a working leader are `leaderless`'s."""

@@ -2,7 +2,10 @@
 aggregates, or its pandas copy) and returns a matplotlib Figure, so tests, notebooks and the report share
 them; nothing here works out what an analysis should. One module per flow; all are named here.
 
-Times are UTC (the workbench's Spark session is). Colours are Okabe and Ito's colour-blind-safe palette.
+Times are UTC (the workbench's Spark session is); time axes run over the evidence's span (views.span) to
+the capture. Colours are Okabe and Ito's colour-blind-safe palette. `layout.problems` says what would stop
+a reader (a label covering another, a legend over a plot, an axis without a label); the tests hold every
+report figure to it.
 Figures are made without pyplot: no global state, no display needed; a notebook shows a returned Figure
 once the inline backend is on (`%matplotlib inline`).
 """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import matplotlib.dates as mdates
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
@@ -13,28 +14,30 @@ from workbench.plots.base import (
     BLUE,
     SKY_BLUE,
     VERMILLION,
+    Span,
+    duration,
     frame,
+    legend_beside,
     new_figure,
     time_axis,
     utc,
+    windows,
 )
 
 
-def controller_epochs(elections: DataFrame | pd.DataFrame, end: datetime | None = None) -> Figure:
+def controller_epochs(elections: DataFrame | pd.DataFrame, span: Span | None = None) -> Figure:
     """The controller epoch over time (controller.elections), each step labelled with its winner, and the
-    gaps with no controller (its session or znode gone, nobody elected yet) shaded, on ZooKeeper's clock."""
+    gaps with no controller (its session or znode gone, nobody elected yet) shaded, on ZooKeeper's clock;
+    a gap of milliseconds is drawn wide enough to see, its length written beside it."""
     e = frame(elections).sort_values("zxid").reset_index(drop=True)
     if e.empty:
         raise ValueError("no elections to draw")
-    seen = pd.concat([e.time, e.gone_time]).dropna()
-    last = (
-        utc(end)
-        if end is not None
-        else seen.max() + max((seen.max() - seen.min()) * 0.05, pd.Timedelta(1, "s"))
-    )
-    fig, ax = new_figure(10, 3.8)
-    xs, ys = [*e.time, last], [*e.epoch, e.epoch.iloc[-1]]
+    fig, ax = new_figure(11, 3.8)
+    time_axis(ax, span, *e.time, *e.gone_time)
+    last = pd.Timestamp(span[1]) if span is not None else utc(mdates.num2date(ax.get_xlim()[1]))
+    xs, ys = [*e.time, max(last, e.time.iloc[-1])], [*e.epoch, e.epoch.iloc[-1]]
     ax.step(xs, ys, where="post", color=BLUE, linewidth=2, label="controller epoch (/controller_epoch)")
+    gaps = []
     for i, r in e.iterrows():
         ax.annotate(
             f"broker {r.broker}",
@@ -47,10 +50,9 @@ def controller_epochs(elections: DataFrame | pd.DataFrame, end: datetime | None 
         if pd.isna(r.gone_time):
             continue
         until = e.time.iloc[i + 1] if i + 1 < len(e) else last
-        ax.axvspan(r.gone_time, until, color=VERMILLION, alpha=0.25)
-        gap = (until - r.gone_time).total_seconds()
+        gaps.append((r.gone_time, until))
         ax.annotate(
-            f"no controller {gap * 1000:.0f} ms" if gap < 10 else f"no controller {gap:.0f} s",
+            f"no controller {duration(until - r.gone_time)}",
             (r.gone_time, r.epoch),
             xytext=(-4, -14),
             textcoords="offset points",
@@ -58,12 +60,12 @@ def controller_epochs(elections: DataFrame | pd.DataFrame, end: datetime | None 
             fontsize=8,
             color=VERMILLION,
         )
+    windows(ax, gaps, VERMILLION, alpha=0.25, note=False)
     ax.set_ylabel("controller epoch")
     ax.yaxis.get_major_locator().set_params(integer=True)
     ax.set_ylim(e.epoch.min() - 0.5, e.epoch.max() + 0.8)
-    time_axis(ax)
     gap = Patch(color=VERMILLION, alpha=0.25, label="no controller")
-    ax.legend(handles=[*ax.get_lines(), gap], loc="upper left", fontsize=8)
+    legend_beside(ax, [*ax.get_lines(), gap])
     ax.set_title("Controller elections (ZooKeeper's clock)")
     return fig
 
@@ -90,6 +92,7 @@ def failover_durations(steps: DataFrame | pd.DataFrame, broker: int, epoch: int)
         )
     ax.set_yticks(range(len(names)), [n.replace("_", " ") for n in names])
     ax.invert_yaxis()
+    ax.set_ylabel("step (controller.log, in its order)")
     ax.set_xlabel("duration (ms, the broker's clock)")
     total = (s.ts.iloc[-1] - s.ts.iloc[0]).total_seconds() * 1000
     ax.set_title(f"Broker {broker} becoming controller (epoch {epoch}): {total:.0f} ms from elected to ready")
@@ -122,8 +125,9 @@ def leader_balance(
         right.bar(xs, row.imbalance_ratio.fillna(0), 0.38, color=colour, label=label)
     for ax in (left, right):
         ax.set_xticks(range(len(ids)), [f"broker {i}" for i in ids])
-        ax.legend(fontsize=8)
+        ax.set_xlabel("broker")
     right.axhline(threshold, color=VERMILLION, linestyle="--", label="leader.imbalance.per.broker.percentage")
+    legend_beside(right)
     right.annotate(
         f"threshold {threshold:.0%}",
         (1, threshold),
@@ -135,7 +139,7 @@ def leader_balance(
         color=VERMILLION,
     )
     left.set_ylabel("partitions led (leaders)")
-    right.set_ylabel("imbalance ratio (not leading / preferred)")
+    right.set_ylabel("imbalance ratio (not leading / preferred, 0-1)")
     left.set_title("Leaders per broker")
     right.set_title("Leader imbalance per broker (the controller's rule)")
     return fig

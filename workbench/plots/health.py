@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
 from typing import Any
 
 import pandas as pd
@@ -21,20 +20,48 @@ from workbench.plots.base import (
     VERMILLION,
     YELLOW,
     Moment,
+    Span,
     frame,
+    interval,
+    legend_beside,
     mark_moments,
     new_figure,
     time_axis,
-    utc,
+    windows,
 )
 
+LEADERLESS = {"offline": VERMILLION, "no_acting_leader": BLACK}
+LEADERLESS_LABELS = {
+    "offline": "offline (no leader, or not registered)",
+    "no_acting_leader": "led by a replica that refuses",
+}
 
-def partition_health(minutes: DataFrame | pd.DataFrame, marks: Iterable[Moment] | None = None) -> Figure:
+
+def partition_health(
+    minutes: DataFrame | pd.DataFrame,
+    marks: Iterable[Moment] | None = None,
+    span: Span | None = None,
+    leaderless: DataFrame | pd.DataFrame | None = None,
+) -> Figure:
     """Offline, without an acting leader, under-replicated and under-min-ISR partitions per bucket
-    (health's `minutes`): the count at each bucket's end as a line, the peak within it as a band, with the
-    key moments marked."""
+    (health's `minutes`): the count at each bucket's end as a line, the peak within it as a band; with
+    `leaderless` (health.leaderless_windows) each stretch some partition had no acting leader is shaded to
+    the millisecond, which a bucket's count can hide; the key moments marked."""
     m = frame(minutes).sort_values("minute")
-    fig, ax = new_figure(10, 4)
+    down = frame(leaderless) if leaderless is not None else None
+    fig, ax = new_figure(11, 4)
+    time_axis(ax, span, m.minute.min(), m.minute.max())
+    handles: list[Any] = []
+    if down is not None and span is not None:
+        down = down.fillna({"ended": pd.Timestamp(span[1])})
+    for count, colour in LEADERLESS.items():
+        if down is None:
+            break
+        stretches = down[down["count"] == count]
+        if len(stretches):
+            windows(ax, zip(stretches.began, stretches.ended, strict=True), colour, alpha=0.1)
+            label = f"no acting leader:\n{LEADERLESS_LABELS[count]}"
+            handles.append(Patch(color=colour, alpha=0.1, label=label))
     for name, colour in (
         ("offline", VERMILLION),
         ("no_acting_leader", BLACK),
@@ -43,22 +70,16 @@ def partition_health(minutes: DataFrame | pd.DataFrame, marks: Iterable[Moment] 
     ):
         if name not in m or m[name].isna().all():
             continue
-        ax.step(m.minute, m[name], where="post", color=colour, label=name.replace("_", " "))
+        (line,) = ax.step(m.minute, m[name], where="post", color=colour, label=name.replace("_", " "))
+        handles.append(line)
         if f"{name}_peak" in m:
             ax.fill_between(m.minute, m[name], m[f"{name}_peak"], step="post", color=colour, alpha=0.2)
     ax.set_ylabel("partitions")
     ax.set_ylim(bottom=0)
     ax.yaxis.get_major_locator().set_params(integer=True)
-    time_axis(ax)
-    mark_moments(ax, marks)
-    ax.legend(
-        loc="upper left",
-        bbox_to_anchor=(1.01, 1),
-        fontsize=8,
-        title="at the bucket's end\n(band: its peak)",
-        title_fontsize=8,
-        frameon=False,
-    )
+    key = mark_moments(ax, marks)
+    title = "lines: count at each bucket's end\nbands: its peak within the bucket"
+    legend_beside(ax, [*handles, *key], title)
     ax.set_title("Partition health (ZooKeeper's history)")
     return fig
 
@@ -66,7 +87,7 @@ def partition_health(minutes: DataFrame | pd.DataFrame, marks: Iterable[Moment] 
 def isr_sizes(
     partitions: DataFrame | pd.DataFrame,
     topic: str,
-    end: datetime | None = None,
+    span: Span | None = None,
     marks: Iterable[Moment] | None = None,
 ) -> Figure:
     """Each partition's ISR size over time (health's `partitions`: one row per change), one band per
@@ -76,7 +97,6 @@ def isr_sizes(
     p = p[p.topic == topic].sort_values(["partition", "zxid"])
     if p.empty:
         raise ValueError(f"no partition changes of {topic}")
-    stop = utc(end) if end is not None else p.time.max()
     size = p.isr.map(lambda isr: None if isr is None else len(isr))
     top = int(max(size.max(), p.replicas.map(lambda r: 0 if r is None else len(r)).max()))
     # none in sync vermillion, all green, the sizes between from the rest of the palette
@@ -84,29 +104,34 @@ def isr_sizes(
     if top > 4:
         shades = [colormaps["viridis"](n / top) for n in range(top + 1)]
     parts = sorted(p.partition.unique())
-    fig, ax = new_figure(10, 1.4 + 0.25 * len(parts))
+    fig, ax = new_figure(11, 1.6 + 0.25 * len(parts))
+    time_axis(ax, span, p.time.min(), p.time.max())
+    stop = pd.Timestamp(span[1]) if span is not None else p.time.max()
+    gap = pd.Timedelta(days=0.06 * (ax.get_xlim()[1] - ax.get_xlim()[0]))  # between two notes of a row
     for y, part in enumerate(parts):
         rows = p[p.partition == part]
-        ends = [*rows.time.iloc[1:], stop]
+        ends = [*rows.time.iloc[1:], max(stop, rows.time.iloc[-1])]
         refused = rows.refused_by if "refused_by" in rows else pd.Series([None] * len(rows), index=rows.index)
+        noted = None
         for start, until, n, r in zip(rows.time, ends, size[rows.index], refused, strict=True):
             if not pd.isna(n):  # no state znode (yet, or any more): no ISR to show
                 hatch = "////" if isinstance(r, str) else None
-                ax.barh(y, until - start, left=start, height=0.8, color=shades[int(n)], hatch=hatch)
+                note = noted is None or start - noted > gap
+                bar = dict(height=0.8, color=shades[int(n)], hatch=hatch)
+                if interval(ax, y, start, until, note, **bar) and note:
+                    noted = start
     ax.set_yticks(range(len(parts)), [f"{topic}-{x}" for x in parts])
     ax.invert_yaxis()
-    time_axis(ax)
-    mark_moments(ax, marks)
-    ax.legend(
-        handles=[
+    ax.set_ylabel("partition")
+    key = mark_moments(ax, marks)
+    legend_beside(
+        ax,
+        [
             *[Patch(color=c, label=f"{n} in sync") for n, c in enumerate(shades)],
             Patch(facecolor="white", edgecolor=BLACK, hatch="////", label="no acting leader"),
+            *key,
         ],
-        loc="upper center",
-        bbox_to_anchor=(0.5, -0.2),
-        ncols=top + 2,
-        fontsize=8,
-        frameon=False,
+        "replicas in the ISR (ZooKeeper)",
     )
     ax.set_title(f"ISR size of each partition of {topic} (ZooKeeper's history)")
     return fig

@@ -20,7 +20,9 @@ from workbench.plots.base import (
     VERMILLION,
     YELLOW,
     Moment,
+    Span,
     frame,
+    legend_beside,
     mark_moments,
     new_figure,
     time_axis,
@@ -86,19 +88,13 @@ def topic_id_matrix(
     ax.set_xticks(range(len(brokers)), [f"broker {b}" for b in brokers])
     ax.set_yticks(range(len(parts)), [f"{topic}-{p}" for p in parts])
     ax.set_xlabel("broker (data dir)")
+    ax.set_ylabel("partition")
     zk = r.zk_topic_id.dropna().unique()
     ax.set_title(
         f"{topic}: each replica's partition.metadata\nagainst ZooKeeper's {zk[0] if len(zk) else 'no id'}"
     )
     seen = [s for s in STATE_COLOURS if s in set(r.state)]
-    ax.legend(
-        handles=[Patch(color=STATE_COLOURS[s], label=STATE_LABELS[s]) for s in seen] + marks,
-        loc="upper center",
-        bbox_to_anchor=(0.5, -0.12),
-        ncols=2,
-        fontsize=8,
-        frameon=False,
-    )
+    legend_beside(ax, [Patch(color=STATE_COLOURS[s], label=STATE_LABELS[s]) for s in seen] + marks)
     return fig
 
 
@@ -108,48 +104,61 @@ def _cell(col: int, row: int, colour: str) -> Rectangle:
 
 
 def znode_versions(
-    history: DataFrame | pd.DataFrame, topic: str, marks: Iterable[Moment] | None = None
+    history: DataFrame | pd.DataFrame,
+    topic: str,
+    marks: Iterable[Moment] | None = None,
+    span: Span | None = None,
 ) -> Figure:
     """Every write to /brokers/topics/<topic> (topic_ids.znode_history): the topic_id it left, who wrote it
-    (a controller's fenced write, or a session no broker owns) and the zxid, on ZooKeeper's clock."""
+    (a controller's fenced write, or a session no broker owns) and the zxid, on ZooKeeper's clock; the
+    note of a write close after another on its row goes below it, so that neither hides the other."""
     h = frame(history)
     h = h[h.topic == topic].sort_values("zxid").reset_index(drop=True)
     if h.empty:
         raise ValueError(f"no writes to /brokers/topics/{topic}")
     ids = list(dict.fromkeys("none" if pd.isna(i) else i for i in h.topic_id))
     ys = ["none" if pd.isna(i) else i for i in h.topic_id]
-    fig, ax = new_figure(10, 2.6 + 0.55 * len(ids))
+    fig, ax = new_figure(11, 2.6 + 0.6 * len(ids))
+    time_axis(ax, span, *h.time)
+    # a 7-pt character is about 0.6 em wide and the axes about two thirds of the figure: how far a note
+    # reaches along the axis, so that one starting within the previous note on its row goes below it
+    em = pd.Timedelta(days=7 * 0.6 / (fig.get_figwidth() * 72 * 0.65) * (ax.get_xlim()[1] - ax.get_xlim()[0]))
     ax.step(h.time, [ids.index(y) for y in ys], where="post", color=GREY, linewidth=1, zorder=1)
+    last: dict[int, tuple[pd.Timestamp, bool]] = {}  # row: where the previous note ends, whether below
     for i, w in h.iterrows():
-        by_broker = not pd.isna(w.writer_broker)
+        row, by_broker = ids.index(ys[i]), not pd.isna(w.writer_broker)
         ax.scatter(
             w.time,
-            ids.index(ys[i]),
+            row,
             s=70,
             zorder=2,
             marker="o" if by_broker else "^",
             color=BLUE if by_broker else VERMILLION,
         )
         who = f"broker {int(w.writer_broker)}" if by_broker else f"session {int(w.session_id):#x}"
+        note = f"{w.op} zxid {int(w.zxid):#x}\n{who}, v{w.znode_version}"
+        below = row in last and w.time < last[row][0] and not last[row][1]
+        last[row] = (w.time + em * (2 + max(map(len, note.split("\n")))), below)
         ax.annotate(
-            f"{w.op} zxid {int(w.zxid):#x}\n{who}, v{w.znode_version}",
-            (w.time, ids.index(ys[i])),
-            xytext=(5, 6),
+            note,
+            (w.time, row),
+            xytext=(5, -6 if below else 6),
             textcoords="offset points",
+            va="top" if below else "bottom",
             fontsize=7,
         )
     ax.set_yticks(range(len(ids)), ["no topic_id" if i == "none" else i for i in ids])
-    ax.set_ylim(-0.6, len(ids) - 0.2)
+    ax.set_ylim(-0.8, len(ids) - 0.2)
     ax.set_ylabel("topic_id in the znode")
-    time_axis(ax)
-    mark_moments(ax, marks)
-    ax.legend(
-        handles=[
-            ax.scatter([], [], marker="o", color=BLUE, label="written by a broker's session (controller)"),
-            ax.scatter([], [], marker="^", color=VERMILLION, label="written by a session no broker owns"),
+    key = mark_moments(ax, marks)
+    legend_beside(
+        ax,
+        [
+            ax.scatter([], [], marker="o", color=BLUE, label="written by a broker's session\n(controller)"),
+            ax.scatter([], [], marker="^", color=VERMILLION, label="written by a session\nno broker owns"),
+            *key,
         ],
-        loc="lower right",
-        fontsize=8,
+        "v: the znode's JSON format version",
     )
     ax.set_title(f"/brokers/topics/{topic}: every write and the topic_id it left (ZooKeeper's clock)")
     return fig
