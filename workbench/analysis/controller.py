@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 CHECK = "controller"
 FLAPPING_WINDOW_MS = 10 * 60_000
+EPOCH_LINE_WITHIN_S = 60  # an election line before 2.1 and its "incremented epoch" line: milliseconds apart
 FLAPPING_ELECTIONS = 3
 
 
@@ -65,6 +66,48 @@ def elections(bundle: Bundle) -> DataFrame:
     return e.join(ends, "zxid", "left")
 
 
+def elected_lines(bundle: Bundle) -> DataFrame:
+    """Each election a broker logged: broker_id, epoch, ts, file, line_no, and `failover_file`, where its
+    onControllerFailover lines are. From 2.1 the election line states the epoch; before, the epoch is on
+    the broker's next "incremented epoch" line (KafkaController 0.10.2.2:731, 1.0.2:693, 2.0.1:647,
+    logged within the same election), which at 0.10 is in controller.log while the elector's line is in
+    server.log (ZookeeperLeaderElector 0.10.2.2:83 logs under kafka.server)."""
+    ev = bundle.cluster_events
+    lines = ev.where(F.col("event") == "controller.elected").select(
+        "broker_id", "file", "line_no", "ts", F.col("attrs")["epoch"].cast("int").alias("epoch")
+    )
+    bumps = ev.where(F.col("event") == "controller.epoch_incremented").select(
+        F.col("broker_id").alias("b_broker"),
+        F.col("file").alias("b_file"),
+        F.col("line_no").alias("b_line"),
+        F.col("ts").alias("b_ts"),
+        F.col("attrs")["epoch"].cast("int").alias("b_epoch"),
+    )
+    within = F.expr(f"INTERVAL {EPOCH_LINE_WITHIN_S} SECONDS")
+    paired = (
+        lines.where(F.col("epoch").isNull())
+        .join(
+            bumps,
+            (F.col("b_broker") == F.col("broker_id"))
+            & (F.col("b_ts") >= F.col("ts"))
+            & (F.col("b_ts") <= F.col("ts") + within),
+            "left",
+        )
+        .groupBy("broker_id", "file", "line_no", "ts")
+        .agg(F.min_by(F.struct("b_epoch", "b_file"), F.struct("b_ts", "b_line")).alias("b"))
+        .select(
+            "broker_id",
+            "file",
+            "line_no",
+            "ts",
+            F.col("b.b_epoch").alias("epoch"),
+            F.coalesce("b.b_file", "file").alias("failover_file"),
+        )
+    )
+    stated = lines.where(F.col("epoch").isNotNull()).withColumn("failover_file", F.col("file"))
+    return stated.unionByName(paired)
+
+
 def failover_steps(bundle: Bundle) -> DataFrame:
     """The new controllers' own lines from election to 'Ready to serve': broker_id, epoch, event, step,
     ts, file, line_no. Steps are the lines onControllerFailover logs (LOG_TEMPLATES.md section 5), the
@@ -74,14 +117,24 @@ def failover_steps(bundle: Bundle) -> DataFrame:
         | F.col("event").startswith("deletion.")
         | F.col("event").startswith("state_machine.")
     )
-    elected = ev.where(F.col("event") == "controller.elected").select(
-        "broker_id", "file", F.col("attrs")["epoch"].cast("int").alias("epoch"), F.col("ts").alias("elected")
+    lines = elected_lines(bundle)
+    elected = lines.select(
+        "broker_id", F.col("failover_file").alias("file"), "epoch", F.col("ts").alias("elected")
     )
     ready = ev.where(F.col("event") == "controller.ready").select(
         "broker_id", F.col("attrs")["epoch"].cast("int").alias("epoch"), F.col("ts").alias("ready")
     )
     span = elected.join(ready, ["broker_id", "epoch"], "left")
-    return (
+    elsewhere = lines.where(F.col("file") != F.col("failover_file")).select(  # 0.10's elector line
+        "broker_id",
+        "epoch",
+        F.lit("controller.elected").alias("event"),
+        F.lit(None).cast("string").alias("step"),
+        "ts",
+        "file",
+        "line_no",
+    )
+    return elsewhere.unionByName(
         ev.join(span, ["broker_id", "file"])
         .where((F.col("ts") >= F.col("elected")) & (F.col("ts") <= F.coalesce("ready", F.col("elected"))))
         .select(
@@ -169,12 +222,7 @@ def _chain(bundle: Bundle) -> list[_Election]:
                 )
             )
     else:
-        rows = (
-            bundle.cluster_events.where(F.col("event") == "controller.elected")
-            .select(F.col("attrs")["epoch"].cast("int").alias("epoch"), "broker_id", "ts", "file", "line_no")
-            .orderBy("epoch", "ts")
-            .collect()
-        )
+        rows = elected_lines(bundle).orderBy("epoch", "ts").collect()
         for r in rows:
             if out and out[-1].epoch == r.epoch:
                 continue
@@ -205,8 +253,8 @@ def _resumed(bundle: Bundle) -> dict[tuple[int, int], dict[str, list[str]]]:
     """What each new controller picked up from ZooKeeper: reassignments it sent or completed, deletions it
     (re)started, preferred elections it resumed; from its log between its election and the next one."""
     ev = bundle.cluster_events
-    elected = ev.where(F.col("event") == "controller.elected").select(
-        "broker_id", "file", F.col("attrs")["epoch"].cast("int").alias("epoch"), F.col("ts").alias("from_ts")
+    elected = elected_lines(bundle).select(
+        "broker_id", F.col("failover_file").alias("file"), "epoch", F.col("ts").alias("from_ts")
     )
     kinds = {
         "reassignment.leader_and_isr_sent": "reassignments",

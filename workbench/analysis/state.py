@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, IntegerType, StringType, StructField, StructType
 
 from workbench.analysis.cluster import BROKER_PATH, DELETE_MARKER_PATH, partitions_in, views
+from workbench.analysis.controller import elected_lines
 from workbench.analysis.deletion import topics_of
 from workbench.analysis.partition_history import counted
 from workbench.kafka import znodes as paths
@@ -290,17 +291,10 @@ def _from_logs(bundle: Bundle, when: datetime | None, at: str) -> ClusterState:
     ev = bundle.cluster_events
     if when is not None:
         ev = ev.where(F.col("ts") <= F.lit(when))
-    elected = (
-        ev.where(F.col("event") == "controller.elected")
-        .agg(
-            F.max_by(
-                F.struct("broker_id", F.col("attrs")["epoch"].cast("int").alias("epoch")),
-                F.col("attrs")["epoch"].cast("int"),
-            ).alias("c")
-        )
-        .collect()[0]
-        .c
-    )
+    lines = elected_lines(bundle)
+    if when is not None:
+        lines = lines.where(F.col("ts") <= F.lit(when))
+    elected = lines.agg(F.max_by(F.struct("broker_id", "epoch"), "epoch").alias("c")).collect()[0].c
     controller = elected.broker_id if elected else None
     listed = (
         ev.where(F.col("event").isin("controller.live_brokers", "controller.broker_change"))

@@ -40,8 +40,9 @@ LOGGER_AT_END = r" \((?P<logger>[A-Za-z_$][A-Za-z0-9_$.-]*)(?::(?:\d+|\?))?\)\s*
 EXCEPTION_LINE = r"^(?:[a-z_$][A-Za-z0-9_$]*\.)+[A-Z][A-Za-z0-9_$]*(?::\s.*|:)?\s*$"
 TRACE_LINE = r"^(?:\s+at\s\S|\s*\.\.\.\s\d+\s(?:more|common frames omitted)|\s*Caused by:\s|\s*Suppressed:\s)"
 CONTROL_CHARS = r"[\x00-\x08\x0B\x0C\x0E-\x1F\x7F]"
-# The logIdent: `[Controller id=1] `, and before 2.5 also `Partition [t,0] on broker 1: `.
-CONTEXT = r"^(?:\[(?P<bracketed>[^\[\]]+)\]:?\s|(?P<bare>Partition \[[^\[\]]*\] on broker -?\d+):\s)"
+# The logIdent: `[Controller id=1] `; to 0.11 `[Controller 1]: ` (KafkaController 0.11.0.2:150), to 2.0
+# `[Topic Deletion Manager 1], ` (TopicDeletionManager 2.0.1:61); before 2.5 `Partition [t,0] on broker 1: `.
+CONTEXT = r"^(?:\[(?P<bracketed>[^\[\]]+)\][:,]?\s|(?P<bare>Partition \[[^\[\]]*\] on broker -?\d+):\s)"
 # The logger, in what follows the last ' (' of an event's text.
 _LOGGER = r"^(?P<logger>[A-Za-z_$][A-Za-z0-9_$.-]*)(?::(?:\d+|\?))?\)\s*$"
 LAYOUT = "'[yyyy-MM-dd HH:mm:ss,SSS] LEVEL message (logger)'"

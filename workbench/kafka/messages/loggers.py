@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 KC = ("kafka.controller.KafkaController",)
+ELECTOR = ("kafka.server.ZookeeperLeaderElector",)  # the controller's election until 0.11
 TDM = ("kafka.controller.TopicDeletionManager",)
 RSM = ("kafka.controller.ZkReplicaStateMachine", "kafka.controller.ReplicaStateMachine")
 PSM = ("kafka.controller.ZkPartitionStateMachine", "kafka.controller.PartitionStateMachine")

@@ -1,0 +1,119 @@
+"""Controller elections in the words of Kafka before 2.1, whose election line has no epoch: 0.10's
+ZookeeperLeaderElector (in server.log, the epoch in controller.log) and 1.1's controller. Lines are
+written as each version's log4j layout prints them (`[%d] %p %m (%c)%n`, config/log4j.properties) with the
+text of the source lines the catalog cites."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from workbench.analysis import controller, state
+from workbench.frames import open_bundle
+
+KC = "kafka.controller.KafkaController"
+ELECTOR = "kafka.server.ZookeeperLeaderElector"
+TDM = "kafka.controller.TopicDeletionManager"
+
+
+def L(ts: str, text: str, logger: str = KC) -> str:
+    """One INFO line as the log4j layout `[%d] %p %m (%c)%n` prints it."""
+    return f"[{ts}] INFO {text} ({logger})"
+
+
+# 0.10.2: broker 1 is elected at start-up, crashes; broker 2 takes over at epoch 2.
+V0_10 = {
+    (1, "server.log"): [
+        L("2017-05-01 10:00:00,100", "1 successfully elected as leader", ELECTOR),
+    ],
+    (1, "controller.log"): [
+        L("2017-05-01 10:00:00,102", "[Controller 1]: Broker 1 starting become controller state transition"),
+        L("2017-05-01 10:00:00,108", "[Controller 1]: Initialized controller epoch to 0 and zk version 0"),
+        L("2017-05-01 10:00:00,115", "[Controller 1]: Controller 1 incremented epoch to 1"),
+        L(
+            "2017-05-01 10:00:00,300",
+            "[Controller 1]: Broker 1 is ready to serve as the new controller with epoch 1",
+        ),
+    ],
+    (2, "server.log"): [
+        L("2017-05-01 10:30:06,000", "2 successfully elected as leader", ELECTOR),
+    ],
+    (2, "controller.log"): [
+        L("2017-05-01 10:30:06,003", "[Controller 2]: Broker 2 starting become controller state transition"),
+        L("2017-05-01 10:30:06,010", "[Controller 2]: Initialized controller epoch to 1 and zk version 0"),
+        L("2017-05-01 10:30:06,021", "[Controller 2]: Controller 2 incremented epoch to 2"),
+        L(
+            "2017-05-01 10:30:06,030",
+            "[Topic Deletion Manager 2], Deletion of topic logs successfully completed",
+            TDM,
+        ),
+        L(
+            "2017-05-01 10:30:06,450",
+            "[Controller 2]: Broker 2 is ready to serve as the new controller with epoch 2",
+        ),
+    ],
+}
+
+# 1.1.1: the election and its epoch both in controller.log, with the `[Controller id=N] ` ident.
+V1_1 = {
+    (3, "controller.log"): [
+        L("2019-02-01 08:00:00,010", "[Controller id=3] 3 successfully elected as the controller"),
+        L("2019-02-01 08:00:00,011", "[Controller id=3] Reading controller epoch from ZooKeeper"),
+        L("2019-02-01 08:00:00,015", "[Controller id=3] Initialized controller epoch to 6 and zk version 5"),
+        L("2019-02-01 08:00:00,016", "[Controller id=3] Incrementing controller epoch in ZooKeeper"),
+        L("2019-02-01 08:00:00,030", "[Controller id=3] Epoch incremented to 7"),
+        L("2019-02-01 08:00:00,031", "[Controller id=3] Registering handlers"),
+        L("2019-02-01 08:00:00,400", "[Controller id=3] Ready to serve as the new controller with epoch 7"),
+    ],
+}
+
+
+def _bundle(tmp_path: Path, version: str, logs: dict[tuple[int, str], list[str]]) -> Path:
+    root = tmp_path / version
+    brokers = sorted({b for b, _ in logs})
+    for (broker, name), lines in logs.items():
+        folder = root / "brokers" / str(broker) / "logs"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("\n".join(lines) + "\n")
+    manifest = {"format": "kafka-evidence/1", "kafka_version": version, "brokers": brokers}
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    return root
+
+
+def test_0_10_elections_take_their_epoch_from_the_controller_log(spark: SparkSession, tmp_path: Path) -> None:
+    bundle = open_bundle(_bundle(tmp_path, "0.10.2.2", V0_10), spark)
+    lines = controller.elected_lines(bundle).orderBy("epoch").collect()
+    assert [(r.broker_id, r.epoch) for r in lines] == [(1, 1), (2, 2)]
+    assert all(r.file.endswith("server.log") and r.failover_file.endswith("controller.log") for r in lines)
+    steps = controller.failover_steps(bundle).where("broker_id = 2").orderBy("ts").collect()
+    assert steps[0].event == "controller.elected" and steps[-1].event == "controller.ready"
+    assert "starting" in {s.step for s in steps}
+    # the deletion manager's ident of those days, `[Topic Deletion Manager 2], `, is its context
+    (done,) = bundle.cluster_events.where("event = 'deletion.completed'").collect()
+    assert (done.topic, done.context) == ("logs", "Topic Deletion Manager 2")
+    assert state.state_at(bundle).controller == 2  # from the logs: the bundle has no ZooKeeper
+
+
+def test_1_1_elections_pair_the_election_with_its_epoch_line(spark: SparkSession, tmp_path: Path) -> None:
+    bundle = open_bundle(_bundle(tmp_path, "1.1.1", V1_1), spark)
+    (line,) = controller.elected_lines(bundle).collect()
+    assert (line.broker_id, line.epoch, line.file) == (3, 7, line.failover_file)
+    steps = controller.failover_steps(bundle).orderBy("ts", "line_no").collect()
+    assert [s.step for s in steps if s.event == "controller.failover_step"] == [
+        "reading_controller_epoch",
+        "incrementing_controller_epoch",
+        "registering_handlers",
+    ]
+    assert steps[-1].event == "controller.ready" and {s.epoch for s in steps} == {7}
+
+
+def test_an_election_line_with_no_epoch_line_after_it_keeps_no_epoch(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A log cut right after the election: the epoch is unknown, not guessed from another election."""
+    cut = {(3, "controller.log"): V1_1[(3, "controller.log")][:1]}
+    bundle = open_bundle(_bundle(tmp_path, "1.1.1", cut), spark)
+    (line,) = controller.elected_lines(bundle).collect()
+    assert line.broker_id == 3 and line.epoch is None
