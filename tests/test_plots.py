@@ -250,6 +250,11 @@ def test_partition_health_shades_each_stretch_without_an_acting_leader(spark: Sp
     assert offline and shortest < pd.Timedelta(1, "s")
     assert min(p.get_width() for p in offline) >= plots.base.MIN_WIDTH * (right - left) - 1e-9
     assert plots.base.duration(shortest) in [t.get_text() for t in ax.texts]
+    # without the evidence's span, a stretch still open runs to the last bucket
+    still = leaderless.assign(ended=pd.NaT)
+    open_ended = plots.partition_health(h.minutes, None, None, still).axes[0]
+    ends = [p.get_x() + p.get_width() for p in open_ended.patches if p.get_alpha() == 0.1]
+    assert ends and max(ends) == pytest.approx(mdates.date2num(h.minutes.agg({"minute": "max"}).first()[0]))
 
 
 def test_healthy_cluster_has_no_shade_without_an_acting_leader(spark: SparkSession) -> None:

@@ -52,8 +52,8 @@ def partition_health(
     fig, ax = new_figure(11, 4)
     time_axis(ax, span, m.minute.min(), m.minute.max())
     handles: list[Any] = []
-    if down is not None and span is not None:
-        down = down.fillna({"ended": pd.Timestamp(span[1])})
+    if down is not None:  # a stretch still open at the capture runs to it (to the last bucket without one)
+        down = down.fillna({"ended": pd.Timestamp(span[1]) if span is not None else m.minute.max()})
     for count, colour in LEADERLESS.items():
         if down is None:
             break
