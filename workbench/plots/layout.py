@@ -1,5 +1,5 @@
 """Whether a figure can be read: no text covering another or cut by the figure's edge, legends beside
-the plot and a label on every axis. Tests hold every figure to it; nothing here draws."""
+the plot and a label on every axis. Tests hold every figure to it; it lays a figure out, never changes it."""
 
 from __future__ import annotations
 
