@@ -345,8 +345,13 @@ def typed_by(fragments: list[str] | tuple[str, ...], texts: list[str]) -> list[i
     """Which of the catalog's template texts type a listed message: those whose literal text fills the
     message's fragments in order, each of their fields standing where Kafka interpolates a value (a
     template that splits one of Kafka's values into constants still fits)."""
-    holes = re.compile(r"^\s*" + ".*?".join(re.escape(f.strip()) for f in fragments) + r"\s*$", re.S)
+    holes = re.compile(r"^\s*" + _HOLE.join(re.escape(f.strip()) for f in fragments) + r"\s*$", re.S)
     return [i for i, text in enumerate(texts) if holes.match(_FIELD.sub("\0", text))]
+
+
+# Where Kafka interpolates one value, a template has one field, or constants it split the value into, or
+# both around one field; never several fields with text between (that is a longer message than Kafka's).
+_HOLE = "[^\0]*?(?:\0[^\0]*?)?"
 
 
 _FIELD = re.compile(r"\{[a-z_]+\}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 KC = ("kafka.controller.KafkaController",)
 ELECTOR = ("kafka.server.ZookeeperLeaderElector",)  # the controller's election until 0.11
 TDM = ("kafka.controller.TopicDeletionManager",)
+TDM_THREAD = ("kafka.controller.TopicDeletionManager$DeleteTopicsThread",)  # 0.10's deletion thread
 RSM = ("kafka.controller.ZkReplicaStateMachine", "kafka.controller.ReplicaStateMachine")
 PSM = ("kafka.controller.ZkPartitionStateMachine", "kafka.controller.PartitionStateMachine")
 CHANNEL = ("kafka.controller.ControllerChannelManager", "kafka.controller.RequestSendThread")
