@@ -123,6 +123,11 @@ def test_cli_load_summarises_the_sample(spark, capsys) -> None:
     assert out["rows"]["bad_records"] == 0 and out["bad_records_by_reason"] == []
     assert out["rows"]["log_events"] > 40 and out["rows"]["partition_metadata"] == 5
     assert out["first_event"].startswith("2024-03-12 10:00:00")
+    typed = out["events_typed"]
+    assert typed["curated"] + typed["from_source"] + typed["untyped"] == out["rows"]["log_events"]
+    assert typed["curated"] > 40 and [r["count"] for r in typed["untyped_by_logger"]] == sorted(
+        (r["count"] for r in typed["untyped_by_logger"]), reverse=True
+    )
     assert main(["load", str(SAMPLE / "nope")]) == 2
 
 

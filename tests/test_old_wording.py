@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from workbench.analysis import controller, state
+from workbench.analysis import controller, sessions, state
 from workbench.frames import open_bundle
 
 KC = "kafka.controller.KafkaController"
@@ -70,6 +70,32 @@ V1_1 = {
 }
 
 
+# 0.10.2: broker 1's session expires; zkclient says so, the health check re-registers the broker. Lines
+# of ZkClient.java (zkclient-0.10:713), KafkaHealthcheck.scala (0.10.2.2:104) and ZkUtils.scala
+# (0.10.2.2:397), and one Partition DEBUG line (Partition.scala 0.10.2.2:243) no curated template types.
+ZKCLIENT = "org.I0Itec.zkclient.ZkClient"
+V0_10_EXPIRY = {
+    (1, "server.log"): [
+        L("2017-05-01 10:29:50,000", "zookeeper state changed (Disconnected)", ZKCLIENT),
+        L("2017-05-01 10:30:00,000", "zookeeper state changed (Expired)", ZKCLIENT),
+        L(
+            "2017-05-01 10:30:00,200",
+            "re-registering broker info in ZK for broker 1",
+            "kafka.server.KafkaHealthcheck$SessionExpireListener",
+        ),
+        L(
+            "2017-05-01 10:30:00,300",
+            "Registered broker 1 at path /brokers/ids/1 with addresses: "
+            "EndPoint(b1,9092,ListenerName(PLAINTEXT),PLAINTEXT)",
+            "kafka.utils.ZkUtils",
+        ),
+        L("2017-05-01 10:30:00,350", "zookeeper state changed (SyncConnected)", ZKCLIENT),
+        "[2017-05-01 10:30:01,000] DEBUG Partition [orders,0] on broker 1: Recorded replica 2 log end "
+        "offset (LEO) position 10 for partition [orders,0]. (kafka.cluster.Partition)",
+    ],
+}
+
+
 def _bundle(tmp_path: Path, version: str, logs: dict[tuple[int, str], list[str]]) -> Path:
     root = tmp_path / version
     brokers = sorted({b for b, _ in logs})
@@ -117,3 +143,23 @@ def test_an_election_line_with_no_epoch_line_after_it_keeps_no_epoch(
     bundle = open_bundle(_bundle(tmp_path, "1.1.1", cut), spark)
     (line,) = controller.elected_lines(bundle).collect()
     assert line.broker_id == 3 and line.epoch is None
+
+
+def test_0_10_session_expiry_in_zkclient_s_words(spark: SparkSession, tmp_path: Path) -> None:
+    bundle = open_bundle(_bundle(tmp_path, "0.10.2.2", V0_10_EXPIRY), spark)
+    rows = bundle.log_events.orderBy("line_no").collect()
+    assert [r.event for r in rows[:2]] == ["zk.client_state_changed", "zk.client_session_expired"]
+    assert rows[0].attrs["state"] == "Disconnected"
+    reregistering, registered, connected, recorded = rows[2:]
+    # no curated template: typed from Kafka's source, its value named after what the source prints
+    assert (
+        reregistering.event
+        == "source.kafka_healthcheck_session_expire_listener.re_registering_broker_info_in_zk"
+    )
+    assert reregistering.attrs["broker_id"] == "1"
+    assert (registered.event, registered.attrs["broker"]) == ("broker.registered", "1")
+    assert connected.event == "zk.client_connected"
+    assert recorded.event.startswith("source.partition.recorded_replica_log_end_offset")
+    assert (recorded.topic, recorded.partition) == ("orders", 0), recorded.attrs
+    (found,) = sessions.expiry_findings(bundle, {})
+    assert found.subject == {"broker": 1, "cause": "session_expiry"}

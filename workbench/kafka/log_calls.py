@@ -1,47 +1,16 @@
-"""Every log call of the classes whose lines tell the controller's, the replicas' and the logs' story, read
-from a Kafka checkout at each release line that runs on ZooKeeper: the listing the catalog is checked
-against (tests/test_catalog_source.py), so that a version's wording cannot go missing unnoticed.
-
-Run on a checkout (the search tool's `fetch` brings apache/kafka):
-
-    python -m workbench.kafka.log_calls /path/to/kafka > workbench/kafka/messages/log_calls.json
-
-(each release line's ref in RELEASES must be in the checkout)
-
-A call's message is kept as its literal fragments, a hole between each two where Kafka interpolates a
-value (`s"...$x..."`, `"..." + x`, `"%d".format(x)`, Java's `{}`): our reading of the source, not its
-code. Each distinct message of a logger keeps its level, the release lines whose source has it and the
-file and line at the newest of them.
+"""The log calls in Kafka's (and ZooKeeper's) source, read without running it: for each call its logger,
+level and message, the message kept as its literal fragments with a hole between each two where the
+source interpolates a value (`s"...$x..."`, `"..." + x`, `"%d".format(x)`, Java's `{}`), and what it
+interpolates there. Our reading of the source, not its code; messages/listing.py runs it over every
+release line.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-# The last patch of each release line; a branch head where the mirror has no final tag of the line.
-RELEASES = {
-    "0.10.2": "0.10.2.2", "0.11.0": "0.11.0.2", "1.0": "1.0.2", "1.1": "1.1.1", "2.0": "2.0.1",
-    "2.1": "2.1.1", "2.2": "2.2.2", "2.3": "2.3.1", "2.4": "2.4.1", "2.5": "2.5.1", "2.6": "2.6.3",
-    "2.7": "2.7.2", "2.8": "2.8.2", "3.0": "3.0.2", "3.1": "3.1.2", "3.2": "3.2.3", "3.3": "3.3.2",
-    "3.4": "3.4.1", "3.5": "3.5.2", "3.6": "3.6.2", "3.7": "refs/heads/3.7", "3.8": "refs/heads/3.8",
-    "3.9": "refs/heads/3.9",
-}  # fmt: skip
-
-# The classes that matter (file names, in core/ or storage/ and server-common/ in later releases).
-CLASSES = {
-    "KafkaController", "ControllerEventManager", "ReplicaStateMachine", "PartitionStateMachine",
-    "TopicDeletionManager", "ControllerChannelManager", "Partition", "ReplicaManager",
-    "AbstractFetcherThread", "ReplicaFetcherThread", "AbstractFetcherManager", "ReplicaFetcherManager",
-    "Log", "UnifiedLog", "LogLoader", "LocalLog", "LogManager", "KafkaZkClient", "ZkUtils",
-    "ZooKeeperClient", "KafkaServer", "ZookeeperLeaderElector", "KafkaHealthcheck",
-}  # fmt: skip
 
 LEVELS = ("trace", "debug", "info", "warn", "error", "fatal")
 _RECEIVER = (
@@ -58,13 +27,15 @@ _FORMAT = re.compile(r"%(?:\d+\$)?[-#+ 0,(]*\d*(?:\.\d+)?[a-zA-Z%]")
 
 @dataclass(frozen=True)
 class Call:
-    """One log call: its logger (the class, or state.change.logger), level and message fragments."""
+    """One log call: its logger (the class, state.change.logger, or "" where the source does not say),
+    level and message fragments."""
 
     logger: str
     level: str
     fragments: tuple[str, ...]
     file: str
     line: int
+    holes: tuple[str, ...] = ()  # what Kafka interpolates at each hole, "" where the source does not say
 
     @property
     def dynamic(self) -> bool:
@@ -90,16 +61,24 @@ def calls(source: str, file: str) -> Iterator[Call]:
     for m in _CALL.finditer(text):
         if _DEF.search(text[max(0, m.start() - 8) : m.start()]):
             continue
-        parsed = _first_argument(text, m.end(), file.endswith(".java"))
-        if parsed is None:
+        java = file.endswith(".java")
+        marked = _first_argument(text, m.end(), java)
+        if marked is None:
             continue
+        if java:  # slf4j's {} are filled by the arguments after the message
+            marked = _named(marked, _arguments(text, m.end() - 1)[0][1:])
         inside = [b for b in bodies if b[0] < m.start() < b[1]]
         # Logging's methods are the innermost class's that has them (an event object inside the
         # controller logs as the controller), else the outermost's.
         logging = [b for b in inside if b[3]] or inside[:1]
         owner = logging[-1][2] if logging else Path(file).stem
-        logger = "state.change.logger" if (m.group("recv") or "").startswith("stateChange") else owner
-        yield Call(logger, m.group("level"), parsed, file, text.count("\n", 0, m.start()) + 1)
+        recv = m.group("recv") or ""
+        logger = "state.change.logger" if recv.startswith("stateChange") else owner
+        if recv == "log" and file.endswith(".scala"):
+            logger = ""  # Scala's Logging has no `log`: a Log's (or another object's) logger, unknown here
+        line = text.count("\n", 0, m.start()) + 1
+        fragments, holes = _unmark(marked)
+        yield Call(logger, m.group("level"), fragments, file, line, holes)
 
 
 # Classes whose instances log under their own name: those mixing Logging in, or extending a class that does.
@@ -187,9 +166,24 @@ def _without_comments(source: str) -> str:
     return "".join(out)
 
 
-def _first_argument(text: str, i: int, java: bool) -> tuple[str, ...] | None:
-    """The first argument of a call whose '(' ends at i, as literal fragments with holes between."""
-    pieces: list[tuple[str, ...] | None] = []  # a literal's fragments, or None for an expression
+# Inside the reader a message is one string, each hole marked as OPEN + what Kafka interpolates + CLOSE.
+OPEN, CLOSE = "\x01", "\x02"
+_MARK = re.compile(f"{OPEN}([^{CLOSE}]*){CLOSE}")
+
+
+def _hole(expr: str) -> str:
+    return OPEN + " ".join(expr.replace(OPEN, "").replace(CLOSE, "").split()) + CLOSE
+
+
+def _unmark(marked: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A marked message as its literal fragments and the expressions at the holes between them."""
+    parts = _MARK.split(marked)
+    return tuple(parts[::2]), tuple(parts[1::2])
+
+
+def _first_argument(text: str, i: int, java: bool) -> str | None:
+    """The first argument of a call whose '(' ends at i, as a marked message."""
+    pieces: list[str] = []
     expr, depth, n = "", 0, len(text)
     while i < n:
         c = text[i]
@@ -198,13 +192,13 @@ def _first_argument(text: str, i: int, java: bool) -> tuple[str, ...] | None:
         wrapped = _STRING_FORMAT.match(text, i) if not expr.strip() else None
         if wrapped is not None:  # String.format("...%s...", x): its format's text, each specifier a hole
             inner = _first_argument(text, wrapped.end(), java=False)
-            pieces.append(_split_format(inner) if inner is not None else None)
-            i = _skip_call(text, wrapped.start() + len("String"))
+            names, i = _arguments(text, wrapped.end() - 1)
+            pieces.append(_split_format(inner, names[1:]) if inner is not None else _hole(""))
             continue
         literal = _string_at(text, i)
         if literal is not None and not expr.strip():
-            fragments, i = literal
-            pieces.append(fragments)
+            marked, i = literal
+            pieces.append(marked)
             continue
         if literal is not None:  # a string inside an expression (an argument of a call in it)
             i = literal[1]
@@ -212,83 +206,91 @@ def _first_argument(text: str, i: int, java: bool) -> tuple[str, ...] | None:
             continue
         if depth == 0 and c == "+":
             if expr.strip():
-                pieces.append(None)
+                pieces.append(_hole(expr))
             expr = ""
             i += 1
             continue
-        if depth == 0 and c == "." and pieces and pieces[-1] is not None and not expr.strip():
-            rest = text[i:]
-            if rest.startswith(".format"):  # "...%d...".format(x): each specifier a hole
-                pieces[-1] = _split_format(pieces[-1])
-            # .format(...), .stripMargin, .trim: the literal's own text stands
-            end = _skip_call(text, i)
-            i = end
+        if depth == 0 and c == "." and pieces and not expr.strip():
+            called = re.compile(r"\.\s*format\s*(?=\()").match(text, i)
+            if called is not None:  # "...%d...".format(x): each specifier a hole, named by its argument
+                names, i = _arguments(text, called.end())
+                pieces[-1] = _split_format(pieces[-1], names)
+                continue
+            i = _skip_call(text, i)  # .stripMargin, .trim: the literal's own text stands
             continue
         depth += c in "([{"
         depth -= c in ")]}"
         expr += c
         i += 1
     if expr.strip():
-        pieces.append(None)
+        pieces.append(_hole(expr))
     if not pieces:
         return None
-    out = [""]
-    for p in pieces:
-        if p is None:
-            out.append("")
-            continue
-        out[-1] += p[0]
-        out.extend(p[1:])
-    if java:  # slf4j's {} placeholders
-        out = [bit for f in out for bit in f.split("{}")]
-    return tuple(out)
+    out = "".join(pieces)
+    return out.replace("{}", _hole("")) if java else out  # slf4j's {} placeholders
 
 
-def _split_format(fragments: tuple[str, ...]) -> tuple[str, ...]:
-    """Each printf specifier (%d, %s, %.2f) a hole; %% is a literal %."""
-    return tuple(b.replace("\0", "%") for f in fragments for b in _FORMAT.split(f.replace("%%", "\0")))
+def _split_format(marked: str, names: list[str] | tuple[str, ...] = ()) -> str:
+    """Each printf specifier (%d, %s, %.2f) a hole, named by the format's arguments in order; %% is a
+    literal %."""
+    return _named(_FORMAT.sub(_hole(""), marked.replace("%%", "\0")).replace("\0", "%"), names)
+
+
+def _named(marked: str, names: list[str] | tuple[str, ...]) -> str:
+    """The unnamed holes of a marked message named by the arguments that fill them, in order."""
+    left = iter(names)
+    return re.sub(OPEN + CLOSE, lambda _: _hole(next(left, "")), marked)
 
 
 def _skip_call(text: str, i: int) -> int:
     """Past `.name` and its parenthesised arguments, if any."""
     m = re.compile(r"\.\s*\w+\s*").match(text, i)
     j = m.end() if m else i + 1
-    if j < len(text) and text[j] == "(":
-        depth = 0
-        while j < len(text):
-            literal = _string_at(text, j)
-            if literal is not None:
-                j = literal[1]
-                continue
-            depth += text[j] == "("
-            depth -= text[j] == ")"
-            j += 1
-            if depth == 0:
-                break
-    return j
+    return _arguments(text, j)[1] if j < len(text) and text[j] == "(" else j
 
 
-def _string_at(text: str, i: int) -> tuple[tuple[str, ...], int] | None:
-    """A string literal starting at i (plain, s/f/raw-interpolated, triple-quoted): its fragments, holes
-    where it interpolates, and where it ends."""
+def _arguments(text: str, i: int) -> tuple[list[str], int]:
+    """The arguments of a call whose '(' is at i, as source text, and where the call ends."""
+    args, depth, j, start = [], 0, i, i + 1
+    while j < len(text):
+        literal = _string_at(text, j) if text[j] in 'sfr"' else None
+        if literal is not None:
+            j = literal[1]
+            continue
+        c = text[j]
+        depth += c in "([{"
+        depth -= c in ")]}"
+        if (depth == 1 and c == ",") or depth == 0:
+            args.append(text[start:j].strip())
+            start = j + 1
+        j += 1
+        if depth == 0:
+            break
+    return [a for a in args if a], j
+
+
+def _string_at(text: str, i: int) -> tuple[str, int] | None:
+    """A string literal starting at i (plain, s/f/raw-interpolated, triple-quoted) as a marked message
+    (a hole where it interpolates), and where it ends."""
     m = re.compile(r'(s|f|raw)?("""|")').match(text, i)
     if m is None or (m.group(1) and i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_")):
         return None
     interpolated, quote = m.group(1) is not None, m.group(2)
-    j, fragments = m.end(), [""]
+    j, out = m.end(), ""
     while j < len(text):
         if text.startswith(quote, j):
             j += len(quote)
             break
         c = text[j]
         if quote == '"' and c == "\\" and j + 1 < len(text):
-            fragments[-1] += {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}.get(text[j + 1], text[j + 1])
+            out += {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}.get(text[j + 1], text[j + 1])
             j += 2
         elif interpolated and c == "$" and text.startswith("$$", j):
-            fragments[-1] += "$"
+            out += "$"
             j += 2
         elif interpolated and c == "$" and j + 1 < len(text) and text[j + 1] == "{":
-            depth, j = 0, j + 1
+            depth, start = 0, j + 2
+            j += 1
             while j < len(text):
                 inner = _string_at(text, j) if text[j] in 'sfr"' else None
                 if inner is not None:
@@ -299,77 +301,17 @@ def _string_at(text: str, i: int) -> tuple[tuple[str, ...], int] | None:
                 j += 1
                 if depth == 0:
                     break
-            fragments.append("")
+            out += _hole(text[start : j - 1])
         elif (
             interpolated and c == "$" and j + 1 < len(text) and (text[j + 1].isalpha() or text[j + 1] == "_")
         ):
-            j += 1
+            start = j = j + 1
             while j < len(text) and (text[j].isalnum() or text[j] == "_"):
                 j += 1
-            fragments.append("")
+            out += _hole(text[start:j])
         else:
-            fragments[-1] += c
+            out += c
             j += 1
-    if m.group(1) == "f":
-        return _split_format(tuple(fragments)), j
-    return tuple(fragments), j
-
-
-def listing(repo: Path, releases: dict[str, str] = RELEASES) -> list[dict[str, Any]]:
-    """Every distinct (logger, level, message) of the classes that matter at each release line."""
-    seen: dict[tuple[str, str, tuple[str, ...]], dict[str, Any]] = {}
-    for line, ref in releases.items():
-        names = _git(repo, "ls-tree", "-r", "--name-only", ref).splitlines()
-        for path in names:
-            stem, _, ext = Path(path).name.rpartition(".")
-            if stem not in CLASSES or ext not in ("scala", "java") or "/src/main/" not in path:
-                continue
-            for call in calls(_git(repo, "show", f"{ref}:{path}"), path):
-                if call.dynamic:
-                    continue
-                key = (call.logger, call.level, call.fragments)
-                entry = seen.setdefault(
-                    key,
-                    {"logger": call.logger, "level": call.level, "fragments": list(call.fragments)},
-                )
-                entry.setdefault("releases", []).append(line)
-                entry["at"] = f"{path} {line}:{call.line}"
-    return sorted(seen.values(), key=lambda e: (str(e["logger"]), str(e["at"])))
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
-
-
-def typed_by(fragments: list[str] | tuple[str, ...], texts: list[str]) -> list[int]:
-    """Which of the catalog's template texts type a listed message: those whose literal text fills the
-    message's fragments in order, each of their fields standing where Kafka interpolates a value (a
-    template that splits one of Kafka's values into constants still fits)."""
-    holes = re.compile(r"^\s*" + _HOLE.join(re.escape(f.strip()) for f in fragments) + r"\s*$", re.S)
-    return [i for i, text in enumerate(texts) if holes.match(_FIELD.sub("\0", text))]
-
-
-# Where Kafka interpolates one value, a template has one field, or constants it split the value into, or
-# both around one field; never several fields with text between (that is a longer message than Kafka's).
-_HOLE = "[^\0]*?(?:\0[^\0]*?)?"
-
-
-_FIELD = re.compile(r"\{[a-z_]+\}")
-
-
-def dumps(entries: list[dict[str, Any]]) -> str:
-    """The listing as JSON, an entry a line, so that a diff shows what a release changed."""
-    return "[\n" + ",\n".join(json.dumps(e, ensure_ascii=False) for e in entries) + "\n]\n"
-
-
-LISTING = Path(__file__).parent / "messages" / "log_calls.json"
-
-
-def load() -> list[dict[str, Any]]:
-    """The committed listing (made by this module's __main__ from a Kafka checkout)."""
-    entries: list[dict[str, Any]] = json.loads(LISTING.read_text(encoding="utf-8"))
-    return entries
-
-
-if __name__ == "__main__":
-    sys.stdout.write(dumps(listing(Path(sys.argv[1]))))
+    if m.group(1) == "f":  # f"$x%.2f": the specifier formats the hole before it
+        return _split_format(re.sub(CLOSE + _FORMAT.pattern, CLOSE, out)), j
+    return out, j

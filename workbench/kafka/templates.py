@@ -83,7 +83,7 @@ FIELD_PATTERNS: Mapping[str, str] = MappingProxyType(
     }
 )
 _ANY = ".*?"
-_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+_PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,7 @@ class Template:
     loggers: tuple[str, ...]
     source: str  # file and versions (tag:line) in apache/kafka or apache/zookeeper
     consts: Mapping[str, str] = field(default_factory=dict)
+    loose: bool = False  # every field any text (a template made from Kafka's source, messages/source.py)
 
     @cached_property
     def pattern(self) -> str:
@@ -111,7 +112,7 @@ class Template:
             elif name == "tp":
                 out.append(FIELD_PATTERNS["tp"])
             else:
-                group = f"(?P<{name}>{FIELD_PATTERNS.get(name, _ANY)})"
+                group = f"(?P<{name}>{_ANY if self.loose else FIELD_PATTERNS.get(name, _ANY)})"
                 out.append(f"(?: +{group})?" if trailing else group)
             pos = m.end()
         out.append(re.escape(self.text[pos:]))
@@ -124,9 +125,13 @@ class Template:
         return "(?s)" + self.pattern
 
     @cached_property
+    def regex(self) -> re.Pattern[str]:
+        return re.compile(self.pattern, re.S)
+
+    @cached_property
     def fields(self) -> dict[str, int]:
         """Field name -> group number."""
-        return dict(re.compile(self.pattern).groupindex)
+        return dict(self.regex.groupindex)
 
     @cached_property
     def literal(self) -> str:
@@ -136,5 +141,5 @@ class Template:
 
     def match(self, message: str) -> dict[str, str] | None:
         """Python-side match, for tests and documentation."""
-        m = re.match(self.pattern, message, re.S)
+        m = self.regex.match(message)
         return None if m is None else {k: v for k, v in m.groupdict().items() if v is not None}

@@ -27,6 +27,8 @@ CONTEXT_TP = (
 )
 REPLICA_TOPIC = r"Topic=(?P<topic>[A-Za-z0-9._-]+),Partition=\d+"
 ONE_TOPIC = r"^(?:Set|HashSet|List|ArrayBuffer)?\((?P<topic>[A-Za-z0-9._-]+)\)$|^(?P<bare>[A-Za-z0-9._-]+)$"
+# A TopicPartition as Kafka prints it (`t-0`, 0.10's `[t,0]`), in a field of a template made from source.
+ONE_TP = r"^\[?(?P<topic>[A-Za-z0-9._-]+?)(?:-|,)(?P<partition>\d+)\]?$"
 INT = r"^-?\d{1,9}$"
 FIRST_WORD = re.compile(r"([^\s{]+)(?:\s|$)")  # a template's opening word, if no field is in it
 TEMPLATES = tuple(CATALOG)
@@ -163,6 +165,7 @@ def type_batch(
     topics: list[tuple[np.ndarray, pa.Array]] = []
     partitions: list[tuple[np.ndarray, pa.Array]] = []
     listed: list[tuple[np.ndarray, pa.Array]] = []
+    tps: list[tuple[np.ndarray, pa.Array]] = []
     at: list[np.ndarray] = []
     keys: list[pa.Array] = []
     values: list[pa.Array] = []
@@ -171,13 +174,15 @@ def type_batch(
         if got is not None:
             for name in tmpl.fields:
                 field = got.field(name)
-                if name == "topic":
+                if name == "topic" and not tmpl.loose:
                     topics.append((rows, field))
                 elif name == "partition":
                     partitions.append((rows, field))
                 else:
-                    if name == "topics":
+                    if name == "topics" or (name == "topic" and tmpl.loose):
                         listed.append((rows, field))
+                    elif name == "topic_partition":
+                        tps.append((rows, field))
                     at.append(rows)
                     keys.append(_repeat(name, len(rows)))
                     values.append(field)
@@ -196,6 +201,7 @@ def type_batch(
     in_context = pc.extract_regex(pc.fill_null(context, ""), CONTEXT_TP)
     replica = pc.extract_regex(message, REPLICA_TOPIC).field("topic")
     one = pc.extract_regex(_scatter(n, *_unzip(listed), pa.string()), ONE_TOPIC)
+    one_tp = pc.extract_regex(_scatter(n, *_unzip(tps), pa.string()), ONE_TP)
     topic = pc.coalesce(
         _scatter(n, *_unzip(topics), pa.string()),
         _blank_to_null(in_context.field("topic")),
@@ -203,11 +209,13 @@ def type_batch(
         pc.if_else(typed, _blank_to_null(replica), pa.scalar(None, pa.string())),
         _blank_to_null(one.field("topic")),
         _blank_to_null(one.field("bare")),
+        _blank_to_null(one_tp.field("topic")),
     )
     partition = pc.coalesce(
         _to_int(_scatter(n, *_unzip(partitions), pa.string())),
         _to_int(_blank_to_null(in_context.field("partition"))),
         _to_int(_blank_to_null(in_context.field("partition2"))),
+        _to_int(_blank_to_null(one_tp.field("partition"))),
     )
     return Typed(event, topic, partition, attrs)
 

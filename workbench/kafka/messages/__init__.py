@@ -8,10 +8,11 @@ match wins, so a specific wording comes before a general one. Kinds are dotted: 
 
 from __future__ import annotations
 
-from workbench.kafka.messages import background, broker, controller, lifecycle, zookeeper
+from workbench.kafka.messages import background, broker, controller, lifecycle, source, zookeeper
 from workbench.kafka.templates import Template
 
-CATALOG: list[Template] = [
+# Written by hand: what a line means to the analyses.
+CURATED: list[Template] = [
     *controller.CONTROLLER,
     *controller.TOPICS,
     *controller.DELETION,
@@ -27,8 +28,10 @@ CATALOG: list[Template] = [
     *background.BACKGROUND,
     *lifecycle.LIFECYCLE,
 ]
+# Then every other message of the classes that matter, made from the listing of Kafka's log calls.
+CATALOG: list[Template] = [*CURATED, *source.templates(CURATED)]
 KINDS = sorted({t.kind for t in CATALOG})
-# Areas (a kind's first part) that a busy broker writes by the million while nothing goes wrong: fetch
-# sessions and consumer groups (background.py). Typed for searches, but no analysis of the cluster's
-# state reads them (`frames.Bundle.cluster_events` leaves them out).
-BACKGROUND_AREAS = ("fetcher", "group")
+# Areas (a kind's first part) that no analysis of the cluster's state reads, typed for searches
+# (`frames.Bundle.cluster_events` leaves them out): what a busy broker writes by the million while nothing
+# goes wrong (fetch sessions, consumer groups: background.py) and the messages made from Kafka's source.
+BACKGROUND_AREAS = ("fetcher", "group", source.AREA)

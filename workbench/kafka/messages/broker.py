@@ -19,6 +19,7 @@ from workbench.kafka.messages.loggers import (
     SCL,
     SERVER,
     ZK_CLIENT,
+    ZK_UTILS,
 )
 from workbench.kafka.templates import Template as T
 
@@ -214,6 +215,8 @@ BROKER = [
       ZK_CLIENT, "KafkaZkClient.scala registerBroker 2.5.1:96 2.8.2:97 3.6.2:107"),
     T("broker.registered", "Registered broker {broker} at path {path} with addresses: {endpoints}",
       ZK_CLIENT, "KafkaZkClient.scala registerBroker 2.0"),
+    T("broker.registered", "Registered broker {broker} at path {path} with addresses: {endpoints}",
+      ZK_UTILS, "ZkUtils.scala registerBrokerInZk 0.10.2.2:397 1.1.1:396"),
     T("broker.registration_updated", "Updated broker {broker} at path {path} with addresses: {endpoints}",
       ZK_CLIENT, "KafkaZkClient.scala updateBrokerInfo 2.8.2:177"),
     T("controlled_shutdown.started", "Starting controlled shutdown",

@@ -28,6 +28,8 @@ SERVER = ("kafka.server.KafkaServer",)
 APIS = ("kafka.server.KafkaApis",)
 ADMIN_ZK = ("kafka.zk.AdminZkClient",)
 ZK_CLIENT = ("kafka.zk.KafkaZkClient",)
+ZK_UTILS = ("kafka.utils.ZkUtils",)  # the brokers' ZooKeeper access until 1.0 (and tools until 2.x)
+ZKCLIENT = ("org.I0Itec.zkclient.ZkClient",)  # 101tec's zkclient, under ZkUtils
 ZK_WRAPPER = ("kafka.zookeeper.ZooKeeperClient",)
 CNXN = (
     "org.apache.zookeeper.ClientCnxn",

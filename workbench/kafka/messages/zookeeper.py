@@ -6,7 +6,7 @@ the source names the file and the tags with line numbers where the text exists.
 
 from __future__ import annotations
 
-from workbench.kafka.messages.loggers import CNXN, ZK_CLIENT, ZK_SERVER, ZK_WRAPPER
+from workbench.kafka.messages.loggers import CNXN, ZK_CLIENT, ZK_SERVER, ZK_WRAPPER, ZKCLIENT
 from workbench.kafka.templates import Template as T
 
 # fmt: off
@@ -29,6 +29,13 @@ ZOOKEEPER = [
       ZK_WRAPPER, "ZooKeeperClient.scala 2.5.1, 2.8.2, 3.6.2"),
     T("zk.client_connected", "Connected.",
       ZK_WRAPPER, "ZooKeeperClient.scala 2.5.1, 2.8.2, 3.6.2"),
+    # 0.10-1.x: ZkUtils' sessions through 101tec's zkclient (0.10, bundled until 2.0; 0.11 in 2.1-2.3)
+    T("zk.client_session_expired", "zookeeper state changed (Expired)",
+      ZKCLIENT, "ZkClient.java processStateChanged zkclient-0.10:713 zkclient-0.11:713"),
+    T("zk.client_connected", "zookeeper state changed (SyncConnected)",
+      ZKCLIENT, "ZkClient.java processStateChanged zkclient-0.10:713 zkclient-0.11:713"),
+    T("zk.client_state_changed", "zookeeper state changed ({state})",
+      ZKCLIENT, "ZkClient.java processStateChanged zkclient-0.10:713 zkclient-0.11:713"),
     T("zk.client_auth_failed", "Auth failed{_}",
       ZK_WRAPPER, "ZooKeeperClient.scala 2.5.1, 2.8.2, 3.6.2"),
     T("zk.session_timed_out", "Client session timed out, have not heard from server in {idle_ms}ms for sessionid {session}{_}",
