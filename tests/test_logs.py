@@ -260,3 +260,69 @@ def test_a_gzip_that_cannot_be_unpacked_is_read_as_it_is(
     assert Path(unpacked[str(whole)]).read_bytes() == (GOOD * 500).encode()
     assert [p.file for p in problems] == [str(cut)]
     assert sorted(p.name for p in scratch.iterdir()) == [Path(unpacked[str(whole)]).name]
+
+
+def test_prefixes_containers_and_collectors_put_before_each_line(spark: SparkSession, tmp_path: Path) -> None:
+    """Kubernetes' CRI format (a line the runtime cut continues in the next record), a collector's time
+    stamp, syslog's header and CRLF: each file's prefix comes off every line, the lines stay the file's."""
+    elected = (
+        "[2024-03-12 10:05:14,160] INFO [Controller id=1] 1 successfully elected as the controller. "
+        "Epoch incremented to 4 and epoch zk version is now 4 (kafka.controller.KafkaController)"
+    )
+    expired = (
+        "[2024-03-12 10:05:15,001] WARN [ZooKeeperClient Kafka server] Session expired. "
+        "(kafka.zookeeper.ZooKeeperClient)"
+    )
+    trace = [
+        "java.lang.IllegalStateException: boom",
+        "\tat kafka.controller.KafkaController.elect(X.scala:1)",
+    ]
+    cri = tmp_path / "kafka-0_default_kafka-1a2b.log"
+    cri.write_text(
+        f"2024-03-12T10:05:14.160123456Z stdout F {elected}\n"
+        f"2024-03-12T10:05:15.001000000Z stdout P {expired[:40]}\n"
+        f"2024-03-12T10:05:15.001000001Z stdout F {expired[40:]}\n"
+        f"2024-03-12T10:05:15.002000000Z stderr F {trace[0]}\n"
+        f"2024-03-12T10:05:15.002000001Z stderr F {trace[1]}\n"
+    )
+    collector = tmp_path / "controller.log"
+    collector.write_text(f"2024-03-12T10:05:14.200Z {elected}\n2024-03-12T10:05:15.100Z\t{expired}\n")
+    syslog = tmp_path / "server.log"
+    syslog.write_bytes(
+        (
+            f"Mar 12 10:05:14 broker-1 kafka[812]: {elected}\r\n"
+            f"<30>Mar 12 10:05:15 broker-1 kafka[812]: {expired}\r\n"
+        ).encode()
+    )
+    events, bad = _load(spark, [cri, collector, syslog])
+    assert bad.count() == 0
+    rows = {(Path(r.file).name, r.line_no): r for r in events.collect()}
+    assert rows[cri.name, 1].event == "controller.elected" and rows[cri.name, 1].attrs["epoch"] == "4"
+    cut = rows[cri.name, 2]  # the cut line's rest is a continuation of its message, then the trace
+    assert (cut.event, cut.message, cut.lines) == ("zk.client_session_expired", "Session expired.", 4)
+    assert cut.stack_trace.startswith("java.lang.IllegalStateException: boom\n\tat ")
+    assert [rows[collector.name, n].event for n in (1, 2)] == [
+        "controller.elected",
+        "zk.client_session_expired",
+    ]
+    assert [rows[syslog.name, n].event for n in (1, 2)] == ["controller.elected", "zk.client_session_expired"]
+    assert str(rows[syslog.name, 2].ts) == "2024-03-12 10:05:15.001000"  # Kafka's own stamp, not syslog's
+
+
+def test_gc_logs_and_a_repeated_console_are_reported_not_read(spark: SparkSession, tmp_path: Path) -> None:
+    for broker, names in (
+        (1, ("server.log", "kafkaServer.out", "kafkaServer-gc.log")),
+        (2, ("kafkaServer.out",)),
+    ):
+        folder = tmp_path / str(broker)
+        folder.mkdir()
+        for name in names:
+            (folder / name).write_text(GOOD if "gc" not in name else "[0.004s][info][gc] Using G1\n")
+    files = [f for b in (1, 2) for f in log_files(sorted((tmp_path / str(b)).iterdir()), broker_id=b)]
+    events, bad = read_logs(spark, files)
+    read = {(r.broker_id, Path(r.file).name) for r in events.select("broker_id", "file").distinct().collect()}
+    assert read == {(1, "server.log"), (2, "kafkaServer.out")}  # broker 2's console is all there is of it
+    reasons = {Path(r.file).name: r.reason for r in bad.collect()}
+    assert set(reasons) == {"kafkaServer.out", "kafkaServer-gc.log"}
+    assert reasons["kafkaServer-gc.log"].startswith("a JVM garbage-collection log")
+    assert "server.log, which is read instead" in reasons["kafkaServer.out"]

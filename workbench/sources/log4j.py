@@ -6,10 +6,11 @@ header line, then the lines that continue its message until one ends with `(logg
 throwable log4j prints after it. Anything else is quarantined with a reason.
 
 Spark reads each file in *chunks*: its text reader splits at the separator `\\n[` (`\\nname | [` for a
-`docker compose logs` file), so a chunk is a header line with its continuation lines, and a split of a
-large file never cuts an event. Everything here is vectorised over a whole batch (numpy, and Arrow's
-RE2 kernels); a partition's batches come in file order, so line numbers are a running count, carried
-from batch to batch, plus the lines of the file's earlier splits (`offsets`, counted beforehand).
+`docker compose logs` file; `\\n` where a container runtime or collector puts a varying prefix before
+every line, taken off first: layouts.py), so a chunk is a header line with its continuation lines, and a
+split of a large file never cuts an event. Everything here is vectorised over a whole batch (numpy, and
+Arrow's RE2 kernels); a partition's batches come in file order, so line numbers are a running count,
+carried from batch to batch, plus the lines of the file's earlier splits (`offsets`, counted beforehand).
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from workbench import schemas
+from workbench.sources import layouts
 from workbench.sources.catalog import type_batch
 
-_DATE = r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?"
+_DATE = layouts.DATE
 _LEVEL = r"TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL"
-# A `name | ` prefix is what `docker compose logs` adds.
-PREFIX = r"[A-Za-z0-9_.@-]+\s*\|\s?"
+# A `name | ` prefix is what `docker compose logs` adds: allowed on a header line of any file (a file
+# whose every line has it has it taken off first, layouts.py).
+PREFIX = layouts.PREFIXES["docker_compose"]
 # A header line's opening; matching it stops after a few dozen bytes, so it is cheap on every line.
 HEAD = rf"^(?:{PREFIX})?\[(?P<ts>{_DATE})\]\s?(?P<level>{_LEVEL})\s"
 HEADER = HEAD + r"(?P<rest>.*)$"
@@ -78,6 +81,7 @@ class FileInfo:
     log: str
     size: int
     reopen: str  # what the separator took from the start of every chunk but the file's first: '['
+    prefix: str = ""  # the regex of what wraps each of its lines (layouts.Layout.pattern), '' for none
 
 
 class _SparkPaths(dict[str, FileInfo]):
@@ -138,9 +142,13 @@ def _reopened(chunks: pa.Table, files: dict[str, FileInfo], state: _Split) -> tu
     first[1:] = (codes[1:] != codes[:-1]) | (block[1:] != block[:-1])
     if len(codes) and state.key is not None:
         first[0] = (paths.dictionary[codes[0]].as_py(), int(block[0])) != state.key
-    reopen = pa.array([files[p].reopen for p in paths.dictionary.to_pylist()], pa.string())
+    known = [files[p] for p in paths.dictionary.to_pylist()]
+    reopen = pa.array([f.reopen for f in known], pa.string())
     lead = pc.if_else(pa.array(first & (block == 0)), "", reopen.take(pa.array(codes)))
-    return pc.binary_join_element_wise(lead, chunks["value"].combine_chunks(), ""), first
+    text = pc.binary_join_element_wise(lead, chunks["value"].combine_chunks(), "")
+    if any(f.prefix for f in known):
+        text = layouts.strip(text, layouts.rows_of(codes, [f.prefix for f in known]))
+    return text, first
 
 
 def _by_path(chunks: pa.Table, files: dict[str, FileInfo], attr: str, kind: pa.DataType) -> pa.Array:
@@ -173,6 +181,9 @@ def _parse(
         keep = np.ones(len(line), dtype=bool)
         keep[last[drop]] = False
         line, chunk_of = line.filter(pa.array(keep)), chunk_of[keep]
+    prefixes = _by_path(chunks, files, "prefix", pa.string())
+    if pc.any(pc.not_equal(prefixes, "")).as_py():
+        line = layouts.strip(line, prefixes.take(pa.array(chunk_of)))
     n = len(line)
     line_no = _line_numbers(chunks, first[:-1], chunk_of, files, offsets, state)
 
@@ -360,6 +371,8 @@ def _events(
     more, n_more = _joined(line, message_rows, event_of_group[group[message_rows]], n)
     trace, n_trace = _joined(line, trace_rows, event_of_group[group[trace_rows]], n)
     full = pc.binary_join_element_wise(rest, more, "\n", null_handling="skip")
+    if any(f.prefix == layouts.Layout("cri", "").pattern for f in files.values()):
+        full = layouts.join_cut(full)
     # The logger follows the last ' (' (a logger's name has none).
     parts = pc.split_pattern(full, " (", max_splits=1, reverse=True)
     after = pc.list_slice(parts, 1, 2, return_fixed_size_list=True).flatten()

@@ -16,15 +16,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import gzip
 import os
-import re
 import shutil
 import struct
 import sys
 import tempfile
 import zlib
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -35,7 +32,7 @@ from pyspark.sql import functions as F
 
 from workbench import schemas
 from workbench.bundle import LogFile
-from workbench.sources import log4j
+from workbench.sources import layouts, log4j
 from workbench.sources.common import bad_records_frame
 
 
@@ -57,8 +54,14 @@ def read_logs(spark: SparkSession, files: list[LogFile]) -> tuple[DataFrame, Dat
 def parse_logs(spark: SparkSession, files: list[LogFile]) -> tuple[DataFrame, DataFrame]:
     """(events and bad lines from one parse, in log4j.PARSED with `ts`; bad records of whole files).
     A caller that asks many questions caches the part it reuses (frames.Bundle)."""
+    names: dict[int | None, list[str]] = {}
+    for f in files:
+        names.setdefault(f.broker_id, []).append(f.file)
+    unread = {f.file: why for f in files if (why := layouts.not_read(names, f.file, f.broker_id))}
+    files = [f for f in files if f.file not in unread]
     unpack = _worth_unpacking(spark, files)
     problems, unpacked = check_files(files, unpack, _unpack_dir(spark) if unpack else None)
+    problems += [FileProblem(file, None, why) for file, why in unread.items()]
     unreadable = {p.file for p in problems if p.position is None}
     readable = [f for f in files if f.file not in unreadable]
     bad_files = bad_records_frame(spark, [("log", p.file, p.position, p.reason, "") for p in problems])
@@ -84,23 +87,8 @@ def bad_lines_of(parsed: DataFrame) -> DataFrame:
 
 def _info(f: LogFile, path: str) -> log4j.FileInfo:
     """`path` is what Spark reads: the file, or its unpacked copy."""
-    return log4j.FileInfo(f.file, f.broker_id, f.log, os.path.getsize(path), _reopen(path))
-
-
-def _reopen(path: str, peek: int = 1 << 16) -> str:
-    """What opens a header line in this file: '[', or the commonest `name | [` of `docker compose logs`."""
-    try:
-        with gzip.open(path) if path.endswith(".gz") else open(path, "rb") as raw:
-            head = raw.read(peek).decode("utf-8", "replace")
-    except (OSError, EOFError, zlib.error):
-        return "["
-    prefixes = Counter(
-        m.group(1) or "" for line in head.splitlines() if (m := _PREFIXED.match(line)) is not None
-    )
-    return (prefixes.most_common(1)[0][0] if prefixes else "") + "["
-
-
-_PREFIXED = re.compile(rf"^({log4j.PREFIX})?\[{log4j._DATE}\]")
+    layout = layouts.sniff(path)
+    return log4j.FileInfo(f.file, f.broker_id, f.log, os.path.getsize(path), layout.reopen, layout.pattern)
 
 
 def _chunks(
