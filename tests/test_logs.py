@@ -326,3 +326,59 @@ def test_gc_logs_and_a_repeated_console_are_reported_not_read(spark: SparkSessio
     assert set(reasons) == {"kafkaServer.out", "kafkaServer-gc.log"}
     assert reasons["kafkaServer-gc.log"].startswith("a JVM garbage-collection log")
     assert "server.log, which is read instead" in reasons["kafkaServer.out"]
+
+
+def test_json_layouts_are_read_as_kafka_s_lines(spark: SparkSession, tmp_path: Path) -> None:
+    """docker's json-file driver (Kafka's line in "log"), ECS, log4j 1's logstash layout and log4j2's
+    JsonLayout: one record a line, its message typed like the layout's, a stack trace kept, a line that
+    is not a record quarantined."""
+    docker = tmp_path / "abc123-json.log"
+    docker.write_text(
+        '{"log":"[2024-03-12 10:05:14,160] INFO [Controller id=1] 1 successfully elected as the controller. '
+        'Epoch incremented to 4 and epoch zk version is now 4 (kafka.controller.KafkaController)\\n",'
+        '"stream":"stdout","time":"2024-03-12T10:05:14.160712Z"}\n'
+        '{"log":"[2024-03-12 10:05:15,001] WARN [ZooKeeperClient Kafka server] Session expired. '
+        '(kafka.zookeeper.ZooKeeperClient)\\n","stream":"stdout","time":"2024-03-12T10:05:15.001Z"}\n'
+    )
+    ecs = tmp_path / "server.json"
+    ecs.write_text(
+        '{"@timestamp":"2024-03-12T10:06:01.340Z","log.level":"INFO","message":"[Topic Deletion Manager 1] '
+        'Deletion of topic payments successfully completed","ecs.version":"1.2.0",'
+        '"process.thread.name":"controller-event-thread","log.logger":"kafka.controller.TopicDeletionManager"}\n'
+        '{"@timestamp":"2024-03-12T10:06:02.000Z","log.level":"ERROR","message":"[Controller id=1] Error '
+        'completing reassignment of partition orders-0","log.logger":"kafka.controller.KafkaController",'
+        '"error.type":"java.lang.IllegalStateException",'
+        '"error.stack_trace":"java.lang.IllegalStateException: boom\\n\\tat '
+        'kafka.controller.KafkaController.x(KafkaController.scala:1)"}\n'
+        "this line is not a record\n"
+    )
+    log4j2 = tmp_path / "controller.json"
+    log4j2.write_text(
+        '{"instant":{"epochSecond":1710237975,"nanoOfSecond":1000000},"thread":"main","level":"WARN",'
+        '"loggerName":"kafka.zookeeper.ZooKeeperClient","message":"[ZooKeeperClient Kafka server] Session '
+        'expired.","endOfBatch":false}\n'
+        '{"timeMillis":1710237976000,"level":"INFO","loggerName":"kafka.controller.KafkaController",'
+        '"message":"[Controller id=1] Resigned"}\n'
+    )
+    events, bad = _load(spark, [docker, ecs, log4j2])
+    rows = {(Path(r.file).name, r.line_no): r for r in events.collect()}
+    assert [rows[docker.name, n].event for n in (1, 2)] == ["controller.elected", "zk.client_session_expired"]
+    assert rows[docker.name, 1].attrs["epoch"] == "4"
+    done, failed = rows[ecs.name, 1], rows[ecs.name, 2]
+    assert (done.event, done.topic, done.context) == (
+        "deletion.completed",
+        "payments",
+        "Topic Deletion Manager 1",
+    )
+    assert (
+        str(done.ts) == "2024-03-12 10:06:01.340000"
+        and done.logger == "kafka.controller.TopicDeletionManager"
+    )
+    assert failed.level == "ERROR" and failed.stack_trace.endswith("(KafkaController.scala:1)")
+    assert failed.attrs["exception"] == "java.lang.IllegalStateException: boom"
+    expired, resigned = rows[log4j2.name, 1], rows[log4j2.name, 2]
+    assert (expired.event, str(expired.ts)) == ("zk.client_session_expired", "2024-03-12 10:06:15.001000")
+    assert (resigned.event, str(resigned.ts)) == ("controller.resigned", "2024-03-12 10:06:16")
+    (odd,) = bad.collect()
+    assert (Path(odd.file).name, odd.position, odd.raw) == (ecs.name, 3, "this line is not a record")
+    assert odd.reason.startswith("text after a complete log event")

@@ -81,7 +81,7 @@ class FileInfo:
     log: str
     size: int
     reopen: str  # what the separator took from the start of every chunk but the file's first: '['
-    prefix: str = ""  # the regex of what wraps each of its lines (layouts.Layout.pattern), '' for none
+    wrap: str = ""  # what wraps each of its lines (layouts.Layout.wrap), '' for nothing
 
 
 class _SparkPaths(dict[str, FileInfo]):
@@ -122,7 +122,7 @@ def parse(
         chunks = table if waiting is None else pa.concat_tables([waiting, table])
         chunks = chunks.combine_chunks()
         text, first = _reopened(chunks, files, state)
-        opens = first | _test(text, HEAD)
+        opens = first | _test(text, HEAD) | _test(text, r"^\{")  # a JSON layout's chunk is one record
         cut = int(np.flatnonzero(opens)[-1]) if opens.any() else 0
         waiting = chunks.slice(cut)
         if cut > 0:
@@ -146,8 +146,9 @@ def _reopened(chunks: pa.Table, files: dict[str, FileInfo], state: _Split) -> tu
     reopen = pa.array([f.reopen for f in known], pa.string())
     lead = pc.if_else(pa.array(first & (block == 0)), "", reopen.take(pa.array(codes)))
     text = pc.binary_join_element_wise(lead, chunks["value"].combine_chunks(), "")
-    if any(f.prefix for f in known):
-        text = layouts.strip(text, layouts.rows_of(codes, [f.prefix for f in known]))
+    prefixed = [f.wrap if f.wrap in layouts.PREFIXES else "" for f in known]  # JSON: in _parse, line by line
+    if any(prefixed):
+        text = layouts.unwrap(text, pa.array(prefixed, pa.string()).take(pa.array(codes)))
     return text, first
 
 
@@ -181,9 +182,9 @@ def _parse(
         keep = np.ones(len(line), dtype=bool)
         keep[last[drop]] = False
         line, chunk_of = line.filter(pa.array(keep)), chunk_of[keep]
-    prefixes = _by_path(chunks, files, "prefix", pa.string())
-    if pc.any(pc.not_equal(prefixes, "")).as_py():
-        line = layouts.strip(line, prefixes.take(pa.array(chunk_of)))
+    wraps = _by_path(chunks, files, "wrap", pa.string())
+    if pc.any(pc.not_equal(wraps, "")).as_py():
+        line = layouts.unwrap(line, wraps.take(pa.array(chunk_of)))
     n = len(line)
     line_no = _line_numbers(chunks, first[:-1], chunk_of, files, offsets, state)
 
@@ -343,6 +344,10 @@ def _joined(line: pa.Array, rows: np.ndarray, owner: np.ndarray, n: int) -> tupl
     return pc.binary_join(lists, "\n"), count
 
 
+def _element_or_null(lists: pa.Array, i: int) -> pa.Array:
+    return pc.list_slice(lists, i, i + 1, return_fixed_size_list=True).flatten()
+
+
 def _matched(group: pa.Array) -> pa.Array:
     """A group of an `extract_regex` match: '' where it took no part, made null."""
     return pc.if_else(pc.equal(group, ""), pa.scalar(None, pa.string()), group)
@@ -371,7 +376,8 @@ def _events(
     more, n_more = _joined(line, message_rows, event_of_group[group[message_rows]], n)
     trace, n_trace = _joined(line, trace_rows, event_of_group[group[trace_rows]], n)
     full = pc.binary_join_element_wise(rest, more, "\n", null_handling="skip")
-    if any(f.prefix == layouts.Layout("cri", "").pattern for f in files.values()):
+    wraps = {f.wrap for f in files.values()}
+    if "cri" in wraps:
         full = layouts.join_cut(full)
     # The logger follows the last ' (' (a logger's name has none).
     parts = pc.split_pattern(full, " (", max_splits=1, reverse=True)
@@ -380,6 +386,11 @@ def _events(
     if logger.null_count < len(logger):
         cut = pc.list_element(parts, 0)
         full = cut if logger.null_count == 0 else pc.if_else(pc.is_null(logger), full, cut)
+    stack = None
+    if "json" in wraps:  # a JSON record's stack trace, before its logger
+        parts = pc.split_pattern(full, layouts.STACK, max_splits=1)
+        full, stack = pc.list_element(parts, 0), _element_or_null(parts, 1)
+        trace = pc.coalesce(trace, stack)
     body = pc.utf8_rtrim(full, characters=" ")
     found = pc.extract_regex(body, CONTEXT)  # '[] text' has none
     context = pc.coalesce(_matched(found.field("bracketed")), _matched(found.field("bare")))
@@ -391,6 +402,8 @@ def _events(
     at = np.full(n, -1, dtype=np.int64)
     at[owners] = throws[first_throw]
     exception = line.take(pa.array(at, mask=at < 0))
+    if stack is not None:
+        exception = pc.coalesce(exception, pc.list_element(pc.split_pattern(stack, "\n", max_splits=1), 0))
     level = header.field("level")
     typed = type_batch(logger, message, context, exception)
     owner_chunk = pa.array(chunk_of[heads])

@@ -88,7 +88,7 @@ def bad_lines_of(parsed: DataFrame) -> DataFrame:
 def _info(f: LogFile, path: str) -> log4j.FileInfo:
     """`path` is what Spark reads: the file, or its unpacked copy."""
     layout = layouts.sniff(path)
-    return log4j.FileInfo(f.file, f.broker_id, f.log, os.path.getsize(path), layout.reopen, layout.pattern)
+    return log4j.FileInfo(f.file, f.broker_id, f.log, os.path.getsize(path), layout.reopen, layout.wrap or "")
 
 
 def _chunks(
