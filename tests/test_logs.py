@@ -59,7 +59,8 @@ def test_layout_variants(spark: SparkSession, tmp_path: Path) -> None:
     assert rows[0].logger == "kafka.controller.KafkaController"
     assert rows[1].context == "ZooKeeperClient Kafka server"
     assert str(rows[4].ts) == "2024-03-12 09:05:18.004000"  # +0100 shown in UTC
-    assert rows[4].attrs["correlation_id"] == "5" and rows[4].broker_id == 3
+    assert rows[4].attrs["correlation_id"] == "5" and rows[4].broker_id == 2  # its context says [Broker id=2]
+    assert rows[0].broker_id == 1 and rows[1].broker_id == 3  # [Controller id=1]; no id: the file's broker
     assert {r.log for r in rows} == {"server"}
 
 
@@ -317,7 +318,8 @@ def test_gc_logs_and_a_repeated_console_are_reported_not_read(spark: SparkSessio
         folder = tmp_path / str(broker)
         folder.mkdir()
         for name in names:
-            (folder / name).write_text(GOOD if "gc" not in name else "[0.004s][info][gc] Using G1\n")
+            text = GOOD.replace("id=1", f"id={broker}").replace("Manager 1", f"Manager {broker}")
+            (folder / name).write_text(text if "gc" not in name else "[0.004s][info][gc] Using G1\n")
     files = [f for b in (1, 2) for f in log_files(sorted((tmp_path / str(b)).iterdir()), broker_id=b)]
     events, bad = read_logs(spark, files)
     read = {(r.broker_id, Path(r.file).name) for r in events.select("broker_id", "file").distinct().collect()}
@@ -382,3 +384,41 @@ def test_json_layouts_are_read_as_kafka_s_lines(spark: SparkSession, tmp_path: P
     (odd,) = bad.collect()
     assert (Path(odd.file).name, odd.position, odd.raw) == (ecs.name, 3, "this line is not a record")
     assert odd.reason.startswith("text after a complete log event")
+
+
+def test_a_logs_folder_several_brokers_share(spark: SparkSession, tmp_path: Path) -> None:
+    """Brokers 1 and 2 of a laptop cluster write into one logs/ folder, captured once for each broker:
+    the second copy is not read again, each line goes to the broker its context names, and coverage says
+    how many events named none."""
+    from workbench.analysis.findings import Coverage
+    from workbench.analysis.triage import log_attribution
+    from workbench.frames import open_bundle
+
+    shared = (
+        "[2024-03-12 10:05:14,160] INFO [Controller id=1] 1 successfully elected as the controller. "
+        "Epoch incremented to 4 and epoch zk version is now 4 (kafka.controller.KafkaController)\n"
+        "[2024-03-12 10:05:14,170] INFO [ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0] Starting "
+        "(kafka.server.ReplicaFetcherThread)\n"
+        "[2024-03-12 10:05:15,001] WARN [ZooKeeperClient Kafka server] Session expired. "
+        "(kafka.zookeeper.ZooKeeperClient)\n"
+        "[2024-03-12 10:05:16,000] INFO [Controller id=2] 2 successfully elected as the controller. "
+        "Epoch incremented to 5 and epoch zk version is now 5 (kafka.controller.KafkaController)\n"
+    )
+    for broker in (1, 2):
+        folder = tmp_path / "brokers" / str(broker) / "logs"
+        folder.mkdir(parents=True)
+        (folder / "server.log").write_text(shared)
+    (tmp_path / "manifest.json").write_text('{"format": "kafka-evidence/1", "brokers": [1, 2]}')
+    bundle = open_bundle(tmp_path, spark)
+    rows = bundle.log_events.orderBy("line_no").collect()
+    assert {r.file for r in rows} == {"brokers/1/logs/server.log"}
+    assert [r.broker_id for r in rows] == [1, 2, 1, 2]  # the session line names no broker: the folder's
+    (copy,) = bundle.bad_records.collect()
+    assert copy.file == "brokers/2/logs/server.log" and copy.reason.startswith("the same bytes as brokers/1")
+    coverage = Coverage()
+    log_attribution(bundle, coverage)
+    check = coverage["log_attribution"]
+    assert check.status == "partial" and check.missing == [
+        "brokers/1/logs/server.log holds the lines of brokers 1, 2: 1 event(s) with no broker id of their "
+        "own kept the folder's broker 1"
+    ]

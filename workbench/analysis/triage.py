@@ -130,6 +130,7 @@ def triage(bundle: Bundle) -> Triage:
     for analysis in ANALYSES:
         found += analysis.findings(bundle, coverage)
     _history_gaps(bundle, coverage)
+    log_attribution(bundle, coverage)
     bad = bundle.bad_records.count()
     return Triage(sorted(found, key=Finding.sort_key), coverage, bad, bundle.evidence.origin)
 
@@ -163,3 +164,33 @@ def _history_gaps(bundle: Bundle, coverage: Coverage) -> None:
         if check.status == "done" and any("history" in u for u in check.used):
             coverage.record(name, check.used, [*check.missing, "ZooKeeper's history has gaps (zk_history)"])
     coverage.record("zk_history", ["txn logs"], said)
+
+
+def log_attribution(bundle: Bundle, coverage: Coverage) -> None:
+    """A log file holding the lines of several brokers (a logs folder they share): each line with its
+    broker's id in its context is that broker's (sources/log4j.OWN_ID); the events with none keep the
+    folder's broker, or none, and are said here, file by file."""
+    from pyspark.sql import functions as F
+
+    from workbench.sources.log4j import OWN_ID
+
+    own = F.regexp_extract(F.coalesce(F.col("context"), F.lit("")), OWN_ID.replace("(?P<id>", "("), 1)
+    rows = (
+        bundle.cluster_events.groupBy("file")
+        .agg(
+            F.array_sort(F.collect_set(F.when(own != "", own.cast("int")))).alias("ids"),
+            F.count(F.when(own == "", 1)).alias("without"),
+            F.array_sort(F.collect_set(F.when(own == "", F.col("broker_id")))).alias("given"),
+        )
+        .where(F.size("ids") > 1)
+        .orderBy("file")
+        .collect()  # one row per shared file
+    )
+    said = [
+        f"{r.file} holds the lines of brokers {', '.join(map(str, r.ids))}: {r.without} event(s) with no "
+        "broker id of their own "
+        + (f"kept the folder's broker {', '.join(map(str, r.given))}" if r.given else "have no broker")
+        for r in rows
+        if r.without
+    ]
+    coverage.record("log_attribution", ["the brokers' ids in the log lines' contexts"], said)

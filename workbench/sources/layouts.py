@@ -17,7 +17,10 @@ only repeat or is not Kafka's; each is reported as a whole-file bad record with 
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import hashlib
+import os
 import re
 import zlib
 from collections import Counter
@@ -184,6 +187,39 @@ NOT_READ = {
     "console": "the console appender's output (kafkaServer.out): the same root-logger lines as this "
     "broker's server.log, which is read instead",
 }
+
+
+def copies(paths: dict[str, str]) -> dict[str, str]:
+    """Files that are byte for byte another (a logs folder several brokers share, captured once for each):
+    file -> the one read instead. Compared by size, then by a hash of their first and last MiB."""
+    by_size: dict[int, list[str]] = {}
+    for file, path in sorted(paths.items()):
+        with contextlib.suppress(OSError):
+            by_size.setdefault(os.path.getsize(path), []).append(file)
+    out: dict[str, str] = {}
+    for size, files in by_size.items():
+        if len(files) < 2 or size == 0:
+            continue
+        seen: dict[bytes, str] = {}
+        for file in files:
+            try:
+                digest = _ends_digest(paths[file], size)
+            except OSError:
+                continue
+            if digest in seen:
+                out[file] = seen[digest]
+            else:
+                seen[digest] = file
+    return out
+
+
+def _ends_digest(path: str, size: int, span: int = 1 << 20) -> bytes:
+    with open(path, "rb") as f:
+        h = hashlib.blake2b(f.read(span))
+        if size > span:
+            f.seek(max(span, size - span))
+            h.update(f.read(span))
+    return h.digest()
 
 
 def not_read(names_by_broker: dict[int | None, list[str]], name: str, broker: int | None) -> str | None:

@@ -46,6 +46,17 @@ CONTROL_CHARS = r"[\x00-\x08\x0B\x0C\x0E-\x1F\x7F]"
 # The logIdent: `[Controller id=1] `; to 0.11 `[Controller 1]: ` (KafkaController 0.11.0.2:150), to 2.0
 # `[Topic Deletion Manager 1], ` (TopicDeletionManager 2.0.1:61); before 2.5 `Partition [t,0] on broker 1: `.
 CONTEXT = r"^(?:\[(?P<bracketed>[^\[\]]+)\][:,]?\s|(?P<bare>Partition \[[^\[\]]*\] on broker -?\d+):\s)"
+# The logging broker's own id in a context, where its logIdent names it (at 2.8.2: KafkaController.scala:83
+# `Controller id=`, StateChangeLogger.scala:42 `Broker id=`, Partition.scala:259 and ReplicaManager.scala:263
+# `broker=`, the state machines' and RequestSendThread's `controllerId=`, MetadataCache.scala:128
+# `brokerId=`, ReplicaFetcherThread's `replicaId=`, KafkaApis.scala:118 `KafkaApi-`, the `on Broker N`
+# of the request handlers and fetcher managers; the older `Controller N`, `Topic Deletion Manager N`,
+# `GroupCoordinator N`, `Partition [t,0] on broker N`). What a shared logs folder is sorted by.
+OWN_ID = (
+    r"(?:(?:^|[\s,])(?:id|broker|brokerId|controllerId|replicaId)=|\bon [Bb]roker |\bon controller "
+    r"|^(?:Controller|Topic Deletion Manager|GroupCoordinator|Transaction State Manager|ProducerId Manager) "
+    r"|^KafkaApi-)(?P<id>\d{1,9})\b"
+)
 # The logger, in what follows the last ' (' of an event's text.
 _LOGGER = r"^(?P<logger>[A-Za-z_$][A-Za-z0-9_$.-]*)(?::(?:\d+|\?))?\)\s*$"
 LAYOUT = "'[yyyy-MM-dd HH:mm:ss,SSS] LEVEL message (logger)'"
@@ -344,6 +355,12 @@ def _joined(line: pa.Array, rows: np.ndarray, owner: np.ndarray, n: int) -> tupl
     return pc.binary_join(lists, "\n"), count
 
 
+def own_id(context: pa.Array) -> pa.Array:
+    """The logging broker's id where its context names it (OWN_ID): a line of a folder several brokers
+    write to is its writer's, whatever folder it was found in."""
+    return pc.cast(pc.struct_field(pc.extract_regex(pc.fill_null(context, ""), OWN_ID), "id"), pa.int32())
+
+
 def _element_or_null(lists: pa.Array, i: int) -> pa.Array:
     return pc.list_slice(lists, i, i + 1, return_fixed_size_list=True).flatten()
 
@@ -409,7 +426,9 @@ def _events(
     owner_chunk = pa.array(chunk_of[heads])
     return _batch(
         n,
-        broker_id=_by_path(chunks, files, "broker_id", pa.int32()).take(owner_chunk),
+        broker_id=pc.coalesce(
+            own_id(context), _by_path(chunks, files, "broker_id", pa.int32()).take(owner_chunk)
+        ),
         file=_by_path(chunks, files, "file", pa.string()).take(owner_chunk),
         log=_by_path(chunks, files, "log", pa.string()).take(owner_chunk),
         line_no=pa.array(line_no[heads], pa.int64()),

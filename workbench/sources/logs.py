@@ -61,6 +61,12 @@ def parse_logs(spark: SparkSession, files: list[LogFile]) -> tuple[DataFrame, Da
     files = [f for f in files if f.file not in unread]
     unpack = _worth_unpacking(spark, files)
     problems, unpacked = check_files(files, unpack, _unpack_dir(spark) if unpack else None)
+    sound = {f.file: str(f.path) for f in files if f.file not in {p.file for p in problems}}
+    unread |= {
+        file: f"the same bytes as {first} (a logs folder several brokers share, captured for each): read "
+        "once, there; each line is given to the broker its own context names"
+        for file, first in layouts.copies(sound).items()
+    }
     problems += [FileProblem(file, None, why) for file, why in unread.items()]
     unreadable = {p.file for p in problems if p.position is None}
     readable = [f for f in files if f.file not in unreadable]
