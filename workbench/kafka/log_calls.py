@@ -74,12 +74,16 @@ def calls(source: str, file: str) -> Iterator[Call]:
         owner = logging[-1][2] if logging else Path(file).stem
         recv = m.group("recv") or ""
         logger = "state.change.logger" if recv.startswith("stateChange") else owner
-        if recv == "log" and file.endswith(".scala"):
-            logger = ""  # Scala's Logging has no `log`: a Log's (or another object's) logger, unknown here
+        if recv == "log" and (file.endswith(".scala") or not _OWN_LOG.search(text)):
+            # Scala's Logging has no `log`: a Log's (or another object's) logger; a Java `log` not made
+            # for its own class (`getLogger(getClass())`, a parameter) is the caller's: unknown here
+            logger = ""
         line = text.count("\n", 0, m.start()) + 1
         fragments, holes = _unmark(marked)
         yield Call(logger, m.group("level"), fragments, file, line, holes)
 
+
+_OWN_LOG = re.compile(r"\bLogger\s+log\s*=\s*LoggerFactory\.getLogger\(\s*\w+\.class\s*\)")
 
 # Classes whose instances log under their own name: those mixing Logging in, or extending a class that does.
 _LOGGING = re.compile(

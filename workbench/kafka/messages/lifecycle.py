@@ -35,6 +35,7 @@ PRODUCER_IDS = (
     "kafka.coordinator.transaction.ZkProducerIdManager",
 )
 APP_INFO = ("org.apache.kafka.common.utils.AppInfoParser",)
+CONFIG = ("kafka.server.KafkaConfig",)  # AbstractConfig logs under its subclass's name (getClass())
 RUNTIME = (
     "org.apache.kafka.coordinator.common.runtime.CoordinatorRuntime",
     "org.apache.kafka.coordinator.group.runtime.CoordinatorRuntime",
@@ -126,5 +127,7 @@ LIFECYCLE = [
     T("app.commit_id", "Kafka commitId: {commit}", APP_INFO, "AppInfoParser.java 2.5.1:118 2.8.2:120 3.6.2:120"),
     T("app.commit_id", "Kafka commitId : {commit}", APP_INFO, "AppInfoParser.java 2.0.1:110"),
     T("app.start_time", "Kafka startTimeMs: {ms}", APP_INFO, "AppInfoParser.java 2.5.1:119 2.8.2:121 3.6.2:121"),
+    T("app.config", "KafkaConfig values: {_}",
+      CONFIG, "AbstractConfig.java logAll 0.10.2.2:169 2.8.2:361 3.6.2:359 (a line a setting follows)"),
 ]
 # fmt: on

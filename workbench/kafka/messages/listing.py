@@ -50,7 +50,8 @@ CLASSES = {
     "ReplicaFetcherManager", "ReplicaAlterLogDirsThread", "ReplicaAlterLogDirsManager",
     "ReplicaFetcherBlockingSend", "KafkaServer", "KafkaHealthcheck", "ZookeeperLeaderElector", "ZkUtils",
     "AlterIsrManager", "ZkIsrManager", "AlterPartitionManager", "LogDirFailureChannel", "MetadataCache",
-    "ZkMetadataCache", "BrokerMetadataCheckpoint",
+    "ZkMetadataCache", "BrokerMetadataCheckpoint", "AdminUtils", "AdminManager", "ZkAdminManager",
+    "DynamicConfigManager", "KafkaApis", "AppInfoParser", "Logging",
 }  # fmt: skip
 # The ZooKeeper clients Kafka bundles (their session, connection and SASL lines): ZooKeeper's own, and
 # until 2.1 101tec's zkclient around it (ZkUtils' sessions, 0.10-1.x). Each is read at the version
@@ -58,7 +59,7 @@ CLASSES = {
 BUNDLED = {
     "zookeeper": ("release-{}", "/org/apache/zookeeper/", {
         "ClientCnxn", "ClientCnxnSocket", "ClientCnxnSocketNIO", "ClientCnxnSocketNetty", "ZooKeeper",
-        "ZooKeeperSaslClient", "Login", "StaticHostProvider",
+        "ZooKeeperSaslClient", "Login", "StaticHostProvider", "Environment", "X509Util", "ClientX509Util",
     }),
     "zkclient": ("{}", "/org/I0Itec/zkclient/", {"ZkClient", "ZkConnection", "ZkEventThread"}),
 }  # fmt: skip

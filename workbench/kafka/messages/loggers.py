@@ -25,6 +25,7 @@ LOG = (
     "org.apache.kafka.storage.internals.log.LocalLog",
 )
 SERVER = ("kafka.server.KafkaServer",)
+
 APIS = ("kafka.server.KafkaApis",)
 ADMIN_ZK = ("kafka.zk.AdminZkClient",)
 ZK_CLIENT = ("kafka.zk.KafkaZkClient",)

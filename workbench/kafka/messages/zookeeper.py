@@ -29,6 +29,8 @@ ZOOKEEPER = [
       ZK_WRAPPER, "ZooKeeperClient.scala 2.5.1, 2.8.2, 3.6.2"),
     T("zk.client_connected", "Connected.",
       ZK_WRAPPER, "ZooKeeperClient.scala 2.5.1, 2.8.2, 3.6.2"),
+    T("zk.client_environment", "Client environment:{setting}={_}",
+      CNXN, "ZooKeeper.java <init> release-3.4.9:95 release-3.8.4:169 (Environment.logEnv, a line a setting)"),
     # 0.10-1.x: ZkUtils' sessions through 101tec's zkclient (0.10, bundled until 2.0; 0.11 in 2.1-2.3)
     T("zk.client_session_expired", "zookeeper state changed (Expired)",
       ZKCLIENT, "ZkClient.java processStateChanged zkclient-0.10:713 zkclient-0.11:713"),
