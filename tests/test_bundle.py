@@ -140,8 +140,8 @@ def test_cluster_events_are_the_typed_events_without_background_and_only_they_ar
 
     bundle = open_bundle(REPO / "sample_data" / sample, spark)
     area = F.substring_index("event", ".", 1)
-    expected = bundle.log_events.where(F.col("event").isNotNull() & ~area.isin("fetcher", "group"))
-    assert bundle.log_events.count() > expected.count() > 0  # untyped (handmade) or background lines
+    expected = bundle.log_events.where(F.col("event").isNotNull() & ~area.isin("fetcher", "group", "source"))
+    assert bundle.log_events.count() > expected.count() > 0  # lines typed from source only, or background
     got = bundle.cluster_events.drop("attrs")  # a map: no set operations on it
     assert got.exceptAll(expected.drop("attrs")).count() == 0
     assert expected.drop("attrs").exceptAll(got).count() == 0

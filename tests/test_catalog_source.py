@@ -126,6 +126,11 @@ def test_the_listing_covers_every_release_line_on_zookeeper() -> None:
         } <= loggers
         assert {"kafka.server.ReplicaManager", "kafka.server.KafkaServer"} <= loggers, release
         assert {"org.apache.zookeeper.ClientCnxn", "org.apache.zookeeper.ZooKeeper"} <= loggers, release
+    # an abstract class's calls are listed under its concrete classes' names too (Logging's getClass)
+    fetcher = {
+        tuple(e.get("subclasses", ())) for e in entries if e["logger"].endswith(".AbstractFetcherThread")
+    }
+    assert fetcher == {("kafka.server.ReplicaAlterLogDirsThread", "kafka.server.ReplicaFetcherThread")}
     # the 0.10 controller's election and 3.x's log loading are both read
     loggers = {e["logger"] for e in entries}
     assert {"kafka.server.ZookeeperLeaderElector", "kafka.log.UnifiedLog", "kafka.log.LogLoader"} <= loggers

@@ -43,7 +43,10 @@ def load_summary(bundle: Bundle) -> dict[str, Any]:
         "curated": n - sum(r.untyped + r.from_source for r in by_logger),
         "from_source": sum(r.from_source for r in by_logger),
         "untyped": sum(r.untyped for r in by_logger),
-        "untyped_by_logger": [{"logger": r.logger, "count": r.untyped} for r in untyped[:10]],
+        "untyped_by_logger": [
+            {"logger": r.logger, "count": r.untyped, "why": source.why_untyped(r.logger)}
+            for r in untyped[:10]
+        ],
     }
     counts = {name: n if name == "log_events" else getattr(bundle, name).count() for name in Bundle.FRAMES}
     bad = (
@@ -91,7 +94,8 @@ def _print_summary(s: dict[str, Any]) -> None:
         f"{t['untyped']} untyped"
     )
     for r in t["untyped_by_logger"]:
-        print(f"{r['count']:>8}  untyped from {r['logger'] or '(no logger)'}")
+        why = f": {r['why']}" if r["why"] else " (not expected: a wording the catalog lacks?)"
+        print(f"{r['count']:>8}  untyped from {r['logger'] or '(no logger)'}{why}")
     if s["bad_records_by_reason"]:
         print()
         print("bad records by reason")

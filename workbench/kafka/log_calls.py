@@ -47,17 +47,9 @@ def calls(source: str, file: str) -> Iterator[Call]:
     """The log calls in one Scala or Java file, with the logger each writes to: the innermost class or
     object whose body holds the call (an object's name ends in $, a nested class's joins with $)."""
     text = _without_comments(source)
-    package = m.group(1) if (m := _PACKAGE.search(text)) else ""
-    bodies: list[tuple[int, int, str, bool]] = []  # start, end, class name, whether it has a logger
-    for decl in _OWNER.finditer(text):
-        span = _body(text, decl.end())
-        if span is None:
-            continue
-        outer = [b for b in bodies if b[0] < decl.start() < b[1]]
-        parent = outer[-1][2] if outer else (f"{package}." if package else "")
-        name = decl.group(1) + ("$" if re.search(r"\bobject\s+\w+$", decl.group(0)) else "")
-        full = parent + name if not outer or parent.endswith("$") else f"{parent}${name}"
-        bodies.append((*span, full, bool(_LOGGING.search(text[decl.start() : span[0]]))))
+    bodies = [
+        (start, end, full, bool(_LOGGING.search(header))) for start, end, full, header in _classes(text)
+    ]
     for m in _CALL.finditer(text):
         if _DEF.search(text[max(0, m.start() - 8) : m.start()]):
             continue
@@ -84,6 +76,32 @@ def calls(source: str, file: str) -> Iterator[Call]:
 
 
 _OWN_LOG = re.compile(r"\bLogger\s+log\s*=\s*LoggerFactory\.getLogger\(\s*\w+\.class\s*\)")
+
+
+def _classes(text: str) -> list[tuple[int, int, str, str]]:
+    """Each class, object or trait with a body: where its body starts and ends, its full name (an
+    object's ends in $, a nested class's joins with $) and its header (what it extends)."""
+    package = m.group(1) if (m := _PACKAGE.search(text)) else ""
+    out: list[tuple[int, int, str, str]] = []
+    for decl in _OWNER.finditer(text):
+        span = _body(text, decl.end())
+        if span is None:
+            continue
+        outer = [b for b in out if b[0] < decl.start() < b[1]]
+        parent = outer[-1][2] if outer else (f"{package}." if package else "")
+        name = decl.group(1) + ("$" if re.search(r"\bobject\s+\w+$", decl.group(0)) else "")
+        full = parent + name if not outer or parent.endswith("$") else f"{parent}${name}"
+        out.append((*span, full, text[decl.start() : span[0]]))
+    return out
+
+
+def extensions(source: str) -> Iterator[tuple[str, str]]:
+    """(class, the simple name of a class it extends or mixes in) for the classes of one file: a class's
+    inherited log calls write under the concrete class's name (Logging names its logger by getClass)."""
+    for _, _, full, header in _classes(_without_comments(source)):
+        for parent in re.findall(r"\b(?:extends|with)\s+([A-Z]\w*)\b(?!\.)", header):
+            yield full, parent
+
 
 # Classes whose instances log under their own name: those mixing Logging in, or extending a class that does.
 _LOGGING = re.compile(

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from workbench.kafka.log_calls import calls
+from workbench.kafka.log_calls import calls, extensions
 
 # The last patch of each release line; a branch head where the mirror has no final tag of the line.
 RELEASES = {
@@ -89,11 +89,16 @@ def listing(
     and its bundled clients' (`clients`: a checkout per name in BUNDLED)."""
     seen: dict[tuple[str, str, tuple[str, ...]], dict[str, Any]] = {}
 
+    subclasses: dict[str, set[str]] = {}  # a class's simple name -> the classes extending it
+
     def read(repo: Path, ref: str, wanted: Callable[[str], bool], line: str, at: str) -> None:
         for path in _git(repo, "ls-tree", "-r", "--name-only", ref).splitlines():
             if not wanted(path):
                 continue
-            for call in calls(_git(repo, "show", f"{ref}:{path}"), path):
+            source = _git(repo, "show", f"{ref}:{path}")
+            for child, parent in extensions(source):
+                subclasses.setdefault(parent, set()).add(child)
+            for call in calls(source, path):
                 if call.dynamic:
                     continue
                 entry = seen.setdefault(
@@ -113,7 +118,22 @@ def listing(
             if version is not None:
                 wanted = _client_file(package, classes)
                 read(clients[name], tag.format(version.group(1)), wanted, line, f"{name}-{version.group(1)}")
+    for entry in seen.values():  # an abstract class's calls write under its concrete classes' names
+        scala = entry["at"].split()[0].endswith(".scala")  # Java's static loggers keep their class's name
+        below = _below(entry["logger"].rsplit(".", 1)[-1], subclasses) if entry["logger"] and scala else set()
+        if below:
+            entry["subclasses"] = sorted(below)
     return sorted(seen.values(), key=lambda e: (str(e["logger"]), str(e["at"])))
+
+
+def _below(name: str, subclasses: dict[str, set[str]]) -> set[str]:
+    found: set[str] = set()
+    todo = [name]
+    while todo:
+        for child in subclasses.get(todo.pop(), set()) - found:
+            found.add(child)
+            todo.append(child.rsplit(".", 1)[-1])
+    return found
 
 
 @functools.lru_cache(maxsize=64)
