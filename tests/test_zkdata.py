@@ -311,7 +311,7 @@ def test_kafka_versions_and_scala_builds() -> None:
     assert jvm_order.default_scala("2.5.1") == "2.12"  # gradle.properties scalaVersion=2.12.10
     assert jvm_order.default_scala("2.6.0") == "2.13"
     assert jvm_order.default_scala("3.6.2") == "2.13"
-    for bad in ("2.4.1", "3.7.0", "4.0.0", "latest"):
+    for bad in ("2.3.1", "3.7.0", "4.0.0", "latest"):
         with pytest.raises(ValueError):
             zk.encode(zk.ClusterIdZNode("1", "x"), bad)
     with pytest.raises(ValueError, match=r"Scala 2\.12 or 2\.13"):

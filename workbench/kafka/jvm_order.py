@@ -17,7 +17,10 @@ _M = 0xFFFFFFFF
 
 # ---- Kafka versions and the Scala they are built with -------------------------------------------------
 
-SUPPORTED = ((2, 5, 0), (3, 7, 0))  # rules read at 2.5.1, 2.8.2, 3.6.2; later 3.x is not checked
+# Rules read at 2.5.1, 2.8.2, 3.6.2; later 3.x is not checked. 2.4 writes its znodes as 2.5 does: from 2.4.1
+# to 2.5.1 ZkData.scala changed only its ACL znodes, and Json.scala, LeaderAndIsr.scala, Broker.scala and
+# ReplicaAssignment.scala not at all (git diff --stat), on the same Scala 2.12 (gradle.properties 2.4.1).
+SUPPORTED = ((2, 4, 0), (3, 7, 0))
 
 
 def _v(kafka_version: str) -> tuple[int, int, int]:
@@ -26,7 +29,7 @@ def _v(kafka_version: str) -> tuple[int, int, int]:
         raise ValueError(f"Kafka version must look like 2.8.2, got {kafka_version!r}")
     v = (int(m[1]), int(m[2]), int(m[3] or 0))
     if not SUPPORTED[0] <= v < SUPPORTED[1]:
-        raise ValueError(f"znode rules are known for Kafka 2.5.0 to 3.6.x, not {kafka_version}")
+        raise ValueError(f"znode rules are known for Kafka 2.4.0 to 3.6.x, not {kafka_version}")
     return v
 
 
