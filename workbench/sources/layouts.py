@@ -57,7 +57,6 @@ _EPOCH_MS = r'"timeMillis"\s*:\s*(?P<ms>\d{10,})'
 _EPOCH_S = r'"epochSecond"\s*:\s*(?P<s>\d{9,})\s*,\s*"nanoOfSecond"\s*:\s*(?P<ns>\d+)'
 # What opens a JSON event's stack trace in the log4j line made of it (log4j.py takes it apart again).
 STACK = "\ue001"
-WRAPS = (*PREFIXES, "docker_json", "json")
 
 
 @dataclass(frozen=True)

@@ -28,14 +28,17 @@ UNTYPED = {
 # manager, fetchers, lifecycle and ZooKeeper clients), by family, with why an untyped line of theirs is
 # expected: what `workbench load` and the coverage test say of what stays untyped.
 UNLISTED = {
-    "kafka.network.": "requests and connections (SocketServer, Processor, RequestChannel): not the cluster's state",
+    "kafka.network.": "requests and connections (SocketServer, Processor, RequestChannel): not the "
+    "cluster's state",
     "kafka.coordinator.": "consumer groups and transactions: typed where the catalog's background says so",
     "org.apache.kafka.clients.": "the clients inside the broker (fetch sessions, the controller channel)",
     "org.apache.kafka.common.": "the network and security layers shared with clients",
     "kafka.request.logger": "the request log: one line a request",
     "kafka.authorizer.logger": "the authorizer's decisions",
-    "org.apache.zookeeper.server.": "a ZooKeeper server logging into the same file: only its session lines are read",
-    "kafka.server.": "a broker class outside the listing (quotas, dynamic config, delegation tokens, features)",
+    "org.apache.zookeeper.server.": "a ZooKeeper server logging into the same file: only its session lines "
+    "are read",
+    "kafka.server.": "a broker class outside the listing (quotas, dynamic config, delegation tokens, "
+    "features)",
 }
 
 
@@ -52,8 +55,8 @@ _FORMATTING = {
 }  # fmt: skip
 _RENAMED = {
     "topicPartition": "topic_partition", "tp": "topic_partition", "topicAndPartition": "topic_partition",
-    "partition": "topic_partition", "e": "error", "exception": "error", "getCause": "error", "getMessage": "error", "t": "error", "size": "count",
-    "length": "count",
+    "partition": "topic_partition", "e": "error", "t": "error", "exception": "error", "getCause": "error",
+    "getMessage": "error", "size": "count", "length": "count",
 }  # fmt: skip
 _ARGUMENTS = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|\{[^{}]*\}")
 _MEMBER = re.compile(r"[A-Za-z_]\w*")
