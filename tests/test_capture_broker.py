@@ -25,7 +25,7 @@ DELETE_DIR = "orders-1.9c2d1e0f3a4b5c6d7e8f9a0b1c2d3e4f-delete"  # in every log 
 FUTURE_DIR = "payments-0.0f1e2d3c4b5a69788796a5b4c3d2e1f0-future"  # kafka-reassign-partitions between dirs
 SEGMENT = "00000000000000000000"
 INDEX_BYTES = 10 * 1024 * 1024  # Kafka preallocates index files (segment.index.bytes); sparse here
-LOG_LINE = "[2024-03-12 10:00:00,050] INFO [KafkaServer id={}] started (kafka.server.KafkaServer)\n"
+LOG_LINE = "[2024-03-12 10:00:00,0{:02d}] INFO [KafkaServer id={}] started (kafka.server.KafkaServer)\n"
 
 
 def topic_id() -> str:
@@ -65,13 +65,13 @@ def make_log_dir(root: Path, broker_id: int, partitions: tuple[str, ...]) -> dic
 
 
 def make_logs(logs: Path, broker_id: int) -> None:
-    """Kafka's logs dir: the log4j appenders (current, rotated, gzipped) and what else lands there."""
-    line = LOG_LINE.format(broker_id)
-    for name in ("server.log", "server.log.2024-03-12-09", "controller.log", "state-change.log",
+    """Kafka's logs dir: the log4j appenders (current, rotated, gzipped) and what else lands there, each
+    file's line its own (files with the same bytes are read once)."""
+    for i, name in enumerate(("server.log", "server.log.2024-03-12-09", "controller.log", "state-change.log",
                  "log-cleaner.log", "kafka-request.log", "kafka-authorizer.log",
-                 "kafkaServer.out", "kafkaServer-gc.log", "kafkaServer-gc.log.0.current"):  # fmt: skip
-        _write(logs / name, line)
-    _write(logs / "controller.log.2024-03-11-09.gz", gzip.compress(line.encode()))
+                 "kafkaServer.out", "kafkaServer-gc.log", "kafkaServer-gc.log.0.current")):  # fmt: skip
+        _write(logs / name, LOG_LINE.format(i, broker_id))
+    _write(logs / "controller.log.2024-03-11-09.gz", gzip.compress(LOG_LINE.format(50, broker_id).encode()))
 
 
 def make_broker(base: Path, broker_id: int) -> tuple[list[Path], Path]:
@@ -137,7 +137,7 @@ def test_kafka_logs_are_copied_and_other_files_named(tmp_path: Path) -> None:
     }  # fmt: skip
     for name, data in copied.items():
         assert data == (logs / name).read_bytes()
-    assert gzip.decompress(copied["controller.log.2024-03-11-09.gz"]).decode() == LOG_LINE.format(1)
+    assert gzip.decompress(copied["controller.log.2024-03-11-09.gz"]).decode() == LOG_LINE.format(50, 1)
     assert part["logs_not_taken"] == ["kafkaServer-gc.log", "kafkaServer-gc.log.0.current", "kafkaServer.out"]
     assert part["log_files"] == 8
     assert part["bytes_copied"] == sum(map(len, copied.values())) + sum(
