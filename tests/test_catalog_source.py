@@ -1,6 +1,7 @@
 """The catalog against Kafka's own source: the listing of every log call of the classes that matter at each
-release line from 0.10.2 to 3.9 (workbench/kafka/log_calls.py, committed as messages/log_calls.json), and
-the reader that makes it, held to source written for these tests."""
+release line from 0.10.2 to 3.9 (workbench/kafka/messages/listing.py, committed as messages/log_calls.json),
+the templates made from it (messages/source.py), and the reader that makes it (workbench/kafka/log_calls.py),
+held to source written for these tests."""
 
 from __future__ import annotations
 
