@@ -131,7 +131,17 @@ def test_the_listing_covers_every_release_line_on_zookeeper() -> None:
     fetcher = {
         tuple(e.get("subclasses", ())) for e in entries if e["logger"].endswith(".AbstractFetcherThread")
     }
-    assert fetcher == {("kafka.server.ReplicaAlterLogDirsThread", "kafka.server.ReplicaFetcherThread")}
+    both = ("kafka.server.ReplicaAlterLogDirsThread", "kafka.server.ReplicaFetcherThread")
+    assert both in fetcher and fetcher <= {both, both[1:]}  # ReplicaAlterLogDirsThread came with 1.1
+    # and only at the releases where the class has them: ReplicaStateMachine was the class until 2.3
+    machine = [
+        e for e in entries if e["logger"] == "kafka.controller.ReplicaStateMachine" and "1.1" in e["releases"]
+    ]
+    assert machine and all(
+        e["subclasses"] == ["kafka.controller.ZkReplicaStateMachine"] and e["subclassed_in"][0] == "2.3"
+        for e in machine
+        if "2.4" in e["releases"]
+    )
     # the 0.10 controller's election and 3.x's log loading are both read
     loggers = {e["logger"] for e in entries}
     assert {"kafka.server.ZookeeperLeaderElector", "kafka.log.UnifiedLog", "kafka.log.LogLoader"} <= loggers

@@ -30,12 +30,14 @@ for _i, (_scenario, _version) in enumerate((s, v) for s in SCENARIOS for v in VE
     _brokers = 4 if _scenario == "controller-failover" else 3 + (_seed % 2)
     _scale = Scale(brokers=_brokers, topics=2, partitions=3 + _seed % 2, hours=0.4, racks=_seed % 2 * 2)
     FRESH[f"{_scenario}@{_version}#{_seed}"] = (_scenario, _version, _seed, _scale, 0)
-# 2.4.1 writes every line these stories tell as 2.5.1 does (each listed at 2.4 in kafka/messages/
-# log_calls.json) and its znodes alike (kafka/jvm_order.SUPPORTED); its session timeout is 6 s.
-OLDER = ("2.4.1",)
+# Older wordings, each line the listing of its release's source holds (test_simulate), and their znodes
+# (kafka/jvm_order.SUPPORTED): 2.4.1 as 2.5.1; 1.1.1 elects in two transactions, writes version 1 topic
+# znodes, fences nothing and words many lines its own way.
+OLDER = ("2.4.1", "1.1.1")
 for _scenario in ("deletion-stuck", "controller-failover"):
     _scale = Scale(brokers=4 if _scenario == "controller-failover" else 3, topics=2, partitions=3, hours=0.4)
-    FRESH[f"{_scenario}@2.4.1#3"] = (_scenario, "2.4.1", 3, _scale, 0)
+    for _version in OLDER:
+        FRESH[f"{_scenario}@{_version}#3"] = (_scenario, _version, 3, _scale, 0)
 for _scenario, _version in (("deletion-stuck", "3.6.2"), ("topicid-mismatch", "2.8.2")):
     FRESH[f"{_scenario}@{_version}#skewed"] = (
         _scenario,

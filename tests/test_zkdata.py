@@ -258,6 +258,22 @@ def test_topic_znode_per_version() -> None:
     assert b"topic_id" not in zk.encode(z3, "2.8.2")
     with pytest.raises(ValueError, match="not in partitions"):
         zk.encode(replace(z3, adding_replicas={7: (2,)}), "2.8.2")
+    # 1.1-2.3: version 1, the partitions an immutable Map (Map1-Map4 keep order, more hash their String
+    # keys in Scala 2.12's trie, which 2.11 shares); Scala 2.11 builds (1.1-2.1) write as 2.12 ones
+    z1 = zk.TopicZNode(1, {2: (1,), 0: (1,), 1: (1,)})
+    assert (
+        zk.encode(z1, "2.3.1")
+        == zk.encode(z1, "1.1.1")
+        == b'{"version":1,"partitions":{"2":[1],"0":[1],"1":[1]}}'
+    )
+    six = zk.TopicZNode(1, {p: (1, 2) for p in range(6)})
+    assert zk.encode(six, "1.1.1") == (
+        b'{"version":1,"partitions":{"4":[1,2],"5":[1,2],"1":[1,2],"0":[1,2],"2":[1,2],"3":[1,2]}}'
+    )
+    with pytest.raises(ValueError, match="writes topic znode version 1, not 2"):
+        zk.encode(z2, "2.3.1")
+    with pytest.raises(ValueError, match="no adding_replicas or removing_replicas"):
+        zk.encode(replace(z1, adding_replicas={0: (2,)}), "2.3.1")
     # a topic written by Kafka 2.3 or older (version 1) still decodes
     old = zkd.decode_topic(b'{"version":1,"partitions":{"1":[2,3],"0":[3,2]}}')
     assert old == zk.TopicZNode(1, {1: (2, 3), 0: (3, 2)})
@@ -311,11 +327,13 @@ def test_kafka_versions_and_scala_builds() -> None:
     assert jvm_order.default_scala("2.5.1") == "2.12"  # gradle.properties scalaVersion=2.12.10
     assert jvm_order.default_scala("2.6.0") == "2.13"
     assert jvm_order.default_scala("3.6.2") == "2.13"
-    for bad in ("2.3.1", "3.7.0", "4.0.0", "latest"):
+    assert jvm_order.default_scala("1.1.1") == jvm_order.default_scala("2.1.1") == "2.11"  # 2.11.12
+    assert jvm_order.default_scala("2.2.2") == "2.12"  # 2.12.8
+    for bad in ("1.0.2", "0.11.0.3", "3.7.0", "4.0.0", "latest"):
         with pytest.raises(ValueError):
             zk.encode(zk.ClusterIdZNode("1", "x"), bad)
-    with pytest.raises(ValueError, match=r"Scala 2\.12 or 2\.13"):
-        zk.encode(zk.PartitionStateZNode(1, 1, 1, 1, (1,)), "2.8.2", scala="2.11")
+    with pytest.raises(ValueError, match=r"Scala 2\.11, 2\.12 or 2\.13"):
+        zk.encode(zk.PartitionStateZNode(1, 1, 1, 1, (1,)), "2.8.2", scala="2.10")
 
 
 # ---- decoders -------------------------------------------------------------------------------------------

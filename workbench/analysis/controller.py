@@ -1,10 +1,12 @@
 """Controller elections and failovers, and the ZooKeeper sessions brokers lost (seeds 002, 003).
 
-An election is one multi in ZooKeeper: create the ephemeral `/controller` and bump `/controller_epoch`
-(KafkaZkClient.registerControllerAndIncrementControllerEpoch). So ZooKeeper's history orders elections by
-zxid and times the gap without a controller on one clock (the ZooKeeper leader's). Why the previous
-controller went is read from that broker's own log (`sessions.py`). The new controller's log gives the
-onControllerFailover steps and what it resumed.
+From 2.1 an election is one multi in ZooKeeper: create the ephemeral `/controller` and bump
+`/controller_epoch` (KafkaZkClient.registerControllerAndIncrementControllerEpoch @2.1.1 l.97); before, the
+new controller's session writes `/controller_epoch` in a transaction of its own after creating
+`/controller` (KafkaController.incrementControllerEpoch @1.1.1 l.612). So ZooKeeper's history orders
+elections by zxid and times the gap without a controller on one clock (the ZooKeeper leader's). Why the
+previous controller went is read from that broker's own log (`sessions.py`). The new controller's log gives
+the onControllerFailover steps and what it resumed.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis.cluster import views
@@ -39,9 +41,26 @@ def elections(bundle: Bundle) -> DataFrame:
     created = h.where((F.col("path") == "/controller") & (F.col("op") == "create")).select(
         "zxid", "time", "session_id", F.get_json_object("data", "$.brokerid").cast("int").alias("broker")
     )
-    epochs = h.where((F.col("path") == "/controller_epoch") & (F.col("op") == "setData")).select(
-        "zxid", F.col("data").cast("int").alias("epoch")
+    # the epoch the election wrote: its own session's first write of /controller_epoch from the create's
+    # zxid (the same zxid in a multi) until the next /controller create
+    after = Window.partitionBy(F.lit(0)).orderBy("zxid")  # elections are few
+    created = created.withColumn("next_zxid", F.lead("zxid").over(after))
+    writes = h.where((F.col("path") == "/controller_epoch") & F.col("op").isin("setData", "create")).select(
+        F.col("zxid").alias("epoch_zxid"),
+        F.col("session_id").alias("writer"),
+        F.col("data").cast("int").alias("v"),
     )
+    epochs = (
+        created.join(
+            writes,
+            (F.col("writer") == F.col("session_id"))
+            & (F.col("epoch_zxid") >= F.col("zxid"))
+            & (F.col("next_zxid").isNull() | (F.col("epoch_zxid") < F.col("next_zxid"))),
+        )
+        .groupBy("zxid")
+        .agg(F.min_by("v", "epoch_zxid").alias("epoch"))
+    )
+    created = created.drop("next_zxid")
     closed = h.where(F.col("op") == "closeSession").select(
         F.col("session_id").alias("owner"), F.col("zxid").alias("gone_zxid"), F.col("time").alias("gone_time")
     )

@@ -20,7 +20,9 @@ _M = 0xFFFFFFFF
 # Rules read at 2.5.1, 2.8.2, 3.6.2; later 3.x is not checked. 2.4 writes its znodes as 2.5 does: from 2.4.1
 # to 2.5.1 ZkData.scala changed only its ACL znodes, and Json.scala, LeaderAndIsr.scala, Broker.scala and
 # ReplicaAssignment.scala not at all (git diff --stat), on the same Scala 2.12 (gradle.properties 2.4.1).
-SUPPORTED = ((2, 4, 0), (3, 7, 0))
+# 1.1-2.3 write them as 2.4 does but for the topic znode (ZkData.scala 1.1.1..2.4.1: TopicZNode.encode,
+# the reassignment znode and ACLs changed; Broker.scala and LeaderAndIsr.scala not in what they write).
+SUPPORTED = ((1, 1, 0), (3, 7, 0))
 
 
 def _v(kafka_version: str) -> tuple[int, int, int]:
@@ -29,20 +31,25 @@ def _v(kafka_version: str) -> tuple[int, int, int]:
         raise ValueError(f"Kafka version must look like 2.8.2, got {kafka_version!r}")
     v = (int(m[1]), int(m[2]), int(m[3] or 0))
     if not SUPPORTED[0] <= v < SUPPORTED[1]:
-        raise ValueError(f"znode rules are known for Kafka 2.4.0 to 3.6.x, not {kafka_version}")
+        raise ValueError(f"znode rules are known for Kafka 1.1.0 to 3.6.x, not {kafka_version}")
     return v
 
 
 def default_scala(kafka_version: str) -> str:
-    """The Scala version of Kafka's default build at that version (gradle.properties)."""
-    return "2.12" if _v(kafka_version) < (2, 6, 0) else "2.13"
+    """The Scala version of Kafka's default build at that version (gradle.properties scalaVersion: 2.11.12
+    @1.1.1-2.1.1, 2.12.8 @2.2.2)."""
+    v = _v(kafka_version)
+    return "2.11" if v < (2, 2, 0) else "2.12" if v < (2, 6, 0) else "2.13"
 
 
 def _scala(scala: str | None, kafka_version: str) -> str:
+    """The Scala whose collections decide the order: 2.11's are 2.12's here (scala/scala git diff
+    v2.11.12 v2.12.10 of immutable/HashMap.scala, TrieIterator.scala and mutable/HashTable.scala changes
+    lookups, removal and `index`'s form, which gives the same bucket for every table of 2 or more)."""
     scala = scala or default_scala(kafka_version)
-    if scala not in ("2.12", "2.13"):
-        raise ValueError(f"Kafka 2.5-3.6 is built with Scala 2.12 or 2.13, not {scala}")
-    return scala
+    if scala not in ("2.11", "2.12", "2.13"):
+        raise ValueError(f"Kafka 1.1-3.6 is built with Scala 2.11, 2.12 or 2.13, not {scala}")
+    return "2.12" if scala == "2.11" else scala
 
 
 # ---- JVM hash and iteration order ---------------------------------------------------------------------
@@ -258,14 +265,20 @@ def controller_assignment_order(topic: str, partitions: Sequence[int], kafka_ver
     partitionFullReplicaAssignmentForTopic`: the context's `mutable.Map[Int, _]` (here filled in
     partition order; an Int hashes to itself) mapped into a mutable map of TopicPartition, then `.toMap`.
     Up to 2.5 it updates that immutable map in place (@2.5.1 l.850); from 2.6 it copies it into a
-    `mutable.Map()` first (@2.6.0 l.849, @2.8.2 l.1030, @3.6.2 l.1085). Under Scala 2.13 the JSON map's
-    own hash order hides all of this; under 2.12 it shows where partitions share a bucket.
+    `mutable.Map()` first (@2.6.0 l.849, @2.8.2 l.1030, @3.6.2 l.1085). Before 2.4 the context holds one
+    `mutable.Map[TopicPartition, _]` of every topic, which it `filter`s to the topic (@1.1.1 l.784; keys
+    taken here in partition order: where two share a bucket, that map's own order would decide). Under
+    Scala 2.13 the JSON map's own hash order hides all of this; under 2.12 it shows where partitions share
+    a bucket.
     """
     scala = _scala(scala, kafka_version)
 
     def hashes(ps: list[int]) -> list[int]:
         return [topic_partition_hash(topic, p) for p in ps]
 
+    if _v(kafka_version) < (2, 4, 0):  # `filter` of the context's mutable map of every topic, then `.toMap`
+        filtered = scala_mutable_map_order(sorted(partitions), scala, hashes=hashes(sorted(partitions)))
+        return scala_map_order(filtered, scala, hashes(filtered))
     ints = scala_mutable_map_order(sorted(partitions), scala, hashes=sorted(partitions))
     mutable = scala_mutable_map_order(ints, scala, hashes=hashes(ints))
     full = scala_map_order(mutable, scala, hashes(mutable))

@@ -3,9 +3,9 @@
 Sources, apache/kafka `core/src/main/scala/kafka/zk/ZkData.scala` @2.5.1, @2.8.2 and @3.6.2 (line numbers
 below are @2.8.2 unless another tag is named); `kafka/utils/Json.scala` (a default Jackson `ObjectMapper`:
 compact, UTF-8). The JSON key order is the iteration order of the map Kafka hands Jackson (`jvm_order`).
-Version thresholds, from the tags where the code first appears: broker v5 and `/feature` 2.7.0, topic
-znode v3 2.8.0, `leader_recovery_state` 3.2.0, `/feature` V2 3.3.0, controller v2 and `/migration` 3.4.0.
-Paths are in `znodes`; `zkdata_decode` reads the bytes back.
+Version thresholds, from the tags where the code first appears: topic znode v2 2.4.0, broker v5 and
+`/feature` 2.7.0, topic znode v3 2.8.0, `leader_recovery_state` 3.2.0, `/feature` V2 3.3.0, controller v2
+and `/migration` 3.4.0. Paths are in `znodes`; `zkdata_decode` reads the bytes back.
 """
 
 from __future__ import annotations
@@ -293,17 +293,25 @@ def encode_broker(z: BrokerIdZNode, kafka_version: str, scala: str | None = None
 
 
 def encode_topic(z: TopicZNode, kafka_version: str, scala: str | None = None) -> bytes:
-    """2.4-2.7: `Map` of 4 (insertion order), version 2. 2.8+: `mutable.Map` of 4 `+=` topic_id, version 3.
-
-    The three inner maps are `mutable.Map()` filled in the order of `z.partitions`.
+    """1.1-2.3: `Map("version" -> 1, "partitions" -> ...)`, the partitions the immutable map `.map` makes
+    of the assignment in `z.partitions`' order (@1.1.1 l.234). 2.4-2.7: `Map` of 4 (insertion order),
+    version 2. 2.8+: `mutable.Map` of 4 `+=` topic_id, version 3. From 2.4 the three inner maps are
+    `mutable.Map()` filled in the order of `z.partitions`.
     """
-    v3 = _v(kafka_version) >= (2, 8, 0)
-    _expect("topic znode version", z.version, 3 if v3 else 2, kafka_version)
+    v = _v(kafka_version)
+    v3 = v >= (2, 8, 0)
+    _expect("topic znode version", z.version, 3 if v3 else 2 if v >= (2, 4, 0) else 1, kafka_version)
     if z.topic_id is not None and not v3:
         raise ValueError(f"Kafka {kafka_version} has no topic ids")
     scala = _scala(scala, kafka_version)
     if not set(z.adding_replicas) | set(z.removing_replicas) <= set(z.partitions):
         raise ValueError("adding_replicas/removing_replicas name partitions that are not in partitions")
+    if z.version == 1:
+        if z.adding_replicas or z.removing_replicas:
+            raise ValueError(f"Kafka {kafka_version} writes no adding_replicas or removing_replicas")
+        keys = [str(p) for p in z.partitions]
+        ordered = {k: list(z.partitions[int(k)]) for k in scala_map_order(keys, scala)}
+        return _json({"version": 1, "partitions": ordered}, ["version", "partitions"])
 
     def inner(source: Mapping[int, Replicas]) -> dict[str, list[int]]:
         filled = {str(p): list(source[p]) for p in z.partitions if source.get(p)}

@@ -115,12 +115,22 @@ def load_logs(c: Cluster, b: Broker) -> None:
 
 
 def register(c: Cluster, b: Broker) -> None:
-    """KafkaZkClient.registerBroker: the checked ephemeral is one multi (create with null data, then
-    setData version 0), so the znode's version is 1 and its czxid is the broker epoch."""
+    """KafkaZkClient.registerBroker: from 2.2 the checked ephemeral is one multi (create with null data,
+    then setData version 0), so the znode's version is 1 and its czxid is the broker epoch."""
     assert b.session is not None
     path = f"/brokers/ids/{b.id}"
     data = broker_json(c, b)
     c.say(b.id, "zk.ephemeral_creating", path=path, secure="false")
+    if not c.version_at_least(
+        2, 2
+    ):  # no broker epoch yet: one create, its result code logged (@1.1.1 l.1479)
+        c.zk.create(c.now, b.session, path, data, ephemeral=True)
+        b.epoch = c.zk.get(path)[1].czxid
+        c.say(b.id, "zk.ephemeral_created", path=path, result="OK")
+        # the endpoints a Scala 2.11/2.12 Seq prints (a real 2.x broker without broker epochs wrote this)
+        endpoints = f"ArrayBuffer(EndPoint(kafka-{b.id},9092,ListenerName(PLAINTEXT),PLAINTEXT))"
+        c.say(b.id, "broker.registered", broker=b.id, path=path, endpoints=endpoints)
+        return
     c.zk.multi(c.now, b.session, [create(path, None, ephemeral=True), set_data(path, data, 0)])
     _, stat = c.zk.get(path)
     b.epoch = stat.czxid

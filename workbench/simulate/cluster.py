@@ -243,8 +243,11 @@ class Cluster:
         """One catalog line in this version's wording, written by `broker` at `at` (default now). The
         logIdent prefix follows from the template's logger (LOG_TEMPLATES.md section 2) unless given;
         `of` names the partition a Partition or Log line is about when the text does not; `thrown` is
-        the exception (and stack) printed after the line."""
-        message = wording.say(kind, self.version, pick=pick, **fields)
+        the exception (and stack) printed after the line. Nothing where this version writes no such line."""
+        try:
+            message = wording.say(kind, self.version, pick=pick, **fields)
+        except wording.NotWritten:
+            return
         logger = wording.logger_of(kind, self.version, pick=pick, **fields)
         if ident is None:
             ident = self.ident(logger, broker, role, str(fields.get("tp", of)))
@@ -256,13 +259,14 @@ class Cluster:
             if role == "controller":
                 return f"[Controller id={broker} epoch={self.controller_epoch}] "
             return f"[Broker id={broker}] "
-        short = logger.rpartition(".")[2]
+        short = logger.rpartition(".")[2].removeprefix("Zk")  # 1.1-2.x's state machines were not Zk*
         log_class = "UnifiedLog" if wording.tag(self.version) == "3.6.2" else "Log"
+        since_2_3 = self.version_at_least(2, 3)  # TopicDeletionManager, ZooKeeperClient @2.3.1; 1.1-2.2 below
         idents = {
             "KafkaController": f"[Controller id={broker}] ",
-            "TopicDeletionManager": f"[Topic Deletion Manager {broker}] ",
-            "ZkReplicaStateMachine": f"[ReplicaStateMachine controllerId={broker}] ",
-            "ZkPartitionStateMachine": f"[PartitionStateMachine controllerId={broker}] ",
+            "TopicDeletionManager": f"[Topic Deletion Manager {broker}]{'' if since_2_3 else ','} ",
+            "ReplicaStateMachine": f"[ReplicaStateMachine controllerId={broker}] ",
+            "PartitionStateMachine": f"[PartitionStateMachine controllerId={broker}] ",
             "ControllerChannelManager": f"[Channel manager on controller {broker}]: ",
             "RequestSendThread": f"[RequestSendThread controllerId={broker}] ",
             "ControllerEventManager$ControllerEventThread": f"[ControllerEventThread controllerId={broker}] ",
@@ -270,7 +274,7 @@ class Cluster:
             "ReplicaManager": f"[ReplicaManager broker={broker}] ",
             "KafkaServer": f"[KafkaServer id={broker}] ",
             "KafkaApis": f"[KafkaApi-{broker}] ",  # KafkaApis.scala 2.5.1:111
-            "ZooKeeperClient": "[ZooKeeperClient Kafka server] ",
+            "ZooKeeperClient": "[ZooKeeperClient Kafka server] " if since_2_3 else "[ZooKeeperClient] ",
             "ReplicaFetcherManager": f"[ReplicaFetcherManager on broker {broker}] ",
             "Log": f"[{log_class} partition={tp}, dir={DATA_DIR}] ",
             "UnifiedLog": f"[{log_class} partition={tp}, dir={DATA_DIR}] ",

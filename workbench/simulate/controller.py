@@ -28,18 +28,22 @@ def elect(c: Cluster, b: Broker, reason: str) -> None:
     """KafkaController.elect then onControllerFailover."""
     assert b.session is not None
     started = c.now
-    if not c.zk.exists("/controller_epoch"):
-        c.zk.create(c.now, b.session, "/controller_epoch", encode_controller_epoch(0))
-        c.epoch_zk_version = 0
-        c.say(b.id, "controller.epoch_znode_created", path="/controller_epoch", epoch=0)
-    epoch = c.controller_epoch + 1
-    kraft = (2, -1) if c.version_at_least(3, 4) else (1, None)  # 3.4+: kraftControllerEpoch -1
-    controller = encode_controller(ControllerZNode(kraft[0], b.id, c.now, kraft[1]), c.version)
-    ops = [create("/controller", controller, ephemeral=True)]
-    epoch_data = encode_controller_epoch(epoch)
-    c.zk.multi(c.now, b.session, [*ops, set_data("/controller_epoch", epoch_data, c.epoch_zk_version)])
-    c.controller, c.controller_epoch, c.epoch_zk_version = b.id, epoch, c.epoch_zk_version + 1
-    c.say(b.id, "controller.elected", broker=b.id, epoch=epoch, epoch_zk_version=c.epoch_zk_version)
+    if not c.version_at_least(2, 1):
+        register_then_increment(c, b)
+    else:
+        if not c.zk.exists("/controller_epoch"):
+            c.zk.create(c.now, b.session, "/controller_epoch", encode_controller_epoch(0))
+            c.epoch_zk_version = 0
+            c.say(b.id, "controller.epoch_znode_created", path="/controller_epoch", epoch=0)
+        epoch = c.controller_epoch + 1
+        kraft = (2, -1) if c.version_at_least(3, 4) else (1, None)  # 3.4+: kraftControllerEpoch -1
+        controller = encode_controller(ControllerZNode(kraft[0], b.id, c.now, kraft[1]), c.version)
+        ops = [create("/controller", controller, ephemeral=True)]
+        epoch_data = encode_controller_epoch(epoch)
+        c.zk.multi(c.now, b.session, [*ops, set_data("/controller_epoch", epoch_data, c.epoch_zk_version)])
+        c.controller, c.controller_epoch, c.epoch_zk_version = b.id, epoch, c.epoch_zk_version + 1
+        c.say(b.id, "controller.elected", broker=b.id, epoch=epoch, epoch_zk_version=c.epoch_zk_version)
+    epoch = c.controller_epoch
     n = len(c.partitions())
     for step in (
         "Registering handlers",
@@ -91,6 +95,35 @@ def elect(c: Cluster, b: Broker, reason: str) -> None:
             "reason": reason,
         }
     )
+
+
+def register_then_increment(c: Cluster, b: Broker) -> None:
+    """Before 2.1 an election is two transactions: the ephemeral /controller (checkedEphemeralCreate),
+    then onControllerFailover reads /controller_epoch and bumps it, or creates it at 1 for the first
+    controller (KafkaController @1.1.1 l.1203, l.217-219, l.612-641; @2.0.1 the same)."""
+    assert b.session is not None
+    controller = encode_controller(ControllerZNode(1, b.id, c.now), c.version)
+    c.say(b.id, "zk.ephemeral_creating", path="/controller", secure="false")
+    c.zk.create(c.now, b.session, "/controller", controller, ephemeral=True)
+    c.say(b.id, "zk.ephemeral_created", path="/controller", result="OK")
+    c.say(b.id, "controller.elected", broker=b.id)
+    c.controller = b.id
+    c.tick(c.jitter(1, 5))
+    c.say(b.id, "controller.failover_step", pick="Reading controller epoch from ZooKeeper")
+    exists = c.zk.exists("/controller_epoch")
+    if exists:
+        c.say(b.id, "controller.epoch_read", epoch=c.controller_epoch, epoch_zk_version=c.epoch_zk_version)
+    c.say(b.id, "controller.failover_step", pick="Incrementing controller epoch in ZooKeeper")
+    if exists:
+        epoch = c.controller_epoch + 1
+        c.zk.set_data(
+            c.now, b.session, "/controller_epoch", encode_controller_epoch(epoch), c.epoch_zk_version
+        )
+        c.controller_epoch, c.epoch_zk_version = epoch, c.epoch_zk_version + 1
+    else:  # the first controller: InitialControllerEpoch 1
+        c.zk.create(c.now, b.session, "/controller_epoch", encode_controller_epoch(1))
+        c.controller_epoch, c.epoch_zk_version = 1, 0
+    c.say(b.id, "controller.epoch_incremented", epoch=c.controller_epoch)
 
 
 def mint_missing_topic_ids(

@@ -205,7 +205,18 @@ def retry_ineligible_replicas(c: Cluster, topics: list[str]) -> None:
         for r in p.replicas
         if c.deleting[t].replicas.get((p.partition, r)) == INELIGIBLE
     ]
-    c.say(c.controller, "deletion.retrying", "DEBUG", topics=",".join(topics), replicas=replicas_text(failed))
+    if c.version_at_least(2, 3):
+        c.say(
+            c.controller,
+            "deletion.retrying",
+            "DEBUG",
+            topics=",".join(topics),
+            replicas=replicas_text(failed),
+        )
+    else:  # markTopicForDeletionRetry, a topic at a time at INFO (TopicDeletionManager @1.1.1 l.223)
+        for t in topics:
+            mine = [(p, r) for p, r in failed if p.topic == t]
+            c.say(c.controller, "deletion.retrying", topic=t, replicas=replicas_text(mine))
     for r in sorted({r for _, r in failed}):
         parts = [p for p, x in failed if x == r]
         for p in parts:

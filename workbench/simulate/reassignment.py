@@ -13,9 +13,12 @@ ineligible; its completion resumes the deletion. A topic already queued is not r
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
-from workbench.simulate import deletion
+from workbench.kafka.zkdata import ReassignPartitionsZNode, TopicPartition, encode
+from workbench.kafka.znodes import REASSIGN_PARTITIONS
+from workbench.simulate import deletion, wording
 from workbench.simulate import requests as req
 from workbench.simulate import state_machines as sm
 from workbench.simulate.cluster import Cluster, Partition
@@ -26,13 +29,25 @@ THROTTLE_BYTES_PER_S = 100_000  # kafka-reassign-partitions.sh --throttle, as op
 
 
 def reassign(c: Cluster, moves: list[tuple[Partition, list[int]]]) -> None:
-    """AlterPartitionReassignments (kafka-reassign-partitions.sh --execute --bootstrap-server); a topic
-    queued for deletion is refused with UNKNOWN_TOPIC_OR_PARTITION (maybeTriggerPartitionReassignment)."""
+    """AlterPartitionReassignments (kafka-reassign-partitions.sh --execute --bootstrap-server; before 2.4
+    the tool writes /admin/reassign_partitions); a topic queued for deletion is refused with
+    UNKNOWN_TOPIC_OR_PARTITION (maybeTriggerPartitionReassignment)."""
     assert c.controller is not None
+    old = not c.version_at_least(2, 4)
+    if old:  # the tool writes /admin/reassign_partitions, one reassignment at a time; the controller reads it
+        if c.zk.exists(REASSIGN_PARTITIONS):
+            raise ValueError(f"Kafka {c.version} runs one reassignment at a time: one is in progress")
+        session = c.admin_session()
+        c.zk.create(c.now, session, REASSIGN_PARTITIONS, _znode(c, [(p, t) for p, t in moves]))
+        c.zk.close_session(c.now + 5, session)
     for p, target in moves:
-        if p.topic in c.deleting:
-            c.say(c.controller, "reassignment.skipped_for_deletion", tp=p.tp)
+        if p.topic in c.deleting:  # an ERROR before 2.2 (KafkaController @2.1.1 l.579), then INFO
+            level = "INFO" if c.version_at_least(2, 2) else "ERROR"
+            c.say(c.controller, "reassignment.skipped_for_deletion", level, tp=p.tp)
+            if old:
+                remove_from_zk(c, p)
             continue
+        c.say(c.controller, "reassignment.handling", tp=p.tp, replicas=",".join(map(str, target)))
         c.truth["reassignments"].append(
             {
                 "topic": p.topic,
@@ -54,6 +69,9 @@ def on_partition_reassignment(c: Cluster, p: Partition, target: list[int], resum
     NonExistentReplica, so their NewReplica transition fails and is logged)."""
     assert c.controller is not None
     deletion.mark_ineligible(c, [p.topic], "topic reassignment in progress")
+    wanted = ",".join(map(str, target))
+    if not set(target) <= set(p.isr):  # before 2.4, ahead of AR = OAR + RAR
+        c.say(c.controller, "reassignment.not_caught_up", replicas=wanted, tp=p.tp)
     origin = [r for r in p.replicas if r not in p.adding]
     replicas = [*target, *(r for r in origin if r not in target)]
     adding = [r for r in target if r not in origin]
@@ -82,6 +100,7 @@ def on_partition_reassignment(c: Cluster, p: Partition, target: list[int], resum
         leader = c.brokers.get(p.leader)  # none (-1): nothing to copy from until one is elected
         copied = c.replica(leader, p).log_end_offset * AVG_RECORD_BYTES if leader else 0
         c.brokers[r].catching_up.setdefault(p.tp, c.now + 1_000 * copied // THROTTLE_BYTES_PER_S + 5_000)
+    c.say(c.controller, "reassignment.waiting", replicas=wanted, tp=p.tp)  # before 2.4
 
 
 def maybe_complete(c: Cluster, p: Partition) -> None:
@@ -89,7 +108,8 @@ def maybe_complete(c: Cluster, p: Partition) -> None:
     target = [r for r in p.replicas if r not in p.removing]
     if (p.adding or p.removing) and set(target) <= set(p.isr) and c.controller is not None:
         shown = f"List({', '.join(map(str, target))})"  # Seq.toString (a List under Scala 2.13)
-        c.say(c.controller, "reassignment.caught_up", replicas=shown, tp=p.tp)
+        n = len(target)
+        c.say(c.controller, "reassignment.caught_up", replicas=shown, tp=p.tp, caught_up=n, count=n)
         complete(c, p)
 
 
@@ -126,6 +146,8 @@ def complete(c: Cluster, p: Partition) -> None:
             req.send_stop_replica(c, r, [p], delete=True)
     write_assignment(c, p)  # B6
     req.update_metadata(c, c.live())  # B8
+    if not c.version_at_least(2, 4):
+        remove_from_zk(c, p)
     for move in c.truth["reassignments"]:
         if (move["topic"], move["partition"], move["completed_ms"]) == (p.topic, p.partition, None):
             move.update(completed_ms=c.now, completed_by=c.controller)
@@ -136,9 +158,9 @@ def write_assignment(c: Cluster, p: Partition) -> None:
     """updateReplicaAssignmentForPartition: the whole topic's assignment, fenced."""
     assert c.controller is not None
     t = c.topics[p.topic]
-    version = 3 if c.version_at_least(2, 8) else 2
-    req.fenced(c, [set_data(f"/brokers/topics/{p.topic}", req.topic_json(c, t, version, reassigned=True))])
-    c.say(c.controller, "reassignment.assignment_updated", tp=p.tp, assignment=p.assignment)
+    req.fenced(c, [set_data(f"/brokers/topics/{p.topic}", req.topic_json(c, t, reassigned=True))])
+    shown = ",".join(map(str, p.replicas))
+    c.say(c.controller, "reassignment.assignment_updated", tp=p.tp, assignment=p.assignment, replicas=shown)
 
 
 def bump_leader_epoch(c: Cluster, p: Partition) -> None:
@@ -154,9 +176,40 @@ def bump_leader_epoch(c: Cluster, p: Partition) -> None:
         role="controller",
         leader_and_isr=sm.leader_isr_and_controller_epoch(c, p),
         assignment=p.assignment,
+        replicas=",".join(map(str, p.replicas)),
         leader=p.leader,
         tp=p.tp,
     )
+
+
+def remove_from_zk(c: Cluster, p: Partition) -> None:
+    """removePartitionFromReassignedPartitions (before 2.4): the rest of /admin/reassign_partitions written
+    back, or the znode deleted with the last (@1.1.1 l.866-882; 2.0-2.3 name a Set of partitions)."""
+    assert c.controller is not None
+    session = c.brokers[c.controller].session
+    assert session is not None
+    c.say(
+        c.controller, "reassignment.removed_from_zk", tp=p.tp, partitions=wording.scala_set([p.tp], c.version)
+    )
+    data, _ = c.zk.get(REASSIGN_PARTITIONS) if c.zk.exists(REASSIGN_PARTITIONS) else (None, None)
+    rest = [
+        m
+        for m in json.loads(data or b"{}").get("partitions", [])
+        if (m["topic"], m["partition"]) != (p.topic, p.partition)
+    ]
+    if rest:
+        moves = [(c.topics[m["topic"]].partitions[m["partition"]], m["replicas"]) for m in rest]
+        c.zk.set_data(c.now, session, REASSIGN_PARTITIONS, _znode(c, moves))
+    elif data is not None:
+        c.say(c.controller, "reassignment.zk_path_deleted", path=REASSIGN_PARTITIONS)
+        c.zk.delete(c.now, session, REASSIGN_PARTITIONS)
+
+
+def _znode(c: Cluster, moves: list[tuple[Partition, list[int]]]) -> bytes:
+    znode = ReassignPartitionsZNode(
+        1, tuple((TopicPartition(p.topic, p.partition), tuple(t)) for p, t in moves)
+    )
+    return encode(znode, c.version)
 
 
 def resume(c: Cluster, targeting: Callable[[list[int]], bool] = lambda target: True) -> None:

@@ -18,9 +18,15 @@ from workbench.simulate.zookeeper import Op, check, delete, set_data
 
 
 def fenced(c: Cluster, ops: list[Op]) -> None:
+    """The controller's writes, fenced from 2.2 by a check of /controller_epoch's zkVersion in one multi
+    (KafkaZkClient's expectedControllerEpochZkVersion, none @2.1.1); before, each a transaction of its own."""
     assert c.controller is not None
     session = c.brokers[c.controller].session
     assert session is not None
+    if not c.version_at_least(2, 2):
+        for o in ops:
+            c.zk.single(c.now, session, o)
+        return
     c.zk.multi(c.now, session, [check("/controller_epoch", c.epoch_zk_version), *ops])
 
 
@@ -44,12 +50,19 @@ def write_state(c: Cluster, p: Partition) -> None:
             c.not_acting_ended(p.topic, p.partition, b)
 
 
-def topic_json(c: Cluster, t: Topic, version: int = 3, reassigned: bool = False) -> bytes:
-    """TopicZNode.encode in the JVM's map orders (kafka/zkdata.py): 2.8+ version 3 with topic_id, 2.5.1
-    version 2; an old tool's version 1 has only the partitions, in the order it wrote them. A
-    reassignment's rewrite iterates the controller's maps, anything else a new assignment's."""
+def topic_version(c: Cluster) -> int:
+    """The topic znode version this Kafka writes (kafka/zkdata.py encode_topic)."""
+    return 3 if c.version_at_least(2, 8) else 2 if c.version_at_least(2, 4) else 1
+
+
+def topic_json(c: Cluster, t: Topic, version: int | None = None, reassigned: bool = False) -> bytes:
+    """TopicZNode.encode in the JVM's map orders (kafka/zkdata.py), in this Kafka's version unless given:
+    2.8+ version 3 with topic_id, 2.4+ version 2, older version 1; an old tool's version 1 (on a 2.4+
+    cluster) has only the partitions, in the order it wrote them. A reassignment's rewrite iterates the
+    controller's maps, anything else a new assignment's."""
+    version = topic_version(c) if version is None else version
     parts = sorted(t.partitions.values(), key=lambda p: p.partition)
-    if version == 1:
+    if version == 1 and c.version_at_least(2, 4):
         return c.zk_json({"version": 1, "partitions": {str(p.partition): p.replicas for p in parts}})
     scala = default_scala(c.version)
     numbers = [p.partition for p in parts]
@@ -57,11 +70,12 @@ def topic_json(c: Cluster, t: Topic, version: int = 3, reassigned: bool = False)
         order = controller_assignment_order(t.name, numbers, c.version, scala)
     else:
         order = topic_assignment_order(t.name, numbers, scala)
+    kept = version >= 2  # before 2.4 (KIP-455) a reassignment shows only as the union of old and new
     z = TopicZNode(
         version,
         {n: tuple(t.partitions[n].replicas) for n in order},
-        {n: tuple(t.partitions[n].adding) for n in order if t.partitions[n].adding},
-        {n: tuple(t.partitions[n].removing) for n in order if t.partitions[n].removing},
+        {n: tuple(t.partitions[n].adding) for n in order if kept and t.partitions[n].adding},
+        {n: tuple(t.partitions[n].removing) for n in order if kept and t.partitions[n].removing},
         t.topic_id if version >= 3 else None,
     )
     return encode_topic(z, c.version, scala)

@@ -215,9 +215,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scenario", choices=sorted(SCENARIOS))
     parser.add_argument("--out", type=Path, required=True, help="the bundle directory to write")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument(
-        "--kafka-version", default="2.8.2", help="2.5.1, 2.8.2 or 3.6.2 (wording and formats)"
-    )
+    parser.add_argument("--kafka-version", default="2.8.2", help="1.1.0 to 3.6.x (wording and formats)")
     d = Scale()
     parser.add_argument("--brokers", type=int, default=d.brokers)
     parser.add_argument("--topics", type=int, default=d.topics)

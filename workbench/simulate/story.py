@@ -72,7 +72,7 @@ def create_topic(
     c.zk.create_recursive(c.now, session, f"/config/topics/{name}", config)
     parts = [Partition(name, p, replicas) for p, replicas in sorted(assignment.items())]
     written = Topic(name, t.topic_id, {p.partition: p for p in parts})  # the controller adds them to t
-    version = 1 if old_client else (3 if with_id else 2)
+    version = 1 if old_client else None
     c.zk.create(c.now, session, f"/brokers/topics/{name}", req.topic_json(c, written, version))
     if own is None:
         c.zk.close_session(c.now + 5, session)
@@ -106,7 +106,9 @@ def add_partitions(c: Cluster, name: str, count: int, old_client: bool) -> list[
     new = [Partition(name, p, replicas) for p, replicas in sorted(added.items())]
     grown = Topic(name, t.topic_id, {**t.partitions, **{p.partition: p for p in new}})
     session = c.admin_session()
-    c.zk.set_data(c.now, session, f"/brokers/topics/{name}", req.topic_json(c, grown, 1 if old_client else 3))
+    c.zk.set_data(
+        c.now, session, f"/brokers/topics/{name}", req.topic_json(c, grown, 1 if old_client else None)
+    )
     c.zk.close_session(c.now + 5, session)
     if old_client and t.topic_id is not None:
         c.truth["topic_id_changes"].append(

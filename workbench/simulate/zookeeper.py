@@ -124,7 +124,7 @@ class SimZooKeeper:
 
     # -- writes ----------------------------------------------------------------------------------
     def create(self, now: int, session: int, path: str, data: bytes | None, ephemeral: bool = False) -> str:
-        return self._single(now, session, create(path, data, ephemeral))
+        return self.single(now, session, create(path, data, ephemeral))
 
     def create_recursive(self, now: int, session: int, path: str, data: bytes | None = None) -> None:
         """KafkaZkClient.createRecursive (2.8.2 l.1696): try the create; on NONODE create the parents
@@ -148,11 +148,11 @@ class SimZooKeeper:
                 raise
 
     def set_data(self, now: int, session: int, path: str, data: bytes | None, version: int = -1) -> int:
-        self._single(now, session, set_data(path, data, version))
+        self.single(now, session, set_data(path, data, version))
         return self.tree.nodes[path].stat.version
 
     def delete(self, now: int, session: int, path: str, version: int = -1) -> None:
-        self._single(now, session, delete(path, version))
+        self.single(now, session, delete(path, version))
 
     def delete_recursive(self, now: int, session: int, path: str) -> None:
         """KafkaZkClient.deleteRecursive: children first, each its own request."""
@@ -183,7 +183,8 @@ class SimZooKeeper:
         if failed is not None:
             raise failed
 
-    def _single(self, now: int, session: int, o: Op) -> str:
+    def single(self, now: int, session: int, o: Op) -> str:
+        """One operation as its own transaction (a multi of one is not the same txn)."""
         cxid = self._next_cxid(session)
         try:
             t = _Pending(self.tree).prepare(o, now, session, None)

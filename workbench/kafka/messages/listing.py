@@ -89,7 +89,7 @@ def listing(
     and its bundled clients' (`clients`: a checkout per name in BUNDLED)."""
     seen: dict[tuple[str, str, tuple[str, ...]], dict[str, Any]] = {}
 
-    subclasses: dict[str, set[str]] = {}  # a class's simple name -> the classes extending it
+    subclasses: dict[str, dict[str, set[str]]] = {}  # line -> a class's simple name -> classes extending it
 
     def read(repo: Path, ref: str, wanted: Callable[[str], bool], line: str, at: str) -> None:
         for path in _git(repo, "ls-tree", "-r", "--name-only", ref).splitlines():
@@ -97,7 +97,7 @@ def listing(
                 continue
             source = _git(repo, "show", f"{ref}:{path}")
             for child, parent in extensions(source):
-                subclasses.setdefault(parent, set()).add(child)
+                subclasses.setdefault(line, {}).setdefault(parent, set()).add(child)
             for call in calls(source, path):
                 if call.dynamic:
                     continue
@@ -120,9 +120,13 @@ def listing(
                 read(clients[name], tag.format(version.group(1)), wanted, line, f"{name}-{version.group(1)}")
     for entry in seen.values():  # an abstract class's calls write under its concrete classes' names
         scala = entry["at"].split()[0].endswith(".scala")  # Java's static loggers keep their class's name
-        below = _below(entry["logger"].rsplit(".", 1)[-1], subclasses) if entry["logger"] and scala else set()
-        if below:
-            entry["subclasses"] = sorted(below)
+        if not (entry["logger"] and scala):
+            continue
+        name = entry["logger"].rsplit(".", 1)[-1]
+        below = {line: _below(name, subclasses.get(line, {})) for line in entry["releases"]}
+        if any(below.values()):  # where a line has none, the class logs under its own name
+            entry["subclasses"] = sorted(set().union(*below.values()))
+            entry["subclassed_in"] = [line for line in entry["releases"] if below[line]]
     return sorted(seen.values(), key=lambda e: (str(e["logger"]), str(e["at"])))
 
 
@@ -141,11 +145,13 @@ def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
 
 
-def typed_by(fragments: list[str] | tuple[str, ...], texts: list[str]) -> list[int]:
+def typed_by(fragments: list[str] | tuple[str, ...], texts: list[str], strict: bool = False) -> list[int]:
     """Which of the catalog's template texts type a listed message: those whose literal text fills the
     message's fragments in order, each of their fields standing where Kafka interpolates a value (a
-    template that splits one of Kafka's values into constants still fits)."""
-    holes = re.compile(r"^\s*" + _HOLE.join(re.escape(f.strip()) for f in fragments) + r"\s*$", re.S)
+    template that splits one of Kafka's values into constants still fits, unless `strict`: then each
+    value is fields only, as where a template must be the very message a release writes)."""
+    hole = r"\s*\0(?:[,;:= ]\0)*\s*" if strict else _HOLE
+    holes = re.compile(r"^\s*" + hole.join(re.escape(f.strip()) for f in fragments) + r"\s*$", re.S)
     return [i for i, text in enumerate(_blanked(tuple(texts))) if holes.match(text)]
 
 
@@ -156,7 +162,7 @@ def _blanked(texts: tuple[str, ...]) -> tuple[str, ...]:
 
 # Where Kafka interpolates one value, a template has one field, or constants it split the value into, or
 # both around one field; never several fields with text between (that is a longer message than Kafka's).
-_HOLE = "[^\0]*?(?:\0[^\0]*?)?"
+_HOLE = "[^\0]*?(?:\0(?:[,;:= ]\0)*[^\0]*?)?"  # a value, or fields split from it by punctuation
 _FIELD = re.compile(r"\{[a-z_][a-z0-9_]*\}")
 
 
