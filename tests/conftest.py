@@ -14,6 +14,12 @@ from workbench.spark import spark_session
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_EVIDENCE = REPO.parent / "shared" / "real-evidence"
+SAMPLE_DATA = REPO / "sample_data"
+
+
+def samples(holding: str = "truth.json") -> list[str]:
+    """The sample bundles under sample_data/ holding `holding` (by default a simulated one's truth.json)."""
+    return sorted(p.name for p in SAMPLE_DATA.iterdir() if (p / holding).exists())
 
 
 @pytest.fixture(scope="session")
@@ -23,6 +29,14 @@ def spark() -> Iterator[SparkSession]:
     session = spark_session(master=os.environ.get("WORKBENCH_SPARK_MASTER", "local[2]"))
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def _let_cached_frames_go(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test's bundles cache their frames: free them after each test that used Spark, or the driver fills."""
+    yield
+    if "spark" in request.fixturenames:
+        request.getfixturevalue("spark").catalog.clearCache()
 
 
 @pytest.fixture(scope="session")

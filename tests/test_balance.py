@@ -5,7 +5,6 @@ each reassignment's steps match the truth; one waiting for a broker that never r
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -21,12 +20,6 @@ from workbench.simulate import story
 from workbench.simulate.cluster import Cluster
 from workbench.simulate.run import simulate
 from workbench.simulate.scenarios import SCENARIOS, Scale, controller_failover
-
-
-@pytest.fixture(autouse=True)
-def _let_cached_frames_go(spark: SparkSession) -> Iterator[None]:
-    yield
-    spark.catalog.clearCache()
 
 
 def _ms(t: datetime) -> int:

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
+from conftest import SAMPLE_DATA, samples
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -24,7 +23,7 @@ from workbench.frames import open_bundle
 from workbench.simulate.run import simulate
 from workbench.simulate.scenarios import Scale
 
-SAMPLES = sorted(p.name for p in (REPO / "sample_data").iterdir() if (p / "truth.json").is_file())
+SAMPLES = samples()
 # Other seeds, versions and sizes than the samples: a failover with racks, a stuck deletion on 3.6.
 FRESH = {
     "controller-failover@2.8.2#7": (
@@ -47,12 +46,6 @@ FRESH = {
         Scale(brokers=4, topics=2, partitions=5, hours=0.7),
     ),
 }
-
-
-@pytest.fixture(autouse=True)
-def _let_cached_frames_go(spark: SparkSession) -> Iterator[None]:
-    yield
-    spark.catalog.clearCache()
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +96,7 @@ def _check_series(spark: SparkSession, path: Path) -> dict[str, Any]:
 
 @pytest.mark.parametrize("name", SAMPLES)
 def test_each_minute_of_each_sample_equals_the_truth(spark: SparkSession, name: str) -> None:
-    truth = _check_series(spark, REPO / "sample_data" / name)
+    truth = _check_series(spark, SAMPLE_DATA / name)
     peaks = [m["offline_peak"] for m in truth["health"]["minutes"]]
     if truth["broker_failures"]:  # a crashed leader: offline until the controller moved its partitions
         assert max(peaks) > 0
@@ -125,7 +118,7 @@ def test_imbalance_at_the_end_is_the_truths_and_only_a_live_uncorrected_broker_i
     spark: SparkSession,
 ) -> None:
     for name in ("controller-failover-2.5", "healthy-3.6", "deletion-stuck-2.8"):
-        path = REPO / "sample_data" / name
+        path = SAMPLE_DATA / name
         truth = json.loads((path / "truth.json").read_text())
         bundle = open_bundle(path, spark)
         h = health(bundle)
@@ -149,7 +142,7 @@ def test_offline_and_sustained_under_replication_are_found_only_where_they_happe
     spark: SparkSession,
 ) -> None:
     for name in ("deletion-stuck-2.8", "healthy-3.6"):
-        path = REPO / "sample_data" / name
+        path = SAMPLE_DATA / name
         truth = json.loads((path / "truth.json").read_text())
         coverage = Coverage()
         bundle = open_bundle(path, spark)
@@ -179,7 +172,7 @@ def test_under_min_isr_counts_where_server_properties_set_it(spark: SparkSession
     """The stuck deletion's crashed broker leaves 2 of 3 replicas in the ISR: under min ISR with
     min.insync.replicas=3, not with 2; without the brokers' files it is not known."""
     path = tmp_path / "bundle"
-    shutil.copytree(REPO / "sample_data" / "deletion-stuck-2.8", path)
+    shutil.copytree(SAMPLE_DATA / "deletion-stuck-2.8", path)
     counts = {}
     for setting in ("3", "2", None):
         for props in path.glob("brokers/*/server.properties"):
@@ -200,7 +193,7 @@ def test_under_min_isr_counts_where_server_properties_set_it(spark: SparkSession
 
 
 def test_without_zookeeper_history_nothing_is_guessed(spark: SparkSession) -> None:
-    bundle = open_bundle(REPO / "sample_data" / "handmade-2.8", spark)
+    bundle = open_bundle(SAMPLE_DATA / "handmade-2.8", spark)
     coverage = Coverage()
     assert health(bundle) is None
     assert health_analysis.findings(bundle, coverage) == [] and balance.findings(bundle, coverage) == []

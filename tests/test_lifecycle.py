@@ -5,12 +5,11 @@ automatically and names collide or are invalid, exactly those are found, with th
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
+from conftest import SAMPLE_DATA, samples
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -25,13 +24,7 @@ from workbench.simulate.scenarios import SCENARIOS, Scale
 from workbench.zookeeper.datatree import DataTree
 from workbench.zookeeper.files import read_snapshot
 
-SAMPLES = sorted(p for p in (REPO / "sample_data").iterdir() if (p / "zk").is_dir())
-
-
-@pytest.fixture(autouse=True)
-def _let_cached_frames_go(spark: SparkSession) -> Iterator[None]:
-    yield
-    spark.catalog.clearCache()
+SAMPLES = [SAMPLE_DATA / name for name in samples("zk")]
 
 
 @pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)

@@ -11,7 +11,7 @@ from typing import Any
 import matplotlib.dates as mdates
 import pandas as pd
 import pytest
-from conftest import REPO
+from conftest import SAMPLE_DATA, samples
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
@@ -25,13 +25,11 @@ from workbench.analysis.triage import Triage
 from workbench.frames import Bundle, open_bundle
 from workbench.plots import layout
 
-SAMPLES = REPO / "sample_data"
-
 
 @functools.cache
 def _open(spark: SparkSession, name: str) -> tuple[Bundle, dict[str, Any]]:
     """Each sample opened once for the module, so its health series is made once."""
-    return open_bundle(SAMPLES / name, spark), json.loads((SAMPLES / name / "truth.json").read_text())
+    return open_bundle(SAMPLE_DATA / name, spark), json.loads((SAMPLE_DATA / name / "truth.json").read_text())
 
 
 def _ms(t: Any) -> int:
@@ -43,7 +41,7 @@ def _bars(fig: Figure, colour: str) -> list[Rectangle]:
     return [p for p in ax.patches if isinstance(p, Rectangle) and to_hex(p.get_facecolor()) == colour.lower()]
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.iterdir() if (p / "zk").is_dir()))
+@pytest.mark.parametrize("name", samples("zk"))
 def test_offline_windows_are_the_crashes_and_restarts(spark: SparkSession, name: str) -> None:
     """Every time a broker was without a registration, and no other: a crash until its session expired
     and it came back (or not), a clean restart from its stop to its start."""
@@ -268,7 +266,7 @@ def test_healthy_cluster_has_no_shade_without_an_acting_leader(spark: SparkSessi
     assert not [p for p in fig.axes[0].patches if to_hex(p.get_facecolor()) in colours]
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.iterdir() if (p / "zk").is_dir()))
+@pytest.mark.parametrize("name", samples("zk"))
 def test_every_report_figure_can_be_read_and_spans_the_evidence(spark: SparkSession, name: str) -> None:
     """The report's figures for the topics the incident is about: no text covering another or cut off,
     legends beside the plots, every axis labelled, and time axes from ZooKeeper's first txn to the

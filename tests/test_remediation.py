@@ -12,11 +12,11 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import SAMPLE_DATA
 from pyspark.sql import SparkSession
 
 from workbench import remediation
@@ -24,14 +24,7 @@ from workbench.cli import main
 from workbench.frames import open_bundle
 from workbench.testing.zookeeper import classpath
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_data"
-MISMATCH = SAMPLES / "topicid-mismatch-2.8"
-
-
-@pytest.fixture(autouse=True)
-def _let_cached_frames_go(spark: SparkSession) -> Iterator[None]:
-    yield
-    spark.catalog.clearCache()
+MISMATCH = SAMPLE_DATA / "topicid-mismatch-2.8"
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +88,7 @@ def test_the_plan_names_exactly_the_stale_replicas_in_the_order_its_forecast_cho
 def test_no_plan_where_no_replica_is_stale(
     spark: SparkSession, tmp_path: Path, sample: str, said: str
 ) -> None:
-    plan = remediation.plan(open_bundle(SAMPLES / sample, spark))
+    plan = remediation.plan(open_bundle(SAMPLE_DATA / sample, spark))
     written = plan.write(tmp_path / "plan")
     assert not plan.steps and [p.name for p in written] == ["PLAN.md"]
     assert said in written[0].read_text()

@@ -38,12 +38,6 @@ CASES = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _let_cached_frames_go(spark: SparkSession):  # type: ignore[no-untyped-def]
-    yield
-    spark.catalog.clearCache()
-
-
 def _replayed(bundle: Path, spark: SparkSession, scratch: Path) -> tuple[remediation.RepairPlan, list[str]]:
     """The plan and everything wrong with how its replay ended."""
     plan = remediation.plan(open_bundle(bundle, spark))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator
 from datetime import timezone
 from pathlib import Path
 from typing import Any
@@ -24,13 +23,6 @@ from workbench.simulate.zookeeper import SimZooKeeper
 
 SMALL = Scale(brokers=3, topics=2, partitions=3, hours=0.5)
 FOUR_BROKERS = Scale(brokers=4, topics=2, partitions=3, hours=0.5)
-
-
-@pytest.fixture(autouse=True)
-def _let_cached_frames_go(spark: SparkSession) -> Iterator[None]:
-    """Each test opens its own bundles, whose frames are cached: free them, or the driver fills up."""
-    yield
-    spark.catalog.clearCache()
 
 
 @pytest.fixture(scope="module")

@@ -6,30 +6,23 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
+from conftest import SAMPLE_DATA, samples
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from workbench.analysis.state import ClusterState, diff
 from workbench.frames import open_bundle
 
-SAMPLES = sorted(p.name for p in (REPO / "sample_data").iterdir() if (p / "truth.json").is_file())
-
-
-@pytest.fixture(autouse=True)
-def _let_cached_frames_go(spark: SparkSession) -> Iterator[None]:
-    yield
-    spark.catalog.clearCache()
+SAMPLES = samples()
 
 
 def _truth(name: str) -> dict[str, Any]:
-    return json.loads((REPO / "sample_data" / name / "truth.json").read_text())
+    return json.loads((SAMPLE_DATA / name / "truth.json").read_text())
 
 
 def _at(ms: int) -> datetime:
@@ -42,7 +35,7 @@ def _moving(state: ClusterState) -> dict[tuple[str, int], list[int]]:
 
 @pytest.mark.parametrize("name", SAMPLES)
 def test_at_the_capture_zxid_the_state_is_the_captured_tree(spark: SparkSession, name: str) -> None:
-    bundle = open_bundle(REPO / "sample_data" / name, spark)
+    bundle = open_bundle(SAMPLE_DATA / name, spark)
     replayed = bundle.state_at(_truth(name)["last_zxid"])
     captured = bundle.state_at()
     assert (
@@ -62,7 +55,7 @@ def test_the_counts_at_a_moment_are_the_health_series_counts(spark: SparkSession
     """One definition of offline, without an acting leader and under-replicated: a moment's summary
     counts what the health series counts at the end of that minute (the truth's, from the model)."""
     name = "topicid-mismatch-2.8"
-    bundle = open_bundle(REPO / "sample_data" / name, spark)
+    bundle = open_bundle(SAMPLE_DATA / name, spark)
     minutes = _truth(name)["health"]["minutes"]
     counts = ("offline", "no_acting_leader", "under_replicated")
     firsts = [next((m for m in minutes if m[c]), minutes[-1]) for c in counts]
@@ -75,7 +68,7 @@ def test_the_counts_at_a_moment_are_the_health_series_counts(spark: SparkSession
 
 @pytest.mark.parametrize("name", SAMPLES)
 def test_at_each_election_the_state_has_the_truths_controller(spark: SparkSession, name: str) -> None:
-    bundle = open_bundle(REPO / "sample_data" / name, spark)
+    bundle = open_bundle(SAMPLE_DATA / name, spark)
     for c in _truth(name)["controllers"]:
         state = bundle.state_at(_at(c["elected_ms"]))
         assert (state.controller, state.controller_epoch) == (c["broker"], c["epoch"])
@@ -85,7 +78,7 @@ def test_at_each_election_the_state_has_the_truths_controller(spark: SparkSessio
 
 def test_reassignments_are_in_progress_between_start_and_completion(spark: SparkSession) -> None:
     name = "controller-failover-2.5"
-    bundle = open_bundle(REPO / "sample_data" / name, spark)
+    bundle = open_bundle(SAMPLE_DATA / name, spark)
     moves = _truth(name)["reassignments"]
     # the first and the last to complete (each call replays ZooKeeper's tree: not all of them)
     picked = [min(moves, key=lambda m: m["completed_ms"]), max(moves, key=lambda m: m["completed_ms"])]
@@ -101,7 +94,7 @@ def test_reassignments_are_in_progress_between_start_and_completion(spark: Spark
 
 @pytest.mark.parametrize("name", ["deletion-complete-3.6", "deletion-stuck-2.8"])
 def test_deletion_markers_live_from_request_to_completion(spark: SparkSession, name: str) -> None:
-    bundle = open_bundle(REPO / "sample_data" / name, spark)
+    bundle = open_bundle(SAMPLE_DATA / name, spark)
     deletions = _truth(name)["deletions"]
     assert deletions
     for topic, d in deletions.items():
@@ -117,7 +110,7 @@ def test_deletion_markers_live_from_request_to_completion(spark: SparkSession, n
 
 def test_diff_across_a_failover_names_the_new_controller(spark: SparkSession) -> None:
     name = "controller-failover-2.5"
-    bundle = open_bundle(REPO / "sample_data" / name, spark)
+    bundle = open_bundle(SAMPLE_DATA / name, spark)
     first, second = _truth(name)["controllers"]
     failure = _truth(name)["broker_failures"][0]
     assert failure["broker"] == first["broker"]
@@ -135,7 +128,7 @@ def test_without_zookeeper_history_the_state_is_rebuilt_from_the_logs(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     name = "controller-failover-2.5"
-    shutil.copytree(REPO / "sample_data" / name, tmp_path / name, ignore=shutil.ignore_patterns("zk"))
+    shutil.copytree(SAMPLE_DATA / name, tmp_path / name, ignore=shutil.ignore_patterns("zk"))
     bundle = open_bundle(tmp_path / name, spark)
     truth = _truth(name)
     with pytest.raises(ValueError, match="no ZooKeeper txn logs"):
@@ -146,7 +139,7 @@ def test_without_zookeeper_history_the_state_is_rebuilt_from_the_logs(
         state = bundle.state_at(_at(c["ready_ms"]))
         assert not state.exact and "logs" in state.source and "assignments" in state.unknown
         assert (state.controller, state.controller_epoch) == (c["broker"], c["epoch"])
-    exact = open_bundle(REPO / "sample_data" / name, spark).state_at().partitions
+    exact = open_bundle(SAMPLE_DATA / name, spark).state_at().partitions
     rebuilt = bundle.state_at(_at(truth["captured_ms"])).partitions
     pairs = exact.alias("z").join(rebuilt.alias("l"), ["topic", "partition"])
     assert pairs.count() == exact.count()
@@ -156,7 +149,7 @@ def test_without_zookeeper_history_the_state_is_rebuilt_from_the_logs(
 
 @pytest.mark.parametrize("name", ["deletion-complete-3.6", "deletion-stuck-2.8"])
 def test_deletions_pending_from_the_logs_alone(spark: SparkSession, tmp_path: Path, name: str) -> None:
-    shutil.copytree(REPO / "sample_data" / name, tmp_path / name, ignore=shutil.ignore_patterns("zk"))
+    shutil.copytree(SAMPLE_DATA / name, tmp_path / name, ignore=shutil.ignore_patterns("zk"))
     bundle = open_bundle(tmp_path / name, spark)
     truth = _truth(name)
     pending = sorted(t for t, d in truth["deletions"].items() if d["completed_ms"] is None)

@@ -5,12 +5,11 @@ txn it reports; the CLI prints the timeline of every sample bundle."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
+from conftest import SAMPLE_DATA, samples
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -22,7 +21,7 @@ from workbench.simulate.cluster import Cluster
 from workbench.simulate.run import simulate
 from workbench.simulate.scenarios import SCENARIOS, Scale
 
-SAMPLES = sorted(p.name for p in (REPO / "sample_data").iterdir() if (p / "manifest.json").is_file())
+SAMPLES = samples("manifest.json")
 SKEWED = {
     "topicid-mismatch@2.8.2": ("topicid-mismatch", "2.8.2", 5),
     "deletion-stuck@3.6.2": ("deletion-stuck", "3.6.2", 6),
@@ -42,12 +41,6 @@ def recreated(c: Cluster, s: Scale) -> None:
         if not life:
             deletion.request(c, "again")
             story.produce(c, s.hours * 10, s.per_second)
-
-
-@pytest.fixture(autouse=True)
-def _let_cached_frames_go(spark: SparkSession) -> Iterator[None]:
-    yield
-    spark.catalog.clearCache()
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +99,7 @@ def test_corrected_a_brokers_line_comes_after_the_txn_it_reports(
 
 
 def test_filters_narrow_the_timeline(spark: SparkSession) -> None:
-    bundle = open_bundle(REPO / "sample_data" / "topicid-mismatch-2.8", spark)
+    bundle = open_bundle(SAMPLE_DATA / "topicid-mismatch-2.8", spark)
     one = timeline(bundle, topic="orders", partition=0)
     kinds = {r.kind for r in one.select("kind").distinct().collect()}
     sources = {r.source for r in one.select("source").distinct().collect()}
@@ -122,8 +115,8 @@ def test_milestones_keep_the_incident_and_say_what_they_stand_for(spark: SparkSe
     """The postmortem's timeline: the elections, the restarts, the old tool's write and the refusals are
     there, each kind once per broker, topic and minute with the rows it stands for; routine lines are not."""
     name = "topicid-mismatch-2.8"
-    bundle = open_bundle(REPO / "sample_data" / name, spark)
-    truth = json.loads((REPO / "sample_data" / name / "truth.json").read_text())
+    bundle = open_bundle(SAMPLE_DATA / name, spark)
+    truth = json.loads((SAMPLE_DATA / name / "truth.json").read_text())
     rows = milestones(bundle).collect()
     kinds = [r.kind for r in rows]
     assert kinds.count("controller.elected") == len(truth["controllers"])
@@ -139,7 +132,7 @@ def test_milestones_keep_the_incident_and_say_what_they_stand_for(spark: SparkSe
 
 @pytest.mark.parametrize("name", SAMPLES)
 def test_the_cli_prints_the_timeline_of_every_sample(name: str, capsys: pytest.CaptureFixture[str]) -> None:
-    bundle = str(REPO / "sample_data" / name)
+    bundle = str(SAMPLE_DATA / name)
     assert main(["timeline", bundle, "--quiet", "--kinds", "controller.", "--format", "jsonl"]) == 0
     records = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     events = [r for r in records if r["record"] == "event"]

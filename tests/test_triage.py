@@ -4,19 +4,18 @@ Kafka versions, racks, clock skew), each truth fact has its finding and no findi
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import SAMPLE_DATA, samples
 from pyspark.sql import SparkSession
 from truth_facts import check
 
 from workbench.simulate.run import simulate
 from workbench.simulate.scenarios import Scale
 
-REPO = Path(__file__).resolve().parents[1]
-SAMPLES = sorted(p.name for p in (REPO / "sample_data").iterdir() if (p / "truth.json").is_file())
+SAMPLES = samples()
 VERSIONS = ("2.5.1", "2.8.2", "3.6.2")
 SCENARIOS = ("healthy", "topicid-mismatch", "deletion-stuck", "deletion-complete", "controller-failover")
 # name -> (scenario, version, seed, scale, clock skew)
@@ -48,12 +47,6 @@ for _scenario, _version in (("deletion-stuck", "3.6.2"), ("topicid-mismatch", "2
     )
 
 
-@pytest.fixture(autouse=True)
-def _let_cached_frames_go(spark: SparkSession) -> Iterator[None]:
-    yield
-    spark.catalog.clearCache()
-
-
 @pytest.fixture(scope="module")
 def fresh(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dict[str, Any]]]:
     out = {}
@@ -72,7 +65,7 @@ def test_the_fresh_bundles_cover_every_scenario_and_version() -> None:
 
 @pytest.mark.parametrize("name", SAMPLES)
 def test_sample_bundles_triage_to_their_truth(spark: SparkSession, name: str) -> None:
-    path = REPO / "sample_data" / name
+    path = SAMPLE_DATA / name
     check(spark, path, json.loads((path / "truth.json").read_text()))
 
 

@@ -7,7 +7,7 @@ partition) past its session, then truncates what it appended alone."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -71,12 +71,6 @@ STORIES: dict[str, tuple[Callable[[Cluster, Scale], None], str, str]] = {
     "controller-partitioned": (controller_partitioned, "3.6.2", "data_loss.truncation"),
     "controller-partitioned@2.5.1": (controller_partitioned, "2.5.1", "data_loss.truncation"),
 }
-
-
-@pytest.fixture(autouse=True)
-def _let_cached_frames_go(spark: SparkSession) -> Iterator[None]:
-    yield
-    spark.catalog.clearCache()
 
 
 @pytest.mark.parametrize("name", sorted(STORIES))

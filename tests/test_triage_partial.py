@@ -5,29 +5,23 @@ and nothing is concluded from evidence that is absent."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import SAMPLE_DATA
 from pyspark.sql import SparkSession
 
+from workbench.analysis.findings import STATUSES
 from workbench.analysis.triage import Triage, triage
 from workbench.cli import main
 from workbench.frames import open_bundle
 
-SAMPLES = Path(__file__).resolve().parents[1] / "sample_data"
-
-
-@pytest.fixture(autouse=True)
-def _let_cached_frames_go(spark: SparkSession) -> Iterator[None]:
-    yield
-    spark.catalog.clearCache()
-
 
 def copy(sample: str, tmp_path: Path) -> Path:
     out = tmp_path / sample
-    shutil.copytree(SAMPLES / sample, out)
+    shutil.copytree(SAMPLE_DATA / sample, out)
     return out
 
 
@@ -82,7 +76,7 @@ def test_a_broker_without_logs_or_data_dir_is_reported_not_judged(
 
 
 def test_kafka_before_2_8_has_no_topic_id_checks(spark: SparkSession) -> None:
-    result = run(spark, SAMPLES / "controller-failover-2.5")
+    result = run(spark, SAMPLE_DATA / "controller-failover-2.5")
     assert result.coverage["topic_ids"].status == "not_applicable"
     assert not [f for f in result.findings if f.kind.startswith("topic_id.")]
 
@@ -141,11 +135,16 @@ def test_real_data_dir_against_its_real_snapshots(
 
 
 def test_cli_triage_formats_and_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["triage", str(SAMPLES / "topicid-mismatch-2.8"), "--format", "json"]) == 1
+    assert main(["triage", str(SAMPLE_DATA / "topicid-mismatch-2.8"), "--format", "json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert set(doc) == {"findings", "coverage", "bad_records"} and doc["bad_records"] == 0
     assert {f["kind"] for f in doc["findings"]} >= {"topic_id.mismatch", "topic_id.root_cause"}
-    assert main(["triage", str(SAMPLES / "healthy-3.6"), "--format", "markdown"]) == 0
+    assert main(["triage", str(SAMPLE_DATA / "healthy-3.6"), "--format", "markdown"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("# Triage of") and "| topic_ids | done |" in out
+    assert main(["triage", str(SAMPLE_DATA / "healthy-3.6")]) == 0
+    table = capsys.readouterr().out.split("\nCoverage\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    # every row a name, spaces, a status: the longest name does not run into its status
+    row = re.compile(rf"  \S+ +({'|'.join(STATUSES)})(: .*)?")
+    assert len(table) > 10 and all(row.fullmatch(line) for line in table), table
     assert main(["triage", str(tmp_path / "nothing-here")]) == 2

@@ -5,7 +5,6 @@ ids a pre-2.8 tool would wipe; nothing is run."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 from conftest import REPO
@@ -22,12 +21,6 @@ from workbench.frames import open_bundle
 
 MISMATCH = REPO / "sample_data" / "topicid-mismatch-2.8"
 STUCK = REPO / "sample_data" / "deletion-stuck-2.8"
-
-
-@pytest.fixture(autouse=True)
-def _let_cached_frames_go(spark: SparkSession) -> Iterator[None]:
-    yield
-    spark.catalog.clearCache()
 
 
 def test_include_list_reads_the_pattern_as_topic_command_does() -> None:

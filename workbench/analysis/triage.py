@@ -98,9 +98,10 @@ class Triage:
         if not self.findings:
             lines += ["No findings (see coverage for what could not be checked).", ""]
         lines.append("Coverage")
+        width = max((len(name) for name in self.coverage), default=0) + 2  # a name never runs into its status
         for name, c in sorted(self.coverage.items()):
             lines.append(
-                f"  {name:<22}{c.status}" + (f": missing {'; '.join(c.missing)}" if c.missing else "")
+                f"  {name:<{width}}{c.status}" + (f": missing {'; '.join(c.missing)}" if c.missing else "")
             )
         lines += ["", f"Bad records: {self.bad_records}"]
         return "\n".join(lines)
