@@ -21,6 +21,7 @@ PINNED = {
     "reassignment_of_deleted_topic_refused": (("2.5.1", "3.6.2"), ()),
     "ready_before_reassignments_and_deletions": (("2.5.1", "3.6.2"), ()),
     "zk_session_timeout_18s": (("2.5.0", "3.6.2"), ("2.4.1", "1.1.1")),
+    "replica_lag_time_max_30s": (("2.5.0", "3.6.2"), ("2.4.1", "1.1.1")),
     "refused_leader_and_isr_keeps_role": (("2.8.0", "3.6.2"), ("2.7.2", "2.5.1")),
     "controller_acts_only_on_storage_errors": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "leader_is_first_live_isr_replica": (("2.5.1", "2.8.2", "3.6.2"), ()),
@@ -68,6 +69,8 @@ def test_session_timeout_default_by_version() -> None:
     assert zk_session_timeout_default_ms("2.4.1") == 6000
     assert zk_session_timeout_default_ms("2.8.2") == 18000
     assert zk_session_timeout_default_ms(None) is None
+    assert behaviour.replica_lag_time_max_default_ms("1.1.1") == 10_000
+    assert behaviour.replica_lag_time_max_default_ms("2.5.1") == 30_000
 
 
 def test_a_session_expiry_bounds_when_the_client_went_silent() -> None:

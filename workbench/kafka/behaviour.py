@@ -249,6 +249,18 @@ _FACTS = (
         ),
     ),
     Fact(
+        "replica_lag_time_max_30s",
+        "replica.lag.time.max.ms defaults to 30000 (KIP-537); before 2.5 it was 10000.",
+        (2, 5, 0),
+        None,
+        (
+            Source("1.1.1", f"{K}/server/KafkaConfig.scala", "124"),
+            Source("2.4.1", f"{K}/server/KafkaConfig.scala", "131"),
+            Source("2.5.1", f"{K}/server/KafkaConfig.scala", "138"),
+            Source("3.6.2", f"{K}/server/KafkaConfig.scala", "138"),
+        ),
+    ),
+    Fact(
         "leader_epochs_not_rebuilt_after_clean_shutdown",
         "After a clean shutdown a log is not recovered, so its leader epoch cache is only what "
         "leader-epoch-checkpoint holds (recovery would rebuild it from the batches); a follower without a "
@@ -342,6 +354,12 @@ def zk_session_timeout_default_ms(version: str | None) -> int | None:
     """zookeeper.session.timeout.ms when server.properties does not set it; None for an unknown version."""
     newer = holds("zk_session_timeout_18s", version)
     return None if newer is None else (18_000 if newer else 6_000)
+
+
+def replica_lag_time_max_default_ms(version: str | None) -> int | None:
+    """replica.lag.time.max.ms when server.properties does not set it; None for an unknown version."""
+    newer = holds("replica_lag_time_max_30s", version)
+    return None if newer is None else (30_000 if newer else 10_000)
 
 
 def went_silent(expired_ms: int, timeout_ms: int, tick_ms: int = TICK_MS_DEFAULT) -> tuple[int, int]:

@@ -17,7 +17,6 @@ from workbench.kafka.zkdata import BrokerIdZNode, ClusterIdZNode, encode, encode
 from workbench.simulate import wording
 from workbench.simulate.cluster import (
     DATA_DIR,
-    SESSION_TIMEOUT_MS,
     ZK_CONNECT,
     ZK_SERVER,
     Broker,
@@ -51,13 +50,13 @@ def start(c: Cluster, b: Broker) -> None:
     c.say(b.id, "broker.zk_connecting", ident="", zk_connect=ZK_CONNECT)
     c.say(b.id, "zk.client_reinitializing", zk_connect=ZK_CONNECT)
     c.tick(c.jitter(5, 40))
-    b.session = c.zk.create_session(c.now, SESSION_TIMEOUT_MS)
+    b.session = c.zk.create_session(c.now, c.session_timeout_ms)
     c.say(
         b.id,
         "zk.session_established",
         server=ZK_SERVER,
         session=f"0x{b.session:x}",
-        timeout_ms=SESSION_TIMEOUT_MS,
+        timeout_ms=c.session_timeout_ms,
     )
     c.say(b.id, "zk.client_connected")
     for path in TOP_LEVEL:  # createRecursive(path, throwIfPathExists = false): NODEEXISTS is logged too

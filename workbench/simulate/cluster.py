@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.kafka import behaviour
 from workbench.kafka import topic_id as topic_ids
 from workbench.simulate import noise, wording
 from workbench.simulate.datadirs import LogDir, Replica
@@ -26,8 +27,6 @@ from workbench.zookeeper.files import Stat
 
 ZK_CONNECT = "zk-1:2181"
 ZK_SERVER = "zk-1/10.0.0.10:2181"
-SESSION_TIMEOUT_MS = 18_000  # zookeeper.session.timeout.ms (KafkaConfig default since 2.5)
-REPLICA_LAG_TIME_MAX_MS = 30_000  # replica.lag.time.max.ms default since 2.5 (KIP-537)
 DATA_DIR = "/var/lib/kafka/data"
 
 
@@ -167,6 +166,9 @@ class Cluster:
         self.delete_topic_enable = True  # delete.topic.enable
         self.auto_leader_rebalance = True  # auto.leader.rebalance.enable
         self.unclean_leader_election = False  # unclean.leader.election.enable
+        # server.properties leaves these at this version's defaults (kafka/behaviour.py, KIP-537 at 2.5)
+        self.session_timeout_ms = behaviour.zk_session_timeout_default_ms(kafka_version) or 18_000
+        self.replica_lag_time_max_ms = behaviour.replica_lag_time_max_default_ms(kafka_version) or 30_000
         self._timers: list[tuple[int, int, Callable[[], None]]] = []
         self._timer_seq = 0
         self.start_ms = start_ms

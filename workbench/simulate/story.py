@@ -20,8 +20,6 @@ from workbench.simulate import controller as ctl
 from workbench.simulate import reassignment, wording
 from workbench.simulate import requests as req
 from workbench.simulate.cluster import (
-    REPLICA_LAG_TIME_MAX_MS,
-    SESSION_TIMEOUT_MS,
     ZK_CONNECT,
     ZK_SERVER,
     Broker,
@@ -162,7 +160,8 @@ def produce(c: Cluster, minutes: float, per_second: float) -> None:
                 caught_up.append(r)
             lagging = [r for r in p.isr if r not in caught_up and c.brokers[r].alive]
             if lagging and all(
-                c.now - c.brokers[r].stuck_since.get(p.tp, c.now) >= REPLICA_LAG_TIME_MAX_MS for r in lagging
+                c.now - c.brokers[r].stuck_since.get(p.tp, c.now) >= c.replica_lag_time_max_ms
+                for r in lagging
             ):
                 shrink_isr(c, p, lagging, lr.log_end_offset)
             joining = [r for r in caught_up if r not in p.isr]
@@ -254,14 +253,14 @@ def crash(c: Cluster, broker: int) -> None:
     failure: dict[str, object] = {"broker": broker, "crashed_ms": c.now, "session_expired_ms": None}
     failure["was_controller"] = c.controller == broker
     c.truth["broker_failures"].append(failure)
-    _expire_at(c, b, session, failure, c.now + SESSION_TIMEOUT_MS + c.jitter(0, 2_000))
+    _expire_at(c, b, session, failure, c.now + c.session_timeout_ms + c.jitter(0, 2_000))
 
 
 def _expire_at(c: Cluster, b: Broker, session: int | None, failure: dict[str, object], at: int) -> None:
     """ZooKeeper expires the silent broker's session at `at`; from the moment that expiry proves it
     silent (behaviour.went_silent's latest bound, as the analysis reads it) its leaderships count as
     without an acting leader."""
-    surely = went_silent(at, SESSION_TIMEOUT_MS)[1]
+    surely = went_silent(at, c.session_timeout_ms)[1]
     c.after(max(0, surely - c.now), lambda: c.health.went_silent(b.id, c.now))
     c.after(at - c.now, lambda: _expire(c, b, session, failure))
 
@@ -293,16 +292,16 @@ def pause(c: Cluster, broker: int, ms: int, per_second: float, isolated: bool = 
     registers anew, and the controller makes it follow the new leaders: it truncates what it appended
     alone."""
     b = c.brokers[broker]
-    assert b.alive and b.session is not None and ms > SESSION_TIMEOUT_MS
-    session, heard = b.session, c.now - c.jitter(0, SESSION_TIMEOUT_MS / 3)  # its last ping's answer
+    assert b.alive and b.session is not None and ms > c.session_timeout_ms
+    session, heard = b.session, c.now - c.jitter(0, c.session_timeout_ms / 3)  # its last ping's answer
     hex_session = f"0x{session:x}"
     failure: dict[str, object] = {"broker": broker, "crashed_ms": c.now, "session_expired_ms": None}
     failure.update(was_controller=c.controller == broker, hung_ms=0 if isolated else ms, isolated=isolated)
     c.truth["broker_failures"].append(failure)
     b.alive = False  # to the cluster: nothing reaches it, nothing of it reaches anyone
-    _expire_at(c, b, session, failure, heard + SESSION_TIMEOUT_MS + c.jitter(0, 2_000))
+    _expire_at(c, b, session, failure, heard + c.session_timeout_ms + c.jitter(0, 2_000))
     if isolated:
-        read_timeout = SESSION_TIMEOUT_MS * 2 // 3
+        read_timeout = c.session_timeout_ms * 2 // 3
         c.tick(heard + read_timeout + c.jitter(1, 10) - c.now)
         c.say(b.id, "zk.session_timed_out", "WARN", idle_ms=c.now - heard, session=hex_session)
         while c.now < failure["crashed_ms"] + ms:  # type: ignore[operator]
@@ -325,9 +324,9 @@ def pause(c: Cluster, broker: int, ms: int, per_second: float, isolated: bool = 
     c.say(b.id, "controller.resigned", role="controller")
     c.say(b.id, "zk.client_reinitializing", zk_connect=ZK_CONNECT)
     c.tick(c.jitter(5, 40))
-    b.session = c.zk.create_session(c.now, SESSION_TIMEOUT_MS)
+    b.session = c.zk.create_session(c.now, c.session_timeout_ms)
     shown = f"0x{b.session:x}"
-    c.say(b.id, "zk.session_established", server=ZK_SERVER, session=shown, timeout_ms=SESSION_TIMEOUT_MS)
+    c.say(b.id, "zk.session_established", server=ZK_SERVER, session=shown, timeout_ms=c.session_timeout_ms)
     brokers.register(c, b)
     assert c.controller is not None
     ctl.on_broker_startup(c, b)
