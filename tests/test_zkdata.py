@@ -423,6 +423,16 @@ def test_paths_and_kinds() -> None:
     assert znodes.kind_of("/brokers/ids/2", chroot="/kafka") is None
     assert znodes.kind_of("/brokers/ids/x") is None
     assert znodes.kind_of("/brokers/topics/a/b") is None
+    # the patterns Spark's queries use are kind_of's own, anchored, for Python's re and Java's alike
+    path = znodes.partition_state_path("a.b-c", 12)
+    state = re.fullmatch(znodes.STATE_PATH, path)
+    assert state is not None and state.groups() == ("a.b-c", "12")
+    assert not re.match(znodes.TOPIC_PATH, path) and re.match(znodes.TOPIC_PATH, "/brokers/topics/a.b-c")
+    assert re.match(znodes.BROKER_PATH, "/brokers/ids/7") and not re.match(
+        znodes.BROKER_PATH, "/brokers/ids/x"
+    )
+    assert re.match(znodes.DELETE_MARKER_PATH, znodes.delete_topic_path("t"))
+    assert re.match(znodes.TOPIC_CONFIG_PATH, znodes.config_path("topics", "t"))
     assert zkd.decode("/admin/delete_topics/orders", None) is None  # presence is the message
     assert zkd.decode("/kafka/controller_epoch", b"7", chroot="/kafka") == 7
     log_dir = zkd.decode(

@@ -21,15 +21,12 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, IntegerType, MapType, StringType, StructField, StructType
 
 from workbench.analysis.history_gaps import Gap, history_gaps
+from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH, STATE_PATH, TOPIC_PATH
 from workbench.zookeeper import txns as zk_ops
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
 
-TOPIC_PATH = r"^/brokers/topics/([^/]+)$"
-STATE_PATH = r"^/brokers/topics/([^/]+)/partitions/(\d+)/state$"
-BROKER_PATH = r"^/brokers/ids/(\d+)$"
-DELETE_MARKER_PATH = r"^/admin/delete_topics/([^/]+)$"
 WATCHED_PATHS = "|".join(f"({p})" for p in (STATE_PATH, TOPIC_PATH, DELETE_MARKER_PATH, BROKER_PATH))
 CREATES = tuple(zk_ops.OP_NAMES[t] for t in zk_ops.CREATES)  # as znode_history names the ops
 DELETES = tuple(zk_ops.OP_NAMES[t] for t in zk_ops.DELETES)

@@ -34,24 +34,23 @@ EPOCH_LINE_WITHIN_S = 60  # an election line before 2.1 and its "incremented epo
 FLAPPING_ELECTIONS = 3
 
 
-def elections(bundle: Bundle) -> DataFrame:
-    """Every election in ZooKeeper's history: zxid, time, epoch, broker, session_id, and the previous
-    controller's end (gone_zxid, gone_time, gone_by: 'session' or the session that deleted /controller)."""
+def elected(bundle: Bundle) -> DataFrame:
+    """Every /controller a broker created in ZooKeeper's history: zxid, time, session_id, broker, and the
+    epoch that election wrote: its own session's first write of /controller_epoch from the create's zxid
+    (the same zxid in a multi) until the next /controller create."""
     h = views(bundle).history.where(F.col("applied"))
     created = h.where((F.col("path") == "/controller") & (F.col("op") == "create")).select(
         "zxid", "time", "session_id", F.get_json_object("data", "$.brokerid").cast("int").alias("broker")
     )
-    # the epoch the election wrote: its own session's first write of /controller_epoch from the create's
-    # zxid (the same zxid in a multi) until the next /controller create
     after = Window.partitionBy(F.lit(0)).orderBy("zxid")  # elections are few
-    created = created.withColumn("next_zxid", F.lead("zxid").over(after))
+    bounded = created.withColumn("next_zxid", F.lead("zxid").over(after))
     writes = h.where((F.col("path") == "/controller_epoch") & F.col("op").isin("setData", "create")).select(
         F.col("zxid").alias("epoch_zxid"),
         F.col("session_id").alias("writer"),
         F.col("data").cast("int").alias("v"),
     )
     epochs = (
-        created.join(
+        bounded.join(
             writes,
             (F.col("writer") == F.col("session_id"))
             & (F.col("epoch_zxid") >= F.col("zxid"))
@@ -60,7 +59,14 @@ def elections(bundle: Bundle) -> DataFrame:
         .groupBy("zxid")
         .agg(F.min_by("v", "epoch_zxid").alias("epoch"))
     )
-    created = created.drop("next_zxid")
+    return created.join(epochs, "zxid", "left")
+
+
+def elections(bundle: Bundle) -> DataFrame:
+    """Every election in ZooKeeper's history (`elected`), with the previous controller's end (gone_zxid,
+    gone_time, gone_by: 'session' or the session that deleted /controller)."""
+    h = views(bundle).history.where(F.col("applied"))
+    e = elected(bundle)
     closed = h.where(F.col("op") == "closeSession").select(
         F.col("session_id").alias("owner"), F.col("zxid").alias("gone_zxid"), F.col("time").alias("gone_time")
     )
@@ -69,7 +75,6 @@ def elections(bundle: Bundle) -> DataFrame:
         F.col("time").alias("gone_time"),
         F.col("session_id").alias("gone_by"),
     )
-    e = created.join(epochs, "zxid", "left")
     # The znode each election created ends at the first delete of /controller or close of its session.
     by_close = e.join(closed, (F.col("owner") == F.col("session_id")) & (F.col("gone_zxid") > F.col("zxid")))
     by_close = by_close.select("zxid", "gone_zxid", "gone_time", F.lit(None).cast("long").alias("gone_by"))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import DELETE_MARKER_PATH, FILE_DELETE_DELAY_MS, TOPIC_PATH, views
+from workbench.analysis.cluster import FILE_DELETE_DELAY_MS, views
 from workbench.analysis.findings import (
     Coverage,
     Finding,
@@ -26,6 +26,7 @@ from workbench.analysis.findings import (
     txn_ref,
     zk_ref,
 )
+from workbench.kafka.znodes import DELETE_MARKER_PATH, TOPIC_PATH
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

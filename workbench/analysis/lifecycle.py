@@ -30,7 +30,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
-from workbench.analysis.cluster import CREATES, DELETES, TOPIC_PATH, TOPIC_ZNODE, version_tuple, views
+from workbench.analysis.cluster import CREATES, DELETES, TOPIC_ZNODE, version_tuple, views
 from workbench.analysis.findings import Coverage, Finding, file_ref, txn_ref, zk_ref
 from workbench.kafka.assignment import (
     BrokerMetadata,
@@ -38,6 +38,7 @@ from workbench.kafka.assignment import (
     new_partitions_as_kafka_would,
 )
 from workbench.kafka.names import LEGAL_CHARS, MAX_NAME_LENGTH, invalid_topic_message
+from workbench.kafka.znodes import TOPIC_PATH
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

@@ -12,17 +12,9 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis import acting
-from workbench.analysis.cluster import (
-    CREATES,
-    DELETE_MARKER_PATH,
-    DELETES,
-    PARTITION_STATE,
-    STATE_PATH,
-    TOPIC_PATH,
-    TOPIC_ZNODE,
-    views,
-)
+from workbench.analysis.cluster import CREATES, DELETES, PARTITION_STATE, TOPIC_ZNODE, views
 from workbench.analysis.timeline import skew_ms
+from workbench.kafka.znodes import DELETE_MARKER_PATH, STATE_PATH, TOPIC_CONFIG_PATH, TOPIC_PATH
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -323,8 +315,8 @@ def min_isr(bundle: Bundle) -> tuple[DataFrame, int | None]:
     server.properties (Kafka's 1 where a file does not set it); None when no broker's file is in the
     bundle, or the files disagree."""
     config = F.from_json("data", "config map<string,string>")["config"]
-    overrides = bundle.znodes.where(F.col("path").rlike(r"^/config/topics/[^/]+$")).select(
-        F.regexp_extract("path", r"^/config/topics/([^/]+)$", 1).alias("topic"),
+    overrides = bundle.znodes.where(F.col("path").rlike(TOPIC_CONFIG_PATH)).select(
+        F.regexp_extract("path", TOPIC_CONFIG_PATH, 1).alias("topic"),
         config["min.insync.replicas"].cast("int").alias("override"),
     )
     values = set(views(bundle).evidence.config("min.insync.replicas", "1").values())

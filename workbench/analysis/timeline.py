@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame, Window, WindowSpec
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import BROKER_PATH, STATE_PATH, session_of, views
+from workbench.analysis.cluster import session_of, views
 from workbench.analysis.findings import file_ref_col
+from workbench.kafka.znodes import BROKER_PATH, STATE_PATH
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
+from workbench.analysis import controller
 from workbench.analysis.cluster import version_tuple, views
 from workbench.analysis.findings import Finding, file_ref, hex_zxid, ranges, txn_ref, zk_ref
 
@@ -97,14 +98,8 @@ def _changes(bundle: Bundle, topics: list[str]) -> dict[str, list[Any]]:
 
 def _elections(bundle: Bundle) -> dict[int, tuple[int, int | None]]:
     """Controller epoch -> (zxid of its election, the elected broker), from ZooKeeper's history."""
-    h = views(bundle).history.where(F.col("applied") & F.col("path").isin("/controller", "/controller_epoch"))
-    epoch = h.where((F.col("path") == "/controller_epoch") & (F.col("op") == "setData")).select(
-        "zxid", F.col("data").cast("int").alias("epoch")
-    )
-    who = h.where((F.col("path") == "/controller") & (F.col("op") == "create")).select(
-        "zxid", F.get_json_object("data", "$.brokerid").cast("int").alias("broker")
-    )
-    return {r.epoch: (r.zxid, r.broker) for r in epoch.join(who, "zxid", "left").collect()}
+    rows = controller.elected(bundle).where(F.col("epoch").isNotNull()).select("epoch", "zxid", "broker")
+    return {r.epoch: (r.zxid, r.broker) for r in rows.collect()}
 
 
 def _session(r: Any) -> str:

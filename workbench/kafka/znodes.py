@@ -55,9 +55,8 @@ def config_path(entity_type: str, entity: str) -> str:
 
 
 _NAME = r"([^/]+)"
-_KINDS: list[tuple[str, re.Pattern[str]]] = [
-    (kind, re.compile(pattern + "$"))
-    for kind, pattern in [
+_SOURCES: dict[str, str] = dict(
+    [
         ("controller", CONTROLLER),
         ("controller_epoch", CONTROLLER_EPOCH),
         ("broker", BROKER_IDS + r"/(\d+)"),
@@ -77,7 +76,21 @@ _KINDS: list[tuple[str, re.Pattern[str]]] = [
         ("producer_id_block", LATEST_PRODUCER_ID_BLOCK),
         ("migration", MIGRATION),
     ]
-]
+)
+_KINDS = [(kind, re.compile(pattern + "$")) for kind, pattern in _SOURCES.items()]
+
+
+def path_pattern(kind: str) -> str:
+    """The anchored regex of one kind of znode, its names and numbers as groups; plain enough for Python's
+    `re` and Java's (Spark's `rlike`, `regexp_extract`)."""
+    return "^" + _SOURCES[kind] + "$"
+
+
+TOPIC_PATH = path_pattern("topic")
+STATE_PATH = path_pattern("partition_state")
+BROKER_PATH = path_pattern("broker")
+DELETE_MARKER_PATH = path_pattern("delete_topic")
+TOPIC_CONFIG_PATH = "^" + CONFIG + "/topics/" + _NAME + "$"
 
 
 def kind_of(path: str, chroot: str = "") -> tuple[str, tuple[str, ...]] | None:
