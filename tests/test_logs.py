@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 
 from workbench.bundle import log_files
 from workbench.sources.logs import check_files, read_logs
+from workbench.spark import conf_bytes, leaf_parallelism
 
 GOOD = (
     "[2024-03-12 10:05:14,160] INFO [Controller id=1] 1 successfully elected as the controller. "
@@ -177,6 +178,28 @@ def small_splits(spark: SparkSession) -> Iterator[None]:
     spark.conf.set("spark.sql.files.maxPartitionBytes", str(64 * 1024))
     yield
     spark.conf.set("spark.sql.files.maxPartitionBytes", before)
+
+
+def test_split_sizes_are_read_as_spark_reads_them(spark: SparkSession, small_splits: None) -> None:
+    """The loader reads Spark's split settings through the public conf (a Spark Connect session has no JVM
+    handle); what it reads is what the JVM's SQLConf holds."""
+    jvm = spark._jsparkSession
+    assert conf_bytes(spark, "spark.sql.files.maxPartitionBytes", "128m") == 64 * 1024
+    assert (
+        conf_bytes(spark, "spark.sql.files.openCostInBytes", "4m")
+        == jvm.sessionState().conf().filesOpenCostInBytes()
+    )
+    assert leaf_parallelism(spark) == jvm.leafNodeDefaultParallelism()
+    for written, read in (
+        ("128m", 128 * 2**20),
+        ("4MB", 4 * 2**20),
+        ("1g", 2**30),
+        ("12345", 12345),
+        ("7b", 7),
+    ):
+        spark.conf.set("spark.sql.files.maxPartitionBytes", written)
+        assert conf_bytes(spark, "spark.sql.files.maxPartitionBytes", "0") == read
+        assert jvm.sessionState().conf().filesMaxPartitionBytes() == read
 
 
 def test_line_numbers_across_splits(spark: SparkSession, tmp_path: Path, small_splits: None) -> None:

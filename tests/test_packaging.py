@@ -1,4 +1,5 @@
-"""environment.yml and pyproject.toml name the same runtime packages, with the same bounds."""
+"""environment.yml names pyproject.toml's runtime packages and its notebooks and test extras, with the same
+bounds; the runtime needs neither Jupyter nor pytest."""
 
 from __future__ import annotations
 
@@ -16,7 +17,14 @@ def _name_and_spec(req: str) -> tuple[str, str]:
 
 def test_environment_yml_matches_pyproject() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    wanted = dict(_name_and_spec(r) for r in project["dependencies"])
+    extras = project["optional-dependencies"]
+    # conda users get the notebooks and the tests too: the runtime packages and those two extras
+    wanted = dict(
+        _name_and_spec(r) for r in [*project["dependencies"], *extras["notebooks"], *extras["test"]]
+    )
+    assert {"pytest", "nbval", "jupyterlab", "papermill"}.isdisjoint(
+        _name_and_spec(r)[0] for r in project["dependencies"]
+    )
     conda = {}
     text = (REPO / "environment.yml").read_text()
     for line in text.split("dependencies:", 1)[1].splitlines():

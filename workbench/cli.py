@@ -354,11 +354,15 @@ def _remediate(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    """Exit 0 with the HTML's path, 2 when the bundle is missing or the template failed on it."""
-    from papermill.exceptions import PapermillExecutionError
-
+    """Exit 0 with the HTML's path, 2 when the bundle is missing, the notebooks extra is not installed or
+    the template failed on the bundle."""
     from workbench import report
 
+    try:
+        from papermill.exceptions import PapermillExecutionError
+    except ImportError:
+        print("workbench: report needs pip install 'kafka-forensic-workbench[notebooks]'", file=sys.stderr)
+        return 2
     if not Path(args.bundle).exists():
         print(f"workbench: {args.bundle}: no such bundle", file=sys.stderr)
         return 2

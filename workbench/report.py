@@ -143,10 +143,16 @@ def _topics(result: Triage, *prefixes: str) -> list[str]:
 def write(bundle: str | Path, out: str | Path, template: Path = TEMPLATE) -> Path:
     """Run the template on `bundle` with papermill into `out`, render it to HTML (code hidden, images
     embedded) and return the HTML's path; the executed notebook is kept beside it."""
-    import nbformat
-    import papermill
-    from nbconvert import HTMLExporter
-    from nbconvert.preprocessors import TagRemovePreprocessor
+    try:
+        import nbformat
+        import papermill
+        from nbconvert import HTMLExporter
+        from nbconvert.preprocessors import TagRemovePreprocessor
+    except ImportError as e:
+        raise RuntimeError(
+            f"workbench report needs the notebooks extra ({e.name} is missing): "
+            "pip install 'kafka-forensic-workbench[notebooks]'"
+        ) from e
 
     if not template.is_file():
         raise FileNotFoundError(

@@ -77,3 +77,28 @@ def spark_session(master: str | None = None, jvm_log: str | Path | None = None) 
         spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+_BYTE_UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 2**10, "m": 2**20, "mb": 2**20, "g": 2**30, "gb": 2**30,
+               "t": 2**40, "tb": 2**40, "p": 2**50, "pb": 2**50}  # fmt: skip
+
+
+def conf_bytes(spark: SparkSession, key: str, default: str) -> int:
+    """A byte-size setting as Spark reads it (JavaUtils.byteStringAsBytes: '128m', '4MB', '134217728')
+    through the public conf, which a Spark Connect session has too."""
+    value = str(spark.conf.get(key, default)).strip().lower()
+    number = value.rstrip("abcdefghijklmnopqrstuvwxyz")
+    return int(number) * _BYTE_UNITS[value[len(number) :]]
+
+
+def leaf_parallelism(spark: SparkSession) -> int:
+    """SparkSession.leafNodeDefaultParallelism: spark.sql.leafNodeDefaultParallelism if set, else the
+    context's default parallelism (spark.default.parallelism, or the cores a local master has)."""
+    for key in ("spark.sql.leafNodeDefaultParallelism", "spark.default.parallelism"):
+        value = spark.conf.get(key, None)
+        if value:
+            return int(value)
+    try:
+        return int(spark.sparkContext.defaultParallelism)
+    except Exception:  # a Spark Connect session has no SparkContext: the machine's cores
+        return os.cpu_count() or 1

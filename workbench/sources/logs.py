@@ -34,6 +34,7 @@ from workbench import schemas
 from workbench.bundle import LogFile
 from workbench.sources import layouts, log4j
 from workbench.sources.common import bad_records_frame
+from workbench.spark import conf_bytes, leaf_parallelism
 
 
 @dataclass(frozen=True)
@@ -131,12 +132,15 @@ def _chunks(
 def max_split_bytes(spark: SparkSession, sizes: list[int]) -> int:
     """The size Spark cuts files into when it reads these (FilePartition.maxSplitBytes, Spark 3.x-4.x):
     spark.sql.files.maxPartitionBytes, lowered to spread the bytes over the default parallelism."""
-    conf = spark._jsparkSession.sessionState().conf()
-    open_cost = conf.filesOpenCostInBytes()
-    wanted = conf.filesMinPartitionNum()
-    cores = wanted.get() if wanted.isDefined() else spark._jsparkSession.leafNodeDefaultParallelism()
+    open_cost = conf_bytes(spark, "spark.sql.files.openCostInBytes", "4m")
+    wanted = spark.conf.get("spark.sql.files.minPartitionNum", None)
+    cores = int(wanted) if wanted else leaf_parallelism(spark)
     per_core = sum(size + open_cost for size in sizes) // max(1, cores)
-    return int(min(conf.filesMaxPartitionBytes(), max(open_cost, per_core)))
+    return int(min(_max_partition_bytes(spark), max(open_cost, per_core)))
+
+
+def _max_partition_bytes(spark: SparkSession) -> int:
+    return conf_bytes(spark, "spark.sql.files.maxPartitionBytes", "128m")
 
 
 def split_offsets(chunks: DataFrame) -> dict[tuple[str, int], int]:
@@ -251,7 +255,7 @@ def _worth_unpacking(spark: SparkSession, files: list[LogFile]) -> frozenset[str
     """The gzip files that unpacked are larger than what Spark reads in one task at most
     (spark.sql.files.maxPartitionBytes), by the size gzip's trailer gives (ISIZE, modulo 4 GiB; never
     less than the packed size). Smaller ones are cheaper read as they are (bench/RESULTS.md)."""
-    limit = spark._jsparkSession.sessionState().conf().filesMaxPartitionBytes()
+    limit = _max_partition_bytes(spark)
     return frozenset(f.file for f in files if f.compressed and _unpacked_size(f) > limit)
 
 
