@@ -419,6 +419,9 @@ def test_a_line_a_version_does_not_write_is_left_out_and_loggers_follow_the_vers
     # MetadataCache.scala @2.5.1 l.311 traces each partition; the summary line came with 2.6
     with pytest.raises(wording.NotWritten):
         wording.say("request.update_metadata.handled", "2.5.1", **fields)
+    with pytest.raises(KeyError) as mistake:  # a kind no version writes is the story's mistake
+        wording.say("request.update_metadata.handeld", "2.8.2", **fields)
+    assert not isinstance(mistake.value, wording.NotWritten)
     assert wording.say("request.update_metadata.handled", "2.8.2", **fields).startswith("Add 1 partitions")
     # a state machine logs as its concrete class: ZkReplicaStateMachine from 2.3, ReplicaStateMachine before
     kind, pick = "state_machine.replica", "Triggering online replica state changes"

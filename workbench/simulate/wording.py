@@ -98,6 +98,8 @@ def template(kind: str, version: str, names: frozenset[str], pick: str = "") -> 
     fields. NotWritten where Kafka at that version writes no such line."""
     line = release_line(version)
     found = [t for t in CATALOG if t.kind == kind and pick in t.text and not t.loose]
+    if not found:  # a story's mistake, not a version's silence
+        raise KeyError(f"no catalog template of kind {kind!r} containing {pick!r}")
     fields = [set(_PLACEHOLDER.findall(t.text)) - {"_"} for t in found]
     listed = [(f == names, len(f), -i) for i, (t, f) in enumerate(zip(found, fields, strict=True))
               if line in written_by(t) and f <= names]  # fmt: skip
