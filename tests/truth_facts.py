@@ -10,45 +10,13 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from workbench.analysis.findings import Finding
+from workbench.analysis.registry import kinds
 from workbench.analysis.triage import triage
 from workbench.frames import open_bundle
 
-# The finding kinds whose every instance must come from a truth fact.
-KINDS = (
-    "controller.election",
-    "controller.failover",
-    "controller.flapping",
-    "broker.session_expired",
-    "topic_id.mismatch",
-    "topic_id.replicas_disagree",
-    "topic_id.refused",
-    "topic_id.missing",
-    "topic_id.root_cause",
-    "topic_id.impact",
-    "deletion.stuck",
-    "deletion.completed",
-    "deletion.refused",
-    "deletion.lingering_dir",
-    "deletion.stray_dir",
-    "deletion.recreated",
-    "partition.offline",
-    "partition.under_replicated",
-    "partition.no_acting_leader",
-    "in_flight.reassignment",
-    "in_flight.deletion",
-    "in_flight.preferred_election",
-    "data_loss.unclean_election",
-    "data_loss.truncation",
-    "leader.imbalance",
-    "reassignment.stuck",
-    # Every simulated story makes its topics the way Kafka does: none of these may be found.
-    "topic.manual_assignment",
-    "topic.rack_concentrated",
-    "topic.auto_created",
-    "topic.name_collision",
-    "topic.invalid_name",
-    "topic.likely_typo",
-)
+# Every finding kind an analysis may emit (analysis/registry.py): each instance must come from a truth
+# fact, so a kind the simulated stories never make (topic.likely_typo, ...) must never be found.
+KINDS = tuple(sorted(kinds()))
 IMBALANCE_THRESHOLD, CHECK_INTERVAL_MS = 0.10, 300_000  # Kafka's defaults; the simulator keeps them
 REASSIGNMENT_STUCK_MS = 30 * 60_000  # analysis/reassignment.py
 
@@ -233,7 +201,7 @@ def observed(findings: Iterable[Finding]) -> set[tuple[Any, ...]]:
         elif k == "deletion.completed":
             out.add((k, s["topic"], frozenset(s["halted"])))
         elif k == "partition.offline":
-            out.add((k, int(s["zxid"], 16), s["broker"], s["partitions"]))
+            out.add((k, int(s["zxid"], 16), s.get("broker"), s["partitions"]))
         elif k == "partition.no_acting_leader":
             out.add((k, s["broker"], int(s["zxid"], 16), s["partitions"], s["still"]))
         elif k == "data_loss.unclean_election":

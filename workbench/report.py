@@ -7,17 +7,14 @@ standard plots, each drawn only where the evidence for it exists.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from workbench import plots
-from workbench.analysis import controller, deletion, health, topic_ids
-from workbench.analysis.balance import IMBALANCE_PERCENTAGE
 from workbench.analysis.cluster import views
+from workbench.analysis.registry import ANALYSES
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -26,7 +23,6 @@ if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "notebooks" / "00-postmortem-template.ipynb"
-MAX_TOPIC_PLOTS = 4  # per kind of per-topic plot: a report is read, not searched
 # A report is pasted into a postmortem page: long cells wrap rather than widen a table past the page,
 # and figures shrink to the page's width (tests/test_report.py checks the layout in Chromium).
 PAGE_STYLE = (
@@ -77,67 +73,18 @@ def coverage_table(result: Triage) -> pd.DataFrame:
 
 
 def standard_plots(bundle: Bundle, result: Triage) -> list[tuple[str, Figure | str]]:
-    """The standard figures for this bundle, titled, each only where its evidence exists: health and
-    leadership (ZooKeeper's history), elections and failovers, and for the topics the findings name, the
-    topic-id matrix, the topic znode's writes, the ISR sizes and the deletion's replicas. A plot that could
-    not be drawn comes with the reason instead of its Figure, so the report says so rather than skip it."""
+    """The standard figures for this bundle, titled, each only where its evidence exists, in the order
+    of the analyses (`registry.ANALYSES`) that name them. A plot that could not be drawn comes with the
+    reason instead of its Figure, so the report says so rather than skip it."""
+    from workbench.plots.standard import Drawing
+
+    drawing = Drawing(bundle, result)
     out: list[tuple[str, Figure | str]] = []
-    ev = views(bundle).evidence
-    offline = health.offline_windows(bundle).cache() if ev.zk_history else None
-    elections = controller.elections(bundle).orderBy("zxid").cache() if ev.zk_history else None
-    marks = plots.moments(elections, offline) if ev.zk_history else []
-    span = views(bundle).span
-    h = health.health(bundle)
-    if h is not None:
-        leaderless = health.leaderless_windows(h, health.captured_at(bundle))
-        _add(out, "Partition health", plots.partition_health, h.minutes, marks, span, leaderless)
-        first = h.minutes.agg({"minute": "min"}).collect()[0][0]
-        percentages = ev.config("leader.imbalance.per.broker.percentage", IMBALANCE_PERCENTAGE).values()
-        threshold = float(max(percentages, default=IMBALANCE_PERCENTAGE)) / 100
-        end_of_first = first + pd.Timedelta(minutes=1)  # health's default bucket
-        title = "Leadership at the start and at the capture"
-        _add(out, title, plots.leader_balance, h.brokers, end_of_first, h.last, threshold)
-    if elections is not None and elections.count():
-        _add(out, "Controller elections", plots.controller_epochs, elections, span)
-        steps = controller.failover_steps(bundle).cache()
-        logged = {(r.broker_id, r.epoch) for r in steps.select("broker_id", "epoch").distinct().collect()}
-        for e in elections.collect()[1:]:
-            if (e.broker, e.epoch) in logged:
-                title = f"Failover to broker {e.broker} (epoch {e.epoch})"
-                _add(out, title, plots.failover_durations, steps, e.broker, e.epoch)
-    mismatched = _topics(result, "topic_id.")[:MAX_TOPIC_PLOTS]
-    if mismatched:
-        ids = topic_ids.replica_ids(bundle).cache()
-        writes = topic_ids.znode_history(bundle).cache() if ev.zk_history else None
-        for t in mismatched:
-            _add(out, f"Topic ids of {t}", plots.topic_id_matrix, ids, t, views(bundle).partitions)
-            if writes is not None:
-                _add(out, f"Writes to /brokers/topics/{t}", plots.znode_versions, writes, t, marks, span)
-            if h is not None:
-                of_t = h.partitions.where(h.partitions.topic == t)
-                _add(out, f"ISR sizes of {t}", plots.isr_sizes, of_t, t, span, marks)
-    for t in _topics(result, "deletion.stuck", "deletion.completed")[:MAX_TOPIC_PLOTS]:
-        progress = deletion.replica_progress(bundle, t)
-        _add(out, f"Deletion of {t}", plots.deletion_gantt, progress, offline, span)
+    for analysis in ANALYSES:
+        draw = analysis.figures()
+        if draw is not None:
+            out += draw(drawing)
     return out
-
-
-def _add(out: list[tuple[str, Figure | str]], title: str, draw: Callable[..., Figure], *args: Any) -> None:
-    """A plot, or why it was not drawn: its function's ValueError (nothing to draw, too many rows)."""
-    try:
-        out.append((title, draw(*args)))
-    except ValueError as e:
-        out.append((title, f"not drawn: {e}"))
-
-
-def _topics(result: Triage, *prefixes: str) -> list[str]:
-    """The topics the findings of these kinds name, most severe first."""
-    named = [
-        f.subject.get("topic")
-        for f in result.findings
-        if any(f.kind == p or f.kind.startswith(p) for p in prefixes)
-    ]
-    return list(dict.fromkeys(t for t in named if isinstance(t, str)))
 
 
 def write(bundle: str | Path, out: str | Path, template: Path = TEMPLATE) -> Path:

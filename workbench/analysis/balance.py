@@ -20,6 +20,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis.cluster import views
+from workbench.analysis.contract import NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, tp_list, txn_ref, zk_ref
 from workbench.analysis.health import Health, health
 from workbench.kafka import behaviour
@@ -48,21 +49,15 @@ def imbalance_since(h: Health, threshold: float) -> list[Any]:
     )
 
 
-def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     """Flapping replicas, and registered brokers whose imbalance outlived the controller's check."""
     v = views(bundle)
     h = health(bundle)
     if h is None:
-        coverage.record(
-            "leader_balance",
-            [],
-            ["ZooKeeper's txn logs (zk/txnlog/): how long an imbalance lasted"],
-            needed=False,
-        )
+        coverage.add("leader_balance", [NO_TXN])
         return []
     percentage = float(_setting(bundle, "leader.imbalance.per.broker.percentage", IMBALANCE_PERCENTAGE))
     interval_s = int(_setting(bundle, "leader.imbalance.check.interval.seconds", CHECK_INTERVAL_SECONDS))
-    coverage.record("leader_balance", ["ZooKeeper's history", "ZooKeeper's state"])
     live = v.live_brokers
     out = _flapping_findings(bundle)
     for r in imbalance_since(h, percentage / 100):
@@ -115,7 +110,7 @@ def _finding(bundle: Bundle, r: Any, percentage: float, interval_s: int) -> Find
         )
     return Finding(
         "leader.imbalance",
-        "warning",
+        WARNING,
         {"broker": b, "ratio": round(r.imbalance_ratio, 2), "threshold": percentage / 100},
         f"Broker {b} does not lead {r.not_leading} of the {r.preferred} partitions{counted} it is the "
         f"preferred leader for (imbalance {r.imbalance_ratio:.2f}, above "
@@ -273,7 +268,7 @@ def _flapping_findings(bundle: Bundle) -> list[Finding]:
     return [
         Finding(
             "isr.flapping",
-            "warning",
+            WARNING,
             {"broker": r.broker, "partitions": r.n},
             f"Broker {r.broker}'s replica left the ISR of {r.n} partition(s) ({tp_list(r.tps)}) up to "
             f"{r.most} times within {FLAPPING_WINDOW_S // 60} minutes, between {r.first:%Y-%m-%d %H:%M:%S} "
@@ -282,3 +277,16 @@ def _flapping_findings(bundle: Bundle) -> list[Finding]:
         )
         for r in rows
     ]
+
+
+ANALYSIS = Analysis(
+    "leader_balance",
+    needs={Need.ZK_HISTORY: "how long an imbalance lasted, and which replicas flapped"},
+    wants={Need.ZK_STATE: "which brokers are registered at the capture"},
+    run=_run,
+    kinds=(
+        Kind("leader.imbalance", (WARNING,), {"broker": int, "ratio": float, "threshold": float}),
+        Kind("isr.flapping", (WARNING,), {"broker": int, "partitions": int}),
+    ),
+)
+findings = ANALYSIS.findings

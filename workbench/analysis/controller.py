@@ -19,6 +19,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis.cluster import views
+from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe
 from workbench.analysis.findings import Coverage, Finding, file_ref, hex_zxid, ranges, txn_ref
 from workbench.analysis.history_gaps import Gap
 from workbench.analysis.outage import Failover, Outage, outages
@@ -196,20 +197,8 @@ class _Election:
     session: int | None = None
 
 
-def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     v = views(bundle)
-    ev = v.evidence
-    missing = []
-    if not ev.zk_history:
-        missing.append(
-            "ZooKeeper txn logs: elections and gaps from the brokers' logs only (their clocks differ)"
-        )
-    if ev.without_logs(ev.brokers):
-        missing.append(
-            f"logs of broker {', '.join(map(str, ev.without_logs(ev.brokers)))}: causes unknown there"
-        )
-    coverage.record(CHECK, ["zk history" if ev.zk_history else "", "controller.log", "server.log"], missing,
-                    needed=ev.zk_history or bool(ev.with_logs))  # fmt: skip
     ends = session_ends(bundle)
     chain = _chain(bundle)
     logs = _election_logs(bundle)
@@ -219,7 +208,7 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         log = logs.get((e.broker, e.epoch), {}) if e.broker is not None and e.epoch is not None else {}
         after_gap = v.resumed_after if e is chain[0] and e.zxid is not None else None
         outage = lost.get(e.epoch) if e.epoch is not None else None
-        out.append(_election_finding(e, ends, log, ev.with_logs, after_gap, outage))
+        out.append(_election_finding(e, ends, log, v.evidence.with_logs, after_gap, outage))
     out += _flapping(chain)
     out += expiry_findings(bundle, ends)
     return out
@@ -332,7 +321,7 @@ def _election_finding(
         subject["zxid"] = hex_zxid(e.zxid)
     p = e.previous
     if p is None and after_gap is not None and (e.epoch is None or e.epoch > 1):
-        kind, severity, cause = "controller.failover", "warning", "unknown"
+        kind, severity, cause = "controller.failover", WARNING, "unknown"
         text = f"Controller moved to broker {e.broker} (epoch {e.epoch}) from a controller ZooKeeper's "
         text += f"readable history does not show: {after_gap.describe()}"
         refs += [file_ref(d.file) for d in after_gap.damage]
@@ -341,9 +330,9 @@ def _election_finding(
         text += "the first election in the evidence"
         if e.epoch is not None and e.epoch > 1:
             text += f" (the {e.epoch - 1} before it are not)"
-        kind, severity, cause = "controller.election", "info", "first"
+        kind, severity, cause = "controller.election", INFO, "first"
     else:
-        kind, severity = "controller.failover", "warning"
+        kind, severity = "controller.failover", WARNING
         cause, why_ref = _cause(p, ends)
         text = f"Controller moved from broker {p.broker} (epoch {p.epoch}) "
         text += f"to broker {e.broker} (epoch {e.epoch})"
@@ -453,7 +442,7 @@ def _flapping(chain: list[_Election]) -> list[Finding]:
             out.append(
                 Finding(
                     "controller.flapping",
-                    "critical",
+                    CRITICAL,
                     {"epochs": epochs, "brokers": sorted({e.broker for e in group if e.broker is not None})},
                     f"The controller moved {len(group)} times within {FLAPPING_WINDOW_MS // 60_000} minutes "
                     f"(epochs {ranges(epochs)}).",
@@ -464,3 +453,38 @@ def _flapping(chain: list[_Election]) -> list[Finding]:
         else:
             i += 1
     return out
+
+
+_ELECTED: dict[str, type | tuple[type, ...]] = {"epoch": maybe(int), "broker": maybe(int), "cause": str}
+ANALYSIS = Analysis(
+    CHECK,
+    needs={
+        Need.ZK_HISTORY: "elections and gaps from the brokers' logs only (their clocks differ)",
+        Need.LOGS: "causes unknown there",
+    },
+    run=_run,
+    kinds=(
+        Kind("controller.election", (INFO,), _ELECTED, {"zxid": str, "ready_ms": int}),
+        Kind(
+            "controller.failover",
+            (WARNING,),
+            _ELECTED,
+            {
+                "zxid": str,
+                "previous": maybe(int),
+                "outage_ms": list,
+                "gap_ms": int,
+                "ready_ms": int,
+                "reassignments": list,
+                "deletions": list,
+                "preferred_elections": list,
+            },
+        ),
+        Kind("controller.flapping", (CRITICAL,), {"epochs": list, "brokers": list}),
+        Kind(
+            "broker.session_expired", (WARNING,), {"broker": int, "cause": str}, {"session": str, "zxid": str}
+        ),
+    ),
+    plots="workbench.plots.standard:controller",
+)
+findings = ANALYSIS.findings

@@ -20,6 +20,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis.cluster import views
+from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, file_ref, file_ref_col, hex_zxid, txn_ref
 
 if TYPE_CHECKING:
@@ -105,15 +106,13 @@ def truncations(bundle: Bundle) -> DataFrame:
     )
 
 
-def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     """Each unclean election and each truncation that dropped records, critical where records are lost."""
-    v = views(bundle)
     out: list[Finding] = []
-    missing = []
     elected = unclean_elections(bundle)
-    if elected is None:
-        missing.append("ZooKeeper's txn logs (zk/txnlog/): unclean leader elections")
-    else:
+    if elected is None and views(bundle).evidence.zk_history:
+        coverage.add("data_loss", [NO_TXN])
+    elif elected is not None:
         starts = bundle.cluster_events.where(F.col("event") == "partition.became_leader").select(
             F.col("broker_id").alias("leader"),
             "topic",
@@ -134,7 +133,7 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
             out.append(
                 Finding(
                     "data_loss.unclean_election",
-                    "critical",
+                    CRITICAL,
                     {
                         "topic": r.topic,
                         "partition": r.partition,
@@ -152,15 +151,13 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
                     ),
                 )
             )
-    if not v.evidence.with_logs:
-        missing.append("brokers' logs: truncations")
     for r in truncations(bundle).orderBy("ts", "broker", "topic", "partition").limit(SHOWN).collect():
         if r.high_watermark is not None:
             lost = r.high_watermark - r.offset
             out.append(
                 Finding(
                     "data_loss.truncation",
-                    "critical",
+                    CRITICAL,
                     {"topic": r.topic, "partition": r.partition, "broker": r.broker, "below_hw": True},
                     f"Broker {r.broker} truncated {r.topic}-{r.partition} to offset {r.offset}, below its "
                     f"high watermark {r.high_watermark} ({r.ts:%Y-%m-%d %H:%M:%S} broker time): at least "
@@ -173,7 +170,7 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
             out.append(
                 Finding(
                     "data_loss.truncation",
-                    "warning",
+                    WARNING,
                     {"topic": r.topic, "partition": r.partition, "broker": r.broker, "below_hw": False},
                     f"Broker {r.broker}, which had led {r.topic}-{r.partition}, truncated it to offset "
                     f"{r.offset} ({r.ts:%Y-%m-%d %H:%M:%S} broker time): records it appended as leader "
@@ -182,9 +179,17 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
                     (r.ref,),
                 )
             )
-    coverage.record(
-        "data_loss",
-        [x for x in ("ZooKeeper's history" if elected is not None else "", "brokers' logs") if x],
-        missing,
-    )
     return out
+
+
+_REPLICA = {"topic": str, "partition": int, "broker": int}
+ANALYSIS = Analysis(
+    "data_loss",
+    needs={Need.ZK_HISTORY: "unclean leader elections", Need.LOGS: "truncations"},
+    run=_run,
+    kinds=(
+        Kind("data_loss.unclean_election", (CRITICAL,), {**_REPLICA, "zxid": str}),
+        Kind("data_loss.truncation", (CRITICAL, WARNING), {**_REPLICA, "below_hw": bool}),
+    ),
+)
+findings = ANALYSIS.findings

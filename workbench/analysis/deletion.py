@@ -16,6 +16,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis.cluster import FILE_DELETE_DELAY_MS, views
+from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe
 from workbench.analysis.findings import (
     Coverage,
     Finding,
@@ -139,22 +140,8 @@ def replica_progress(bundle: Bundle, topic: str) -> DataFrame:
     )
 
 
-def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
-    v = views(bundle)
-    ev = v.evidence
-    missing = []
-    if not ev.zk_state:
-        missing.append("ZooKeeper state: pending deletions and strays cannot be seen")
-    if not ev.zk_history:
-        missing.append("ZooKeeper txn logs: deletion requests and completions from the logs only")
-    if ev.without_logs(ev.brokers):
-        missing.append(f"logs of broker {', '.join(map(str, ev.without_logs(ev.brokers)))}")
-    if sorted(ev.brokers - ev.with_datadirs):
-        missing.append(f"data dirs of broker {', '.join(map(str, sorted(ev.brokers - ev.with_datadirs)))}")
-    if ev.captured_ms is None:
-        missing.append("the capture time (manifest captured_at): lingering -delete dirs cannot be aged")
-    used = ["zk state" if ev.zk_state else "", "zk history" if ev.zk_history else "", "logs", "data dirs"]
-    coverage.record(CHECK, used, missing, needed=ev.zk_state or bool(ev.with_logs) or bool(ev.with_datadirs))
+def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+    ev = views(bundle).evidence
     steps = timeline(bundle).cache()
     out: list[Finding] = []
     if ev.zk_state:
@@ -251,7 +238,7 @@ def _stuck(bundle: Bundle, steps: DataFrame) -> list[Finding]:
         shown = sorted(f"{p}@{r}" for p, r in left)
         subject = {"topic": m.topic, "zxid": hex_zxid(m.czxid), "replicas_left": shown, "brokers_down": down,
                    "reassigning": reassigning, "halted": last.detail if last is not None else ""}  # fmt: skip
-        out.append(Finding("deletion.stuck", "critical", subject, text, tuple(dict.fromkeys(refs))))
+        out.append(Finding("deletion.stuck", CRITICAL, subject, text, tuple(dict.fromkeys(refs))))
     return out
 
 
@@ -301,9 +288,7 @@ def _completed(steps: DataFrame) -> list[Finding]:
         )
         refs = [x for x in ((a.ref if a else None), d.ref, *(r.halt_refs or [])) if x]
         out.append(
-            Finding(
-                "deletion.completed", "info", {"topic": r.topic, "halted": halted}, text + ".", tuple(refs)
-            )
+            Finding("deletion.completed", INFO, {"topic": r.topic, "halted": halted}, text + ".", tuple(refs))
         )
     return out
 
@@ -319,7 +304,7 @@ def _refused(steps: DataFrame) -> list[Finding]:
     return [
         Finding(
             "deletion.refused",
-            "warning",
+            WARNING,
             {"topic": r.topic},
             f"Deletion of {r.topic} was asked for and dropped: delete.topic.enable=false on the controller, "
             "so the topic and its data stay.",
@@ -358,7 +343,7 @@ def _lingering(bundle: Bundle, steps: DataFrame) -> list[Finding]:
         out.append(
             Finding(
                 "deletion.lingering_dir",
-                "warning",
+                WARNING,
                 {"topic": topic, "broker": broker, "partitions": sorted(x.partition for x in rs)},
                 f"Broker {broker} still holds {len(rs)} '-delete' dir(s) of {topic} renamed as early as "
                 f"{oldest:%Y-%m-%d %H:%M:%S} (broker time), past file.delete.delay.ms: the broker stopped "
@@ -383,7 +368,7 @@ def _strays(bundle: Bundle) -> list[Finding]:
     return [
         Finding(
             "deletion.stray_dir",
-            "warning",
+            WARNING,
             {"topic": r.topic, "broker": r.broker_id, "partitions": list(r.partitions)},
             f"Broker {r.broker_id} holds live dirs of {r.topic} (partitions {ranges(r.partitions)}), a topic "
             "ZooKeeper does not have: left by a deletion the broker missed, or by a wiped ZooKeeper.",
@@ -416,7 +401,7 @@ def _recreated(bundle: Bundle) -> list[Finding]:
     return [
         Finding(
             "deletion.recreated",
-            "info",
+            INFO,
             {"topic": r.topic, "zxid": hex_zxid(r.zxid)},
             f"{r.topic} was deleted at zxid {hex_zxid(r.deleted)} and created again at zxid "
             f"{hex_zxid(r.zxid)}: replicas offline in between keep the old topic's data and id.",
@@ -424,3 +409,40 @@ def _recreated(bundle: Bundle) -> list[Finding]:
         )
         for r in again
     ]
+
+
+_DIRS = {"topic": str, "broker": int, "partitions": list}
+ANALYSIS = Analysis(
+    CHECK,
+    needs={
+        Need.ZK_STATE: "pending deletions and strays cannot be seen",
+        Need.LOGS: "the controller's deletion steps",
+        Need.DATA_DIRS: "the replicas left on disk",
+    },
+    wants={
+        Need.ZK_HISTORY: "deletion requests and completions from the logs only",
+        Need.CAPTURE_TIME: "lingering -delete dirs cannot be aged",
+    },
+    run=_run,
+    kinds=(
+        Kind(
+            "deletion.stuck",
+            (CRITICAL,),
+            {
+                "topic": str,
+                "zxid": str,
+                "replicas_left": list,
+                "brokers_down": list,
+                "reassigning": list,
+                "halted": maybe(str),
+            },
+        ),
+        Kind("deletion.completed", (INFO,), {"topic": str, "halted": list}),
+        Kind("deletion.refused", (WARNING,), {"topic": str}),
+        Kind("deletion.lingering_dir", (WARNING,), _DIRS),
+        Kind("deletion.stray_dir", (WARNING,), _DIRS),
+        Kind("deletion.recreated", (INFO,), {"topic": str, "zxid": str}),
+    ),
+    plots="workbench.plots.standard:deletion",
+)
+findings = ANALYSIS.findings

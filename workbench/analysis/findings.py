@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column
@@ -21,8 +22,39 @@ if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql import DataFrame, SparkSession
 
-SEVERITIES = ("critical", "warning", "info")
-STATUSES = ("done", "partial", "skipped", "not_applicable")
+
+class Severity(str, Enum):
+    """How much a finding hurt: critical (unavailable or lost), warning (at risk), info (what happened).
+    A str, so a finding's severity compares and serialises as its word."""
+
+    CRITICAL = "critical"
+    WARNING = "warning"
+    INFO = "info"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+class Status(str, Enum):
+    """A check's coverage: done, partial or skipped (what was missing says why), or not applicable."""
+
+    DONE = "done"
+    PARTIAL = "partial"
+    SKIPPED = "skipped"
+    NOT_APPLICABLE = "not_applicable"
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+SEVERITIES = tuple(s.value for s in Severity)
+STATUSES = tuple(s.value for s in Status)
 _BROKER_FILE = re.compile(r"^brokers/([^/]+)/(.*)$")
 
 
@@ -32,7 +64,7 @@ class Finding:
     broker, epoch, zxid ... it is about, evidence the refs that prove it."""
 
     kind: str
-    severity: str
+    severity: Severity
     subject: Mapping[str, Any]
     summary: str
     evidence: tuple[str, ...] = ()
@@ -40,11 +72,12 @@ class Finding:
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
             raise ValueError(f"severity {self.severity!r}; expected one of {', '.join(SEVERITIES)}")
+        object.__setattr__(self, "severity", Severity(self.severity))
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
-            "severity": self.severity,
+            "severity": self.severity.value,
             "subject": dict(self.subject),
             "summary": self.summary,
             "evidence": list(self.evidence),
@@ -63,12 +96,12 @@ class Check:
     """One check's coverage: `done`, `partial` or `skipped` (what was missing says why), or
     `not_applicable` (e.g. topic ids on Kafka before 2.8)."""
 
-    status: str
+    status: Status
     used: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "used": self.used, "missing": self.missing}
+        return {"status": self.status.value, "used": self.used, "missing": self.missing}
 
 
 class Coverage(dict[str, Check]):
@@ -80,12 +113,19 @@ class Coverage(dict[str, Check]):
         """A check that used `used` and lacked `missing`: done when nothing was missing, partial when
         something was, skipped when it had nothing it `needed`."""
         used, missing = [u for u in used if u], [m for m in missing if m]
-        status = "skipped" if not needed else ("partial" if missing else "done")
+        status = Status.SKIPPED if not needed else (Status.PARTIAL if missing else Status.DONE)
         self[name] = Check(status, used, missing)
         return self[name]
 
+    def add(self, name: str, missing: Iterable[str] = (), used: Iterable[str] = ()) -> Check:
+        """More a check used or lacked, found while it ran: a done check with something missing is partial."""
+        c = self[name]
+        return self.record(
+            name, [*c.used, *used], [*c.missing, *missing], needed=c.status is not Status.SKIPPED
+        )
+
     def not_applicable(self, name: str, why: str) -> Check:
-        self[name] = Check("not_applicable", [], [why])
+        self[name] = Check(Status.NOT_APPLICABLE, [], [why])
         return self[name]
 
     def as_dict(self) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis.cluster import kept, views
+from workbench.analysis.contract import INFO, NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, tp_list, txn_ref
 from workbench.analysis.partition_history import WHOLE_CLUSTER, counted, min_isr, stretches
 
@@ -267,29 +268,36 @@ def leaderless_windows(h: Health, captured: Any) -> DataFrame:
     )
 
 
-def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     """Partitions under-replicated for SUSTAINED_MS or more (grouped by the brokers out of their ISR);
     those without a working leader are `leaderless`'s."""
     h = health(bundle)
     if h is None:
-        coverage.record(
-            "health",
-            [],
-            ["ZooKeeper's txn logs (zk/txnlog/): offline and under-replicated partitions over time"],
-            needed=False,
-        )
+        coverage.add("health", [NO_TXN])
         return []
     _, default_min_isr = min_isr(bundle)
-    coverage.record(
-        "health",
-        ["ZooKeeper's history"],
-        []
-        if default_min_isr is not None
-        else [
-            "server.properties: min.insync.replicas (under-min-ISR counted only for topics that override it)"
-        ],
-    )
+    if default_min_isr is None:
+        coverage.add(
+            "health",
+            ["server.properties: min.insync.replicas (under-min-ISR counted only where a topic sets it)"],
+        )
     return _under_replicated(h, captured_at(bundle))
+
+
+ANALYSIS = Analysis(
+    "health",
+    needs={Need.ZK_HISTORY: "offline and under-replicated partitions over time"},
+    run=_run,
+    kinds=(
+        Kind(
+            "partition.under_replicated",
+            (WARNING, INFO),
+            {"partitions": int, "brokers": list, "still": int},
+        ),
+    ),
+    plots="workbench.plots.standard:health",
+)
+findings = ANALYSIS.findings
 
 
 def captured_at(bundle: Bundle) -> datetime | None:
@@ -330,7 +338,7 @@ def _under_replicated(h: Health, captured: datetime | None) -> list[Finding]:
         out.append(
             Finding(
                 "partition.under_replicated",
-                "warning" if g.still else "info",
+                WARNING if g.still else INFO,
                 {"partitions": g.n, "brokers": sorted(g.out_of_isr or []), "still": g.still},
                 f"{g.n} partition(s) ({tp_list(g.tps)}) were under-replicated for up to {duration(g.longest)}"
                 f"{still}: broker(s) {brokers} out of their ISR from {g.began:%Y-%m-%d %H:%M:%S} "

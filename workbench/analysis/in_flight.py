@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import functions as F
 
 from workbench.analysis.cluster import views
+from workbench.analysis.contract import INFO, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, ranges, txn_ref, zk_ref
 from workbench.analysis.reassignment import reassignments
 from workbench.analysis.state import state_at
@@ -29,15 +30,10 @@ if TYPE_CHECKING:
 SHOWN = 60  # partitions of one topic named in a finding
 
 
-def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     """One finding per topic with a reassignment under way, one listing the topics queued for deletion,
     one for a preferred replica election request still in ZooKeeper."""
     v = views(bundle)
-    if not v.evidence.zk_state:
-        coverage.record(
-            "in_flight", [], ["ZooKeeper's tree: what was under way at the capture"], needed=False
-        )
-        return []
     now = v.as_of_ms
     state = state_at(bundle)
     times = {
@@ -49,13 +45,6 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         .select("path", "ctime", "mzxid", "czxid", "data")
         .collect()
     }  # a znode per pending deletion or request
-    coverage.record(
-        "in_flight",
-        ["ZooKeeper's tree"] + (["ZooKeeper's history"] if v.evidence.zk_history else []),
-        []
-        if v.evidence.zk_history
-        else ["ZooKeeper's txn logs: a reassignment's age is bounded by its topic znode"],
-    )
     queued = set(state.delete_markers or ())
     out = _reassignments(bundle, state.partitions, state.reassignments, queued, now)
     if queued:
@@ -64,7 +53,7 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         out.append(
             Finding(
                 "in_flight.deletion",
-                "info",
+                INFO,
                 {"topics": sorted(queued)},
                 f"{len(queued)} topic(s) queued for deletion at the capture, with how long ago each was "
                 f"asked for: {shown}.",
@@ -76,7 +65,7 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         out.append(
             Finding(
                 "in_flight.preferred_election",
-                "warning",
+                WARNING,
                 {"path": paths.PREFERRED_REPLICA_ELECTION},
                 f"A preferred replica election asked for through ZooKeeper ({_age(now, election)}) was "
                 "still waiting at the capture: the controller deletes the request once it has run it, so no "
@@ -159,7 +148,7 @@ def _reassignments(
         out.append(
             Finding(
                 "in_flight.reassignment",
-                "warning" if r.topic in queued else "info",
+                WARNING if r.topic in queued else INFO,
                 {"topic": r.topic, "partitions": [p.partition for p in r.parts], "waiting": out_of_isr},
                 f"The reassignment of {r.topic} partition(s) {partitions} ({r.n}) was under way at the "
                 f"capture ({age}): {targets}; {joined}."
@@ -181,3 +170,17 @@ def _age(now: int | None, znode_or_time: Any, exact: bool = True) -> str:
     ms = now - int(since.timestamp() * 1000)
     span = f"{ms / 60_000:.0f} min" if ms >= 120_000 else f"{ms / 1000:.0f} s"
     return f"{'' if exact else 'at least '}{span}, {shown}"
+
+
+ANALYSIS = Analysis(
+    "in_flight",
+    needs={Need.ZK_STATE: "what was under way at the capture"},
+    wants={Need.ZK_HISTORY: "a reassignment's age is bounded by its topic znode"},
+    run=_run,
+    kinds=(
+        Kind("in_flight.reassignment", (WARNING, INFO), {"topic": str, "partitions": list, "waiting": list}),
+        Kind("in_flight.deletion", (INFO,), {"topics": list}),
+        Kind("in_flight.preferred_election", (WARNING,), {"path": str}),
+    ),
+)
+findings = ANALYSIS.findings

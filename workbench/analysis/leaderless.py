@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import functions as F
 
 from workbench.analysis.cluster import ClusterViews, views
+from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, maybe
 from workbench.analysis.findings import Coverage, Finding, hex_zxid, tp_list, txn_ref
 from workbench.analysis.health import Health, captured_at, duration, episodes, grouped, health
 from workbench.analysis.outage import SILENT_CAUSES, Failover, Outage, outages
@@ -27,15 +28,37 @@ if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 
-def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     """Offline episodes (grouped by the txn that took their leader) and windows without an acting leader
-    (grouped by the refusing broker and the txn that named it); the health check's coverage says what
-    the series could read."""
+    (grouped by the refusing broker and the txn that named it)."""
     h = health(bundle)
     if h is None:
+        coverage.add("leaderless", [NO_TXN])
         return []
     captured = captured_at(bundle)
     return _offline(bundle, h, captured, views(bundle)) + _not_acting(h, captured)
+
+
+ANALYSIS = Analysis(
+    "leaderless",
+    needs={Need.ZK_HISTORY: "partitions without a live or acting leader over time"},
+    wants={Need.LOGS: "which leaders refused to act"},
+    run=_run,
+    kinds=(
+        Kind(
+            "partition.offline",
+            (CRITICAL, WARNING),
+            {"partitions": int, "zxid": str},
+            {"began": str, "broker": maybe(int), "outage_ms": list, "offline_ms": int},
+        ),
+        Kind(
+            "partition.no_acting_leader",
+            (CRITICAL,),
+            {"partitions": int, "broker": int, "zxid": str, "still": int},
+        ),
+    ),
+)
+findings = ANALYSIS.findings
 
 
 def _offline(bundle: Bundle, h: Health, captured: datetime | None, v: ClusterViews) -> list[Finding]:
@@ -52,7 +75,7 @@ def _offline(bundle: Bundle, h: Health, captured: datetime | None, v: ClusterVie
             out.append(
                 Finding(
                     "partition.offline",
-                    "critical" if g.still else "warning",
+                    CRITICAL if g.still else WARNING,
                     {"partitions": g.n, "zxid": hex_zxid(g.worst.began_zxid), "began": "unknown"},
                     f"{g.n} partition(s) ({tp_list(g.tps)}) had no live leader when {v.history_read} "
                     f"first shows their state ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time on), for up to "
@@ -92,7 +115,7 @@ def _offline(bundle: Bundle, h: Health, captured: datetime | None, v: ClusterVie
         out.append(
             Finding(
                 "partition.offline",
-                "critical" if g.still else "warning",
+                CRITICAL if g.still else WARNING,
                 subject,
                 summary,
                 (*(txn_ref(z) for z in (g.began_zxid, g.worst.ended_zxid) if z is not None), *refs),
@@ -170,7 +193,7 @@ def _not_acting(h: Health, captured: datetime | None) -> list[Finding]:
         out.append(
             Finding(
                 "partition.no_acting_leader",
-                "critical",
+                CRITICAL,
                 {"partitions": g.n, "broker": g.leader, "zxid": hex_zxid(g.began_zxid), "still": g.still},
                 f"{g.n} partition(s) ({tp_list(g.tps)}) had no acting leader for up to "
                 f"{duration(g.longest)}{still}: from zxid {hex_zxid(g.began_zxid)} "

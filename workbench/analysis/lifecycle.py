@@ -31,6 +31,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from workbench.analysis.cluster import CREATES, DELETES, TOPIC_ZNODE, version_tuple, views
+from workbench.analysis.contract import INFO, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, file_ref, txn_ref, zk_ref
 from workbench.kafka.assignment import (
     BrokerMetadata,
@@ -199,23 +200,22 @@ def topic_names(bundle: Bundle) -> DataFrame:
     return names.distinct()
 
 
-def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
-    """Assignments not Kafka's, rack concentration, automatic creations, colliding and invalid names."""
+def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+    """Assignments not Kafka's, rack concentration, automatic creations, colliding and invalid names;
+    whether topics were created automatically is a check of its own (topic_auto_creation)."""
     v = views(bundle)
-    used, missing = ["ZooKeeper's state"], []
     made = creations(bundle)
-    if made is None:
-        missing.append("ZooKeeper's txn logs (zk/txnlog/): who created each topic, and with what assignment")
-    else:
-        used.append("ZooKeeper's history")
+    if made is not None:
         assert v.watched_history is not None
         born = v.watched_history.txns.where(
             F.col("op").isin(*CREATES) & F.col("path").rlike(TOPIC_PATH)
         ).select(F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"))
         older = v.topics.join(born, "topic", "left_anti").count()
         if older:
-            missing.append(f"the creation of {older} topic(s), before the history's first txn: not checked")
-    coverage.record("topic_lifecycle", used, missing)
+            coverage.add(
+                "topic_lifecycle",
+                [f"the creation of {older} topic(s), before the history's first txn: not checked"],
+            )
     pre_28 = (version_tuple(v.evidence.kafka_version) or (2, 8)) < (2, 8)
     auto_used = ["ZooKeeper's history (who wrote each topic znode)"] if made is not None else []
     if pre_28 and v.evidence.with_logs:
@@ -231,6 +231,22 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         _written_by_a_broker_not_controller(bundle, made) if made is not None and not migration else []
     )
     return [*_manual(made), *_concentrated(bundle), *_auto_created(bundle, by_writer), *_names(bundle)]
+
+
+ANALYSIS = Analysis(
+    "topic_lifecycle",
+    needs={Need.ZK_STATE: "the topics and their assignments"},
+    wants={Need.ZK_HISTORY: "who created each topic, and with what assignment"},
+    run=_run,
+    kinds=(
+        Kind("topic.manual_assignment", (INFO,), {"topics": int}),
+        Kind("topic.rack_concentrated", (WARNING,), {"partitions": int, "topics": int}),
+        Kind("topic.auto_created", (INFO,), {"topics": int}),
+        Kind("topic.invalid_name", (WARNING,), {"topics": int}),
+        Kind("topic.name_collision", (WARNING,), {"groups": int}),
+    ),
+)
+findings = ANALYSIS.findings
 
 
 def _manual(made: DataFrame | None) -> list[Finding]:
@@ -259,7 +275,7 @@ def _manual(made: DataFrame | None) -> list[Finding]:
     return [
         Finding(
             "topic.manual_assignment",
-            "info",
+            INFO,
             {"topics": row.topics},
             f"{row.n} topic creation(s) or partition addition(s) in {row.topics} topic(s) have replicas "
             "that Kafka's default assignment could not have given over the brokers registered then (no "
@@ -290,7 +306,7 @@ def _concentrated(bundle: Bundle) -> list[Finding]:
     return [
         Finding(
             "topic.rack_concentrated",
-            "warning",
+            WARNING,
             {"partitions": row.n, "topics": row.topics},
             f"{row.n} partition(s) of {row.topics} topic(s) keep every replica on one rack, though the "
             f"registered brokers span several: losing that rack takes them offline. {shown}"
@@ -353,7 +369,7 @@ def _auto_created(bundle: Bundle, by_writer: list[Any]) -> list[Finding]:
     return [
         Finding(
             "topic.auto_created",
-            "info",
+            INFO,
             {"topics": len(said)},
             f"{len(said)} topic(s) were created automatically (auto.create.topics.enable: a client's "
             f"Metadata request named a topic that did not exist): {', '.join(t for t, _ in shown)}"
@@ -394,7 +410,7 @@ def _names(bundle: Bundle) -> list[Finding]:
         out.append(
             Finding(
                 "topic.invalid_name",
-                "warning",
+                WARNING,
                 {"topics": len(bad)},
                 "Topic name(s) Kafka refuses, written to ZooKeeper by a tool that bypassed its checks: "
                 + "; ".join(f"{b.topic!r}: {invalid_topic_message(b.topic)}" for b in bad[:SHOWN]),
@@ -405,7 +421,7 @@ def _names(bundle: Bundle) -> list[Finding]:
         out.append(
             Finding(
                 "topic.name_collision",
-                "warning",
+                WARNING,
                 {"groups": len(clashes)},
                 "Topics whose names differ only in '.' and '_' share their metric names, so their metrics "
                 "collide; Kafka refuses to create one while the other exists: "

@@ -14,6 +14,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from workbench.analysis.cluster import views
+from workbench.analysis.contract import NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, txn_ref
 from workbench.analysis.partition_history import stretches
 
@@ -66,30 +67,23 @@ def reassignments(bundle: Bundle) -> DataFrame | None:
     )
 
 
-def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     """Reassignments under way at the capture that cannot finish or have run for STUCK_AFTER_MS."""
     v = views(bundle)
     moves = reassignments(bundle)
     if moves is None:
-        coverage.record(
-            "reassignment",
-            [],
-            ["ZooKeeper's txn logs (zk/txnlog/): when each reassignment began"],
-            needed=False,
-        )
+        coverage.add("reassignment", [NO_TXN])
         return []
     live = v.live_brokers
     now = v.as_of_ms
     running = moves.where(F.col("completed").isNull())
     rows = running.orderBy("topic", "partition").limit(SHOWN).collect()
     beyond = running.count() - SHOWN if len(rows) == SHOWN else 0
-    coverage.record(
-        "reassignment",
-        ["ZooKeeper's history", "ZooKeeper's state"],
-        [f"{beyond} reassignments under way beyond the first {SHOWN} (by topic) were not examined"]
-        if beyond
-        else [],
-    )
+    if beyond:
+        coverage.add(
+            "reassignment",
+            [f"{beyond} reassignments under way beyond the first {SHOWN} (by topic) were not examined"],
+        )
     out = []
     for r in rows:
         down = sorted(b for b in r.target if b not in live)
@@ -105,7 +99,7 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         out.append(
             Finding(
                 "reassignment.stuck",
-                "warning",
+                WARNING,
                 {"topic": r.topic, "partition": r.partition, "target": list(r.target), "brokers_down": down},
                 f"The reassignment of {r.topic}-{r.partition} from {list(r.origin)} to {list(r.target)}, "
                 f"begun at {r.started:%Y-%m-%d %H:%M:%S} ZooKeeper time, was still under way at the capture "
@@ -114,3 +108,19 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
             )
         )
     return out
+
+
+ANALYSIS = Analysis(
+    "reassignment",
+    needs={Need.ZK_HISTORY: "when each reassignment began"},
+    wants={Need.ZK_STATE: "which brokers are registered at the capture"},
+    run=_run,
+    kinds=(
+        Kind(
+            "reassignment.stuck",
+            (WARNING,),
+            {"topic": str, "partition": int, "target": list, "brokers_down": list},
+        ),
+    ),
+)
+findings = ANALYSIS.findings

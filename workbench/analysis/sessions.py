@@ -15,6 +15,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from workbench.analysis.cluster import session_of, views
+from workbench.analysis.contract import WARNING
 from workbench.analysis.findings import Finding, file_ref, hex_zxid, txn_ref
 from workbench.kafka import behaviour
 
@@ -195,7 +196,7 @@ def expiry_findings(bundle: Bundle, ends: dict[int, tuple[str, str | None]]) -> 
             out.append(
                 Finding(
                     "broker.session_expired",
-                    "warning",
+                    WARNING,
                     {
                         "broker": r.broker_id,
                         "session": f"0x{r.session_id:x}",
@@ -230,7 +231,7 @@ def expiry_findings(bundle: Bundle, ends: dict[int, tuple[str, str | None]]) -> 
         out.append(
             Finding(
                 "broker.session_expired",
-                "warning",
+                WARNING,
                 {"broker": r.broker_id, "session": session, "cause": how},
                 f"{text[0].upper()}{text[1:]}: its client logged session {session} expired at "
                 f"{r.first.ts:%Y-%m-%d %H:%M:%S} broker time.",
@@ -249,7 +250,7 @@ def expiry_findings(bundle: Bundle, ends: dict[int, tuple[str, str | None]]) -> 
         out.append(
             Finding(
                 "broker.session_expired",
-                "warning",
+                WARNING,
                 {"broker": r.broker_id, "cause": "session_expiry"},
                 f"Broker {r.broker_id}'s ZooKeeper session expired ({r.n} line(s), first at "
                 f"{r.first.ts:%Y-%m-%d %H:%M:%S} broker time).",

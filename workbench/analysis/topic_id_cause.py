@@ -16,9 +16,12 @@ from pyspark.sql import functions as F
 
 from workbench.analysis import controller
 from workbench.analysis.cluster import version_tuple, views
+from workbench.analysis.contract import CRITICAL, WARNING, Kind, maybe
 from workbench.analysis.findings import Finding, file_ref, hex_zxid, ranges, txn_ref, zk_ref
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
     from workbench.frames import Bundle
 
 CAUSES = {
@@ -31,11 +34,14 @@ CAUSES = {
 }
 
 
-def findings(bundle: Bundle, affected: list[str], stale: list[Any]) -> list[Finding]:
-    """A `topic_id.root_cause` for each affected topic, a `topic_id.impact` for each with stale replicas."""
+def causes(
+    bundle: Bundle, affected: list[str], stale: list[Any], ids: DataFrame, writes: DataFrame | None
+) -> list[Finding]:
+    """A `topic_id.root_cause` for each affected topic, a `topic_id.impact` for each with stale replicas.
+    `ids` and `writes` are topic_ids' replica_ids and znode_history (None without ZooKeeper's history)."""
     v = views(bundle)
     foreign = _foreign_cluster(bundle)
-    history = _changes(bundle, affected) if v.evidence.zk_history else {}
+    history = _changes(writes, affected) if writes is not None else {}
     elections = _elections(bundle) if v.evidence.zk_history else {}
     known = {
         r.topic: r
@@ -58,7 +64,7 @@ def findings(bundle: Bundle, affected: list[str], stale: list[Any]) -> list[Find
         elif topic in known:
             out.append(_likely(topic, known[topic], v.evidence.zk_history))
     if stale:
-        out += _impact(bundle, [t for t in affected if t in stale_ids])
+        out += _impact(bundle, ids, [t for t in affected if t in stale_ids])
     return out
 
 
@@ -80,16 +86,9 @@ def _foreign_cluster(bundle: Bundle) -> dict[int, tuple[str, str, str]]:
     }
 
 
-def _changes(bundle: Bundle, topics: list[str]) -> dict[str, list[Any]]:
+def _changes(writes: DataFrame, topics: list[str]) -> dict[str, list[Any]]:
     """The writes that changed each topic's id (or created or deleted it), in zxid order."""
-    from workbench.analysis.topic_ids import znode_history
-
-    rows = (
-        znode_history(bundle)
-        .where(F.col("topic").isin(topics) & (F.col("change") != "kept"))
-        .orderBy("zxid")
-        .collect()
-    )
+    rows = writes.where(F.col("topic").isin(topics) & (F.col("change") != "kept")).orderBy("zxid").collect()
     out: dict[str, list[Any]] = {}
     for r in rows:
         out.setdefault(r.topic, []).append(r)
@@ -113,7 +112,7 @@ def _session(r: Any) -> str:
 def _cause(topic: str, cause: int, certainty: str, summary: str, refs: list[str], **subject: Any) -> Finding:
     return Finding(
         "topic_id.root_cause",
-        "critical",
+        CRITICAL,
         {"topic": topic, "cause": cause, "certainty": certainty, **subject},
         summary,
         tuple(refs),
@@ -254,16 +253,13 @@ def _likely(topic: str, t: Any, have_history: bool) -> Finding:
 
 
 # -- impact -----------------------------------------------------------------------------------------
-def _impact(bundle: Bundle, topics: list[str]) -> list[Finding]:
+def _impact(bundle: Bundle, ids: DataFrame, topics: list[str]) -> list[Finding]:
     """Per topic: which replicas will be refused, which ISRs they left or will leave, and which partitions
     have no in-sync replica left that accepts the current id."""
-    from workbench.analysis.topic_ids import replica_ids
-
     v = views(bundle)
     version = version_tuple(v.evidence.kafka_version)
     stale = (
-        replica_ids(bundle)
-        .where((F.col("state") == "mismatch") & F.col("topic").isin(topics))
+        ids.where((F.col("state") == "mismatch") & F.col("topic").isin(topics))
         .groupBy("topic", "partition")
         .agg(F.collect_set("broker_id").alias("stale"))
     )
@@ -307,7 +303,7 @@ def _impact(bundle: Bundle, topics: list[str]) -> list[Finding]:
     out = []
     for r in per_topic:
         unavailable = [p for p in r.unavailable if p is not None]
-        severity = "critical" if unavailable else "warning"
+        severity = CRITICAL if unavailable else WARNING
         text = (
             f"{r.topic}: {r.replicas} replica(s) with a stale topic id will be refused by their brokers "
             f"({rule}); "
@@ -333,3 +329,26 @@ def _impact(bundle: Bundle, topics: list[str]) -> list[Finding]:
             )
         )
     return out
+
+
+KINDS = (
+    Kind(
+        "topic_id.root_cause",
+        (CRITICAL,),
+        {"topic": str, "cause": int, "certainty": str},
+        {
+            "brokers": list,
+            "zxid": str,
+            "session": str,
+            "writer": str,
+            "epoch": maybe(int),
+            "minted_zxid": str,
+            "topic_id": str,
+        },
+    ),
+    Kind(
+        "topic_id.impact",
+        (CRITICAL, WARNING),
+        {"topic": str, "out_of_isr": list, "will_leave": list, "unavailable": list},
+    ),
+)

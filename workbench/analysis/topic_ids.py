@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 
 from workbench.analysis import topic_id_cause
 from workbench.analysis.cluster import views
+from workbench.analysis.contract import CRITICAL, WARNING, Analysis, Kind, Need, maybe
 from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, ranges, zk_ref
 from workbench.kafka.znodes import TOPIC_PATH
 
@@ -148,7 +149,7 @@ def znode_history(bundle: Bundle) -> DataFrame:
     )
 
 
-def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     """Every topic-id finding, with the root cause and impact of each affected topic."""
     v = views(bundle)
     ev = v.evidence
@@ -157,27 +158,8 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
             CHECK, f"Kafka {ev.kafka_version} has no topic ids (they came with 2.8, KIP-516)"
         )
         return []
-    missing = []
-    if not ev.zk_state:
-        missing.append("ZooKeeper state: no topic id to compare the data dirs with")
-    no_dirs = sorted(ev.brokers - ev.with_datadirs)
-    if no_dirs:
-        missing.append(f"data dirs of broker {', '.join(map(str, no_dirs))}")
-    no_logs = sorted(ev.brokers - ev.with_logs)
-    if no_logs:
-        missing.append(f"logs of broker {', '.join(map(str, no_logs))} (their refusals)")
-    if not ev.zk_history:
-        missing.append("ZooKeeper txn logs: the root cause can only be 'likely'")
     if v.topic_ids_expected is None:
-        missing.append("the Kafka version (manifest kafka_version): topic ids assumed in use")
-    used = [
-        "zk state" if ev.zk_state else "",
-        "partition.metadata",
-        "broker logs",
-        "zk history" if ev.zk_history else "",
-    ]
-    coverage.record(CHECK, used, missing, needed=ev.zk_state or bool(ev.with_datadirs) or bool(ev.with_logs))
-
+        coverage.add(CHECK, ["the Kafka version (manifest kafka_version): topic ids assumed in use"])
     out: list[Finding] = []
     known = v.topics.select(
         "topic", "path", "topic_id", "znode_version", "czxid", "mzxid", "ctime", "data_version"
@@ -206,7 +188,8 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         | {t.topic for t in absent}
     )
     if affected:
-        out += topic_id_cause.findings(bundle, affected, stale)
+        writes = znode_history(bundle) if ev.zk_history else None
+        out += topic_id_cause.causes(bundle, affected, stale, replica_ids(bundle), writes)
     return out
 
 
@@ -214,7 +197,7 @@ def _mismatch(r: Any, t: Any) -> Finding:
     parts = ranges(r.partitions)
     return Finding(
         "topic_id.mismatch",
-        "critical",
+        CRITICAL,
         {
             "topic": r.topic,
             "broker": r.broker_id,
@@ -235,7 +218,7 @@ def _disagreement(topic: str, ids: list[Any]) -> Finding:
     refs = [file_ref(f) for r in ids for f in r.files]
     return Finding(
         "topic_id.replicas_disagree",
-        "warning",
+        WARNING,
         {"topic": topic, "topic_ids": sorted(r.disk_topic_id for r in ids)},
         f"The replicas of {topic} disagree on its topic id: {shown}.",
         tuple(first_refs(refs, 6)),
@@ -246,7 +229,7 @@ def _refusal(r: Any) -> Finding:
     parts = ranges(p for p in r.partitions if p is not None)
     return Finding(
         "topic_id.refused",
-        "critical",
+        CRITICAL,
         {"topic": r.topic, "broker": r.broker_id, "partitions": [p for p in r.partitions if p is not None]},
         f"Broker {r.broker_id} refused the topic id {r.request_topic_id} for {r.topic} partitions {parts}: "
         "its log "
@@ -261,10 +244,34 @@ def _missing(t: Any) -> Finding:
     pre = " (a pre-2.8 form)" if (t.znode_version or 0) < 3 else ""
     return Finding(
         "topic_id.missing",
-        "critical",
+        CRITICAL,
         {"topic": t.topic, "zxid": f"0x{t.mzxid:x}"},
         f"The topic znode of {t.topic} has no topic_id ({form}{pre}, last written at zxid 0x{t.mzxid:x}): "
         "the next controller to start will mint a new id, and every replica that recorded the old one will "
         "refuse it.",
         (zk_ref(t.path, t.mzxid),),
     )
+
+
+_TOPIC = {"topic": str}
+ANALYSIS = Analysis(
+    CHECK,
+    needs={
+        Need.ZK_STATE: "no topic id to compare the data dirs with",
+        Need.DATA_DIRS: "the ids in the replicas' partition.metadata",
+        Need.LOGS: "the brokers' refusals",
+    },
+    wants={Need.ZK_HISTORY: "the root cause can only be 'likely'"},
+    run=_run,
+    kinds=(
+        Kind(
+            "topic_id.mismatch", (CRITICAL,), {**_TOPIC, "broker": int, "partitions": list, "topic_id": str}
+        ),
+        Kind("topic_id.replicas_disagree", (WARNING,), {**_TOPIC, "topic_ids": list}),
+        Kind("topic_id.refused", (CRITICAL,), {"topic": maybe(str), "broker": int, "partitions": list}),
+        Kind("topic_id.missing", (CRITICAL,), {**_TOPIC, "zxid": str}),
+        *topic_id_cause.KINDS,
+    ),
+    plots="workbench.plots.standard:topic_ids",
+)
+findings = ANALYSIS.findings

@@ -7,49 +7,25 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workbench.analysis import (
-    balance,
-    controller,
-    data_loss,
-    deletion,
-    health,
-    in_flight,
-    leaderless,
-    lifecycle,
-    reassignment,
-    topic_ids,
-    typos,
-)
 from workbench.analysis.cluster import views
 from workbench.analysis.findings import (
     SEVERITIES,
     Coverage,
     Finding,
+    Severity,
+    Status,
     findings_frame,
     findings_pandas,
     hex_zxid,
 )
 from workbench.analysis.history_gaps import written_inside
+from workbench.analysis.registry import ANALYSES
 
 if TYPE_CHECKING:
     import pandas as pd
     from pyspark.sql import DataFrame
 
     from workbench.frames import Bundle
-
-ANALYSES = (
-    topic_ids,
-    deletion,
-    controller,
-    health,
-    leaderless,
-    data_loss,
-    balance,
-    reassignment,
-    lifecycle,
-    typos,
-    in_flight,
-)
 
 
 @dataclass
@@ -63,7 +39,7 @@ class Triage:
 
     @property
     def critical(self) -> bool:
-        return any(f.severity == "critical" for f in self.findings)
+        return any(f.severity is Severity.CRITICAL for f in self.findings)
 
     def of_kind(self, prefix: str) -> list[Finding]:
         return [f for f in self.findings if f.kind == prefix or f.kind.startswith(prefix + ".")]
@@ -162,7 +138,7 @@ def _history_gaps(bundle: Bundle, coverage: Coverage) -> None:
             )
         )
     for name, check in coverage.items():
-        if check.status == "done" and any("history" in u for u in check.used):
+        if check.status is Status.DONE and any("history" in u for u in check.used):
             coverage.record(name, check.used, [*check.missing, "ZooKeeper's history has gaps (zk_history)"])
     coverage.record("zk_history", ["txn logs"], said)
 

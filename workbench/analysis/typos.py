@@ -17,6 +17,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from workbench.analysis.cluster import views
+from workbench.analysis.contract import WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, zk_ref
 from workbench.analysis.lifecycle import creations
 from workbench.kafka import znodes as paths
@@ -76,12 +77,9 @@ def candidates(bundle: Bundle) -> DataFrame:
     ).join(by.withColumnRenamed("topic", "typo"), "typo", "left")
 
 
-def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     """A warning per likely typo, with the signs that nobody meant it."""
     v = views(bundle)
-    if not v.evidence.zk_state:
-        coverage.record("topic_typos", [], ["ZooKeeper's tree: the topics"], needed=False)
-        return []
     partitions = set(v.evidence.config("num.partitions", "1").values()) or {"1"}
     replication = set(v.evidence.config("default.replication.factor", "1").values()) or {"1"}
     default = (
@@ -89,12 +87,8 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         if len(partitions) == len(replication) == 1 and all(x.isdigit() for x in (*partitions, *replication))
         else None
     )
-    coverage.record(
-        "topic_typos",
-        ["ZooKeeper's tree"] + (["ZooKeeper's history"] if v.evidence.zk_history else []),
-        ([] if v.evidence.zk_history else ["ZooKeeper's txn logs: who created each topic"])
-        + ([] if default else ["server.properties: num.partitions and default.replication.factor"]),
-    )
+    if not default:
+        coverage.add("topic_typos", ["server.properties: num.partitions and default.replication.factor"])
     rows = candidates(bundle).orderBy("created", "typo", "sibling").limit(SHOWN).collect()
     out = []
     for r in rows:
@@ -113,7 +107,7 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         out.append(
             Finding(
                 "topic.likely_typo",
-                "warning",
+                WARNING,
                 {"topic": r.typo, "sibling": r.sibling},
                 f"Topic {r.typo} (created {r.created:%Y-%m-%d %H:%M:%S} ZooKeeper time) is likely a typo of "
                 f"{r.sibling} ({slip}): {'; '.join(signs)}. Records written to it are where no consumer of "
@@ -122,3 +116,13 @@ def findings(bundle: Bundle, coverage: Coverage) -> list[Finding]:
             )
         )
     return out
+
+
+ANALYSIS = Analysis(
+    "topic_typos",
+    needs={Need.ZK_STATE: "the topics"},
+    wants={Need.ZK_HISTORY: "who created each topic"},
+    run=_run,
+    kinds=(Kind("topic.likely_typo", (WARNING,), {"topic": str, "sibling": str}),),
+)
+findings = ANALYSIS.findings

@@ -1,0 +1,135 @@
+"""The contract every analysis keeps, so that adding one touches its module and one line of `registry.py`.
+
+An `Analysis` names its coverage check, the evidence it needs (the runner says what was missing, in one
+wording, and skips it when none is there), the finding kinds it may emit with their subjects' types (checked
+on every run, so a kind cannot drift from what the truth tests and the report expect) and the figures the
+report draws for it. Like pydeequ's analyzers: objects a runner collects, results as findings and coverage.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from workbench.analysis.findings import Coverage, Finding, Severity
+
+if TYPE_CHECKING:
+    from workbench.analysis.cluster import Evidence
+    from workbench.frames import Bundle
+
+
+class Need(Enum):
+    """A kind of evidence a bundle may hold (bundle.py's layout), as coverage names it."""
+
+    ZK_STATE = "ZooKeeper state"
+    ZK_HISTORY = "ZooKeeper history"
+    LOGS = "broker logs"
+    DATA_DIRS = "broker data dirs"
+    CAPTURE_TIME = "capture time"
+
+    def held(self, ev: Evidence) -> bool:
+        """Whether the bundle holds any of it (an analysis with a need held runs)."""
+        return {
+            Need.ZK_STATE: ev.zk_state,
+            Need.ZK_HISTORY: ev.zk_history,
+            Need.LOGS: bool(ev.with_logs),
+            Need.DATA_DIRS: bool(ev.with_datadirs),
+            Need.CAPTURE_TIME: ev.captured_ms is not None,
+        }[self]
+
+    def lacking(self, ev: Evidence) -> str | None:
+        """What of it the bundle lacks, as a reader would fetch it; None when nothing is."""
+        if self is Need.LOGS or self is Need.DATA_DIRS:
+            have = ev.with_logs if self is Need.LOGS else ev.with_datadirs
+            without = sorted(ev.brokers - have)
+            noun = "logs" if self is Need.LOGS else "data dirs"
+            if not have:
+                return f"the brokers' {noun} (brokers/<id>/)"
+            return f"{noun} of broker {', '.join(map(str, without))}" if without else None
+        if self.held(ev):
+            return None
+        return {
+            Need.ZK_STATE: "ZooKeeper state (zk/: a capture or snapshots)",
+            Need.ZK_HISTORY: "ZooKeeper txn logs (zk/txnlog/)",
+            Need.CAPTURE_TIME: "the capture time (manifest captured_at)",
+        }[self]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A finding kind: its dotted name, the severities it is given, and its subject's keys and types
+    (`always` in every finding of the kind, `sometimes` only where the evidence says it)."""
+
+    name: str
+    severities: tuple[Severity, ...]
+    always: Mapping[str, type | tuple[type, ...]]
+    sometimes: Mapping[str, type | tuple[type, ...]] = field(default_factory=dict)
+
+    def problems(self, f: Finding) -> list[str]:
+        out = [] if f.severity in self.severities else [f"severity {f.severity}"]
+        out += [f"no {k!r} in its subject" for k in self.always if k not in f.subject]
+        for k, v in f.subject.items():
+            t = self.always.get(k) or self.sometimes.get(k)
+            if t is None:
+                out.append(f"an undeclared subject key {k!r}")
+            elif not isinstance(v, t) or (isinstance(v, bool) and t is int):
+                out.append(f"{k!r} is {type(v).__name__}, declared {t}")
+        return out
+
+
+Run = Callable[["Bundle", Coverage], list[Finding]]
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One analysis. `needs` maps each evidence it reads to what that evidence tells it: with none held
+    the check is skipped, each one lacking is said in coverage. `wants` is evidence that only sharpens it.
+    `run` finds (it may add to its check's coverage, or call it not applicable); `plots` names the
+    report's figures for it, `module:function`, imported only when a report is drawn."""
+
+    name: str
+    needs: Mapping[Need, str]
+    kinds: tuple[Kind, ...]
+    run: Run
+    wants: Mapping[Need, str] = field(default_factory=dict)
+    plots: str = ""
+
+    def findings(self, bundle: Bundle, coverage: Coverage) -> list[Finding]:
+        """Its findings, its coverage recorded from the evidence it needs; every finding checked against
+        its declared kinds (a mismatch is the analysis's bug, so it raises)."""
+        from workbench.analysis.cluster import views
+
+        ev = views(bundle).evidence
+        held = [n for n in self.needs if n.held(ev)]
+        said = {**self.needs, **self.wants}
+        missing = [f"{lack}: {said[n]}" for n in said if (lack := n.lacking(ev)) is not None]
+        coverage.record(self.name, [n.value for n in said if n.held(ev)], missing, needed=bool(held))
+        if not held:
+            return []
+        found = self.run(bundle, coverage)
+        kinds = {k.name: k for k in self.kinds}
+        for f in found:
+            kind = kinds.get(f.kind)
+            wrong = [f"a kind {self.name} does not declare"] if kind is None else kind.problems(f)
+            if wrong:
+                raise TypeError(f"analysis {self.name}: finding {f.kind} has {'; '.join(wrong)}: {f.subject}")
+        return found
+
+    def figures(self) -> Callable[..., list[Any]] | None:
+        if not self.plots:
+            return None
+        module, function = self.plots.split(":")
+        draw: Callable[..., list[Any]] = getattr(importlib.import_module(module), function)
+        return draw
+
+
+def maybe(t: type) -> tuple[type, ...]:
+    """A subject value that may be None (unknown from this evidence)."""
+    return (t, type(None))
+
+
+CRITICAL, WARNING, INFO = Severity.CRITICAL, Severity.WARNING, Severity.INFO
+NO_TXN = "ZooKeeper txn logs (zk/txnlog/): none of their txns could be read"
