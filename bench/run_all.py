@@ -51,6 +51,7 @@ def main() -> None:
     benches = [
         [sys.executable, str(HERE / "load_logs.py"), "--sizes", args.sizes],
         [sys.executable, str(HERE / "zk_history.py")],
+        [sys.executable, str(HERE / "triage_jobs.py")],
     ]
     lines = [
         "# Benchmark results",

@@ -433,6 +433,14 @@ def test_paths_and_kinds() -> None:
     )
     assert re.match(znodes.DELETE_MARKER_PATH, znodes.delete_topic_path("t"))
     assert re.match(znodes.TOPIC_CONFIG_PATH, znodes.config_path("topics", "t"))
+    # the timeline's: a topic and its partition from any path under the topic; a milestone's znode
+    under = re.match(znodes.UNDER_TOPIC_PATH, path)
+    assert under is not None and under.groups() == ("a.b-c", "12")
+    assert re.match(znodes.UNDER_TOPIC_PATH, "/brokers/topics/t").groups() == ("t", None)  # type: ignore[union-attr]
+    for said in ("/controller {}", "/brokers/ids/3", "/brokers/topics/t {}", "/admin/delete_topics/t"):
+        assert re.match(znodes.MILESTONE_PATH, said), said
+    for said in ("/controller_epoch 3", "/brokers/topics/t/partitions/0/state {}", "/admin/delete_topics"):
+        assert not re.match(znodes.MILESTONE_PATH, said), said
     assert zkd.decode("/admin/delete_topics/orders", None) is None  # presence is the message
     assert zkd.decode("/kafka/controller_epoch", b"7", chroot="/kafka") == 7
     log_dir = zkd.decode(

@@ -23,13 +23,13 @@ from workbench.analysis.cluster import views
 from workbench.analysis.contract import NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, tp_list, txn_ref, zk_ref
 from workbench.analysis.health import Health, health
-from workbench.kafka import behaviour
+from workbench.kafka import behaviour, defaults
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
 
-IMBALANCE_PERCENTAGE = "10"  # leader.imbalance.per.broker.percentage (KafkaConfig default)
-CHECK_INTERVAL_SECONDS = "300"  # leader.imbalance.check.interval.seconds (KafkaConfig default)
+IMBALANCE_PERCENTAGE = defaults.BROKER["leader.imbalance.per.broker.percentage"]
+CHECK_INTERVAL_SECONDS = defaults.BROKER["leader.imbalance.check.interval.seconds"]
 
 
 def imbalance_since(h: Health, threshold: float) -> list[Any]:

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, IntegerType, MapType, StringType, StructField, StructType
 
 from workbench.analysis.history_gaps import Gap, history_gaps
+from workbench.kafka import behaviour
+from workbench.kafka.znode_frames import partitions_in, topics_in
 from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH, STATE_PATH, TOPIC_PATH
 from workbench.zookeeper import txns as zk_ops
 
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 WATCHED_PATHS = "|".join(f"({p})" for p in (STATE_PATH, TOPIC_PATH, DELETE_MARKER_PATH, BROKER_PATH))
 CREATES = tuple(zk_ops.OP_NAMES[t] for t in zk_ops.CREATES)  # as znode_history names the ops
 DELETES = tuple(zk_ops.OP_NAMES[t] for t in zk_ops.DELETES)
-FILE_DELETE_DELAY_MS = 60_000  # file.delete.delay.ms default (KafkaConfig, 2.5.1-3.6.2)
 
 
 def kept(frame: DataFrame) -> DataFrame:
@@ -41,26 +41,6 @@ def kept(frame: DataFrame) -> DataFrame:
     garbage-collected (not by clearCache()); an executor lost on a cluster fails the query that needs them
     instead of recomputing them."""
     return frame.localCheckpoint(eager=False)
-
-
-_REPLICAS = MapType(StringType(), ArrayType(IntegerType()))
-TOPIC_ZNODE = StructType(
-    [
-        StructField("version", IntegerType()),
-        StructField("partitions", _REPLICAS),
-        StructField("adding_replicas", _REPLICAS),
-        StructField("removing_replicas", _REPLICAS),
-        StructField("topic_id", StringType()),
-    ]
-)
-PARTITION_STATE = StructType(
-    [
-        StructField("leader", IntegerType()),
-        StructField("leader_epoch", IntegerType()),
-        StructField("controller_epoch", IntegerType()),
-        StructField("isr", ArrayType(IntegerType())),
-    ]
-)
 
 
 class Watched(NamedTuple):
@@ -88,12 +68,6 @@ def _by_broker(regs: DataFrame) -> DataFrame:
         F.regexp_extract("path", BROKER_PATH, 1).cast("int").alias("broker_id"),
         "rack", "session_id", "czxid", "registered", "ended_zxid", "ended",
     )  # fmt: skip
-
-
-def version_tuple(version: str | None) -> tuple[int, ...] | None:
-    """'2.8.2' -> (2, 8, 2); None when there is no version to read."""
-    m = re.match(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?", version or "")
-    return tuple(int(x) for x in m.groups() if x is not None) if m else None
 
 
 def session_of(hex_text: Column) -> Column:
@@ -137,84 +111,6 @@ def _read_properties(path: Path) -> dict[str, str]:
     return out
 
 
-def topics_in(znodes: DataFrame) -> DataFrame:
-    """`/brokers/topics/<t>` in a ZooKeeper tree: topic, topic_id (null when the znode has none),
-    znode_version (the JSON's), partitions map, adding/removing replicas, czxid, mzxid, ctime, mtime,
-    data_version."""
-    z = znodes.where(F.col("path").rlike(TOPIC_PATH))
-    parsed = F.from_json("data", TOPIC_ZNODE)
-    return z.select(
-        F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"),
-        "path",
-        parsed.alias("z"),
-        "czxid",
-        "mzxid",
-        "ctime",
-        "mtime",
-        F.col("version").alias("data_version"),
-    ).select(
-        "topic",
-        "path",
-        F.col("z.topic_id").alias("topic_id"),
-        F.col("z.version").alias("znode_version"),
-        F.col("z.partitions").alias("assignment"),
-        F.col("z.adding_replicas").alias("adding"),
-        F.col("z.removing_replicas").alias("removing"),
-        "czxid",
-        "mzxid",
-        "ctime",
-        "mtime",
-        "data_version",
-    )
-
-
-def partitions_in(znodes: DataFrame) -> DataFrame:
-    """Every partition in a ZooKeeper tree: topic, topic_id, partition, replicas (assignment order: the
-    first is the preferred leader), adding, removing, leader, leader_epoch, isr, controller_epoch,
-    zk_version and the state znode's mzxid and path."""
-    assigned = (
-        topics_in(znodes)
-        .select(
-            "topic",
-            "topic_id",
-            F.explode("assignment").alias("p", "replicas"),
-            "adding",
-            "removing",
-        )
-        .select(
-            "topic",
-            "topic_id",
-            F.col("p").cast("int").alias("partition"),
-            "replicas",
-            F.col("adding")[F.col("p")].alias("adding"),
-            F.col("removing")[F.col("p")].alias("removing"),
-        )
-    )
-    states = znodes.where(F.col("path").rlike(STATE_PATH)).select(
-        F.regexp_extract("path", STATE_PATH, 1).alias("topic"),
-        F.regexp_extract("path", STATE_PATH, 2).cast("int").alias("partition"),
-        F.from_json("data", PARTITION_STATE).alias("s"),
-        F.col("version").alias("zk_version"),
-        F.col("mzxid").alias("state_mzxid"),
-        F.col("path").alias("state_path"),
-    )
-    return assigned.join(states, ["topic", "partition"], "left").select(
-        "topic",
-        "topic_id",
-        "partition",
-        "replicas",
-        "adding",
-        "removing",
-        F.col("s.leader").alias("leader"),
-        F.col("s.leader_epoch").alias("leader_epoch"),
-        F.col("s.isr").alias("isr"),
-        F.col("s.controller_epoch").alias("controller_epoch"),
-        "zk_version",
-        "state_mzxid",
-        "state_path",
-    )
-
-
 class ClusterViews:
     """The bundle seen as a cluster. Built once per bundle (`views(bundle)`), shared by every analysis."""
 
@@ -255,7 +151,7 @@ class ClusterViews:
     def topic_ids_expected(self) -> bool | None:
         """Whether the brokers use topic ids (Kafka 2.8+, KIP-516): from the manifest's version, else
         from the evidence (a partition.metadata file or a topic_id in ZooKeeper); None when unknown."""
-        v = version_tuple(self.evidence.kafka_version)
+        v = behaviour.parse(self.evidence.kafka_version)
         if v is not None:
             return v >= (2, 8)
         seen = self.bundle.partition_metadata.limit(1).count() > 0

@@ -1,12 +1,9 @@
 """Controller elections and failovers, and the ZooKeeper sessions brokers lost (seeds 002, 003).
 
-From 2.1 an election is one multi in ZooKeeper: create the ephemeral `/controller` and bump
-`/controller_epoch` (KafkaZkClient.registerControllerAndIncrementControllerEpoch @2.1.1 l.97); before, the
-new controller's session writes `/controller_epoch` in a transaction of its own after creating
-`/controller` (KafkaController.incrementControllerEpoch @1.1.1 l.612). So ZooKeeper's history orders
-elections by zxid and times the gap without a controller on one clock (the ZooKeeper leader's). Why the
-previous controller went is read from that broker's own log (`sessions.py`). The new controller's log gives
-the onControllerFailover steps and what it resumed.
+The elections themselves, from ZooKeeper's history or the controllers' logs, are `elections.py`'s views
+(re-exported here for the notebooks: `controller.elections(bundle)`). Why the previous controller went is
+read from that broker's own log (`sessions.py`). The new controller's log gives the onControllerFailover
+steps and what it resumed.
 """
 
 from __future__ import annotations
@@ -15,11 +12,11 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis.cluster import views
 from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe
+from workbench.analysis.elections import elected, elected_lines, elections, failover_steps
 from workbench.analysis.findings import Coverage, Finding, file_ref, hex_zxid, ranges, txn_ref
 from workbench.analysis.history_gaps import Gap
 from workbench.analysis.outage import Failover, Outage, outages
@@ -31,156 +28,8 @@ if TYPE_CHECKING:
 
 CHECK = "controller"
 FLAPPING_WINDOW_MS = 10 * 60_000
-EPOCH_LINE_WITHIN_S = 60  # an election line before 2.1 and its "incremented epoch" line: milliseconds apart
 FLAPPING_ELECTIONS = 3
-
-
-def elected(bundle: Bundle) -> DataFrame:
-    """Every /controller a broker created in ZooKeeper's history: zxid, time, session_id, broker, and the
-    epoch that election wrote: its own session's first write of /controller_epoch from the create's zxid
-    (the same zxid in a multi) until the next /controller create."""
-    h = views(bundle).history.where(F.col("applied"))
-    created = h.where((F.col("path") == "/controller") & (F.col("op") == "create")).select(
-        "zxid", "time", "session_id", F.get_json_object("data", "$.brokerid").cast("int").alias("broker")
-    )
-    after = Window.partitionBy(F.lit(0)).orderBy("zxid")  # elections are few
-    bounded = created.withColumn("next_zxid", F.lead("zxid").over(after))
-    writes = h.where((F.col("path") == "/controller_epoch") & F.col("op").isin("setData", "create")).select(
-        F.col("zxid").alias("epoch_zxid"),
-        F.col("session_id").alias("writer"),
-        F.col("data").cast("int").alias("v"),
-    )
-    epochs = (
-        bounded.join(
-            writes,
-            (F.col("writer") == F.col("session_id"))
-            & (F.col("epoch_zxid") >= F.col("zxid"))
-            & (F.col("next_zxid").isNull() | (F.col("epoch_zxid") < F.col("next_zxid"))),
-        )
-        .groupBy("zxid")
-        .agg(F.min_by("v", "epoch_zxid").alias("epoch"))
-    )
-    return created.join(epochs, "zxid", "left")
-
-
-def elections(bundle: Bundle) -> DataFrame:
-    """Every election in ZooKeeper's history (`elected`), with the previous controller's end (gone_zxid,
-    gone_time, gone_by: 'session' or the session that deleted /controller)."""
-    h = views(bundle).history.where(F.col("applied"))
-    e = elected(bundle)
-    closed = h.where(F.col("op") == "closeSession").select(
-        F.col("session_id").alias("owner"), F.col("zxid").alias("gone_zxid"), F.col("time").alias("gone_time")
-    )
-    deleted = h.where((F.col("path") == "/controller") & (F.col("op") == "delete")).select(
-        F.col("zxid").alias("gone_zxid"),
-        F.col("time").alias("gone_time"),
-        F.col("session_id").alias("gone_by"),
-    )
-    # The znode each election created ends at the first delete of /controller or close of its session.
-    by_close = e.join(closed, (F.col("owner") == F.col("session_id")) & (F.col("gone_zxid") > F.col("zxid")))
-    by_close = by_close.select("zxid", "gone_zxid", "gone_time", F.lit(None).cast("long").alias("gone_by"))
-    by_delete = e.join(deleted, F.col("gone_zxid") > F.col("zxid")).select(
-        "zxid", "gone_zxid", "gone_time", "gone_by"
-    )
-    ends = (
-        by_close.unionByName(by_delete)
-        .groupBy("zxid")
-        .agg(F.min_by(F.struct("gone_zxid", "gone_time", "gone_by"), "gone_zxid").alias("g"))
-        .select("zxid", "g.*")
-    )
-    return e.join(ends, "zxid", "left")
-
-
-def elected_lines(bundle: Bundle) -> DataFrame:
-    """Each election a broker logged: broker_id, epoch, ts, file, line_no, and `failover_file`, where its
-    onControllerFailover lines are. From 2.1 the election line states the epoch; before, the epoch is on
-    the broker's next "incremented epoch" line (KafkaController 0.10.2.2:731, 1.0.2:693, 2.0.1:647,
-    logged within the same election), which at 0.10 is in controller.log while the elector's line is in
-    server.log (ZookeeperLeaderElector 0.10.2.2:83 logs under kafka.server)."""
-    ev = bundle.cluster_events
-    lines = ev.where(F.col("event") == "controller.elected").select(
-        "broker_id", "file", "line_no", "ts", F.col("attrs")["epoch"].cast("int").alias("epoch")
-    )
-    bumps = ev.where(F.col("event") == "controller.epoch_incremented").select(
-        F.col("broker_id").alias("b_broker"),
-        F.col("file").alias("b_file"),
-        F.col("line_no").alias("b_line"),
-        F.col("ts").alias("b_ts"),
-        F.col("attrs")["epoch"].cast("int").alias("b_epoch"),
-    )
-    within = F.expr(f"INTERVAL {EPOCH_LINE_WITHIN_S} SECONDS")
-    paired = (
-        lines.where(F.col("epoch").isNull())
-        .join(
-            bumps,
-            (F.col("b_broker") == F.col("broker_id"))
-            & (F.col("b_ts") >= F.col("ts"))
-            & (F.col("b_ts") <= F.col("ts") + within),
-            "left",
-        )
-        .groupBy("broker_id", "file", "line_no", "ts")
-        .agg(F.min_by(F.struct("b_epoch", "b_file"), F.struct("b_ts", "b_line")).alias("b"))
-        .select(
-            "broker_id",
-            "file",
-            "line_no",
-            "ts",
-            F.col("b.b_epoch").alias("epoch"),
-            F.coalesce("b.b_file", "file").alias("failover_file"),
-        )
-    )
-    stated = lines.where(F.col("epoch").isNotNull()).withColumn("failover_file", F.col("file"))
-    return stated.unionByName(paired)
-
-
-def failover_steps(bundle: Bundle) -> DataFrame:
-    """The new controllers' own lines from election to 'Ready to serve': broker_id, epoch, event, step,
-    ts, file, line_no. Steps are the lines onControllerFailover logs (LOG_TEMPLATES.md section 5), the
-    replica and partition state machines' startup among them (e.g. replica_state_machine_initializing)."""
-    ev = bundle.cluster_events.where(
-        F.col("event").startswith("controller.")
-        | F.col("event").startswith("deletion.")
-        | F.col("event").startswith("state_machine.")
-    )
-    lines = elected_lines(bundle)
-    elected = lines.select(
-        "broker_id", F.col("failover_file").alias("file"), "epoch", F.col("ts").alias("elected")
-    )
-    ready = ev.where(F.col("event") == "controller.ready").select(
-        "broker_id", F.col("attrs")["epoch"].cast("int").alias("epoch"), F.col("ts").alias("ready")
-    )
-    span = elected.join(ready, ["broker_id", "epoch"], "left")
-    elsewhere = lines.where(F.col("file") != F.col("failover_file")).select(  # 0.10's elector line
-        "broker_id",
-        "epoch",
-        F.lit("controller.elected").alias("event"),
-        F.lit(None).cast("string").alias("step"),
-        "ts",
-        "file",
-        "line_no",
-    )
-    return elsewhere.unionByName(
-        ev.join(span, ["broker_id", "file"])
-        .where((F.col("ts") >= F.col("elected")) & (F.col("ts") <= F.coalesce("ready", F.col("elected"))))
-        .select(
-            "broker_id",
-            "epoch",
-            "event",
-            F.when(
-                F.col("event").startswith("state_machine."),
-                F.concat(
-                    F.regexp_extract("event", r"\.(\w+)$", 1),
-                    F.lit("_state_machine_"),
-                    F.col("attrs")["step"],
-                ),
-            )
-            .otherwise(F.col("attrs")["step"])
-            .alias("step"),
-            "ts",
-            "file",
-            "line_no",
-        )
-    )
+__all__ = ["ANALYSIS", "elected", "elected_lines", "elections", "failover_steps", "findings"]
 
 
 @dataclass

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import FILE_DELETE_DELAY_MS, views
+from workbench.analysis.cluster import views
 from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe
 from workbench.analysis.findings import (
     Coverage,
@@ -27,6 +27,7 @@ from workbench.analysis.findings import (
     txn_ref,
     zk_ref,
 )
+from workbench.kafka.defaults import FILE_DELETE_DELAY_MS
 from workbench.kafka.znodes import DELETE_MARKER_PATH, TOPIC_PATH
 
 if TYPE_CHECKING:

@@ -30,15 +30,18 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
-from workbench.analysis.cluster import CREATES, DELETES, TOPIC_ZNODE, version_tuple, views
+from workbench.analysis.cluster import CREATES, DELETES, views
 from workbench.analysis.contract import INFO, WARNING, Analysis, Kind, Need
+from workbench.analysis.elections import elections
 from workbench.analysis.findings import Coverage, Finding, file_ref, txn_ref, zk_ref
+from workbench.kafka import behaviour
 from workbench.kafka.assignment import (
     BrokerMetadata,
     default_assignment_could_give,
     new_partitions_as_kafka_would,
 )
 from workbench.kafka.names import LEGAL_CHARS, MAX_NAME_LENGTH, invalid_topic_message
+from workbench.kafka.znode_frames import TOPIC_ZNODE
 from workbench.kafka.znodes import TOPIC_PATH
 
 if TYPE_CHECKING:
@@ -216,7 +219,7 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
                 "topic_lifecycle",
                 [f"the creation of {older} topic(s), before the history's first txn: not checked"],
             )
-    pre_28 = (version_tuple(v.evidence.kafka_version) or (2, 8)) < (2, 8)
+    pre_28 = (behaviour.parse(v.evidence.kafka_version) or (2, 8)) < (2, 8)
     auto_used = ["ZooKeeper's history (who wrote each topic znode)"] if made is not None else []
     if pre_28 and v.evidence.with_logs:
         auto_used.append("broker logs")
@@ -319,8 +322,6 @@ def _concentrated(bundle: Bundle) -> list[Finding]:
 def _written_by_a_broker_not_controller(bundle: Bundle, made: DataFrame) -> list[Any]:
     """Topic creations whose znode a broker's own session wrote while another broker was the controller:
     topic, zxid, time, by, controller."""
-    from workbench.analysis.controller import elections
-
     e = elections(bundle).select(
         F.col("zxid").alias("e_zxid"), F.col("broker").alias("controller"), F.col("gone_zxid").alias("e_gone")
     )

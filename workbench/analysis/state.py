@@ -19,11 +19,12 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, IntegerType, StringType, StructField, StructType
 
-from workbench.analysis.cluster import partitions_in, views
-from workbench.analysis.controller import elected_lines
+from workbench.analysis.cluster import views
 from workbench.analysis.deletion import topics_of
+from workbench.analysis.elections import elected_lines
 from workbench.analysis.partition_history import counted
 from workbench.kafka import znodes as paths
+from workbench.kafka.znode_frames import partitions_in
 from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH
 
 if TYPE_CHECKING:

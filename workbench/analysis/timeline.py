@@ -28,7 +28,7 @@ from pyspark.sql import functions as F
 
 from workbench.analysis.cluster import session_of, views
 from workbench.analysis.findings import file_ref_col
-from workbench.kafka.znodes import BROKER_PATH, STATE_PATH
+from workbench.kafka.znodes import BROKER_PATH, MILESTONE_PATH, STATE_PATH, UNDER_TOPIC_PATH
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -45,7 +45,6 @@ TIMELINE_COLUMNS = (
     "detail",
     "ref",
 )
-_TP_PATH = r"^/brokers/topics/([^/]+)(?:/partitions/(\d+))?"
 
 
 @dataclass(frozen=True)
@@ -227,8 +226,8 @@ def timeline(
         _number(F.regexp_extract("path", BROKER_PATH, 1)).alias("broker_id"),
         F.lit("zookeeper").alias("source"),
         F.concat(F.lit("zk."), F.col("op")).alias("kind"),
-        F.nullif(F.regexp_extract("path", _TP_PATH, 1), F.lit("")).alias("topic"),
-        _number(F.regexp_extract("path", _TP_PATH, 2)).alias("partition"),
+        F.nullif(F.regexp_extract("path", UNDER_TOPIC_PATH, 1), F.lit("")).alias("topic"),
+        _number(F.regexp_extract("path", UNDER_TOPIC_PATH, 2)).alias("partition"),
         F.coalesce(F.concat_ws(" ", "path", F.substring("data", 1, 200)), F.col("op")).alias("detail"),
         F.concat(F.lit("zk:txn@0x"), F.lower(F.hex("zxid"))).alias("ref"),
     )
@@ -278,10 +277,6 @@ MILESTONE_KINDS = (
     "log_dir.io_error", "log_dir.failed", "deletion.disabled", "reassignment.failed",
     "reassignment.assignment_updated",
 )  # fmt: skip
-_MILESTONE_PATHS = (
-    r"^(/controller|/brokers/ids/\d+|/brokers/topics/[^/]+"
-    r"|/admin/(delete_topics/[^/]+|reassign_partitions|preferred_replica_election))( |$)"
-)
 
 
 def milestones(bundle: Bundle, skews: list[Skew] | None = None) -> DataFrame:
@@ -291,10 +286,7 @@ def milestones(bundle: Bundle, skews: list[Skew] | None = None) -> DataFrame:
     t = timeline(bundle, skews=skews)
     zk_kept = (F.col("source") == "zookeeper") & (
         (F.col("kind") == "zk.closeSession")
-        | (
-            F.col("kind").isin("zk.create", "zk.setData", "zk.delete")
-            & F.col("detail").rlike(_MILESTONE_PATHS)
-        )
+        | (F.col("kind").isin("zk.create", "zk.setData", "zk.delete") & F.col("detail").rlike(MILESTONE_PATH))
     )
     kept = t.where(F.col("kind").isin(*MILESTONE_KINDS) | zk_kept)
     key: list[Column | str] = ["kind", "broker_id", "topic", F.date_trunc("minute", "time")]

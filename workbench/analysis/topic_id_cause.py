@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from workbench.analysis import controller
-from workbench.analysis.cluster import version_tuple, views
+from workbench.analysis.cluster import views
 from workbench.analysis.contract import CRITICAL, WARNING, Kind, maybe
+from workbench.analysis.elections import elected
 from workbench.analysis.findings import Finding, file_ref, hex_zxid, ranges, txn_ref, zk_ref
+from workbench.kafka import behaviour
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -97,7 +98,7 @@ def _changes(writes: DataFrame, topics: list[str]) -> dict[str, list[Any]]:
 
 def _elections(bundle: Bundle) -> dict[int, tuple[int, int | None]]:
     """Controller epoch -> (zxid of its election, the elected broker), from ZooKeeper's history."""
-    rows = controller.elected(bundle).where(F.col("epoch").isNotNull()).select("epoch", "zxid", "broker")
+    rows = elected(bundle).where(F.col("epoch").isNotNull()).select("epoch", "zxid", "broker")
     return {r.epoch: (r.zxid, r.broker) for r in rows.collect()}
 
 
@@ -257,7 +258,7 @@ def _impact(bundle: Bundle, ids: DataFrame, topics: list[str]) -> list[Finding]:
     """Per topic: which replicas will be refused, which ISRs they left or will leave, and which partitions
     have no in-sync replica left that accepts the current id."""
     v = views(bundle)
-    version = version_tuple(v.evidence.kafka_version)
+    version = behaviour.parse(v.evidence.kafka_version)
     stale = (
         ids.where((F.col("state") == "mismatch") & F.col("topic").isin(topics))
         .groupBy("topic", "partition")

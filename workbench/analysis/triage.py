@@ -106,10 +106,16 @@ def triage(bundle: Bundle) -> Triage:
     found: list[Finding] = []
     for analysis in ANALYSES:
         found += analysis.findings(bundle, coverage)
+    bad = finish(bundle, coverage)
+    return Triage(sorted(found, key=Finding.sort_key), coverage, bad, bundle.evidence.origin)
+
+
+def finish(bundle: Bundle, coverage: Coverage) -> int:
+    """What triage checks after the analyses, across them: the history's gaps, whose lines a shared logs
+    folder held; returns the count of bad records."""
     _history_gaps(bundle, coverage)
     log_attribution(bundle, coverage)
-    bad = bundle.bad_records.count()
-    return Triage(sorted(found, key=Finding.sort_key), coverage, bad, bundle.evidence.origin)
+    return bundle.bad_records.count()
 
 
 def _history_gaps(bundle: Bundle, coverage: Coverage) -> None:

@@ -91,6 +91,13 @@ STATE_PATH = path_pattern("partition_state")
 BROKER_PATH = path_pattern("broker")
 DELETE_MARKER_PATH = path_pattern("delete_topic")
 TOPIC_CONFIG_PATH = "^" + CONFIG + "/topics/" + _NAME + "$"
+# A path at or under a topic's znode (a prefix): the topic, and the partition where the path is one's.
+UNDER_TOPIC_PATH = "^" + TOPICS + "/" + _NAME + r"(?:/partitions/(\d+))?"
+# The znodes whose every write is a milestone of a postmortem's timeline (followed by a space and the data).
+MILESTONE_PATH = (
+    f"^({CONTROLLER}|{BROKER_IDS}/\\d+|{TOPICS}/[^/]+"
+    f"|({DELETE_TOPICS}/[^/]+|{REASSIGN_PARTITIONS}|{PREFERRED_REPLICA_ELECTION}))( |$)"
+)
 
 
 def kind_of(path: str, chroot: str = "") -> tuple[str, tuple[str, ...]] | None:

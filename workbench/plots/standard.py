@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from workbench import plots
-from workbench.analysis import controller as elections_of
 from workbench.analysis import deletion as deletion_of
+from workbench.analysis import elections as elections_of
 from workbench.analysis import health as health_of
 from workbench.analysis import topic_ids as ids_of
-from workbench.analysis.balance import IMBALANCE_PERCENTAGE
 from workbench.analysis.cluster import views
+from workbench.kafka import defaults
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -78,8 +78,9 @@ def health(d: Drawing) -> Figures:
     _add(out, "Partition health", plots.partition_health, h.minutes, d.marks, d.span, leaderless)
     first = h.minutes.agg({"minute": "min"}).collect()[0][0]
     ev = views(d.bundle).evidence
-    percentages = ev.config("leader.imbalance.per.broker.percentage", IMBALANCE_PERCENTAGE).values()
-    threshold = float(max(percentages, default=IMBALANCE_PERCENTAGE)) / 100
+    setting = "leader.imbalance.per.broker.percentage"
+    percentages = ev.config(setting, defaults.BROKER[setting]).values()
+    threshold = max((float(p) for p in percentages), default=float(defaults.BROKER[setting])) / 100
     end_of_first = first + pd.Timedelta(minutes=1)  # health's default bucket
     title = "Leadership at the start and at the capture"
     _add(out, title, plots.leader_balance, h.brokers, end_of_first, h.last, threshold)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from workbench.kafka.defaults import FILE_DELETE_DELAY_MS
 from workbench.kafka.jvm_order import topic_partition_hash
 from workbench.kafka.zkdata import BrokerIdZNode, ClusterIdZNode, encode, encode_broker
 from workbench.simulate import wording
@@ -26,7 +27,6 @@ from workbench.simulate.cluster import (
 from workbench.simulate.zookeeper import NODE_EXISTS, KeeperError, create, set_data
 
 INCONSISTENT_TOPIC_ID = "INCONSISTENT_TOPIC_ID"
-FILE_DELETE_DELAY_MS = 60_000  # file.delete.delay.ms
 # KafkaZkClient.createTopLevelPaths: ZkData.PersistentZkPaths (2.8.2), each created if missing.
 TOP_LEVEL = (
     "/consumers",

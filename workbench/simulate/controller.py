@@ -13,6 +13,7 @@ import json
 
 from workbench.kafka import behaviour
 from workbench.kafka import topic_id as topic_ids
+from workbench.kafka.defaults import LEADER_IMBALANCE_PER_BROKER_PERCENTAGE
 from workbench.kafka.zkdata import ControllerZNode, encode_controller, encode_controller_epoch
 from workbench.simulate import deletion, reassignment, wording
 from workbench.simulate import requests as req
@@ -20,7 +21,6 @@ from workbench.simulate import state_machines as sm
 from workbench.simulate.cluster import Broker, Cluster, Partition, Topic
 from workbench.simulate.zookeeper import create, set_data
 
-IMBALANCE_PERCENTAGE = 10  # leader.imbalance.per.broker.percentage
 IMBALANCE_CHECK_INTERVAL_MS = 300_000  # leader.imbalance.check.interval.seconds
 
 
@@ -362,7 +362,11 @@ def preferred_election(c: Cluster) -> list[Partition]:
     for b in sorted(c.brokers):
         preferred = [p for p in kept if p.replicas[0] == b]
         not_led = [p for p in preferred if p.leader != b]
-        if reassigning or not preferred or len(not_led) / len(preferred) <= IMBALANCE_PERCENTAGE / 100:
+        if (
+            reassigning
+            or not preferred
+            or len(not_led) / len(preferred) <= LEADER_IMBALANCE_PER_BROKER_PERCENTAGE / 100
+        ):
             continue
         moved += [p for p in not_led if c.brokers[b].alive and b in p.isr]
     if moved:  # onReplicaElection: the line, the elections (fenced writes), then LeaderAndIsr
