@@ -47,8 +47,10 @@ def _write(root: Path, rel: str, text: str) -> None:
 def test_kafka_error_cases(spark: SparkSession, tmp_path: Path) -> None:
     root = tmp_path / "kafka-logs"
     _write(
-        root, "meta.properties", "#\n#Tue Mar 12 09:58:01 UTC 2024\nnode.id=3\nversion=1\ncluster.id=abc\n"
-    )
+        root,
+        "meta.properties",
+        "#\n#Tue Mar 12 09:58:01 UTC 2024\nnode.id=2\nversion=1\ncluster.id=abc\nnode.id : 3\nbare\n",
+    )  # a key given twice keeps its last value, as java.util.Properties does
     _write(root, "replication-offset-checkpoint", "0\n3\norders 0 10\norders 1 11\n")  # count mismatch
     _write(root, "recovery-point-offset-checkpoint", "0\n1\norders 0 9\n")
     _write(root, "log-start-offset-checkpoint", "")  # 0 bytes: valid and empty

@@ -346,12 +346,19 @@ def _meta_properties(meta: DataFrame) -> tuple[DataFrame, DataFrame]:
     """meta.properties, ZooKeeper form (version 0, broker.id) or KRaft form (version 1, node.id)
     (BrokerMetadataCheckpoint.scala 2.8.2; MetaProperties 3.6.2)."""
     files = meta.where((F.col("name") == kafka.META_PROPERTIES) & (F.col("depth") == 0))
-    pair = r"^\s*([^=:\s]+)\s*[=:\s]\s*(.*?)\s*$"
+    # key, then "=", ":" or white space, then the value; a key alone has an empty value (Properties.load)
+    pair = r"^\s*([^=:\s]+)(?:\s*[=:]\s*|\s+)?(.*?)\s*$"
     entries = F.transform(
         F.filter("lines", lambda x: ~x.rlike(r"^\s*([#!].*)?$")),
         lambda x: F.struct(F.regexp_extract(x, pair, 1).alias("k"), F.regexp_extract(x, pair, 2).alias("v")),
     )
-    props = F.map_from_entries(entries)
+    # A key given twice keeps its last value, as Properties.load does; map_from_entries would fail the query
+    # (and Spark may evaluate this on any file's lines before the name filter drops them).
+    last = F.filter(
+        entries,
+        lambda e, i: ~F.exists(F.slice(entries, i + 2, F.size(entries) - i), lambda x: x["k"] == e["k"]),
+    )
+    props = F.map_from_entries(last)
     version = props["version"].try_cast("int")
     stored = F.when(version == 1, props["node.id"]).otherwise(props["broker.id"])
     reason = (
