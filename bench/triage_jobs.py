@@ -18,6 +18,7 @@ from workbench.analysis.findings import Coverage
 from workbench.analysis.registry import ANALYSES
 from workbench.analysis.triage import finish
 from workbench.frames import open_bundle
+from workbench.model.views import release
 from workbench.spark import spark_session
 
 REPO = Path(__file__).resolve().parents[1]
@@ -56,7 +57,7 @@ def main() -> None:
         per.append(jobs() - before)
         took = time.perf_counter() - began
         print(f"{path.name:<24}{jobs():>6}{took:>9.1f}{took / started:>13.1f}  {' '.join(map(str, per))}")
-        spark.catalog.clearCache()
+        release(bundle)
     spark.stop()
 
 

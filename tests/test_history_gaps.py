@@ -13,11 +13,12 @@ import pytest
 from conftest import REPO
 from pyspark.sql import SparkSession
 
-from workbench.analysis.cluster import views
+import workbench
 from workbench.analysis.findings import Finding
-from workbench.analysis.history_gaps import written_inside
 from workbench.analysis.triage import triage
 from workbench.frames import open_bundle
+from workbench.model.history_gaps import written_inside
+from workbench.model.views import views
 from workbench.zookeeper.files import Problem, read_txn_log, write_txn_entry
 from workbench.zookeeper.txns import Txn, write_txn
 
@@ -62,7 +63,7 @@ def test_a_damaged_txn_is_a_gap_named_by_its_damage(spark: SparkSession, tmp_pat
     assert v.history_base == (0x75, False)  # snapshot.0 is older than the gap: the tree there is unknown
     # The state at a moment after the gap is replayed across it: not exact, and it says why.
     b = open_bundle(bundle, spark)
-    before, after = b.state_at(0x74), b.state_at(0x80)
+    before, after = workbench.state_at(b, 0x74), workbench.state_at(b, 0x80)
     assert before.exact and not before.unknown
     assert not after.exact and [u for u in after.unknown if "txns 0x75 unreadable" in u]
 

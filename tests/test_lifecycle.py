@@ -14,10 +14,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from workbench.analysis import lifecycle, typos
-from workbench.analysis.cluster import views
 from workbench.analysis.findings import Coverage
 from workbench.frames import open_bundle
 from workbench.kafka.znodes import TOPIC_PATH
+from workbench.model.views import views
 from workbench.simulate import story
 from workbench.simulate.cluster import Cluster
 from workbench.simulate.run import simulate

@@ -1,5 +1,5 @@
 """environment.yml names pyproject.toml's runtime packages and its notebooks and test extras, with the same
-bounds; the runtime needs neither Jupyter nor pytest."""
+bounds; the runtime needs neither Jupyter nor pytest; the package ships the files it opens."""
 
 from __future__ import annotations
 
@@ -32,3 +32,16 @@ def test_environment_yml_matches_pyproject() -> None:
         if m and m.group(1) not in ("python", "openjdk", "pip"):
             conda[m.group(1).lower()] = m.group(2).strip().replace(" ", "")
     assert conda == wanted
+
+
+def test_the_package_ships_the_files_it_opens() -> None:
+    """Every package-data pattern names a file, and the report template is package data (an installed
+    wheel runs `workbench report`): the notebook in notebooks/ is a link to it."""
+    from workbench import report
+
+    shipped = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    for pattern in shipped["workbench"]:
+        assert list((REPO / "workbench").glob(pattern)), pattern
+    assert report.TEMPLATE.parent.resolve() == (REPO / "workbench").resolve()
+    assert report.TEMPLATE.name in shipped["workbench"]
+    assert (REPO / "notebooks" / "00-postmortem-template.ipynb").resolve() == report.TEMPLATE.resolve()

@@ -17,12 +17,13 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from pyspark.sql import SparkSession
 
+import workbench
 from workbench import plots, report
 from workbench.analysis import controller, deletion, health, topic_ids
-from workbench.analysis.cluster import views
 from workbench.analysis.findings import Coverage, Finding
 from workbench.analysis.triage import Triage
 from workbench.frames import Bundle, open_bundle
+from workbench.model.views import views
 from workbench.plots import layout
 
 
@@ -123,7 +124,7 @@ def test_failover_durations_follow_the_new_controllers_log(spark: SparkSession) 
 
 def test_leader_balance_before_and_after_the_failover(spark: SparkSession) -> None:
     bundle, truth = _open(spark, "controller-failover-2.5")
-    h = bundle.health()
+    h = workbench.health(bundle)
     assert h is not None
     (crash,) = truth["broker_failures"]
     crashed = datetime.fromtimestamp(crash["crashed_ms"] / 1000, timezone.utc)
@@ -143,7 +144,7 @@ def test_leader_balance_before_and_after_the_failover(spark: SparkSession) -> No
 
 def test_partition_health_counts_and_marks(spark: SparkSession) -> None:
     bundle, truth = _open(spark, "controller-failover-2.5")
-    h = bundle.health()
+    h = workbench.health(bundle)
     assert h is not None
     marks = plots.moments(controller.elections(bundle), health.offline_windows(bundle))
     assert sorted(label for _, label in marks) == [
@@ -162,7 +163,7 @@ def test_partition_health_counts_and_marks(spark: SparkSession) -> None:
 
 def test_isr_sizes_show_the_restarted_broker_leaving(spark: SparkSession) -> None:
     bundle, truth = _open(spark, "topicid-mismatch-2.8")
-    h = bundle.health()
+    h = workbench.health(bundle)
     assert h is not None
     span = views(bundle).span
     assert span is not None
@@ -177,7 +178,7 @@ def test_isr_sizes_show_the_restarted_broker_leaving(spark: SparkSession) -> Non
         for p in two
         if abs(p.get_x() + p.get_width() - mdates.date2num(span[1])) < 1e-6  # to the capture
     }
-    final = bundle.state_at().partitions.where("topic = 'orders' and size(isr) = 2").collect()
+    final = workbench.state_at(bundle).partitions.where("topic = 'orders' and size(isr) = 2").collect()
     assert {rows[i] for i in ends} == {f"orders-{r.partition}" for r in final}
     assert {f"orders-{d['partition']}" for d in truth["isr_departures"]} <= {rows[i] for i in ends}
     # the partitions with no acting leader at the capture are hatched at their end
@@ -229,7 +230,7 @@ def test_partition_health_shades_each_stretch_without_an_acting_leader(spark: Sp
     """The partitions whose ZooKeeper leader refuses them, from the refusal to the capture, and the
     offline stretch of a broker's death, a few milliseconds drawn wide enough to see with its length."""
     bundle, truth = _open(spark, "topicid-mismatch-2.8")
-    h = bundle.health()
+    h = workbench.health(bundle)
     span = views(bundle).span
     assert h is not None and span is not None
     leaderless = health.leaderless_windows(h, health.captured_at(bundle)).toPandas()
@@ -257,7 +258,7 @@ def test_partition_health_shades_each_stretch_without_an_acting_leader(spark: Sp
 
 def test_healthy_cluster_has_no_shade_without_an_acting_leader(spark: SparkSession) -> None:
     bundle, _ = _open(spark, "healthy-3.6")
-    h = bundle.health()
+    h = workbench.health(bundle)
     assert h is not None
     leaderless = health.leaderless_windows(h, health.captured_at(bundle))
     assert leaderless.count() == 0

@@ -1,4 +1,4 @@
-"""The cluster at any moment (`Bundle.state_at`) against the simulator's truth: at the capture's zxid it is
+"""The cluster at any moment (`workbench.state_at`) against the simulator's truth: at the capture's zxid it is
 the captured tree; at each election, reassignment and deletion it shows what the truth says; without
 ZooKeeper's history it is rebuilt from the logs and says so."""
 
@@ -15,6 +15,7 @@ from conftest import SAMPLE_DATA, samples
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+import workbench
 from workbench.analysis.state import ClusterState, diff
 from workbench.frames import open_bundle
 
@@ -36,8 +37,8 @@ def _moving(state: ClusterState) -> dict[tuple[str, int], list[int]]:
 @pytest.mark.parametrize("name", SAMPLES)
 def test_at_the_capture_zxid_the_state_is_the_captured_tree(spark: SparkSession, name: str) -> None:
     bundle = open_bundle(SAMPLE_DATA / name, spark)
-    replayed = bundle.state_at(_truth(name)["last_zxid"])
-    captured = bundle.state_at()
+    replayed = workbench.state_at(bundle, _truth(name)["last_zxid"])
+    captured = workbench.state_at(bundle)
     assert (
         replayed.exact
         and captured.exact
@@ -62,7 +63,7 @@ def test_the_counts_at_a_moment_are_the_health_series_counts(spark: SparkSession
     moments = {m["minute_ms"]: m for m in [*firsts, minutes[-1]]}
     assert any(m["no_acting_leader"] for m in moments.values())
     for m in moments.values():
-        got = bundle.state_at(_at(m["minute_ms"] + 59_999)).summary()
+        got = workbench.state_at(bundle, _at(m["minute_ms"] + 59_999)).summary()
         assert {c: got[c] for c in counts} == {c: m[c] for c in counts}, m["minute_ms"]
 
 
@@ -70,9 +71,9 @@ def test_the_counts_at_a_moment_are_the_health_series_counts(spark: SparkSession
 def test_at_each_election_the_state_has_the_truths_controller(spark: SparkSession, name: str) -> None:
     bundle = open_bundle(SAMPLE_DATA / name, spark)
     for c in _truth(name)["controllers"]:
-        state = bundle.state_at(_at(c["elected_ms"]))
+        state = workbench.state_at(bundle, _at(c["elected_ms"]))
         assert (state.controller, state.controller_epoch) == (c["broker"], c["epoch"])
-        before = bundle.state_at(_at(c["elected_ms"] - 1))
+        before = workbench.state_at(bundle, _at(c["elected_ms"] - 1))
         assert before.controller_epoch != c["epoch"]
 
 
@@ -84,9 +85,9 @@ def test_reassignments_are_in_progress_between_start_and_completion(spark: Spark
     picked = [min(moves, key=lambda m: m["completed_ms"]), max(moves, key=lambda m: m["completed_ms"])]
     for m in picked:
         key = (m["topic"], m["partition"])
-        assert _moving(bundle.state_at(_at(m["started_ms"]))).get(key) == m["to"]
-        assert _moving(bundle.state_at(_at(m["completed_ms"] - 1))).get(key) == m["to"]
-        done = bundle.state_at(_at(m["completed_ms"]))
+        assert _moving(workbench.state_at(bundle, _at(m["started_ms"]))).get(key) == m["to"]
+        assert _moving(workbench.state_at(bundle, _at(m["completed_ms"] - 1))).get(key) == m["to"]
+        done = workbench.state_at(bundle, _at(m["completed_ms"]))
         assert key not in _moving(done)
         row = done.partitions.where((F.col("topic") == key[0]) & (F.col("partition") == key[1])).first()
         assert row is not None and sorted(row.replicas) == sorted(m["to"])
@@ -98,12 +99,12 @@ def test_deletion_markers_live_from_request_to_completion(spark: SparkSession, n
     deletions = _truth(name)["deletions"]
     assert deletions
     for topic, d in deletions.items():
-        assert topic not in (bundle.state_at(_at(d["requested_ms"] - 1)).delete_markers or ())
-        assert topic in (bundle.state_at(_at(d["requested_ms"])).delete_markers or ())
+        assert topic not in (workbench.state_at(bundle, _at(d["requested_ms"] - 1)).delete_markers or ())
+        assert topic in (workbench.state_at(bundle, _at(d["requested_ms"])).delete_markers or ())
         if d["completed_ms"] is None:
-            assert topic in (bundle.state_at().delete_markers or ())
+            assert topic in (workbench.state_at(bundle).delete_markers or ())
         else:
-            gone = bundle.state_at(_at(d["completed_ms"]))
+            gone = workbench.state_at(bundle, _at(d["completed_ms"]))
             assert topic not in (gone.delete_markers or ())
             assert gone.partitions.where(F.col("topic") == topic).count() == 0
 
@@ -114,7 +115,10 @@ def test_diff_across_a_failover_names_the_new_controller(spark: SparkSession) ->
     first, second = _truth(name)["controllers"]
     failure = _truth(name)["broker_failures"][0]
     assert failure["broker"] == first["broker"]
-    d = diff(bundle.state_at(_at(failure["crashed_ms"])), bundle.state_at(_at(second["ready_ms"])))
+    d = diff(
+        workbench.state_at(bundle, _at(failure["crashed_ms"])),
+        workbench.state_at(bundle, _at(second["ready_ms"])),
+    )
     assert d.changes["controller"] == (first["broker"], second["broker"])
     assert d.changes["controller_epoch"] == (first["epoch"], second["epoch"])
     moved = d.partitions.where(F.col("what") == "leader").collect()
@@ -132,15 +136,15 @@ def test_without_zookeeper_history_the_state_is_rebuilt_from_the_logs(
     bundle = open_bundle(tmp_path / name, spark)
     truth = _truth(name)
     with pytest.raises(ValueError, match="no ZooKeeper txn logs"):
-        bundle.state_at(5)
+        workbench.state_at(bundle, 5)
     with pytest.raises(ValueError, match=r"expected a zxid .* or an ISO time"):
-        bundle.state_at("yesterday")
+        workbench.state_at(bundle, "yesterday")
     for c in truth["controllers"]:
-        state = bundle.state_at(_at(c["ready_ms"]))
+        state = workbench.state_at(bundle, _at(c["ready_ms"]))
         assert not state.exact and "logs" in state.source and "assignments" in state.unknown
         assert (state.controller, state.controller_epoch) == (c["broker"], c["epoch"])
-    exact = open_bundle(SAMPLE_DATA / name, spark).state_at().partitions
-    rebuilt = bundle.state_at(_at(truth["captured_ms"])).partitions
+    exact = workbench.state_at(open_bundle(SAMPLE_DATA / name, spark)).partitions
+    rebuilt = workbench.state_at(bundle, _at(truth["captured_ms"])).partitions
     pairs = exact.alias("z").join(rebuilt.alias("l"), ["topic", "partition"])
     assert pairs.count() == exact.count()
     assert pairs.where(F.col("z.leader") != F.col("l.leader")).count() == 0
@@ -153,7 +157,7 @@ def test_deletions_pending_from_the_logs_alone(spark: SparkSession, tmp_path: Pa
     bundle = open_bundle(tmp_path / name, spark)
     truth = _truth(name)
     pending = sorted(t for t, d in truth["deletions"].items() if d["completed_ms"] is None)
-    assert bundle.state_at(_at(truth["captured_ms"])).delete_markers == tuple(pending)
+    assert workbench.state_at(bundle, _at(truth["captured_ms"])).delete_markers == tuple(pending)
     for topic, d in truth["deletions"].items():
         if d["completed_ms"] is not None:
-            assert topic in (bundle.state_at(_at(d["completed_ms"] - 1)).delete_markers or ())
+            assert topic in (workbench.state_at(bundle, _at(d["completed_ms"] - 1)).delete_markers or ())

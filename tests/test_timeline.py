@@ -13,9 +13,10 @@ from conftest import SAMPLE_DATA, samples
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from workbench.analysis.timeline import milestones, skew, timeline
+from workbench.analysis.timeline import milestones, timeline
 from workbench.cli import main
 from workbench.frames import open_bundle
+from workbench.model.skew import skew
 from workbench.simulate import deletion, story
 from workbench.simulate.cluster import Cluster
 from workbench.simulate.run import simulate

@@ -12,10 +12,11 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql.classic.dataframe import DataFrame
 
-from workbench.analysis.cluster import views
+import workbench
 from workbench.analysis.timeline import timeline
 from workbench.analysis.triage import triage
 from workbench.frames import open_bundle
+from workbench.model.views import views
 from workbench.simulate.run import simulate
 from workbench.simulate.scenarios import Scale
 
@@ -53,7 +54,7 @@ def test_triage_of_ten_thousand_partitions_collects_no_raw_rows(
     bundle = open_bundle(tmp_path / "big", spark)
     result = triage(bundle)
     assert rows_to_driver and result.critical  # it ran, and found the incident
-    h = bundle.health()
+    h = workbench.health(bundle)
     assert h is not None and h.minutes.count() >= 6 and h.brokers.count() >= 30 * 6  # 0.1 h, 30 brokers
     assert timeline(bundle).count() > 3 * SCALE.topics * SCALE.partitions  # every txn, line and file
     assert max(rows_to_driver) < SCALE.topics, sorted(rows_to_driver)[-5:]

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["Bundle", "BundleError", "open_bundle", "spark_session", "triage"]
+__all__ = ["Bundle", "BundleError", "health", "open_bundle", "spark_session", "state_at", "triage"]
 
 if TYPE_CHECKING:
+    from workbench.analysis.health import health
+    from workbench.analysis.state import state_at
     from workbench.analysis.triage import triage
     from workbench.bundle import BundleError
     from workbench.frames import Bundle, open_bundle
@@ -34,4 +36,12 @@ def __getattr__(name: str) -> Any:
         from workbench.analysis.triage import triage
 
         return triage
+    if name == "state_at":  # the cluster as of a zxid, a time or now (`analysis.state`)
+        from workbench.analysis.state import state_at
+
+        return state_at
+    if name == "health":  # offline, under-replicated ... per bucket (`analysis.health`)
+        from workbench.analysis.health import health
+
+        return health
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")

@@ -1,4 +1,5 @@
 """An opened bundle as Spark DataFrames: the bundle's files (`bundle.Evidence`) joined to `sources/`.
+It holds only DataFrames; what is derived from them is `model/` (views) and `analysis/` (findings).
 
 Kept apart from `bundle.py`, which uses only the standard library so the broker-side collector can share it.
 """
@@ -12,12 +13,8 @@ from typing import TYPE_CHECKING, Any
 from workbench.bundle import ZNODES_JSONL, Evidence
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from pyspark.sql import DataFrame, SparkSession
 
-    from workbench.analysis.health import Health
-    from workbench.analysis.state import ClusterState
     from workbench.sources.datadirs import DataDirFrames
 
 
@@ -135,21 +132,6 @@ class Bundle:
         snaps = [f for f in self.evidence.zk_files if f.kind == "snapshot"]
         logs = [f for f in self.evidence.zk_files if f.kind == "log"]
         return read_zk_state(self.spark, snaps, logs, zxid)
-
-    def state_at(self, at: int | datetime | str | None = None) -> ClusterState:
-        """The cluster as of a zxid (int), a time (datetime or ISO text) or now (None): controller,
-        live brokers, every partition's leader and ISR, deletion markers, reassignments
-        (`analysis.state`; `diff` compares two)."""
-        from workbench.analysis.state import state_at
-
-        return state_at(self, at)
-
-    def health(self, bucket: str = "1 minute") -> Health | None:
-        """Per bucket, the offline and under-replicated partitions and each broker's leaders and leader
-        imbalance, from ZooKeeper's history (`analysis.health`); None without the history."""
-        from workbench.analysis.health import health
-
-        return health(self, bucket)
 
     @property
     def znodes(self) -> DataFrame:

@@ -1,5 +1,6 @@
-"""The postmortem report: `notebooks/00-postmortem-template.ipynb` run on a bundle with papermill and
-rendered to one self-contained HTML file (`workbench report BUNDLE --out DIR`).
+"""The postmortem report: the template (`report_template.ipynb`, shipped with the package, which
+`notebooks/00-postmortem-template.ipynb` links to) run on a bundle with papermill and rendered to one
+self-contained HTML file (`workbench report BUNDLE --out DIR`).
 
 The template only calls what is here and in the analyses: the overview, the coverage table and the
 standard plots, each drawn only where the evidence for it exists.
@@ -8,13 +9,14 @@ standard plots, each drawn only where the evidence for it exists.
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from workbench.analysis.cluster import views
 from workbench.analysis.registry import ANALYSES
+from workbench.model.views import views
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
     from workbench.analysis.triage import Triage
     from workbench.frames import Bundle
 
-TEMPLATE = Path(__file__).resolve().parents[1] / "notebooks" / "00-postmortem-template.ipynb"
+TEMPLATE = Path(str(files("workbench").joinpath("report_template.ipynb")))  # package data
 # A report is pasted into a postmortem page: long cells wrap rather than widen a table past the page,
 # and figures shrink to the page's width (tests/test_report.py checks the layout in Chromium).
 PAGE_STYLE = (
@@ -103,7 +105,7 @@ def write(bundle: str | Path, out: str | Path, template: Path = TEMPLATE) -> Pat
 
     if not template.is_file():
         raise FileNotFoundError(
-            f"{template}: the postmortem template is not there (a source checkout has it)"
+            f"{template}: the postmortem template is not there (it ships with the package)"
         )
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

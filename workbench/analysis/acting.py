@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import views
 from workbench.analysis.findings import file_ref_col
 from workbench.analysis.sessions import SILENT_ENDINGS, negotiated_timeouts, session_ends, session_timeout
 from workbench.kafka import behaviour
+from workbench.model.views import views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

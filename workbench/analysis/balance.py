@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import views
 from workbench.analysis.contract import NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, tp_list, txn_ref, zk_ref
 from workbench.analysis.health import Health, health
 from workbench.kafka import behaviour, defaults
+from workbench.model.views import views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

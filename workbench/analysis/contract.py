@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from workbench.analysis.findings import Coverage, Finding, Severity
 
 if TYPE_CHECKING:
-    from workbench.analysis.cluster import Evidence
     from workbench.frames import Bundle
+    from workbench.model.views import Evidence
 
 
 class Need(Enum):
@@ -100,7 +100,7 @@ class Analysis:
     def findings(self, bundle: Bundle, coverage: Coverage) -> list[Finding]:
         """Its findings, its coverage recorded from the evidence it needs; every finding checked against
         its declared kinds (a mismatch is the analysis's bug, so it raises)."""
-        from workbench.analysis.cluster import views
+        from workbench.model.views import views
 
         ev = views(bundle).evidence
         held = [n for n in self.needs if n.held(ev)]

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import views
 from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe
 from workbench.analysis.elections import elected, elected_lines, elections, failover_steps
 from workbench.analysis.findings import Coverage, Finding, file_ref, hex_zxid, ranges, txn_ref
-from workbench.analysis.history_gaps import Gap
 from workbench.analysis.outage import Failover, Outage, outages
 from workbench.analysis.sessions import CAUSE_TEXT, expiry_findings, session_ends
-from workbench.analysis.timeline import skew_ms
+from workbench.model.history_gaps import Gap
+from workbench.model.skew import skew_ms
+from workbench.model.views import views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

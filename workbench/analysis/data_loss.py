@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import views
 from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, file_ref, file_ref_col, hex_zxid, txn_ref
+from workbench.model.views import views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

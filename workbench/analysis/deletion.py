@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import views
 from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe
 from workbench.analysis.findings import (
     Coverage,
@@ -29,6 +28,7 @@ from workbench.analysis.findings import (
 )
 from workbench.kafka.defaults import FILE_DELETE_DELAY_MS
 from workbench.kafka.znodes import DELETE_MARKER_PATH, TOPIC_PATH
+from workbench.model.views import views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

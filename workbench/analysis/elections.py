@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import views
+from workbench.model.views import views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

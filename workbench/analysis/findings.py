@@ -23,34 +23,31 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 
-class Severity(str, Enum):
-    """How much a finding hurt: critical (unavailable or lost), warning (at risk), info (what happened).
-    A str, so a finding's severity compares and serialises as its word."""
-
-    CRITICAL = "critical"
-    WARNING = "warning"
-    INFO = "info"
+class _Word(str, Enum):
+    """A str, so that it compares, prints and serialises as its word (enum.StrEnum from Python 3.11)."""
 
     def __str__(self) -> str:
-        return self.value
+        return str(self.value)
 
     def __format__(self, spec: str) -> str:
         return format(self.value, spec)
 
 
-class Status(str, Enum):
+class Severity(_Word):
+    """How much a finding hurt: critical (unavailable or lost), warning (at risk), info (what happened)."""
+
+    CRITICAL = "critical"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Status(_Word):
     """A check's coverage: done, partial or skipped (what was missing says why), or not applicable."""
 
     DONE = "done"
     PARTIAL = "partial"
     SKIPPED = "skipped"
     NOT_APPLICABLE = "not_applicable"
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
 
 
 SEVERITIES = tuple(s.value for s in Severity)

@@ -22,7 +22,6 @@ nothing per partition and per minute is ever made, and only the per-minute count
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -30,10 +29,10 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import kept, views
 from workbench.analysis.contract import INFO, NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, tp_list, txn_ref
 from workbench.analysis.partition_history import WHOLE_CLUSTER, counted, min_isr, stretches
+from workbench.model.views import kept, views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -58,18 +57,12 @@ class Health:
     last: datetime  # the last bucket's start (the capture's)
 
 
-_MADE: weakref.WeakKeyDictionary[Bundle, dict[str, Health | None]] = weakref.WeakKeyDictionary()
-
-
 def health(bundle: Bundle, bucket: str = "1 minute") -> Health | None:
     """The health series from ZooKeeper's history; None without it (a series from the brokers' logs would
-    be a guess at what the controller saw). Made once per bundle and bucket; the series is
-    computed once (`cluster.kept`)."""
+    be a guess at what the controller saw). Made once per bundle and bucket (`views.memo`); the series
+    is computed once (`kept`)."""
     bucket_ms = _bucket_ms(bucket)
-    made = _MADE.setdefault(bundle, {})
-    if bucket not in made:
-        made[bucket] = _health(bundle, bucket, bucket_ms)
-    return made[bucket]
+    return views(bundle).memo(("health", bucket), lambda: _health(bundle, bucket, bucket_ms))
 
 
 def _health(bundle: Bundle, bucket: str, bucket_ms: int) -> Health | None:

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import views
 from workbench.analysis.contract import INFO, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, ranges, txn_ref, zk_ref
 from workbench.analysis.reassignment import reassignments
 from workbench.analysis.state import state_at
 from workbench.kafka import behaviour
 from workbench.kafka import znodes as paths
+from workbench.model.views import views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

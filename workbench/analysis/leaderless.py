@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import ClusterViews, views
 from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, maybe
 from workbench.analysis.findings import Coverage, Finding, hex_zxid, tp_list, txn_ref
 from workbench.analysis.health import Health, captured_at, duration, episodes, grouped, health
 from workbench.analysis.outage import SILENT_CAUSES, Failover, Outage, outages
 from workbench.analysis.sessions import session_ends
-from workbench.analysis.timeline import skew_ms
+from workbench.model.skew import skew_ms
+from workbench.model.views import ClusterViews, views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

@@ -30,7 +30,6 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
-from workbench.analysis.cluster import CREATES, DELETES, views
 from workbench.analysis.contract import INFO, WARNING, Analysis, Kind, Need
 from workbench.analysis.elections import elections
 from workbench.analysis.findings import Coverage, Finding, file_ref, txn_ref, zk_ref
@@ -43,6 +42,7 @@ from workbench.kafka.assignment import (
 from workbench.kafka.names import LEGAL_CHARS, MAX_NAME_LENGTH, invalid_topic_message
 from workbench.kafka.znode_frames import TOPIC_ZNODE
 from workbench.kafka.znodes import TOPIC_PATH
+from workbench.model.views import CREATES, DELETES, views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

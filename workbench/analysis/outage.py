@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import session_of, views
 from workbench.analysis.findings import file_ref, txn_ref
 from workbench.analysis.sessions import negotiated_timeouts, session_timeout
 from workbench.kafka import behaviour
+from workbench.model.views import session_of, views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -78,7 +78,7 @@ def _span(ms: int) -> str:
 
 def outages(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) -> dict[int, Outage]:
     """Epoch -> the outage of each failover; `skews`: broker -> its clock minus ZooKeeper's (ms), where
-    known (timeline.skew). A failover whose end is not known (no 'Ready to serve') counts to its election."""
+    known (model.skew). A failover whose end is not known (no 'Ready to serve') counts to its election."""
     if not failovers:
         return {}
     timeouts = negotiated_timeouts(bundle, [f.session for f in failovers if f.session is not None])

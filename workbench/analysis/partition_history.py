@@ -12,10 +12,10 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis import acting
-from workbench.analysis.cluster import CREATES, DELETES, views
-from workbench.analysis.timeline import skew_ms
 from workbench.kafka.znode_frames import PARTITION_STATE, TOPIC_ZNODE
 from workbench.kafka.znodes import DELETE_MARKER_PATH, STATE_PATH, TOPIC_CONFIG_PATH, TOPIC_PATH
+from workbench.model.skew import skew_ms
+from workbench.model.views import CREATES, DELETES, views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import views
 from workbench.analysis.contract import NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, txn_ref
 from workbench.analysis.partition_history import stretches
+from workbench.model.views import views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

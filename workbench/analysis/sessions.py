@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import session_of, views
 from workbench.analysis.contract import WARNING
 from workbench.analysis.findings import Finding, file_ref, hex_zxid, txn_ref
 from workbench.kafka import behaviour
+from workbench.model.views import session_of, views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

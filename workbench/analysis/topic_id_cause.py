@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import views
 from workbench.analysis.contract import CRITICAL, WARNING, Kind, maybe
 from workbench.analysis.elections import elected
 from workbench.analysis.findings import Finding, file_ref, hex_zxid, ranges, txn_ref, zk_ref
 from workbench.kafka import behaviour
+from workbench.model.views import views
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

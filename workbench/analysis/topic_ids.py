@@ -17,10 +17,10 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis import topic_id_cause
-from workbench.analysis.cluster import views
 from workbench.analysis.contract import CRITICAL, WARNING, Analysis, Kind, Need, maybe
 from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, ranges, zk_ref
 from workbench.kafka.znodes import TOPIC_PATH
+from workbench.model.views import views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

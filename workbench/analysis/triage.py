@@ -7,7 +7,6 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workbench.analysis.cluster import views
 from workbench.analysis.findings import (
     SEVERITIES,
     Coverage,
@@ -18,8 +17,9 @@ from workbench.analysis.findings import (
     findings_pandas,
     hex_zxid,
 )
-from workbench.analysis.history_gaps import written_inside
 from workbench.analysis.registry import ANALYSES
+from workbench.model.history_gaps import written_inside
+from workbench.model.views import views
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import views
 from workbench.analysis.contract import WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, zk_ref
 from workbench.analysis.lifecycle import creations
 from workbench.kafka import znodes as paths
+from workbench.model.views import views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

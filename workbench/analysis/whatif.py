@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from workbench.analysis.cluster import views
 from workbench.kafka.names import INTERNAL_TOPICS
+from workbench.model.views import views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

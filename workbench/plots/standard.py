@@ -16,8 +16,8 @@ from workbench.analysis import deletion as deletion_of
 from workbench.analysis import elections as elections_of
 from workbench.analysis import health as health_of
 from workbench.analysis import topic_ids as ids_of
-from workbench.analysis.cluster import views
 from workbench.kafka import defaults
+from workbench.model.views import views
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -20,11 +20,11 @@ from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from workbench.analysis import acting
-from workbench.analysis.cluster import views
 from workbench.analysis.partition_history import partition_changes
-from workbench.analysis.timeline import skew_ms
 from workbench.analysis.topic_ids import replica_ids
 from workbench.kafka.names import is_internal
+from workbench.model.skew import skew_ms
+from workbench.model.views import views
 from workbench.remediation.forecast import TP, Forecast, PartitionNow, best
 
 if TYPE_CHECKING:

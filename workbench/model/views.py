@@ -8,21 +8,20 @@ write by a session that is no broker's came from an outside tool (kafka-topics.s
 
 from __future__ import annotations
 
-import re
 import weakref
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable
 from datetime import datetime, timezone
 from functools import cached_property
-from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
 from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
-from workbench.analysis.history_gaps import Gap, history_gaps
 from workbench.kafka import behaviour
 from workbench.kafka.znode_frames import partitions_in, topics_in
 from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH, STATE_PATH, TOPIC_PATH
+from workbench.model.evidence import Evidence, evidence_of
+from workbench.model.history_gaps import Gap, history_gaps
 from workbench.zookeeper import txns as zk_ops
 
 if TYPE_CHECKING:
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
 WATCHED_PATHS = "|".join(f"({p})" for p in (STATE_PATH, TOPIC_PATH, DELETE_MARKER_PATH, BROKER_PATH))
 CREATES = tuple(zk_ops.OP_NAMES[t] for t in zk_ops.CREATES)  # as znode_history names the ops
 DELETES = tuple(zk_ops.OP_NAMES[t] for t in zk_ops.DELETES)
+T = TypeVar("T")
 
 
 def kept(frame: DataFrame) -> DataFrame:
@@ -75,77 +75,24 @@ def session_of(hex_text: Column) -> Column:
     return F.conv(F.regexp_replace(hex_text, "^0[xX]", ""), 16, 10).cast("long")
 
 
-@dataclass(frozen=True)
-class Evidence:
-    """What the bundle holds, per kind, from its file list alone (no Spark)."""
-
-    brokers: frozenset[int]  # every broker the bundle names (manifest, logs, data dirs)
-    with_logs: frozenset[int]
-    with_datadirs: frozenset[int]
-    zk_state: bool  # a capture or snapshots: ZooKeeper's tree
-    zk_history: bool  # txn logs: ZooKeeper's changes
-    kafka_version: str | None
-    captured_ms: int | None
-    configs: dict[int, dict[str, str]]  # server.properties per broker, where present
-
-    def without_logs(self, brokers: set[int] | frozenset[int]) -> list[int]:
-        return sorted(set(brokers) - self.with_logs)
-
-    def config(self, key: str, default: str) -> dict[int, str]:
-        """A broker config per broker that has server.properties (the default elsewhere is Kafka's)."""
-        return {b: c.get(key, default) for b, c in self.configs.items()}
-
-
-def _read_properties(path: Path) -> dict[str, str]:
-    out: dict[str, str] = {}
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return out
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith(("#", "!")):
-            m = re.match(r"^([^=:\s]+)\s*[=:\s]\s*(.*)$", line)
-            if m:
-                out[m.group(1)] = m.group(2).strip()
-    return out
-
-
 class ClusterViews:
     """The bundle seen as a cluster. Built once per bundle (`views(bundle)`), shared by every analysis."""
 
     def __init__(self, bundle: Bundle) -> None:
         self.bundle = bundle
+        self._memo: dict[Hashable, Any] = {}
+
+    def memo(self, key: Hashable, make: Callable[[], T]) -> T:
+        """What an analysis derives once per bundle and others reuse (the health series per bucket, the
+        brokers' clock skews): made on first use, kept with the views."""
+        if key not in self._memo:
+            self._memo[key] = make()
+        return cast(T, self._memo[key])
 
     # -- what evidence there is --------------------------------------------------------------------
     @cached_property
     def evidence(self) -> Evidence:
-        ev = self.bundle.evidence
-        with_logs = frozenset(f.broker_id for f in ev.log_files if f.broker_id is not None)
-        with_dirs = frozenset(d.broker_id for d in ev.log_dirs if d.broker_id is not None)
-        named = {b for b in ev.manifest.get("brokers") or [] if isinstance(b, int)}
-        captured = None
-        at = ev.manifest.get("captured_at")
-        if isinstance(at, str):
-            try:
-                captured = int(datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp() * 1000)
-            except ValueError:
-                captured = None
-        configs = {}
-        for b in sorted(named | with_logs | with_dirs):
-            props = ev.root / "brokers" / str(b) / "server.properties"
-            if props.is_file():
-                configs[b] = _read_properties(props)
-        return Evidence(
-            brokers=frozenset(named | with_logs | with_dirs),
-            with_logs=with_logs,
-            with_datadirs=with_dirs,
-            zk_state=ev.znodes_jsonl is not None or bool(ev.zk_files),
-            zk_history=any(f.kind == "log" for f in ev.zk_files),
-            kafka_version=ev.manifest.get("kafka_version") if isinstance(ev.manifest, dict) else None,
-            captured_ms=captured,
-            configs=configs,
-        )
+        return evidence_of(self.bundle.evidence)
 
     @cached_property
     def topic_ids_expected(self) -> bool | None:
@@ -394,7 +341,14 @@ def _naive_utc(ms: int) -> datetime:
 
 
 def views(bundle: Bundle) -> ClusterViews:
-    """The bundle's views, made on first use and kept while the bundle lives."""
+    """The bundle's views, made on first use and kept while the bundle lives (or until `release`)."""
     if bundle not in _VIEWS:
         _VIEWS[bundle] = ClusterViews(bundle)
     return _VIEWS[bundle]
+
+
+def release(bundle: Bundle) -> None:
+    """Let go of a bundle's views and what they keep, so that Spark frees their checkpoints (its context
+    cleaner does once the JVM's objects are collected) and the bundle's cached frames."""
+    _VIEWS.pop(bundle, None)
+    bundle.spark.catalog.clearCache()

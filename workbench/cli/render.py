@@ -1,0 +1,63 @@
+"""What the commands print, as text, in one place (triage's text, Markdown and JSON are the
+`TriageResult`'s; the repair plan's are `remediation`'s)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import Row
+
+    from workbench.model.skew import Skew
+
+
+def summary(s: dict[str, Any]) -> str:
+    """`workbench load`'s summary (`model.summary.load_summary`)."""
+    out = [f"bundle        {s['bundle']}"]
+    if s["cluster"] or s["kafka_version"]:
+        out.append(f"cluster       {s['cluster'] or '?'} (Kafka {s['kafka_version'] or '?'})")
+    out += [
+        f"brokers       {', '.join(map(str, s['brokers'])) or 'none found'}",
+        f"time span     {s['first_event'] or '-'}  ..  {s['last_event'] or '-'}",
+        f"evidence      {s['log_files']} log files, {s['log_dirs']} log dirs",
+        "",
+        f"{'DataFrame':<22}{'rows':>10}",
+        *(f"{name:<22}{n:>10}" for name, n in s["rows"].items()),
+    ]
+    t = s["events_typed"]
+    out += [
+        "",
+        f"log events    {t['curated']} typed by the catalog, {t['from_source']} by Kafka's source only, "
+        f"{t['untyped']} untyped",
+    ]
+    for r in t["untyped_by_logger"]:
+        why = f": {r['why']}" if r["why"] else " (not expected: a wording the catalog lacks?)"
+        out.append(f"{r['count']:>8}  untyped from {r['logger'] or '(no logger)'}{why}")
+    if s["bad_records_by_reason"]:
+        out += ["", "bad records by reason"]
+        out += [f"{r['count']:>8}  {r['source']}: {r['reason']}" for r in s["bad_records_by_reason"]]
+    return "\n".join(out)
+
+
+def skew_table(skews: Iterable[Skew]) -> str:
+    """Each broker's clock against ZooKeeper's, with its bounds and why an estimate is not applied."""
+    out = ["Clock skew (a broker's clock minus ZooKeeper's, ms)"]
+    for s in skews:
+        bounds = f"{s.lower_ms if s.lower_ms is not None else '-inf'} .. "
+        bounds += f"{s.upper_ms if s.upper_ms is not None else '+inf'}"
+        shown = f"{s.estimate_ms:+d}" if s.estimate_ms is not None else "not applied"
+        out.append(f"  broker {s.broker}: {shown} (bounds {bounds}, {s.pairs} pairs): {s.why}")
+    return "\n".join(out) + "\n"
+
+
+def timeline_row(r: Row) -> str:
+    """One timeline row: time on ZooKeeper's clock, who, kind, partition, detail and the ref to open."""
+    who = "zk" if r.source == "zookeeper" else f"b{r.broker_id}"
+    tp = f"{r.topic}-{r.partition}" if r.partition is not None else (r.topic or "")
+    return f"{r.time:%Y-%m-%d %H:%M:%S.%f}"[:-3] + f"  {who:<4} {r.kind:<34} {tp:<24} {r.detail}  [{r.ref}]"
+
+
+def fields(r: Row) -> str:
+    """A row as name=value pairs (`workbench whatif`)."""
+    return "  ".join(f"{k}={v}" for k, v in r.asDict().items())

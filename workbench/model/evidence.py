@@ -1,0 +1,81 @@
+"""What the bundle holds, per kind, from its file list alone (no Spark): which brokers have logs and data
+dirs, whether there is ZooKeeper state and history, the Kafka version, the capture's time and each
+broker's server.properties."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workbench.bundle import Evidence as Files
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the bundle holds, per kind, from its file list alone (no Spark)."""
+
+    brokers: frozenset[int]  # every broker the bundle names (manifest, logs, data dirs)
+    with_logs: frozenset[int]
+    with_datadirs: frozenset[int]
+    zk_state: bool  # a capture or snapshots: ZooKeeper's tree
+    zk_history: bool  # txn logs: ZooKeeper's changes
+    kafka_version: str | None
+    captured_ms: int | None
+    configs: dict[int, dict[str, str]]  # server.properties per broker, where present
+
+    def without_logs(self, brokers: set[int] | frozenset[int]) -> list[int]:
+        return sorted(set(brokers) - self.with_logs)
+
+    def config(self, key: str, default: str) -> dict[int, str]:
+        """A broker config per broker that has server.properties (the default elsewhere is Kafka's)."""
+        return {b: c.get(key, default) for b, c in self.configs.items()}
+
+
+def _read_properties(path: Path) -> dict[str, str]:
+    """server.properties as java.util.Properties reads it: key, then "=", ":" or white space, then the
+    value; a key alone has an empty value; a key given twice keeps its last."""
+    out: dict[str, str] = {}
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return out
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith(("#", "!")):
+            m = re.match(r"^([^=:\s]+)(?:\s*[=:]\s*|\s+)?(.*)$", line)
+            if m:
+                out[m.group(1)] = m.group(2).strip()
+    return out
+
+
+def evidence_of(files: Files) -> Evidence:
+    """The bundle's evidence at a glance, from its files (`bundle.Evidence`)."""
+    with_logs = frozenset(f.broker_id for f in files.log_files if f.broker_id is not None)
+    with_dirs = frozenset(d.broker_id for d in files.log_dirs if d.broker_id is not None)
+    named = {b for b in files.manifest.get("brokers") or [] if isinstance(b, int)}
+    captured = None
+    at = files.manifest.get("captured_at")
+    if isinstance(at, str):
+        try:
+            captured = int(datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp() * 1000)
+        except ValueError:
+            captured = None
+    configs = {}
+    for b in sorted(named | with_logs | with_dirs):
+        props = files.root / "brokers" / str(b) / "server.properties"
+        if props.is_file():
+            configs[b] = _read_properties(props)
+    return Evidence(
+        brokers=frozenset(named | with_logs | with_dirs),
+        with_logs=with_logs,
+        with_datadirs=with_dirs,
+        zk_state=files.znodes_jsonl is not None or bool(files.zk_files),
+        zk_history=any(f.kind == "log" for f in files.zk_files),
+        kafka_version=files.manifest.get("kafka_version") if isinstance(files.manifest, dict) else None,
+        captured_ms=captured,
+        configs=configs,
+    )
