@@ -348,7 +348,7 @@ def views(bundle: Bundle) -> ClusterViews:
 
 
 def release(bundle: Bundle) -> None:
-    """Let go of a bundle's views and what they keep, so that Spark frees their checkpoints (its context
-    cleaner does once the JVM's objects are collected) and the bundle's cached frames."""
+    """Let go of a bundle's views and what they keep (Spark's context cleaner frees their checkpoints once
+    the JVM collects them), and of every cached frame in the session: call it between bundles."""
     _VIEWS.pop(bundle, None)
     bundle.spark.catalog.clearCache()
