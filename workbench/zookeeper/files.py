@@ -110,7 +110,7 @@ def read_txn_log(path: str | os.PathLike[str], name: str | None = None) -> Itera
     file cut inside an entry. Where ZooKeeper would stop at damage inside the file (a bad checksum, an
     impossible length, a missing end-of-record byte, a txn that does not decode), this goes on from the
     next intact entry (`_next_intact`), so the txns after the damage are kept and only the damaged ones
-    are missing: a gap in the zxids that the analyses see (`analysis.history_gaps`).
+    are missing: a gap in the zxids that the analyses see (`model.history_gaps`).
     """
     name = name or str(path)
     data = _map(Path(path))
