@@ -13,6 +13,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from workbench.bundle import (
+    FORMAT,
     BundleError,
     Evidence,
     log_kind,
@@ -23,6 +24,8 @@ from workbench.bundle import (
 )
 from workbench.cli import main
 from workbench.frames import open_bundle
+from workbench.model.views import release, views
+from workbench.spark import SMALL_EVIDENCE_MB, fit_to_evidence
 
 SAMPLE = REPO / "sample_data" / "handmade-2.8"
 
@@ -148,3 +151,27 @@ def test_cluster_events_are_the_typed_events_without_background_and_only_they_ar
     assert cached(bundle.cluster_events) and cached(bundle.bad_records)
     assert not cached(bundle.log_events)
     spark.catalog.clearCache()
+
+
+def test_small_evidence_is_planned_as_small_and_larger_gets_the_sessions_own_settings(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    planned = ("spark.sql.codegen.wholeStage", "spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions")
+    fit_to_evidence(spark, 2**62)  # whatever an earlier test opened: the session's own settings
+    own = {k: spark.conf.get(k) for k in planned}
+    assert own["spark.sql.codegen.wholeStage"] == "true"
+    rotated = tmp_path / "brokers" / "1" / "logs"
+    rotated.mkdir(parents=True)
+    (tmp_path / "manifest.json").write_text(json.dumps({"format": FORMAT}))
+    (rotated / "server.log").write_bytes(b"x" * 1000)
+    (rotated / "server.log.1.gz").write_bytes(b"x" * 100)
+    assert Evidence.open(tmp_path).size_bytes() == 1000 + 100 * 10  # a .gz as about ten times its size
+
+    small = open_bundle(SAMPLE, spark)
+    assert 0 < small.evidence.size_bytes() < SMALL_EVIDENCE_MB * 2**20
+    views(small)
+    assert [spark.conf.get(k) for k in planned] == ["false", *(own[k] for k in planned[1:])]
+    monkeypatch.setenv("WORKBENCH_SMALL_EVIDENCE_MB", "0")  # none is small: as a large bundle
+    views(open_bundle(SAMPLE, spark))
+    assert {k: spark.conf.get(k) for k in planned} == own
+    release(small)

@@ -127,6 +127,19 @@ class Evidence:
     znodes_jsonl: Path | None = None  # zk/znodes.jsonl
     origin: str = ""  # what the user opened
 
+    def size_bytes(self) -> int:
+        """What Spark will read, roughly: the logs (a `.gz` counted as ten times its size, about what
+        log4j text packs into), the ZooKeeper files and the log dirs' listings; files gone count 0."""
+
+        def size(p: Path, times: int = 1) -> int:
+            try:
+                return p.stat().st_size * times
+            except OSError:
+                return 0
+
+        logs = sum(size(f.path, 10 if f.compressed else 1) for f in self.log_files)
+        return logs + sum(size(f.path) for f in self.zk_files) + sum(size(d.listing) for d in self.log_dirs)
+
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Evidence:
         """Open a bundle directory, a .tar.gz bundle or a bare Kafka log dir."""

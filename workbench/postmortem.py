@@ -252,11 +252,16 @@ def action_items(result: Triage) -> list[str]:
     return list(seen.values())
 
 
+def _ref(frame: DataFrame) -> list[str]:
+    return ["ref"] if "ref" in frame.columns else []
+
+
 def timeline_table(milestones: DataFrame, limit: int = 300) -> pd.DataFrame:
     """The milestones (`timeline.milestones`) as people read them: ZooKeeper's time, zxids in hex, brokers
     by name, the detail cut to a line, and the evidence to open."""
     df = (
-        milestones.orderBy("time", F.col("zxid").asc_nulls_last())
+        # a multi's ops share their zxid: ordered by kind (create before setData), not as the plan left them
+        milestones.orderBy("time", F.col("zxid").asc_nulls_last(), "broker_id", "kind", *_ref(milestones))
         .limit(limit)
         .select(
             F.date_format("time", "yyyy-MM-dd HH:mm:ss.SSS").alias("time"),

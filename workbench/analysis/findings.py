@@ -17,6 +17,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from workbench import schemas
+from workbench.zookeeper.txns import hex_zxid
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -130,10 +131,6 @@ class Coverage(dict[str, Check]):
 
 
 # -- evidence refs ----------------------------------------------------------------------------------
-def hex_zxid(zxid: int) -> str:
-    return f"0x{zxid:x}"
-
-
 def hex_col(name: str) -> Column:
     """A zxid or session id column as ZooKeeper prints it ('0x8f'); null stays null."""
     return F.when(F.col(name).isNotNull(), F.concat(F.lit("0x"), F.lower(F.hex(name)))).alias(name)

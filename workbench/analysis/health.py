@@ -315,7 +315,11 @@ def grouped(ep: DataFrame, keys: list[str]) -> list[Any]:
             F.count_if(F.col("ended_zxid").isNull()).alias("still"),
             F.slice(F.sort_array(F.collect_list(F.struct("topic", "partition"))), 1, 60).alias("tps"),
             F.min("began").alias("began"),
-            F.max_by(F.struct("began_zxid", "ended_zxid"), "lasted_ms").alias("worst"),
+            # the longest; of those as long, the last to end (still: last of all), whatever the plan
+            F.max_by(
+                F.struct("began_zxid", "ended_zxid"),
+                F.struct("lasted_ms", F.coalesce("ended_zxid", F.lit(2**62))),
+            ).alias("worst"),
         )
         .orderBy("began")
         .collect()

@@ -156,5 +156,5 @@ def milestones(bundle: Bundle, skews: list[Skew] | None = None) -> DataFrame:
             "ref",
             "rows",
         )
-        .orderBy("time", F.col("zxid").asc_nulls_last(), "broker_id", "ref")
+        .orderBy("time", F.col("zxid").asc_nulls_last(), "broker_id", "ref", "kind")
     )

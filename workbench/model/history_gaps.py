@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 
-from workbench.analysis.findings import hex_zxid
+from workbench.zookeeper.txns import hex_zxid
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

@@ -22,6 +22,7 @@ from workbench.kafka.znode_frames import partitions_in, topics_in
 from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH, STATE_PATH, TOPIC_PATH
 from workbench.model.evidence import Evidence, evidence_of
 from workbench.model.history_gaps import Gap, history_gaps
+from workbench.spark import fit_to_evidence
 from workbench.zookeeper import txns as zk_ops
 
 if TYPE_CHECKING:
@@ -341,8 +342,10 @@ def _naive_utc(ms: int) -> datetime:
 
 
 def views(bundle: Bundle) -> ClusterViews:
-    """The bundle's views, made on first use and kept while the bundle lives (or until `release`)."""
+    """The bundle's views, made on first use and kept while the bundle lives (or until `release`); the
+    session's plan is fitted to the bundle's size then (`spark.fit_to_evidence`)."""
     if bundle not in _VIEWS:
+        fit_to_evidence(bundle.spark, bundle.evidence.size_bytes())
         _VIEWS[bundle] = ClusterViews(bundle)
     return _VIEWS[bundle]
 

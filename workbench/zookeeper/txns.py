@@ -14,6 +14,12 @@ CREATE, DELETE, SET_DATA, SET_ACL, CHECK, MULTI, CREATE2, RECONFIG = 1, 2, 5, 7,
 CREATE_CONTAINER, DELETE_CONTAINER, CREATE_TTL = 19, 20, 21
 CREATE_SESSION, CLOSE_SESSION, ERROR = -10, -11, -1
 
+
+def hex_zxid(zxid: int) -> str:
+    """A zxid (or session id) as ZooKeeper prints it: '0x8f'."""
+    return f"0x{zxid:x}"
+
+
 OP_NAMES = {
     CREATE: "create",
     DELETE: "delete",
