@@ -8,9 +8,9 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from workbench.analysis.sessions import lived_through
 from workbench.bundle import log_files
 from workbench.kafka.messages import source
+from workbench.model.session_ends import lived_through
 from workbench.sources.logs import read_logs
 
 

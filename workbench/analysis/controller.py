@@ -18,8 +18,9 @@ from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind,
 from workbench.analysis.elections import elected, elected_lines, elections, failover_steps
 from workbench.analysis.findings import Coverage, Finding, file_ref, hex_zxid, ranges, txn_ref
 from workbench.analysis.outage import Failover, Outage, outages
-from workbench.analysis.sessions import CAUSE_TEXT, expiry_findings, session_ends
+from workbench.analysis.sessions import CAUSE_TEXT, expiry_findings
 from workbench.model.history_gaps import Gap
+from workbench.model.session_ends import session_ends
 from workbench.model.skew import skew_ms
 from workbench.model.views import views
 

@@ -1,4 +1,5 @@
-"""What an analysis concludes (`Finding`), what it could check (`Coverage`), and the evidence refs they cite.
+"""What an analysis concludes (`Finding`) and what it could check (`Coverage`); the evidence refs they
+cite are `model.refs`', named here too.
 
 A finding is one sentence an SRE can paste into a postmortem, with the refs a person can open to check it
 (DESIGN.md, "Findings"). Coverage says for every check what evidence it used and what was missing, so that
@@ -13,11 +14,13 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
-
 from workbench import schemas
-from workbench.zookeeper.txns import hex_zxid
+from workbench.model.refs import file_ref as file_ref
+from workbench.model.refs import file_ref_col as file_ref_col
+from workbench.model.refs import hex_col as hex_col
+from workbench.model.refs import txn_ref as txn_ref
+from workbench.model.refs import zk_ref as zk_ref
+from workbench.zookeeper.txns import hex_zxid as hex_zxid
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,7 +56,6 @@ class Status(_Word):
 
 SEVERITIES = tuple(s.value for s in Severity)
 STATUSES = tuple(s.value for s in Status)
-_BROKER_FILE = re.compile(r"^brokers/([^/]+)/(.*)$")
 
 
 @dataclass(frozen=True)
@@ -128,45 +130,6 @@ class Coverage(dict[str, Check]):
 
     def as_dict(self) -> dict[str, Any]:
         return {name: c.as_dict() for name, c in sorted(self.items())}
-
-
-# -- evidence refs ----------------------------------------------------------------------------------
-def hex_col(name: str) -> Column:
-    """A zxid or session id column as ZooKeeper prints it ('0x8f'); null stays null."""
-    return F.when(F.col(name).isNotNull(), F.concat(F.lit("0x"), F.lower(F.hex(name)))).alias(name)
-
-
-def zk_ref(path: str, mzxid: int | None = None, czxid: int | None = None) -> str:
-    """A znode as captured: `zk:/brokers/topics/t@mzxid=0x1a`."""
-    if mzxid is not None:
-        return f"zk:{path}@mzxid={hex_zxid(mzxid)}"
-    if czxid is not None:
-        return f"zk:{path}@czxid={hex_zxid(czxid)}"
-    return f"zk:{path}"
-
-
-def txn_ref(zxid: int) -> str:
-    """A txn in ZooKeeper's history: `zk:txn@0x1b`."""
-    return f"zk:txn@{hex_zxid(zxid)}"
-
-
-def file_ref(file: str, line: int | None = None) -> str:
-    """A bundle file: `brokers/2/logs/state-change.log` line 12 -> `broker-2:logs/state-change.log:12`."""
-    m = _BROKER_FILE.match(file)
-    ref = f"broker-{m.group(1)}:{m.group(2)}" if m else file
-    return ref if line is None else f"{ref}:{line}"
-
-
-def file_ref_col(file: Column | str, line: Column | str | None = None) -> Column:
-    """file_ref as a column expression, for refs built in Spark."""
-    f = F.col(file) if isinstance(file, str) else file
-    shown = F.when(
-        f.rlike(_BROKER_FILE.pattern),
-        F.concat(F.lit("broker-"), F.regexp_replace(f, _BROKER_FILE.pattern, "$1:$2")),
-    ).otherwise(f)
-    if line is None:
-        return shown
-    return F.concat(shown, F.lit(":"), (F.col(line) if isinstance(line, str) else line).cast("string"))
 
 
 def first_refs(refs: Sequence[str] | None, limit: int = 5) -> list[str]:

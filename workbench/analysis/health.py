@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 
 from workbench.analysis.contract import INFO, NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, tp_list, txn_ref
-from workbench.analysis.partition_history import WHOLE_CLUSTER, counted, min_isr, stretches
+from workbench.model.partition_history import WHOLE_CLUSTER, counted, min_isr, stretches
 from workbench.model.views import kept, views
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@ Kafka's OfflinePartitionsCount) and without an acting leader (a registered leade
 them, `acting`), from the health series' changes.
 
 An offline episode that began when its leader's registration ended is, when that broker stopped without
-a shutdown (a crash, a hang, a lost network: `sessions.session_ends`), longer than the series shows: the
+a shutdown (a crash, a hang, a lost network: `model.session_ends`), longer than the series shows: the
 broker did no leader's work from its last sign of life, while ZooKeeper kept its session until the
 timeout. The finding bounds that outage the way a controller failover's is bounded (`outage.outages`:
 its last log line and last write, and the session timeout), up to the new leader's election.
@@ -20,7 +20,7 @@ from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kin
 from workbench.analysis.findings import Coverage, Finding, hex_zxid, tp_list, txn_ref
 from workbench.analysis.health import Health, captured_at, duration, episodes, grouped, health
 from workbench.analysis.outage import SILENT_CAUSES, Failover, Outage, outages
-from workbench.analysis.sessions import session_ends
+from workbench.model.session_ends import session_ends
 from workbench.model.skew import skew_ms
 from workbench.model.views import ClusterViews, views
 
@@ -124,7 +124,7 @@ def _offline(bundle: Bundle, h: Health, captured: datetime | None, v: ClusterVie
     return out
 
 
-# How a leader whose session ZooKeeper expired stopped leading (sessions.session_ends)
+# How a leader whose session ZooKeeper expired stopped leading (model.session_ends)
 STOPPED = {
     "crash": "stopped without a shutdown (a crash, or a hang ended by a restart) and did no leader's work",
     "hang": "stood still (a long GC pause, a stalled disk or VM) and did no leader's work",

@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 
 from workbench.analysis.contract import NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, txn_ref
-from workbench.analysis.partition_history import stretches
+from workbench.model.partition_history import stretches
 from workbench.model.views import views
 
 if TYPE_CHECKING:

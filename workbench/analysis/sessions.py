@@ -1,170 +1,20 @@
-"""How each broker's ZooKeeper session ended, read from that broker's own log and ordered by its own clock
-only: after the line that established the session ZooKeeper closed, did it shut down, see its session
-expire, or start again without either (it crashed)? An expiry the broker lived through is told apart by
-its ZooKeeper client's time-out line for that session (`behaviour.stood_still`): idle for about the read
-timeout, it kept running but heard nothing (a network partition, ZooKeeper unreachable); idle for the
-whole session timeout or more, the process stood still (a hang: a long GC pause, a stalled disk). The
-controller analysis names an election's cause from this, and each lost session is a finding of its own.
-"""
+"""Each lost ZooKeeper session as a finding; how each ended is `model.session_ends`'s (the controller
+analysis names an election's cause from it too)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import WARNING
 from workbench.analysis.findings import Finding, file_ref, hex_zxid, txn_ref
 from workbench.kafka import behaviour
+from workbench.model.session_ends import SILENT_ENDINGS, lived_through
 from workbench.model.views import session_of, views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
-
-# What ended a broker's session, from its own log: the first of these after the session began.
-ENDINGS = {
-    "broker.shutting_down": "shutdown",
-    "controlled_shutdown.started": "shutdown",
-    "zk.client_session_expired": "session_expiry",
-    "zk.session_expired": "session_expiry",
-    "broker.starting": "crash",
-}
-
-
-def session_ends(bundle: Bundle) -> dict[int, tuple[str, str | None]]:
-    """Session id -> (how it ended: shutdown, session_expiry, crash, unknown; the log ref that says so),
-    for every broker session ZooKeeper's history saw end. Read from that broker's own log only."""
-    v = views(bundle)
-    if not v.evidence.zk_history:
-        return {}
-    regs = v.registrations.where(F.col("ended_zxid").isNotNull())
-    ev = bundle.cluster_events
-    began = (
-        ev.where(F.col("event") == "zk.session_established")
-        .select(
-            "broker_id", session_of(F.col("attrs")["session"]).alias("session_id"), F.col("ts").alias("began")
-        )
-        .unionByName(
-            ev.where(F.col("event") == "broker.registered")
-            .select(
-                "broker_id",
-                F.col("attrs")["broker_epoch"].cast("long").alias("czxid"),
-                F.col("ts").alias("began"),
-            )
-            .join(regs.select("czxid", "session_id"), "czxid")
-            .drop("czxid")
-        )
-        .groupBy("broker_id", "session_id")
-        .agg(F.min("began").alias("began"))
-    )
-    ending = F.create_map(*[x for k, e in ENDINGS.items() for x in (F.lit(k), F.lit(e))])[F.col("event")]
-    marks = ev.where(F.col("event").isin(list(ENDINGS))).select(
-        "broker_id", "ts", "file", "line_no", ending.alias("how")
-    )
-    first = (
-        regs.select("broker_id", "session_id")
-        .join(began, ["broker_id", "session_id"], "left")
-        .join(marks, ["broker_id"], "left")
-        .withColumn(
-            "m",
-            F.when(
-                F.col("began").isNotNull() & (F.col("ts") > F.col("began")),
-                F.struct("how", "file", "line_no"),
-            ),
-        )
-        .groupBy("broker_id", "session_id", "began")
-        .agg(F.min_by("m", F.when(F.col("m").isNotNull(), F.struct("ts", "line_no"))).alias("m"))
-        .collect()
-    )
-    have_logs = v.evidence.with_logs
-    out: dict[int, tuple[str, str | None]] = {}
-    for r in first:
-        if r.broker_id not in have_logs or r.began is None:
-            out[r.session_id] = ("unknown", None)
-        elif r.m is None or r.m.how is None:
-            out[r.session_id] = ("crash", None)
-        else:
-            out[r.session_id] = (r.m.how, file_ref(r.m.file, r.m.line_no))
-    expired = [sid for sid, (how, _) in out.items() if how == "session_expiry"]
-    out.update(_lived_through(bundle, expired))
-    return out
-
-
-def _lived_through(bundle: Bundle, sessions: list[int]) -> dict[int, tuple[str, str | None]]:
-    """Session -> (hang or network_partition, the time-out line), for the expired sessions asked for."""
-    if not sessions:
-        return {}
-    found = lived_through(bundle.cluster_events, negotiated_timeouts(bundle, sessions), sessions)
-    return {sid: (how, file_ref(f, n)) for sid, (how, f, n) in found.items()}
-
-
-def lived_through(
-    events: DataFrame,
-    timeouts: dict[int, int] | None = None,
-    sessions: list[int] | None = None,
-    default_timeout_ms: int | None = None,
-) -> dict[int, tuple[str, str, int]]:
-    """Session -> (hang or network_partition, file, line) for each session whose ZooKeeper client logged
-    a time-out, from the longest idle time it reported (`behaviour.stood_still`) against the session's
-    timeout: `timeouts` (ZooKeeper's createSession), else the one its established line reports, else
-    `default_timeout_ms`. Events: any brokers' typed lines (`cluster_events`, or `read_logs`' events)."""
-    ev = events.where(F.col("event").isin("zk.session_timed_out", "zk.session_established")).withColumn(
-        "session_id", session_of(F.col("attrs")["session"])
-    )
-    if sessions is not None:
-        ev = ev.where(F.col("session_id").isin(sessions))
-    rows = (
-        ev.groupBy("session_id")
-        .agg(
-            F.max_by(
-                F.struct(F.col("attrs")["idle_ms"].cast("long").alias("idle_ms"), "file", "line_no"),
-                F.when(F.col("event") == "zk.session_timed_out", F.col("attrs")["idle_ms"].cast("long")),
-            ).alias("out"),
-            F.max(F.col("attrs")["timeout_ms"].cast("long")).alias("logged_timeout"),
-        )
-        .where(F.col("out").isNotNull())
-        .collect()  # one row per session that timed out
-    )
-    found = {}
-    for r in rows:
-        timeout = (timeouts or {}).get(r.session_id) or r.logged_timeout or default_timeout_ms
-        if r.out.idle_ms is None or timeout is None:
-            continue
-        how = "hang" if behaviour.stood_still(r.out.idle_ms, timeout) else "network_partition"
-        found[r.session_id] = (how, r.out.file, r.out.line_no)
-    return found
-
-
-def session_timeout(
-    bundle: Bundle, broker: int, session: int | None, known: dict[int, int]
-) -> tuple[int | None, str]:
-    """A broker's session timeout: as ZooKeeper negotiated it (`known`, its createSession), else what the
-    broker asked for (server.properties, else Kafka's default for the version)."""
-    if session is not None and session in known:
-        return known[session], "negotiated, ZooKeeper's createSession"
-    ev = views(bundle).evidence
-    asked = ev.configs.get(broker, {}).get("zookeeper.session.timeout.ms")
-    if asked is not None and asked.strip().isdigit():
-        return int(asked), f"asked for in broker {broker}'s server.properties"
-    default = behaviour.zk_session_timeout_default_ms(ev.kafka_version)
-    return (default, f"Kafka {ev.kafka_version}'s default") if default is not None else (None, "")
-
-
-def negotiated_timeouts(bundle: Bundle, sessions: list[int]) -> dict[int, int]:
-    """Session -> the timeout ZooKeeper negotiated for it (its createSession txn)."""
-    rows = (
-        views(bundle)
-        .history.where((F.col("op") == "createSession") & F.col("session_id").isin(sessions))
-        .select("session_id", "session_timeout")
-        .collect()  # one row per session asked for
-    )
-    return {r.session_id: r.session_timeout for r in rows if r.session_timeout is not None}
-
-
-# How a session ended after which its broker had gone silent before ZooKeeper expired it: it crashed,
-# stood still, was cut off, or (its client's time-out line absent) at least did not shut down.
-SILENT_ENDINGS = ("crash", "hang", "network_partition", "session_expiry")
 
 CAUSE_TEXT = {
     "shutdown": "broker {b} shut down",

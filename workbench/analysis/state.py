@@ -21,10 +21,10 @@ from pyspark.sql.types import ArrayType, IntegerType, StringType, StructField, S
 
 from workbench.analysis.deletion import topics_of
 from workbench.analysis.elections import elected_lines
-from workbench.analysis.partition_history import counted
 from workbench.kafka import znodes as paths
 from workbench.kafka.znode_frames import partitions_in
 from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH
+from workbench.model.partition_history import counted
 from workbench.model.views import views
 
 if TYPE_CHECKING:

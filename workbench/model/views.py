@@ -199,7 +199,7 @@ class ClusterViews:
     def partition_changes(self) -> DataFrame | None:
         """Each partition at every txn that changed it (`partition_history`), computed once (`kept`): the
         health series and the balance checks all read it. None without ZooKeeper's txn logs."""
-        from workbench.analysis.partition_history import partition_changes
+        from workbench.model.partition_history import partition_changes
 
         return kept(partition_changes(self.bundle)) if self.history_span is not None else None
 

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from workbench.analysis import acting
-from workbench.analysis.partition_history import partition_changes
 from workbench.analysis.topic_ids import replica_ids
 from workbench.kafka.names import is_internal
+from workbench.model import acting
+from workbench.model.partition_history import partition_changes
 from workbench.model.skew import skew_ms
 from workbench.model.views import views
 from workbench.remediation.forecast import TP, Forecast, PartitionNow, best

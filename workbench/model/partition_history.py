@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from workbench.analysis import acting
 from workbench.kafka.znode_frames import PARTITION_STATE, TOPIC_ZNODE
 from workbench.kafka.znodes import DELETE_MARKER_PATH, STATE_PATH, TOPIC_CONFIG_PATH, TOPIC_PATH
+from workbench.model import acting
 from workbench.model.skew import skew_ms
 from workbench.model.views import CREATES, DELETES, views
 

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from workbench.analysis.findings import file_ref_col
-from workbench.analysis.sessions import SILENT_ENDINGS, negotiated_timeouts, session_ends, session_timeout
 from workbench.kafka import behaviour
+from workbench.model.refs import file_ref_col
+from workbench.model.session_ends import SILENT_ENDINGS, negotiated_timeouts, session_ends, session_timeout
 from workbench.model.views import views
 
 if TYPE_CHECKING:
