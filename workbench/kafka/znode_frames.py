@@ -85,7 +85,7 @@ def partitions_in(znodes: DataFrame) -> DataFrame:
     )
     states = znodes.where(F.col("path").rlike(STATE_PATH)).select(
         F.regexp_extract("path", STATE_PATH, 1).alias("topic"),
-        F.regexp_extract("path", STATE_PATH, 2).cast("int").alias("partition"),
+        F.regexp_extract("path", STATE_PATH, 2).try_cast("int").alias("partition"),
         F.from_json("data", PARTITION_STATE).alias("s"),
         F.col("version").alias("zk_version"),
         F.col("mzxid").alias("state_mzxid"),

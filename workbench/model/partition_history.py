@@ -226,7 +226,7 @@ def _partition_rows(h: DataFrame, base: DataFrame | None, base_zxid: int) -> Dat
     state = F.from_json("data", PARTITION_STATE)
     states = ops.where(F.col("path").rlike(STATE_PATH)).select(
         F.regexp_extract("path", STATE_PATH, 1).alias("topic"),
-        F.regexp_extract("path", STATE_PATH, 2).cast("int").alias("partition"),
+        F.regexp_extract("path", STATE_PATH, 2).try_cast("int").alias("partition"),
         "zxid",
         "time",
         F.struct(

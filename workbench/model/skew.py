@@ -138,7 +138,7 @@ def _pairs(bundle: Bundle) -> DataFrame:
         h.where((F.col("op") == "setData") & F.col("path").rlike(STATE_PATH))
         .select(
             F.regexp_extract("path", STATE_PATH, 1).alias("topic"),
-            F.regexp_extract("path", STATE_PATH, 2).cast("int").alias("partition"),
+            F.regexp_extract("path", STATE_PATH, 2).try_cast("int").alias("partition"),
             "version",
             F.col("time").alias("txn_time"),
         )

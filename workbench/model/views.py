@@ -66,7 +66,7 @@ def _registered(znodes: DataFrame) -> DataFrame:
 def _by_broker(regs: DataFrame) -> DataFrame:
     """Registrations in the columns `views.registrations` gives, the broker id read from the path."""
     return regs.select(
-        F.regexp_extract("path", BROKER_PATH, 1).cast("int").alias("broker_id"),
+        F.regexp_extract("path", BROKER_PATH, 1).try_cast("int").alias("broker_id"),
         "rack", "session_id", "czxid", "registered", "ended_zxid", "ended",
     )  # fmt: skip
 
@@ -122,7 +122,7 @@ class ClusterViews:
         """Brokers registered in `/brokers/ids` in the ZooKeeper state (empty without ZooKeeper state)."""
         rows = (
             self.bundle.znodes.where(F.col("path").rlike(BROKER_PATH))
-            .select(F.regexp_extract("path", BROKER_PATH, 1).cast("int").alias("b"))
+            .select(F.regexp_extract("path", BROKER_PATH, 1).try_cast("int").alias("b"))
             .collect()
         )
         return {r.b for r in rows}
