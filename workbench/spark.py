@@ -120,8 +120,10 @@ def fit_to_evidence(spark: SparkSession, size_bytes: int) -> bool:
     generation compiles every new plan while each frame fits one task: below SMALL_EVIDENCE_MB it is off
     (triage of healthy-3.6 in a warm process 15-20% faster; bench/README.md). Larger evidence gets the
     session's own setting back. The setting is the session's, so the last bundle opened decides: that
-    changes the speed, never an answer (it changes neither partitioning nor order, unlike adaptive
-    execution or the shuffle partitions, which a faster plan would also want).
+    changes the speed, never an answer (it changes neither partitioning nor the rows' order, unlike
+    adaptive execution or the shuffle partitions, which a faster plan would also want). It may change the
+    order in which a row's expressions are evaluated: a cast that a filter was meant to guard must be a
+    try_cast (a path that is no partition's failed the query before 1f6221f).
     """
     limit = int(os.environ.get("WORKBENCH_SMALL_EVIDENCE_MB", SMALL_EVIDENCE_MB)) * 2**20
     small = 0 <= size_bytes <= limit and limit > 0
