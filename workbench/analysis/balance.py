@@ -156,7 +156,10 @@ def _why_not_corrected(bundle: Bundle, since: datetime, moving: int, stuck: int)
         bundle.cluster_events.where(
             (F.col("event") == "leader_election.auto_rebalance") & (F.col("ts") >= F.lit(since))
         )
-        .agg(F.count("*").alias("n"), F.max_by(F.struct("file", "line_no"), "ts").alias("last"))
+        .agg(
+            F.count("*").alias("n"),
+            F.max_by(F.struct("file", "line_no"), F.struct("ts", "file", "line_no")).alias("last"),
+        )
         .collect()[0]
     )
     if checks.n:

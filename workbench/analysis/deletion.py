@@ -44,6 +44,11 @@ def topics_of(text: Column) -> Column:
     return F.filter(F.split(bare, r",\s*"), lambda t: t != "")
 
 
+# A step's place among a topic's steps, ties included (rows of one time on several brokers): so that "first"
+# and "last" are the same whatever order Spark's plan leaves the rows in.
+_IN_ORDER = ("ts", "seq", "ref")
+
+
 def timeline(bundle: Bundle) -> DataFrame:
     """Every step of every deletion: topic, source (zk or broker-N), step, zxid (ZooKeeper only), ts (the
     source's own clock), seq (the zxid, or the line in its log file: the order within a source when
@@ -128,7 +133,9 @@ def replica_progress(bundle: Bundle, topic: str) -> DataFrame:
     per_replica = named.groupBy("partition", "broker").agg(
         F.min(F.when(F.col("step") == "log.renamed_for_deletion", F.col("ts"))).alias("renamed"),
         F.max(F.when(F.col("step") == "log.deleted", F.col("ts"))).alias("deleted"),
-        F.max_by(F.when(F.col("step").isin(*REPLICA_STATES), F.col("step")), "ts").alias("state"),
+        F.max_by(F.when(F.col("step").isin(*REPLICA_STATES), F.col("step")), F.struct(*_IN_ORDER)).alias(
+            "state"
+        ),
     )
     return (
         assigned.unionByName(named.select("partition", "broker"))
@@ -186,7 +193,7 @@ def _stuck(bundle: Bundle, steps: DataFrame) -> list[Finding]:
     halts = (
         steps.where(F.col("topic").isin(names) & F.col("step").isin("deletion.halted", "log_dir.io_error"))
         .groupBy("topic")
-        .agg(F.max_by(F.struct("detail", "ref", "step"), "ts").alias("last"))
+        .agg(F.max_by(F.struct("detail", "ref", "step"), F.struct(*_IN_ORDER)).alias("last"))
         .collect()
     )
     halted = {r.topic: r.last for r in halts}
@@ -252,7 +259,9 @@ def _completed(steps: DataFrame) -> list[Finding]:
         steps.where(finished | (F.col("step") == "marker removed"))
         .groupBy("topic")
         .agg(
-            F.max_by(F.struct("ts", "ref", "zxid"), F.coalesce(F.col("zxid"), F.lit(0))).alias("done"),
+            F.max_by(
+                F.struct("ts", "ref", "zxid"), F.struct(F.coalesce(F.col("zxid"), F.lit(0)), *_IN_ORDER)
+            ).alias("done"),
             F.max(finished).alias("finished"),
         )
         .where("finished")
@@ -261,9 +270,9 @@ def _completed(steps: DataFrame) -> list[Finding]:
         steps.where(F.col("step").isin("requested", "deletion.started"))
         .groupBy("topic")
         .agg(
-            F.min_by(F.struct("ts", "ref", "zxid", "source"), F.struct(F.col("zxid").isNull(), "ts")).alias(
-                "asked"
-            )
+            F.min_by(
+                F.struct("ts", "ref", "zxid", "source"), F.struct(F.col("zxid").isNull(), *_IN_ORDER)
+            ).alias("asked")
         )
     )
     halts = (

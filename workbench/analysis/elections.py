@@ -108,7 +108,7 @@ def elected_lines(bundle: Bundle) -> DataFrame:
             "left",
         )
         .groupBy("broker_id", "file", "line_no", "ts")
-        .agg(F.min_by(F.struct("b_epoch", "b_file"), F.struct("b_ts", "b_line")).alias("b"))
+        .agg(F.min_by(F.struct("b_epoch", "b_file"), F.struct("b_ts", "b_line", "b_file")).alias("b"))
         .select(
             "broker_id",
             "file",

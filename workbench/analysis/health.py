@@ -315,10 +315,11 @@ def grouped(ep: DataFrame, keys: list[str]) -> list[Any]:
             F.count_if(F.col("ended_zxid").isNull()).alias("still"),
             F.slice(F.sort_array(F.collect_list(F.struct("topic", "partition"))), 1, 60).alias("tps"),
             F.min("began").alias("began"),
-            # the longest; of those as long, the last to end (still: last of all), whatever the plan
+            # the longest; of those as long, the last to end (still: last of all), then the first to
+            # begin: one episode whatever order the plan left them in
             F.max_by(
                 F.struct("began_zxid", "ended_zxid"),
-                F.struct("lasted_ms", F.coalesce("ended_zxid", F.lit(2**62))),
+                F.struct("lasted_ms", F.coalesce("ended_zxid", F.lit(2**62)), -F.col("began_zxid")),
             ).alias("worst"),
         )
         .orderBy("began")

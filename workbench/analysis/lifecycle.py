@@ -346,7 +346,11 @@ def _auto_created(bundle: Bundle, by_writer: list[Any]) -> list[Finding]:
     lines = (
         bundle.cluster_events.where(F.col("event") == "topic.auto_created")
         .groupBy("topic")
-        .agg(F.min_by(F.struct("ts", "broker_id", "file", "line_no"), "ts").alias("first"))
+        .agg(
+            F.min_by(F.struct("ts", "broker_id", "file", "line_no"), F.struct("ts", "file", "line_no")).alias(
+                "first"
+            )
+        )
         .collect()  # one row per topic created automatically
     )
     said: dict[str, tuple[str, list[str]]] = {}

@@ -135,7 +135,11 @@ def _last_lines(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]
         .withColumn("zk_ts", at_zk)
         .where(F.col("zk_ts") <= F.col("gone"))
         .groupBy("epoch")
-        .agg(F.max_by(F.struct("zk_ts", "file", "line_no", "event"), "zk_ts").alias("last"))
+        .agg(
+            F.max_by(
+                F.struct("zk_ts", "file", "line_no", "event"), F.struct("zk_ts", "file", "line_no")
+            ).alias("last")
+        )
         .collect()  # one row per failover
     )
     clock = {
@@ -165,7 +169,7 @@ def _last_heard(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]
         .agg(
             F.min_by(
                 F.struct("ts", F.col("attrs")["idle_ms"].cast("long").alias("idle_ms"), "file", "line_no"),
-                "ts",
+                F.struct("ts", "file", "line_no"),
             ).alias("t")
         )
         .collect()  # one row per session

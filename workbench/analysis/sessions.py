@@ -65,7 +65,10 @@ def expiry_findings(bundle: Bundle, ends: dict[int, tuple[str, str | None]]) -> 
         bundle.cluster_events.where(F.col("event") == "zk.session_expired")
         .withColumn("session_id", session_of(F.col("attrs")["session"]))
         .groupBy("broker_id", "session_id")
-        .agg(F.count("*").alias("n"), F.min_by(F.struct("file", "line_no", "ts"), "ts").alias("first"))
+        .agg(
+            F.count("*").alias("n"),
+            F.min_by(F.struct("file", "line_no", "ts"), F.struct("ts", "file", "line_no")).alias("first"),
+        )
         .orderBy("broker_id", "first.ts")
         .collect()  # one row per expired session
     )
@@ -92,7 +95,10 @@ def expiry_findings(bundle: Bundle, ends: dict[int, tuple[str, str | None]]) -> 
     for r in (
         bundle.cluster_events.where(F.col("event") == "zk.client_session_expired")
         .groupBy("broker_id")
-        .agg(F.count("*").alias("n"), F.min_by(F.struct("file", "line_no", "ts"), "ts").alias("first"))
+        .agg(
+            F.count("*").alias("n"),
+            F.min_by(F.struct("file", "line_no", "ts"), F.struct("ts", "file", "line_no")).alias("first"),
+        )
         .collect()  # one row per broker: Kafka's own "Session expired." where the client's line is absent
     ):
         if r.broker_id in named:

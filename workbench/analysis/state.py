@@ -301,7 +301,7 @@ def _from_logs(bundle: Bundle, when: datetime | None, at: str) -> ClusterState:
     listed = (
         ev.where(F.col("event").isin("controller.live_brokers", "controller.broker_change"))
         .where(F.col("broker_id") == F.lit(controller))
-        .agg(F.max_by(_ints(F.col("attrs")["brokers"]), F.struct("ts", "line_no")).alias("b"))
+        .agg(F.max_by(_ints(F.col("attrs")["brokers"]), F.struct("ts", "line_no", "file")).alias("b"))
         .collect()[0]
         .b
     )
@@ -347,7 +347,8 @@ def _partitions_from_logs(ev: DataFrame) -> DataFrame:
     )
     leaders = led.groupBy("topic", "partition").agg(
         F.max_by(
-            F.struct("broker_id", "leader_epoch", "ts", "isr_text"), F.struct("leader_epoch", "ts")
+            F.struct("broker_id", "leader_epoch", "ts", "isr_text"),
+            F.struct("leader_epoch", "ts", "line_no", "broker_id"),
         ).alias("l")
     )
     isr_text = F.coalesce(F.col("attrs")["to_isr"], F.col("attrs")["isr"])
@@ -358,7 +359,7 @@ def _partitions_from_logs(ev: DataFrame) -> DataFrame:
         changes.join(leaders, ["topic", "partition"])
         .where((F.col("broker_id") == F.col("l.broker_id")) & (F.col("ts") >= F.col("l.ts")))
         .groupBy("topic", "partition")
-        .agg(F.max_by("isr_text", F.struct("ts", "line_no")).alias("changed"))
+        .agg(F.max_by("isr_text", F.struct("ts", "line_no", "broker_id")).alias("changed"))
     )
     return leaders.join(last, ["topic", "partition"], "left").select(
         "topic",

@@ -74,7 +74,7 @@ def session_ends(bundle: Bundle) -> dict[int, tuple[str, str | None]]:
             ),
         )
         .groupBy("broker_id", "session_id", "began")
-        .agg(F.min_by("m", F.when(F.col("m").isNotNull(), F.struct("ts", "line_no"))).alias("m"))
+        .agg(F.min_by("m", F.when(F.col("m").isNotNull(), F.struct("ts", "file", "line_no"))).alias("m"))
         .collect()
     )
     have_logs = v.evidence.with_logs
@@ -119,7 +119,10 @@ def lived_through(
         .agg(
             F.max_by(
                 F.struct(F.col("attrs")["idle_ms"].cast("long").alias("idle_ms"), "file", "line_no"),
-                F.when(F.col("event") == "zk.session_timed_out", F.col("attrs")["idle_ms"].cast("long")),
+                F.when(
+                    F.col("event") == "zk.session_timed_out",
+                    F.struct(F.col("attrs")["idle_ms"].cast("long"), "file", "line_no"),
+                ),
             ).alias("out"),
             F.max(F.col("attrs")["timeout_ms"].cast("long")).alias("logged_timeout"),
         )
