@@ -1,5 +1,5 @@
 """`workbench.triage(bundle)`: every analysis over one bundle, its findings, its coverage and the count of
-records no source could parse; rendered for a terminal, a postmortem (markdown) or a machine (json)."""
+records no source could parse (`cli/render.py` prints it for a terminal or a ticket)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.analysis.findings import (
-    SEVERITIES,
     Coverage,
     Finding,
     Severity,
@@ -59,45 +58,6 @@ class Triage:
 
     def json(self) -> str:
         return json.dumps(self.as_dict(), indent=2, default=str)
-
-    def text(self) -> str:
-        lines = [f"Triage of {self.bundle}", ""]
-        for sev in SEVERITIES:
-            group = [f for f in self.findings if f.severity == sev]
-            if not group:
-                continue
-            lines.append(f"{sev.upper()} ({len(group)})")
-            for f in group:
-                lines.append(f"  [{f.kind}] {f.summary}")
-                lines += [f"      {ref}" for ref in f.evidence]
-            lines.append("")
-        if not self.findings:
-            lines += ["No findings (see coverage for what could not be checked).", ""]
-        lines.append("Coverage")
-        width = max((len(name) for name in self.coverage), default=0) + 2  # a name never runs into its status
-        for name, c in sorted(self.coverage.items()):
-            lines.append(
-                f"  {name:<{width}}{c.status}" + (f": missing {'; '.join(c.missing)}" if c.missing else "")
-            )
-        lines += ["", f"Bad records: {self.bad_records}"]
-        return "\n".join(lines)
-
-    def markdown(self) -> str:
-        lines = [f"# Triage of `{self.bundle}`", ""]
-        for sev in SEVERITIES:
-            group = [f for f in self.findings if f.severity == sev]
-            if not group:
-                continue
-            lines += [f"## {sev.capitalize()} ({len(group)})", ""]
-            for f in group:
-                lines.append(f"- **{f.kind}**: {f.summary}")
-                lines += [f"  - `{ref}`" for ref in f.evidence]
-            lines.append("")
-        lines += ["## Coverage", "", "| check | status | missing |", "|---|---|---|"]
-        for name, c in sorted(self.coverage.items()):
-            lines.append(f"| {name} | {c.status} | {'; '.join(c.missing)} |")
-        lines += ["", f"Bad records: {self.bad_records}", ""]
-        return "\n".join(lines)
 
 
 def triage(bundle: Bundle) -> Triage:

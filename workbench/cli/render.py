@@ -1,14 +1,17 @@
-"""What the commands print, as text, in one place (triage's text, Markdown and JSON are the
-`TriageResult`'s; the repair plan's are `remediation`'s)."""
+"""What the commands print, as text, in one place. Triage's JSON is its `Triage.as_dict`; the repair
+plan's summary and PLAN.md are `remediation`'s, as the report and the notebooks show them too."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from workbench.analysis.findings import SEVERITIES
+
 if TYPE_CHECKING:
     from pyspark.sql import Row
 
+    from workbench.analysis.triage import Triage
     from workbench.model.skew import Skew
 
 
@@ -38,6 +41,48 @@ def summary(s: dict[str, Any]) -> str:
         out += ["", "bad records by reason"]
         out += [f"{r['count']:>8}  {r['source']}: {r['reason']}" for r in s["bad_records_by_reason"]]
     return "\n".join(out)
+
+
+def triage_text(t: Triage) -> str:
+    """`workbench triage`: findings by severity, each with the evidence to open, then coverage."""
+    lines = [f"Triage of {t.bundle}", ""]
+    for sev in SEVERITIES:
+        group = [f for f in t.findings if f.severity == sev]
+        if not group:
+            continue
+        lines.append(f"{sev.upper()} ({len(group)})")
+        for f in group:
+            lines.append(f"  [{f.kind}] {f.summary}")
+            lines += [f"      {ref}" for ref in f.evidence]
+        lines.append("")
+    if not t.findings:
+        lines += ["No findings (see coverage for what could not be checked).", ""]
+    lines.append("Coverage")
+    width = max((len(name) for name in t.coverage), default=0) + 2  # a name never runs into its status
+    for name, c in sorted(t.coverage.items()):
+        missing = f": missing {'; '.join(c.missing)}" if c.missing else ""
+        lines.append(f"  {name:<{width}}{c.status}{missing}")
+    lines += ["", f"Bad records: {t.bad_records}"]
+    return "\n".join(lines)
+
+
+def triage_markdown(t: Triage) -> str:
+    """`workbench triage --format markdown`: the same, for a ticket or a postmortem."""
+    lines = [f"# Triage of `{t.bundle}`", ""]
+    for sev in SEVERITIES:
+        group = [f for f in t.findings if f.severity == sev]
+        if not group:
+            continue
+        lines += [f"## {sev.capitalize()} ({len(group)})", ""]
+        for f in group:
+            lines.append(f"- **{f.kind}**: {f.summary}")
+            lines += [f"  - `{ref}`" for ref in f.evidence]
+        lines.append("")
+    lines += ["## Coverage", "", "| check | status | missing |", "|---|---|---|"]
+    for name, c in sorted(t.coverage.items()):
+        lines.append(f"| {name} | {c.status} | {'; '.join(c.missing)} |")
+    lines += ["", f"Bad records: {t.bad_records}", ""]
+    return "\n".join(lines)
 
 
 def skew_table(skews: Iterable[Skew]) -> str:

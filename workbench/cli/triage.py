@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from workbench.cli import render
 from workbench.cli.common import add_bundle, open_or_say, progress
 
 
@@ -21,5 +22,6 @@ def run(args: argparse.Namespace) -> int:
         return 2
     with progress(bundle, args.quiet):
         result = triage(bundle)
-    print({"json": result.json, "markdown": result.markdown}.get(args.format, result.text)())
+    shown = {"json": result.json, "markdown": lambda: render.triage_markdown(result)}
+    print(shown.get(args.format, lambda: render.triage_text(result))())
     return 1 if result.critical else 0
