@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from workbench.kafka.znode_frames import controller_of, epoch_of
+from workbench.kafka.znodes import CONTROLLER, CONTROLLER_EPOCH
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -29,15 +31,15 @@ def elected(bundle: Bundle) -> DataFrame:
     epoch that election wrote: its own session's first write of /controller_epoch from the create's zxid
     (the same zxid in a multi) until the next /controller create."""
     h = views(bundle).history.where(F.col("applied"))
-    created = h.where((F.col("path") == "/controller") & (F.col("op") == "create")).select(
-        "zxid", "time", "session_id", F.get_json_object("data", "$.brokerid").cast("int").alias("broker")
+    created = h.where((F.col("path") == CONTROLLER) & (F.col("op") == "create")).select(
+        "zxid", "time", "session_id", controller_of(F.col("data")).alias("broker")
     )
     after = Window.partitionBy(F.lit(0)).orderBy("zxid")  # elections are few
     bounded = created.withColumn("next_zxid", F.lead("zxid").over(after))
-    writes = h.where((F.col("path") == "/controller_epoch") & F.col("op").isin("setData", "create")).select(
+    writes = h.where((F.col("path") == CONTROLLER_EPOCH) & F.col("op").isin("setData", "create")).select(
         F.col("zxid").alias("epoch_zxid"),
         F.col("session_id").alias("writer"),
-        F.col("data").cast("int").alias("v"),
+        epoch_of(F.col("data")).alias("v"),
     )
     epochs = (
         bounded.join(
@@ -60,7 +62,7 @@ def elections(bundle: Bundle) -> DataFrame:
     closed = h.where(F.col("op") == "closeSession").select(
         F.col("session_id").alias("owner"), F.col("zxid").alias("gone_zxid"), F.col("time").alias("gone_time")
     )
-    deleted = h.where((F.col("path") == "/controller") & (F.col("op") == "delete")).select(
+    deleted = h.where((F.col("path") == CONTROLLER) & (F.col("op") == "delete")).select(
         F.col("zxid").alias("gone_zxid"),
         F.col("time").alias("gone_time"),
         F.col("session_id").alias("gone_by"),

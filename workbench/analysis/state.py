@@ -9,8 +9,8 @@ with what the logs cannot say left unknown.
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -22,6 +22,7 @@ from pyspark.sql.types import ArrayType, IntegerType, StringType, StructField, S
 from workbench.analysis.deletion import topics_of
 from workbench.analysis.elections import elected_lines
 from workbench.kafka import znodes as paths
+from workbench.kafka.zkdata_decode import ZkDataError, decode_controller, decode_controller_epoch
 from workbench.kafka.znode_frames import partitions_in
 from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH
 from workbench.model.partition_history import counted
@@ -227,8 +228,8 @@ def _from_zookeeper(znodes: DataFrame, at: str, zxid: int | None, time: datetime
         source=f"ZooKeeper: {source}",
         zxid=zxid,
         time=time,
-        controller=_broker_of(controller),
-        controller_epoch=int(epoch) if epoch and epoch.strip().lstrip("-").isdigit() else None,
+        controller=_decoded(decode_controller, controller, "brokerid"),
+        controller_epoch=_decoded(decode_controller_epoch, epoch),
         live_brokers=tuple(sorted(int(r.path.rsplit("/", 1)[1]) for r in rows if _is(r.path, BROKER_PATH))),
         delete_markers=tuple(
             sorted(r.path.rsplit("/", 1)[1] for r in rows if _is(r.path, DELETE_MARKER_PATH))
@@ -242,13 +243,16 @@ def _is(path: str, pattern: str) -> bool:
     return re.match(pattern, path) is not None
 
 
-def _broker_of(controller_json: str | None) -> int | None:
-    try:
-        value = json.loads(controller_json or "")
-    except ValueError:
+def _decoded(decode: Callable[[bytes], Any], data: str | None, field: str | None = None) -> Any:
+    """A znode's data as Kafka decodes it (kafka/zkdata_decode.py), or None where it is absent or
+    unreadable: the state then says it does not know, rather than guessing."""
+    if data is None:
         return None
-    broker = value.get("brokerid") if isinstance(value, dict) else None
-    return broker if isinstance(broker, int) else None
+    try:
+        value = decode(data.encode("utf-8"))
+    except ZkDataError:
+        return None
+    return getattr(value, field) if field else value
 
 
 def _reassignments(partitions: DataFrame, znodes: DataFrame) -> DataFrame:

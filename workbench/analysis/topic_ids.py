@@ -19,7 +19,8 @@ from pyspark.sql import functions as F
 from workbench.analysis import topic_id_cause
 from workbench.analysis.contract import CRITICAL, WARNING, Analysis, Kind, Need, maybe
 from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, ranges, zk_ref
-from workbench.kafka.znodes import TOPIC_PATH
+from workbench.kafka.znode_frames import epoch_of
+from workbench.kafka.znodes import CONTROLLER_EPOCH, TOPIC_PATH
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -117,11 +118,11 @@ def znode_history(bundle: Bundle) -> DataFrame:
             "partitions"
         ),
     )
-    fenced = h.where((F.col("op") == "check") & (F.col("path") == "/controller_epoch")).select(
+    fenced = h.where((F.col("op") == "check") & (F.col("path") == CONTROLLER_EPOCH)).select(
         "zxid", F.lit(True).alias("fenced")
     )
-    epochs = h.where((F.col("path") == "/controller_epoch") & F.col("op").isin("create", "setData")).select(
-        F.col("zxid").alias("epoch_zxid"), F.col("data").cast("int").alias("epoch")
+    epochs = h.where((F.col("path") == CONTROLLER_EPOCH) & F.col("op").isin("create", "setData")).select(
+        F.col("zxid").alias("epoch_zxid"), epoch_of(F.col("data")).alias("epoch")
     )
     owners = v.sessions.groupBy("session_id").agg(F.min("broker_id").alias("writer_broker"))
     w = Window.partitionBy("topic").orderBy("zxid")

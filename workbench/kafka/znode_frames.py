@@ -4,7 +4,7 @@ of a zxid), so that every analysis reads `/brokers/topics/<t>` and its partition
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, IntegerType, MapType, StringType, StructField, StructType
 
@@ -28,6 +28,18 @@ PARTITION_STATE = StructType(
         StructField("isr", ArrayType(IntegerType())),
     ]
 )
+
+
+def controller_of(data: Column) -> Column:
+    """The broker id `/controller` names (ControllerZNode: {"version":1,"brokerid":N,"timestamp":"ms"},
+    3.4+ version 2 with kraftControllerEpoch); null where the JSON has none (zkdata_decode checks it)."""
+    return F.get_json_object(data, "$.brokerid").try_cast("int")
+
+
+def epoch_of(data: Column) -> Column:
+    """The epoch `/controller_epoch` holds: its data is the number in decimal (ControllerEpochZNode); null
+    where it is not one."""
+    return data.try_cast("int")
 
 
 def topics_in(znodes: DataFrame) -> DataFrame:

@@ -21,6 +21,8 @@ from pyspark.sql import functions as F
 
 from workbench.analysis.topic_ids import replica_ids
 from workbench.kafka.names import is_internal
+from workbench.kafka.znode_frames import controller_of
+from workbench.kafka.znodes import CONTROLLER
 from workbench.model import acting
 from workbench.model.partition_history import partition_changes
 from workbench.model.skew import skew_ms
@@ -191,8 +193,8 @@ def plan(bundle: Bundle) -> RepairPlan:
 
 def _controller(bundle: Bundle) -> int | None:
     row = (
-        bundle.znodes.where(F.col("path") == "/controller")
-        .select(F.get_json_object("data", "$.brokerid").cast("int").alias("b"))
+        bundle.znodes.where(F.col("path") == CONTROLLER)
+        .select(controller_of(F.col("data")).alias("b"))
         .first()
     )
     return None if row is None else row.b
