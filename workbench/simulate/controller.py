@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from workbench.kafka import behaviour
+from workbench.kafka import behaviour, defaults
 from workbench.kafka import topic_id as topic_ids
 from workbench.kafka.defaults import LEADER_IMBALANCE_PER_BROKER_PERCENTAGE
 from workbench.kafka.zkdata import ControllerZNode, encode_controller, encode_controller_epoch
@@ -21,7 +21,7 @@ from workbench.simulate import state_machines as sm
 from workbench.simulate.cluster import Broker, Cluster, Partition, Topic
 from workbench.simulate.zookeeper import create, set_data
 
-IMBALANCE_CHECK_INTERVAL_MS = 300_000  # leader.imbalance.check.interval.seconds
+IMBALANCE_CHECK_INTERVAL_MS = defaults.LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS * 1000
 
 
 def elect(c: Cluster, b: Broker, reason: str) -> None:

@@ -14,12 +14,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from workbench.bundle import LISTING
-from workbench.kafka import logdir
+from workbench.kafka import defaults, logdir
 
-INDEX_BYTES = 10 * 1024 * 1024  # segment.index.bytes: an active segment's index is preallocated to it
+INDEX_BYTES = defaults.SEGMENT_INDEX_BYTES  # an active segment's index is preallocated to it
 TIMEINDEX_BYTES = INDEX_BYTES // 12 * 12  # ... and its time index to a multiple of 12-byte entries
 AVG_RECORD_BYTES = 180  # on disk, with batch overhead
-SEGMENT_BYTES = 1024**3  # log.segment.bytes default: a segment is rolled when the next batch would not fit
+SEGMENT_BYTES = defaults.SEGMENT_BYTES
 
 
 @dataclass

@@ -23,15 +23,16 @@ import uuid
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from workbench.kafka import defaults
 from workbench.kafka.jvm_order import java_string_hash
 from workbench.simulate import wording
 
 if TYPE_CHECKING:
     from workbench.simulate.cluster import Cluster
 
-OFFSETS_TOPIC_PARTITIONS = 50  # offsets.topic.num.partitions
-RETENTION_CHECK_MS = 600_000  # offsets.retention.check.interval.ms
-INITIAL_REBALANCE_DELAY_MS = 3_000  # group.initial.rebalance.delay.ms
+OFFSETS_TOPIC_PARTITIONS = defaults.OFFSETS_TOPIC_NUM_PARTITIONS
+RETENTION_CHECK_MS = defaults.OFFSETS_RETENTION_CHECK_INTERVAL_MS
+INITIAL_REBALANCE_DELAY_MS = defaults.GROUP_INITIAL_REBALANCE_DELAY_MS
 REBALANCE_SHARE = 0.3  # of the drawn events; a rebalance is three or four lines, the others one
 LINES_PER_EVENT = 1 + REBALANCE_SHARE * 2.5
 
