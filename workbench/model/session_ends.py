@@ -22,7 +22,12 @@ if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 
-# What ended a broker's session, from its own log: the first of these after the session began.
+# What ended a broker's session, from its own log: the first of these after the session began. Each
+# event's wordings, loggers and source lines by version are the catalog's (kafka/messages/broker.py and
+# zookeeper.py: KafkaServer.shutdown's "shutting down" and doControlledShutdown's line at every release read,
+# the expiry as Kafka's ZooKeeperClient (2.0+), 101tec's ZkClient (0.10-1.x) or ZooKeeper's ClientCnxn logs
+# it). "starting" with neither before it is our reading, not a line of Kafka's: nothing is logged when a
+# process is killed or its host dies, so the next start is the first trace of that end.
 ENDINGS = {
     "broker.shutting_down": "shutdown",
     "controlled_shutdown.started": "shutdown",
