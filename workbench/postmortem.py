@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 
 from workbench.analysis.findings import Finding, hex_col, tp_list
 from workbench.analysis.health import captured_at, duration, episodes, health
+from workbench.analysis.timeline import in_order
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -252,16 +253,11 @@ def action_items(result: Triage) -> list[str]:
     return list(seen.values())
 
 
-def _ref(frame: DataFrame) -> list[str]:
-    return ["ref"] if "ref" in frame.columns else []
-
-
 def timeline_table(milestones: DataFrame, limit: int = 300) -> pd.DataFrame:
     """The milestones (`timeline.milestones`) as people read them: ZooKeeper's time, zxids in hex, brokers
     by name, the detail cut to a line, and the evidence to open."""
     df = (
-        # a multi's ops share their zxid: ordered by kind (create before setData), not as the plan left them
-        milestones.orderBy("time", F.col("zxid").asc_nulls_last(), "broker_id", "kind", *_ref(milestones))
+        milestones.orderBy(*in_order())
         .limit(limit)
         .select(
             F.date_format("time", "yyyy-MM-dd HH:mm:ss.SSS").alias("time"),
@@ -272,7 +268,8 @@ def timeline_table(milestones: DataFrame, limit: int = 300) -> pd.DataFrame:
             "kind",
             "topic",
             F.substring("detail", 1, 100).alias("detail"),
-            *(c for c in ("rows", "ref") if c in milestones.columns),
+            "rows",
+            "ref",
         )
     )
     table: pd.DataFrame = df.toPandas()

@@ -32,6 +32,12 @@ TIMELINE_COLUMNS = (
 )
 
 
+def in_order() -> list[Column]:
+    """The timeline's order, the same wherever it is shown: ZooKeeper's time, then the zxid (ZooKeeper's
+    own order), the broker, the evidence (a multi's ops share one ref), then the kind."""
+    return [F.col("time"), F.col("zxid").asc_nulls_last(), F.col("broker_id"), F.col("ref"), F.col("kind")]
+
+
 def timeline(
     bundle: Bundle,
     topic: str | None = None,
@@ -107,7 +113,7 @@ def timeline(
         rows = rows.where(F.col("time") <= F.lit(until))
     if kinds:
         rows = rows.where(F.col("kind").startswith(kinds))
-    return rows.orderBy("time", F.col("zxid").asc_nulls_last(), "broker_id", "ref")
+    return rows.orderBy(*in_order())
 
 
 def _number(text: Column) -> Column:
@@ -156,5 +162,5 @@ def milestones(bundle: Bundle, skews: list[Skew] | None = None) -> DataFrame:
             "ref",
             "rows",
         )
-        .orderBy("time", F.col("zxid").asc_nulls_last(), "broker_id", "ref", "kind")
+        .orderBy(*in_order())
     )
