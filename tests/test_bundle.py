@@ -156,10 +156,15 @@ def test_cluster_events_are_the_typed_events_without_background_and_only_they_ar
 def test_small_evidence_is_planned_as_small_and_larger_gets_the_sessions_own_settings(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    planned = ("spark.sql.codegen.wholeStage", "spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions")
+    planned = (
+        "spark.sql.codegen.wholeStage",
+        "spark.sql.adaptive.enabled",
+        "spark.sql.autoBroadcastJoinThreshold",
+        "spark.sql.shuffle.partitions",
+    )
     fit_to_evidence(spark, 2**62)  # whatever an earlier test opened: the session's own settings
     own = {k: spark.conf.get(k) for k in planned}
-    assert own["spark.sql.codegen.wholeStage"] == "true"
+    assert [own[k] for k in planned[:2]] == ["true", "true"] and own[planned[3]] != "1"
     rotated = tmp_path / "brokers" / "1" / "logs"
     rotated.mkdir(parents=True)
     (tmp_path / "manifest.json").write_text(json.dumps({"format": FORMAT}))
@@ -170,7 +175,7 @@ def test_small_evidence_is_planned_as_small_and_larger_gets_the_sessions_own_set
     small = open_bundle(SAMPLE, spark)
     assert 0 < small.evidence.size_bytes() < SMALL_EVIDENCE_MB * 2**20
     views(small)
-    assert [spark.conf.get(k) for k in planned] == ["false", *(own[k] for k in planned[1:])]
+    assert [spark.conf.get(k) for k in planned] == ["false", "false", "-1", "1"]  # under 16 MB: one partition
     monkeypatch.setenv("WORKBENCH_SMALL_EVIDENCE_MB", "0")  # none is small: as a large bundle
     views(open_bundle(SAMPLE, spark))
     assert {k: spark.conf.get(k) for k in planned} == own

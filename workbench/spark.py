@@ -23,6 +23,7 @@ DEFAULT_DRIVER_MEMORY = "2g"
 CODEGEN_CACHE_ENTRIES = "2000"
 # Evidence up to this size is planned as small (`fit_to_evidence`); WORKBENCH_SMALL_EVIDENCE_MB=0: never.
 SMALL_EVIDENCE_MB = 64
+SMALL_PARTITION_MB = 16  # of small evidence, per shuffle partition
 
 
 @contextlib.contextmanager
@@ -116,19 +117,27 @@ _SAVED: dict[str, str | None] = {}  # the session's own values of what `fit_to_e
 def fit_to_evidence(spark: SparkSession, size_bytes: int) -> bool:
     """Plan the session's queries for evidence of this size; returns whether it counts as small.
 
-    On small evidence Spark's fixed cost per query is the time, not the data, and whole-stage code
-    generation compiles every new plan while each frame fits one task: below SMALL_EVIDENCE_MB it is off
-    (triage of healthy-3.6 in a warm process 15-20% faster; bench/README.md). Larger evidence gets the
-    session's own setting back. The setting is the session's, so the last bundle opened decides: that
-    changes the speed, never an answer (it changes neither partitioning nor the rows' order, unlike
-    adaptive execution or the shuffle partitions, which a faster plan would also want). It may change the
-    order in which a row's expressions are evaluated: a cast that a filter was meant to guard must be a
-    try_cast (a path that is no partition's failed the query before 1f6221f).
+    On small evidence Spark's fixed cost per query and per job is the time, not the data. Below
+    SMALL_EVIDENCE_MB: no whole-stage code generation (it compiles every new plan while each frame fits one
+    task), no adaptive execution and no broadcast joins (each runs jobs of its own: triage of
+    topicid-mismatch-2.8 in 76 jobs instead of 308), and one shuffle partition per SMALL_PARTITION_MB of
+    evidence, at most one per core (bench/README.md). Larger evidence gets the session's own settings back.
+    The settings are the session's, so the last bundle opened decides: that changes the speed and the
+    order Spark leaves rows in, never an answer (the analyses break every tie themselves;
+    tests/test_triage.py triages under both plans). It may change the order in which a row's expressions
+    are evaluated: a cast that a filter was meant to guard must be a try_cast (a path that is no
+    partition's failed the query before 1f6221f).
     """
     limit = int(os.environ.get("WORKBENCH_SMALL_EVIDENCE_MB", SMALL_EVIDENCE_MB)) * 2**20
     small = 0 <= size_bytes <= limit and limit > 0
-    wanted = {"spark.sql.codegen.wholeStage": "false"}
     if small:
+        partitions = min(leaf_parallelism(spark), 1 + size_bytes // (SMALL_PARTITION_MB * 2**20))
+        wanted = {
+            "spark.sql.codegen.wholeStage": "false",
+            "spark.sql.adaptive.enabled": "false",
+            "spark.sql.autoBroadcastJoinThreshold": "-1",
+            "spark.sql.shuffle.partitions": str(partitions),
+        }
         for key, value in wanted.items():
             _SAVED.setdefault(key, spark.conf.get(key, None))
             spark.conf.set(key, value)
