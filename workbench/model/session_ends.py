@@ -24,10 +24,11 @@ if TYPE_CHECKING:
 
 # What ended a broker's session, from its own log: the first of these after the session began. Each
 # event's wordings, loggers and source lines by version are the catalog's (kafka/messages/broker.py and
-# zookeeper.py: KafkaServer.shutdown's "shutting down" and doControlledShutdown's line at every release read,
-# the expiry as Kafka's ZooKeeperClient (2.0+), 101tec's ZkClient (0.10-1.x) or ZooKeeper's ClientCnxn logs
-# it). "starting" with neither before it is our reading, not a line of Kafka's: nothing is logged when a
-# process is killed or its host dies, so the next start is the first trace of that end.
+# zookeeper.py: KafkaServer.shutdown's "shutting down" and doControlledShutdown's line at every release
+# read; the expiry as Kafka's ZooKeeperClient logs it, 1.1+: "Session expired" in ZooKeeperClient.scala at
+# 1.1.1 and 2.0.1, as 101tec's ZkClient did in 0.10-1.x, or as ZooKeeper's ClientCnxn does). "starting"
+# with neither before it is our reading, not a line of Kafka's: nothing is logged when a process is
+# killed or its host dies, so the next start is the first trace of that end.
 ENDINGS = {
     "broker.shutting_down": "shutdown",
     "controlled_shutdown.started": "shutdown",
