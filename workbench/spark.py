@@ -119,9 +119,10 @@ def fit_to_evidence(spark: SparkSession, size_bytes: int) -> bool:
 
     On small evidence Spark's fixed cost per query and per job is the time, not the data. Below
     SMALL_EVIDENCE_MB: no whole-stage code generation (it compiles every new plan while each frame fits one
-    task), no adaptive execution and no broadcast joins (each runs jobs of its own: triage of
-    topicid-mismatch-2.8 in 76 jobs instead of 308), and one shuffle partition per SMALL_PARTITION_MB of
-    evidence, at most one per core (bench/README.md). Larger evidence gets the session's own settings back.
+    task), no adaptive execution, no broadcast joins and no runtime bloom filters (each runs jobs of its
+    own: triage of topicid-mismatch-2.8 in 71 jobs instead of 308), and one shuffle partition per
+    SMALL_PARTITION_MB of evidence, at most one per core (bench/README.md). Larger evidence gets the
+    session's own settings back.
     The settings are the session's, so the last bundle opened decides: that changes the speed and the
     order Spark leaves rows in, never an answer (the analyses break every tie themselves;
     tests/test_triage.py triages under both plans). It may change the order in which a row's expressions
@@ -136,6 +137,9 @@ def fit_to_evidence(spark: SparkSession, size_bytes: int) -> bool:
             "spark.sql.codegen.wholeStage": "false",
             "spark.sql.adaptive.enabled": "false",
             "spark.sql.autoBroadcastJoinThreshold": "-1",
+            # A kept view (a local checkpoint) has no size estimate, so Spark takes it for a huge table and
+            # builds a runtime bloom filter (1 MB of bits, a job of its own) for every join against it.
+            "spark.sql.optimizer.runtime.bloomFilter.enabled": "false",
             "spark.sql.shuffle.partitions": str(partitions),
         }
         for key, value in wanted.items():
