@@ -19,12 +19,12 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, IntegerType, StringType, StructField, StructType
 
-from workbench.analysis.deletion import topics_of
 from workbench.analysis.elections import elected_lines
 from workbench.kafka import znodes as paths
 from workbench.kafka.zkdata_decode import ZkDataError, decode_controller, decode_controller_epoch
 from workbench.kafka.znode_frames import partitions_in
 from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH
+from workbench.model.deletion_steps import topics_of
 from workbench.model.partition_history import counted
 from workbench.model.views import views
 

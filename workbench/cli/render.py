@@ -9,8 +9,11 @@ from typing import TYPE_CHECKING, Any
 from workbench.analysis.findings import SEVERITIES
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from pyspark.sql import Row
 
+    from workbench.analysis.findings import Finding
     from workbench.analysis.triage import Triage
     from workbench.model.skew import Skew
 
@@ -43,13 +46,18 @@ def summary(s: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def by_severity(t: Triage) -> Iterator[tuple[str, list[Finding]]]:
+    """Triage's findings grouped by severity, most severe first; a severity with none is left out."""
+    for sev in SEVERITIES:
+        group = [f for f in t.findings if f.severity == sev]
+        if group:
+            yield sev, group
+
+
 def triage_text(t: Triage) -> str:
     """`workbench triage`: findings by severity, each with the evidence to open, then coverage."""
     lines = [f"Triage of {t.bundle}", ""]
-    for sev in SEVERITIES:
-        group = [f for f in t.findings if f.severity == sev]
-        if not group:
-            continue
+    for sev, group in by_severity(t):
         lines.append(f"{sev.upper()} ({len(group)})")
         for f in group:
             lines.append(f"  [{f.kind}] {f.summary}")
@@ -69,10 +77,7 @@ def triage_text(t: Triage) -> str:
 def triage_markdown(t: Triage) -> str:
     """`workbench triage --format markdown`: the same, for a ticket or a postmortem."""
     lines = [f"# Triage of `{t.bundle}`", ""]
-    for sev in SEVERITIES:
-        group = [f for f in t.findings if f.severity == sev]
-        if not group:
-            continue
+    for sev, group in by_severity(t):
         lines += [f"## {sev.capitalize()} ({len(group)})", ""]
         for f in group:
             lines.append(f"- **{f.kind}**: {f.summary}")

@@ -1,4 +1,4 @@
-"""A topic deletion, replica by replica (deletion.replica_progress)."""
+"""A topic deletion, replica by replica (model.deletion_steps.replica_progress)."""
 
 from __future__ import annotations
 
@@ -30,10 +30,10 @@ def deletion_gantt(
     span: Span | None = None,
     title: str | None = None,
 ) -> Figure:
-    """Each replica of a deleted topic (deletion.replica_progress) from the request to its '-delete'
-    rename and the log's removal, with its broker's offline windows (health.offline_windows) shaded; the
-    controller's part takes milliseconds, so those bars are drawn wide enough to see, their length
-    written beside them."""
+    """Each replica of a deleted topic (model.deletion_steps.replica_progress) from the request to its
+    '-delete' rename and the log's removal, with its broker's offline windows (health.offline_windows)
+    shaded; the controller's part takes milliseconds, so those bars are drawn wide enough to see, their
+    length written beside them."""
     p = frame(progress).sort_values(["broker", "partition"]).reset_index(drop=True)
     if p.empty:
         raise ValueError("no replicas to draw: is the topic right?")
