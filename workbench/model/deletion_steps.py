@@ -16,6 +16,8 @@ from workbench.model.views import views
 if TYPE_CHECKING:
     from workbench.frames import Bundle
 
+# The replica states of a deletion, as the controller names them in state-change.log (case objects in
+# ReplicaStateMachine.scala: 0.11.0.0:322-332, 2.5.1:462-472, 2.8.2:473-483, 3.6.2:473-483).
 REPLICA_STATES = ("ReplicaDeletionStarted", "ReplicaDeletionSuccessful", "ReplicaDeletionIneligible")
 
 
