@@ -19,6 +19,12 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[notebooks,test,dev]'
 	touch $@
 
+# The driver JVM's class-data sharing archive (workbench/jvm_archive.py): Spark starts in about half the time.
+# It is kept in the venv, one per PySpark version, and made again with it.
+$(VENV)/.jvm-archive: $(VENV)/.installed | java
+	$(BIN)/python -m workbench.jvm_archive $(SAMPLE)
+	touch $@
+
 java:
 	@command -v java >/dev/null 2>&1 || { echo "Java 17+ is needed by Spark and is not on the PATH." \
 	  "On Debian/Ubuntu: sudo apt-get install openjdk-17-jre-headless" >&2; exit 1; }
@@ -26,7 +32,7 @@ java:
 	  [ "$${v%%.*}" -ge 17 ] 2>/dev/null || { echo "Java $$v found; Spark needs 17 or newer." \
 	  "On Debian/Ubuntu: sudo apt-get install openjdk-17-jre-headless" >&2; exit 1; }
 
-demo: $(VENV)/.installed java
+demo: $(VENV)/.installed $(VENV)/.jvm-archive java
 	$(BIN)/workbench load $(SAMPLE)
 	@# exit 1 means "something is critical", which is what this incident is about
 	$(BIN)/workbench triage $(TRIAGE_SAMPLE) || [ $$? -eq 1 ]
@@ -39,19 +45,19 @@ lint: $(VENV)/.installed
 	$(BIN)/ruff format --check workbench tests bench
 	$(BIN)/mypy workbench
 
-test: lint java
+test: lint $(VENV)/.jvm-archive java
 	$(BIN)/pytest
 	@# the notebooks, as their own step: outputs compared (notebooks/sanitize.cfg), plots checked to exist
 	$(BIN)/pytest $(NBVAL) notebooks/
 
 # Execute every notebook again and keep its outputs (commit them: nbval compares against them).
-notebooks: $(VENV)/.installed java
+notebooks: $(VENV)/.installed $(VENV)/.jvm-archive java
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb
 
 # Speed, side by side with baselines (bench/README.md), written to bench/RESULTS.md. The 10 GB bundle takes
 # about an hour in all; BENCH_DATA=DIR keeps the simulated bundles for the next run.
 BENCH_SIZES ?= 0.1,1,10
-bench: $(VENV)/.installed java
+bench: $(VENV)/.installed $(VENV)/.jvm-archive java
 	$(BIN)/python bench/run_all.py --sizes $(BENCH_SIZES)
 
 # The simulated incidents under sample_data/ (workbench/simulate/samples.py); a test checks they are current.
@@ -59,7 +65,7 @@ sample-data: $(VENV)/.installed
 	$(BIN)/python -m workbench.simulate.samples sample_data
 
 # JupyterLab on notebooks/, its python3 kernel being this venv's (ipykernel installs it in the venv).
-lab: $(VENV)/.installed java
+lab: $(VENV)/.installed $(VENV)/.jvm-archive java
 	$(BIN)/jupyter lab --notebook-dir=notebooks $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 clean:

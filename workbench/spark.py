@@ -24,6 +24,10 @@ CODEGEN_CACHE_ENTRIES = "2000"
 # Evidence up to this size is planned as small (`fit_to_evidence`); WORKBENCH_SMALL_EVIDENCE_MB=0: never.
 SMALL_EVIDENCE_MB = 64
 SMALL_PARTITION_MB = 16  # of small evidence, per shuffle partition
+# The driver JVM's class-data sharing archive (`workbench.jvm_archive` builds it; `make` does): where it is,
+# and, set while it is being built, where to write it.
+JVM_ARCHIVE_ENV = "WORKBENCH_JVM_ARCHIVE"
+JVM_ARCHIVE_DUMP_ENV = "WORKBENCH_JVM_ARCHIVE_DUMP"
 
 
 @contextlib.contextmanager
@@ -42,6 +46,30 @@ def _stderr_to(path: Path) -> Iterator[None]:
     finally:
         os.dup2(saved, 2)
         os.close(saved)
+
+
+def jvm_archive() -> Path:
+    """The class-data sharing archive of this environment's driver JVM: WORKBENCH_JVM_ARCHIVE, else beside
+    this interpreter, one per PySpark version (it holds the classes of its jars, for one JDK)."""
+    import pyspark
+
+    default = Path(sys.prefix) / "share" / "workbench" / f"spark-{pyspark.__version__}.jsa"
+    return Path(os.environ.get(JVM_ARCHIVE_ENV) or default)
+
+
+def driver_java_options(log4j: object) -> str:
+    """The driver JVM's options: our log4j settings; the JVM's own warnings on stderr, never stdout (a
+    notebook's cell would show them); the class-data sharing archive when there is one, which maps the
+    classes Spark loads at start instead of reading and verifying them from its jars (start-up 8.0 s
+    instead of 15.7, bench/README.md). A stale archive (another JDK or other jars) is refused by the JVM
+    with a warning, and it starts without. WORKBENCH_JAVA_OPTIONS adds options of your own (JFR, say)."""
+    options = [f"-Dlog4j2.configurationFile=file:{log4j}", "-Xlog:disable", "-Xlog:all=warning:stderr"]
+    dump = os.environ.get(JVM_ARCHIVE_DUMP_ENV)
+    if dump:
+        options.append(f"-XX:ArchiveClassesAtExit={dump}")
+    elif jvm_archive().is_file():
+        options.append(f"-XX:SharedArchiveFile={jvm_archive()}")
+    return " ".join([*options, os.environ.get("WORKBENCH_JAVA_OPTIONS", "")]).strip()
 
 
 def spark_session(master: str | None = None, jvm_log: str | Path | None = None) -> SparkSession:
@@ -65,7 +93,7 @@ def spark_session(master: str | None = None, jvm_log: str | Path | None = None) 
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.driver.bindAddress", os.environ["SPARK_LOCAL_IP"])
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}")
+        .config("spark.driver.extraJavaOptions", driver_java_options(log4j))
         .config("spark.sql.shuffle.partitions", os.environ.get("WORKBENCH_SHUFFLE_PARTITIONS", "8"))
         .config("spark.sql.codegen.cache.maxEntries", CODEGEN_CACHE_ENTRIES)
     )
