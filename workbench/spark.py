@@ -21,6 +21,10 @@ DEFAULT_DRIVER_MEMORY = "2g"
 # Generated classes Spark keeps for reuse (default 100): one triage compiles several hundred, so with the
 # default every bundle compiles them again (measured on healthy-3.6: a second triage 18% faster).
 CODEGEN_CACHE_ENTRIES = "2000"
+# PySpark's DataFrame debugging (on by default since 4.0) sends the Python call site to the JVM around every
+# column function: five py4j calls each, about 2,600 per triage and a tenth of a warm triage's time. A
+# failing query still names its Python line in its traceback.
+DATAFRAME_DEBUGGING = "false"
 # Evidence up to this size is planned as small (`fit_to_evidence`); WORKBENCH_SMALL_EVIDENCE_MB=0: never.
 SMALL_EVIDENCE_MB = 64
 SMALL_PARTITION_MB = 16  # of small evidence, per shuffle partition
@@ -96,6 +100,7 @@ def spark_session(master: str | None = None, jvm_log: str | Path | None = None) 
         .config("spark.driver.extraJavaOptions", driver_java_options(log4j))
         .config("spark.sql.shuffle.partitions", os.environ.get("WORKBENCH_SHUFFLE_PARTITIONS", "8"))
         .config("spark.sql.codegen.cache.maxEntries", CODEGEN_CACHE_ENTRIES)
+        .config("spark.python.sql.dataFrameDebugging.enabled", DATAFRAME_DEBUGGING)
     )
     master = master or os.environ.get("WORKBENCH_SPARK_MASTER")
     if master:
