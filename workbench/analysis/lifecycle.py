@@ -1,8 +1,7 @@
 """Topic lifecycle: how each topic came to be, and whether its layout and name are ones Kafka makes.
 
-- `creations`: every topic creation and partition addition in ZooKeeper's history, with the brokers then
-  registered (and their racks) and who wrote it (a broker's own session: a CreateTopics request or an
-  automatic creation; any other session: a tool writing ZooKeeper, such as kafka-topics --zookeeper).
+- `creations` (`model/creations.py`): every topic creation and partition addition in ZooKeeper's history,
+  with the brokers then registered and whose session wrote it.
 - Findings:
   - `topic.manual_assignment`: replicas Kafka's default assignment could not have given over the brokers
     then registered, for any start index and replica shift, rack aware or in any broker order
@@ -23,145 +22,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
 
 from workbench.analysis.contract import INFO, WARNING, Analysis, Kind, Need
 from workbench.analysis.elections import elections
 from workbench.analysis.findings import Coverage, Finding, file_ref, txn_ref, zk_ref
 from workbench.kafka import behaviour
-from workbench.kafka.assignment import (
-    BrokerMetadata,
-    default_assignment_could_give,
-    new_partitions_as_kafka_would,
-)
 from workbench.kafka.names import LEGAL_CHARS, MAX_NAME_LENGTH, invalid_topic_message
-from workbench.kafka.znode_frames import TOPIC_ZNODE
 from workbench.kafka.znodes import TOPIC_PATH
-from workbench.model.views import CREATES, DELETES, views
+from workbench.model.creations import creations, not_default
+from workbench.model.views import CREATES, views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 SHOWN = 10  # topics named in a finding's text; the count says how many there are
-
-
-def creations(bundle: Bundle) -> DataFrame | None:
-    """Each topic creation (first_partition 0) and partition addition in ZooKeeper's history: topic, zxid,
-    time, first_partition, added and existing (partition -> replicas), by (the broker whose session wrote
-    it; null: another session, a tool's), brokers (id and rack of each then registered). None without
-    ZooKeeper's history."""
-    watched = views(bundle).watched_history
-    if watched is None:
-        return None
-    h, base, base_zxid = watched
-    w = Window.partitionBy("topic").orderBy("zxid")
-    topic = F.regexp_extract("path", TOPIC_PATH, 1).alias("topic")
-    writes = h.where(
-        F.col("op").isin(*CREATES, "setData", *DELETES) & F.col("path").rlike(TOPIC_PATH)
-    ).select(
-        topic,
-        "zxid",
-        "time",
-        "session_id",
-        F.col("op").isin(*CREATES).alias("created"),
-        F.when(~F.col("op").isin(*DELETES), F.from_json("data", TOPIC_ZNODE)["partitions"]).alias("now"),
-    )
-    if base is not None:  # the topics in the tree the history starts from: what a setData grows from
-        writes = writes.unionByName(
-            base.where(F.col("path").rlike(TOPIC_PATH)).select(
-                topic,
-                F.lit(base_zxid).cast("long").alias("zxid"),
-                F.lit(None).cast("timestamp").alias("time"),
-                F.lit(None).cast("long").alias("session_id"),
-                F.lit(None).cast("boolean").alias("created"),
-                F.from_json("data", TOPIC_ZNODE)["partitions"].alias("now"),
-            )
-        )
-    before = F.when(~F.col("created"), F.lag("now").over(w))
-    grown = writes.select("*", before.alias("existing")).select(
-        "*",
-        F.array_except(
-            F.coalesce(F.map_keys("now"), F.array()), F.coalesce(F.map_keys("existing"), F.array())
-        ).alias("new_ids"),
-    )
-    # A creation, or partitions added to a topic whose earlier partitions are known (a topic first seen
-    # rewritten, with no tree from before the history, is left out: what it grew from is unknown).
-    known = F.col("created") | (~F.col("created") & F.col("existing").isNotNull())
-    added = grown.where((F.size("new_ids") > 0) & F.coalesce(known, F.lit(False))).select(
-        "topic",
-        "zxid",
-        "time",
-        "session_id",
-        F.when(F.col("existing").isNull(), F.lit(0)).otherwise(F.size("existing")).alias("first_partition"),
-        F.map_filter("now", lambda k, _: F.array_contains("new_ids", k)).alias("added"),
-        "existing",
-    )
-    regs = views(bundle).registrations
-    a, r = added.select("topic", "zxid", "session_id").alias("a"), regs.alias("r")
-    then = (
-        a.join(
-            r,
-            (F.col("r.czxid") <= F.col("a.zxid"))
-            & (F.col("r.ended_zxid").isNull() | (F.col("a.zxid") < F.col("r.ended_zxid"))),
-            "left",
-        )
-        .groupBy("a.topic", "a.zxid")
-        .agg(
-            F.max(F.when(F.col("r.session_id") == F.col("a.session_id"), F.col("r.broker_id"))).alias("by"),
-            F.sort_array(
-                F.collect_list(F.struct(F.col("r.broker_id").alias("id"), F.col("r.rack").alias("rack")))
-            ).alias("brokers"),
-        )
-    )
-    return added.join(then, ["topic", "zxid"])
-
-
-def _not_kafkas(batches: Iterator[Any]) -> Iterator[Any]:
-    """Per creation or addition (a few per topic, never per line): why Kafka's default assignment could
-    not have given it, or nothing."""
-    import pyarrow as pa
-
-    for batch in batches:
-        whys: list[str | None] = []
-        for row in batch.to_pylist():
-            brokers = [
-                BrokerMetadata(b["id"], b["rack"]) for b in row["brokers"] or [] if b["id"] is not None
-            ]
-            added = {int(p): list(rs or []) for p, rs in (row["added"] or [])}
-            existing = {int(p): list(rs or []) for p, rs in (row["existing"] or [])}
-            ids = {b.id for b in brokers}
-            missing = sorted({x for rs in added.values() for x in rs} - ids)
-            if missing:
-                whys.append(f"broker(s) {', '.join(map(str, missing))} not registered then")
-            elif row["first_partition"] == 0:
-                ok = default_assignment_could_give(added, brokers)
-                whys.append(None if ok else f"not a default assignment over brokers {sorted(ids)}")
-            else:
-                ok = new_partitions_as_kafka_would(existing, added, brokers)
-                whys.append(None if ok else f"not the partitions Kafka adds over brokers {sorted(ids)}")
-        yield pa.RecordBatch.from_arrays(
-            [batch.column("topic"), batch.column("zxid"), pa.array(whys, pa.string())],
-            names=["topic", "zxid", "why"],
-        )
-
-
-def not_default(made: DataFrame) -> DataFrame:
-    """Of `creations`, those Kafka's default assignment could not have given: topic, zxid, time, by,
-    first_partition, why."""
-    schema = StructType(
-        [StructField("topic", StringType()), made.schema["zxid"], StructField("why", StringType())]
-    )
-    checked = made.select("topic", "zxid", "first_partition", "added", "existing", "brokers").mapInArrow(
-        _not_kafkas, schema
-    )
-    return made.join(checked.where(F.col("why").isNotNull()), ["topic", "zxid"]).select(
-        "topic", "zxid", "time", "by", "first_partition", "why"
-    )
 
 
 def racks(bundle: Bundle) -> dict[int, str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +23,7 @@ from workbench.kafka import znodes as paths
 from workbench.kafka.zkdata_decode import ZkDataError, decode_controller, decode_controller_epoch
 from workbench.kafka.znode_frames import partitions_in
 from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH
+from workbench.model.cluster_state import PARTITION_COLUMNS, ClusterState, StateDiff, diff
 from workbench.model.deletion_steps import topics_of
 from workbench.model.partition_history import counted
 from workbench.model.views import views
@@ -31,18 +31,8 @@ from workbench.model.views import views
 if TYPE_CHECKING:
     from workbench.frames import Bundle
 
-# What every state's `partitions` holds, whatever it was read from.
-PARTITION_COLUMNS = (
-    "topic",
-    "partition",
-    "topic_id",
-    "replicas",
-    "adding",
-    "removing",
-    "leader",
-    "leader_epoch",
-    "isr",
-)
+__all__ = ["ClusterState", "StateDiff", "diff", "state_at"]
+
 _REASSIGN_REQUEST = StructType(
     [
         StructField(
@@ -59,77 +49,6 @@ _REASSIGN_REQUEST = StructType(
         )
     ]
 )
-
-
-@dataclass
-class ClusterState:
-    """The cluster at one moment. `exact`: read from ZooKeeper's tree; else rebuilt from the brokers'
-    logs, whose clocks may disagree, with what they cannot say in `unknown`. Scalars are small and on the
-    driver; `partitions` (one row per partition) and `reassignments` stay in Spark."""
-
-    at: str  # the moment asked for, as given
-    exact: bool
-    source: str  # what the state was read from
-    zxid: int | None  # the last txn applied (exact states; for a capture, its newest change)
-    time: datetime | None  # that txn's time, or the time asked for (from logs)
-    controller: int | None
-    controller_epoch: int | None
-    live_brokers: tuple[int, ...] | None
-    delete_markers: tuple[str, ...] | None  # topics queued for deletion (`/admin/delete_topics/<t>`)
-    partitions: DataFrame  # PARTITION_COLUMNS
-    reassignments: DataFrame  # topic, partition, replicas, adding, removing, target
-    unknown: tuple[str, ...] = field(default=())
-    # Per partition, what it adds to the health counts at this moment (partition_history.counted_as),
-    # where ZooKeeper's history says: the counts then are the health series' own.
-    counted: DataFrame | None = None
-
-    def summary(self) -> dict[str, Any]:
-        """The scalars and the partition counts a notebook or the CLI shows for one moment, counted as
-        the health series counts them (topics queued for deletion left out); without ZooKeeper's history
-        whether a leader acts is not known (None)."""
-        counts = self.partitions.agg(F.count("*").alias("partitions")).collect()[0].asDict()
-        if self.counted is not None:
-            counts.update(
-                self.counted.agg(
-                    *[
-                        F.count_if(_counts_as(c)).alias(c)
-                        for c in ("offline", "no_acting_leader", "under_replicated")
-                    ]
-                )
-                .collect()[0]
-                .asDict()
-            )
-        else:
-            kept = self.partitions.where(~F.col("topic").isin(*(self.delete_markers or ())))
-            live = F.array(*[F.lit(b) for b in self.live_brokers or ()])
-            registered = F.lit(True) if self.live_brokers is None else F.array_contains(live, F.col("leader"))
-            offline = (F.col("leader") < 0) | ~registered
-            adding = F.size(F.coalesce("adding", F.array()))
-            counts.update(
-                kept.agg(
-                    F.count_if(offline).alias("offline"),
-                    F.lit(None).cast("long").alias("no_acting_leader"),
-                    F.count_if(~offline & (F.size("isr") < F.size("replicas") - adding)).alias(
-                        "under_replicated"
-                    ),
-                )
-                .collect()[0]
-                .asDict()
-            )
-        return {
-            "at": self.at,
-            "exact": self.exact,
-            "source": self.source,
-            "zxid": self.zxid,
-            "time": self.time,
-            "controller": self.controller,
-            "controller_epoch": self.controller_epoch,
-            "live_brokers": list(self.live_brokers) if self.live_brokers is not None else None,
-            "delete_markers": list(self.delete_markers) if self.delete_markers is not None else None,
-            "reassignments": self.reassignments.count(),
-            **counts,
-            "unknown": list(self.unknown),
-        }
 
 
 def state_at(bundle: Bundle, at: int | datetime | str | None = None) -> ClusterState:
@@ -152,10 +71,6 @@ def state_at(bundle: Bundle, at: int | datetime | str | None = None) -> ClusterS
     if isinstance(at, int):
         raise ValueError(f"state at zxid {at:#x}: the bundle has no ZooKeeper txn logs; ask for a time")
     return _from_logs(bundle, when, _shown(at))
-
-
-def _counts_as(count: str) -> Column:
-    return F.exists("counted_as", lambda x: x["count"] == F.lit(count))
 
 
 def _counted_at(changes: DataFrame, zxid: int, time: datetime | None) -> DataFrame:
@@ -378,46 +293,3 @@ def _partitions_from_logs(ev: DataFrame) -> DataFrame:
             F.coalesce("changed", "l.isr_text").isNotNull(), _ints(F.coalesce("changed", "l.isr_text"))
         ).alias("isr"),
     )
-
-
-@dataclass
-class StateDiff:
-    """What changed from `before` to `after`: scalars here, partitions in `partitions` (topic, partition,
-    what, before, after), one row per changed field."""
-
-    before: ClusterState
-    after: ClusterState
-    changes: dict[str, tuple[Any, Any]]
-    partitions: DataFrame
-
-
-def diff(before: ClusterState, after: ClusterState) -> StateDiff:
-    """Scalars compared on the driver; partitions in Spark: a partition on one side only is one
-    'exists' row, one on both a row per field that differs."""
-    changes: dict[str, tuple[Any, Any]] = {}
-    for name in ("controller", "controller_epoch", "live_brokers", "delete_markers"):
-        old, new = getattr(before, name), getattr(after, name)
-        if old != new:
-            changes[name] = (old, new)
-    fields = [c for c in PARTITION_COLUMNS if c not in ("topic", "partition")]
-    a = before.partitions.select("topic", "partition", F.struct(*fields).alias("a"))
-    b = after.partitions.select("topic", "partition", F.struct(*fields).alias("b"))
-
-    def change(what: str, old: Column, new: Column) -> Column:
-        return F.struct(
-            F.lit(what).alias("what"), old.cast("string").alias("before"), new.cast("string").alias("after")
-        )
-
-    both = F.array(*[change(c, F.col("a")[c], F.col("b")[c]) for c in fields])
-    one = F.array(change("exists", F.col("a").isNotNull(), F.col("b").isNotNull()))
-    partitions = (
-        a.join(b, ["topic", "partition"], "full")
-        .select(
-            "topic",
-            "partition",
-            F.explode(F.when(F.col("a").isNull() | F.col("b").isNull(), one).otherwise(both)).alias("c"),
-        )
-        .select("topic", "partition", "c.*")
-        .where(~F.col("before").eqNullSafe(F.col("after")))
-    )
-    return StateDiff(before, after, changes, partitions)

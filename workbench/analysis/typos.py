@@ -18,8 +18,8 @@ from pyspark.sql import functions as F
 
 from workbench.analysis.contract import WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, zk_ref
-from workbench.analysis.lifecycle import creations
 from workbench.kafka import znodes as paths
+from workbench.model.creations import creations
 from workbench.model.views import views
 
 if TYPE_CHECKING:
