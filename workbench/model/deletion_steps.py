@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 # The replica states of a deletion, as the controller names them in state-change.log (case objects in
 # ReplicaStateMachine.scala: 0.11.0.0:322-332, 2.5.1:462-472, 2.8.2:473-483, 3.6.2:473-483).
-REPLICA_STATES = ("ReplicaDeletionStarted", "ReplicaDeletionSuccessful", "ReplicaDeletionIneligible")
+DELETION_STATES = ("ReplicaDeletionStarted", "ReplicaDeletionSuccessful", "ReplicaDeletionIneligible")
 
 
 def topics_of(text: Column) -> Column:
@@ -69,7 +69,7 @@ def timeline(bundle: Bundle) -> DataFrame:
         F.col("event").isin(
             "deletion.topic_started", "deletion.completed", "log.renamed_for_deletion", "log.deleted"
         )
-        | ((F.col("event") == "replica.state_change") & F.col("attrs")["to_state"].isin(*REPLICA_STATES))
+        | ((F.col("event") == "replica.state_change") & F.col("attrs")["to_state"].isin(*DELETION_STATES))
         | (F.col("event") == "log_dir.io_error")
     ).withColumn("t", F.col("topic"))
     logs = named.unionByName(single).select(
@@ -116,7 +116,7 @@ def replica_progress(bundle: Bundle, topic: str) -> DataFrame:
     per_replica = named.groupBy("partition", "broker").agg(
         F.min(F.when(F.col("step") == "log.renamed_for_deletion", F.col("ts"))).alias("renamed"),
         F.max(F.when(F.col("step") == "log.deleted", F.col("ts"))).alias("deleted"),
-        F.max_by(F.when(F.col("step").isin(*REPLICA_STATES), F.col("step")), F.struct(*IN_ORDER)).alias(
+        F.max_by(F.when(F.col("step").isin(*DELETION_STATES), F.col("step")), F.struct(*IN_ORDER)).alias(
             "state"
         ),
     )
