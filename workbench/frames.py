@@ -7,10 +7,10 @@ Kept apart from `bundle.py`, which uses only the standard library so the broker-
 from __future__ import annotations
 
 import os
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from workbench.bundle import ZNODES_JSONL, Evidence
+from workbench.once import once
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -47,13 +47,13 @@ class Bundle:
     def manifest(self) -> dict[str, Any]:
         return self.evidence.manifest
 
-    @cached_property
+    @once
     def _parsed_logs(self) -> tuple[DataFrame, DataFrame]:
         from workbench.sources.logs import parse_logs
 
         return parse_logs(self.spark, self.evidence.log_files)
 
-    @cached_property
+    @once
     def _kept_logs(self) -> DataFrame:
         """What is reused of the parse, cached: the bad lines and the cluster's events. The rest of
         log_events (untyped lines, fetch sessions, consumer groups: most of a busy broker's log) is
@@ -67,7 +67,7 @@ class Bundle:
         cluster = F.col("event").isNotNull() & ~area.isin(*BACKGROUND_AREAS)
         return parsed.where(F.col("reason").isNotNull() | cluster).cache()
 
-    @cached_property
+    @once
     def _datadirs(self) -> DataDirFrames:
         from workbench.sources.datadirs import read_log_dirs
 
@@ -108,14 +108,14 @@ class Bundle:
     def meta_properties(self) -> DataFrame:
         return self._datadirs.meta_properties
 
-    @cached_property
+    @once
     def _zk_history(self) -> tuple[DataFrame, DataFrame]:
         from workbench.sources.zk_files import read_znode_history
 
         logs = [f for f in self.evidence.zk_files if f.kind == "log"]
         return read_znode_history(self.spark, logs)
 
-    @cached_property
+    @once
     def _znodes(self) -> tuple[DataFrame, DataFrame]:
         if self.evidence.znodes_jsonl is not None:
             from workbench.sources.zk_dump import read_znodes_jsonl

@@ -4,9 +4,13 @@ records no source could parse (`cli/render.py` prints it for a terminal or a tic
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from workbench.analysis.contract import Analysis
 from workbench.analysis.findings import (
     Coverage,
     Finding,
@@ -19,6 +23,10 @@ from workbench.analysis.findings import (
 from workbench.analysis.registry import ANALYSES
 from workbench.model.history_gaps import written_inside
 from workbench.model.views import views
+
+# Threads the analyses of small evidence run in (`triage`): 8 took topicid-mismatch-2.8 from 17-24 s to
+# 11-15 s on this 2-core machine (bench/README.md).
+TRIAGE_THREADS = 8
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,14 +68,40 @@ class Triage:
         return json.dumps(self.as_dict(), indent=2, default=str)
 
 
-def triage(bundle: Bundle) -> Triage:
-    """Run every analysis on the bundle. Lack of evidence is reported in coverage, never read as healthy."""
+def triage(bundle: Bundle, threads: int | None = None) -> Triage:
+    """Run every analysis on the bundle. Lack of evidence is reported in coverage, never read as healthy.
+
+    On small evidence the analyses run side by side in `threads` threads (`WORKBENCH_TRIAGE_THREADS`,
+    else TRIAGE_THREADS): each of their queries waits mostly on Spark's planning and scheduling, not on
+    its cores. Larger evidence keeps them one after another (one thread), so that their queries do not
+    share the driver's memory. The answer is the same in any number of threads: each analysis records
+    its own coverage, merged in the registry's order, and the findings are sorted."""
+    v = views(bundle)  # made once, before the threads share them
+    if threads is None:
+        threads = int(os.environ.get("WORKBENCH_TRIAGE_THREADS", TRIAGE_THREADS)) if v.small else 1
+    runs = [_in_thread(bundle, a) for a in ANALYSES]
+    with ThreadPoolExecutor(max(1, threads), thread_name_prefix="triage") as pool:
+        results = list(pool.map(lambda run: run(), runs))
     coverage = Coverage()
     found: list[Finding] = []
-    for analysis in ANALYSES:
-        found += analysis.findings(bundle, coverage)
+    for each, checked in results:
+        found += each
+        coverage.update(checked)
     bad = finish(bundle, coverage)
     return Triage(sorted(found, key=Finding.sort_key), coverage, bad, bundle.evidence.origin)
+
+
+def _in_thread(bundle: Bundle, analysis: Analysis) -> Callable[[], tuple[list[Finding], Coverage]]:
+    """One analysis as a thread's work, with the caller's Spark job group and properties (each its own
+    copy, so that one thread's call site never names another's jobs)."""
+    from pyspark.util import inheritable_thread_target
+
+    def run() -> tuple[list[Finding], Coverage]:
+        coverage = Coverage()
+        return analysis.findings(bundle, coverage), coverage
+
+    wrapped: Callable[[], tuple[list[Finding], Coverage]] = inheritable_thread_target(bundle.spark)(run)
+    return wrapped
 
 
 def finish(bundle: Bundle, coverage: Coverage) -> int:

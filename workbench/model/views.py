@@ -11,7 +11,6 @@ from __future__ import annotations
 import weakref
 from collections.abc import Callable, Hashable
 from datetime import datetime, timezone
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
 from pyspark.sql import Column, DataFrame, Row
@@ -22,6 +21,7 @@ from workbench.kafka.znode_frames import partitions_in, topics_in
 from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH, STATE_PATH, TOPIC_PATH
 from workbench.model.evidence import Evidence, evidence_of
 from workbench.model.history_gaps import Gap, history_gaps
+from workbench.once import lock_for, once
 from workbench.spark import fit_to_evidence
 from workbench.zookeeper import txns as zk_ops
 
@@ -79,23 +79,26 @@ def session_of(hex_text: Column) -> Column:
 class ClusterViews:
     """The bundle seen as a cluster. Built once per bundle (`views(bundle)`), shared by every analysis."""
 
-    def __init__(self, bundle: Bundle) -> None:
+    def __init__(self, bundle: Bundle, small: bool = False) -> None:
         self.bundle = bundle
+        self.small = small  # planned as small evidence (`spark.fit_to_evidence`)
         self._memo: dict[Hashable, Any] = {}
 
     def memo(self, key: Hashable, make: Callable[[], T]) -> T:
         """What an analysis derives once per bundle and others reuse (the health series per bucket, the
         brokers' clock skews): made on first use, kept with the views."""
         if key not in self._memo:
-            self._memo[key] = make()
+            with lock_for(self, ("memo", key)):
+                if key not in self._memo:
+                    self._memo[key] = make()
         return cast(T, self._memo[key])
 
     # -- what evidence there is --------------------------------------------------------------------
-    @cached_property
+    @once
     def evidence(self) -> Evidence:
         return evidence_of(self.bundle.evidence)
 
-    @cached_property
+    @once
     def topic_ids_expected(self) -> bool | None:
         """Whether the brokers use topic ids (Kafka 2.8+, KIP-516): from the manifest's version, else
         from the evidence (a partition.metadata file or a topic_id in ZooKeeper); None when unknown."""
@@ -107,17 +110,17 @@ class ClusterViews:
         return True if seen else None
 
     # -- ZooKeeper state ---------------------------------------------------------------------------
-    @cached_property
+    @once
     def topics(self) -> DataFrame:
         """`/brokers/topics/<t>` now (`topics_in`)."""
         return topics_in(self.bundle.znodes)
 
-    @cached_property
+    @once
     def partitions(self) -> DataFrame:
         """Every partition now (`partitions_in`)."""
         return partitions_in(self.bundle.znodes)
 
-    @cached_property
+    @once
     def live_brokers(self) -> set[int]:
         """Brokers registered in `/brokers/ids` in the ZooKeeper state (empty without ZooKeeper state)."""
         rows = (
@@ -127,19 +130,19 @@ class ClusterViews:
         )
         return {r.b for r in rows}
 
-    @cached_property
+    @once
     def delete_markers(self) -> DataFrame:
         """Topics queued for deletion: `/admin/delete_topics/<t>` in the ZooKeeper state."""
         return self.bundle.znodes.where(F.col("path").rlike(DELETE_MARKER_PATH)).select(
             F.regexp_extract("path", DELETE_MARKER_PATH, 1).alias("topic"), "path", "czxid", "ctime"
         )
 
-    @cached_property
+    @once
     def history_gaps(self) -> list[Gap]:
         """Zxids no readable txn log holds, oldest first (`history_gaps`); empty without txn logs."""
         return history_gaps(self.bundle, self.bundle.txn_log_damage) if self.evidence.zk_history else []
 
-    @cached_property
+    @once
     def resumed_after(self) -> Gap | None:
         """The newest gap the history goes on after: the analyses read only what follows it."""
         return next((g for g in reversed(self.history_gaps) if g.before is not None), None)
@@ -160,7 +163,7 @@ class ClusterViews:
             return "the txn logs in the bundle"
         return f"the history read (from zxid {gap.before:#x}, after txns {gap.missing} that are unreadable)"
 
-    @cached_property
+    @once
     def history_span(self) -> Row | None:
         """ZooKeeper's history at a glance, in one pass over its txn logs: first (zxid), began and ended
         (times of its first and last txns); None without txn logs."""
@@ -171,7 +174,7 @@ class ClusterViews:
         ).collect()[0]
         return span if span.first is not None else None
 
-    @cached_property
+    @once
     def as_of_ms(self) -> int | None:
         """The moment the evidence describes: the capture's time, else ZooKeeper's newest txn (never the
         clock of the machine reading it)."""
@@ -179,7 +182,7 @@ class ClusterViews:
             return self.evidence.captured_ms
         return int(self.history_span.ended.timestamp() * 1000)
 
-    @cached_property
+    @once
     def span(self) -> tuple[datetime, datetime] | None:
         """The time the evidence covers, for a plot's axis (naive UTC): from ZooKeeper's first txn read
         (else the first log line) to the capture (else the last txn or log line); None with neither."""
@@ -195,7 +198,7 @@ class ClusterViews:
             return None
         return _naive_utc(first), _naive_utc(last)
 
-    @cached_property
+    @once
     def partition_changes(self) -> DataFrame | None:
         """Each partition at every txn that changed it (`partition_history`), computed once (`kept`): the
         health series and the balance checks all read it. None without ZooKeeper's txn logs."""
@@ -204,7 +207,7 @@ class ClusterViews:
         return kept(partition_changes(self.bundle)) if self.history_span is not None else None
 
     # -- brokers and sessions ----------------------------------------------------------------------
-    @cached_property
+    @once
     def history_base(self) -> tuple[int, bool]:
         """The zxid of the tree the history starts from, and whether that tree is known: the tree just
         before the first txn, known when the history starts with the server (a log named 1) or from a
@@ -222,7 +225,7 @@ class ClusterViews:
             return snapshots[0], True
         return first - 1, first <= 1 or bool(snapshots)
 
-    @cached_property
+    @once
     def watched_history(self) -> Watched | None:
         """The txns on partitions' state, topics, deletion markers and broker registrations (and every
         session closing), and those paths in the tree the history starts from: read once
@@ -245,7 +248,7 @@ class ClusterViews:
         before.count()
         return Watched(txns, before, at)
 
-    @cached_property
+    @once
     def registrations(self) -> DataFrame:
         """Every registration of a broker (`/brokers/ids/N`, ephemeral): broker_id, rack, session_id, czxid
         (the broker epoch), registered (time) and when it ended (ended_zxid, ended: its session closed or
@@ -293,7 +296,7 @@ class ClusterViews:
         still = alive.join(ended.select("czxid"), "czxid", "left_anti").select("*", *not_ended)
         return kept(_by_broker(ended.unionByName(still)))
 
-    @cached_property
+    @once
     def sessions(self) -> DataFrame:
         """ZooKeeper session -> the broker that owns it: the session that registered `/brokers/ids/N`
         (or, in a broker's own log, the session its ZooKeeper client established). `how` is the evidence.
@@ -314,7 +317,7 @@ class ClusterViews:
         return kept(both.groupBy("session_id", "broker_id").agg(F.min("how").alias("how")))
 
     # -- data dirs ---------------------------------------------------------------------------------
-    @cached_property
+    @once
     def replicas(self) -> DataFrame:
         """Every partition dir on every broker: broker_id, log_dir, dir_name, topic, partition, dir_state
         (live, delete, future, stray) and the topic id its partition.metadata holds (null without one)."""
@@ -344,10 +347,11 @@ def _naive_utc(ms: int) -> datetime:
 def views(bundle: Bundle) -> ClusterViews:
     """The bundle's views, made on first use and kept while the bundle lives (or until `release`); the
     session's plan is fitted to the bundle's size then (`spark.fit_to_evidence`)."""
-    if bundle not in _VIEWS:
-        fit_to_evidence(bundle.spark, bundle.evidence.size_bytes())
-        _VIEWS[bundle] = ClusterViews(bundle)
-    return _VIEWS[bundle]
+    with lock_for(bundle, "views"):
+        if bundle not in _VIEWS:
+            small = fit_to_evidence(bundle.spark, bundle.evidence.size_bytes())
+            _VIEWS[bundle] = ClusterViews(bundle, small)
+        return _VIEWS[bundle]
 
 
 def release(bundle: Bundle) -> None:
