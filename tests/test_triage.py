@@ -4,6 +4,7 @@ Kafka versions, racks, clock skew), each truth fact has its finding and no findi
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,9 @@ from conftest import SAMPLE_DATA, samples
 from pyspark.sql import SparkSession
 from truth_facts import check
 
+from workbench.analysis import triage as runner
+from workbench.analysis.contract import Analysis, Need
+from workbench.analysis.registry import ANALYSES
 from workbench.analysis.triage import triage
 from workbench.frames import open_bundle
 from workbench.model.views import release
@@ -120,3 +124,29 @@ def test_no_answer_depends_on_the_plan_spark_chose(
     assert 0 < jobs[0] <= SMALL_EVIDENCE_JOBS, (
         f"{jobs[0]} Spark jobs for one triage of {name} (the other plan: {jobs[1]})"
     )
+
+
+def test_an_analysis_that_fails_fails_triage_at_once(
+    spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Triage runs the analyses in threads: one that raises fails it with its own error, the Spark jobs
+    running then are cancelled, the analyses not begun never begin, and the session answers the next
+    query."""
+    began: list[str] = []
+
+    def broken(bundle: Any, coverage: Any) -> list[Any]:
+        raise RuntimeError("an analysis's bug")
+
+    def counted(analysis: Analysis) -> Analysis:
+        def run(bundle: Any, coverage: Any) -> list[Any]:
+            began.append(analysis.name)
+            return analysis.run(bundle, coverage)
+
+        return replace(analysis, run=run)
+
+    failing = Analysis("broken", needs={n: "anything" for n in Need}, kinds=(), run=broken)
+    monkeypatch.setattr(runner, "ANALYSES", (failing, *map(counted, ANALYSES)))
+    with pytest.raises(RuntimeError, match="an analysis's bug"):
+        triage(open_bundle(SAMPLE_DATA / "handmade-2.8", spark), threads=2)
+    assert len(began) < len(ANALYSES), began
+    assert spark.range(3).count() == 3

@@ -81,7 +81,12 @@ def triage(bundle: Bundle, threads: int | None = None) -> Triage:
         threads = int(os.environ.get("WORKBENCH_TRIAGE_THREADS", TRIAGE_THREADS)) if v.small else 1
     runs = [_in_thread(bundle, a) for a in ANALYSES]
     with ThreadPoolExecutor(max(1, threads), thread_name_prefix="triage") as pool:
-        results = list(pool.map(lambda run: run(), runs))
+        try:
+            results = list(pool.map(lambda run: run(), runs))
+        except BaseException:  # Ctrl-C, or an analysis failed: no other begins, running jobs are cancelled
+            pool.shutdown(wait=False, cancel_futures=True)
+            bundle.spark.interruptAll()
+            raise
     coverage = Coverage()
     found: list[Finding] = []
     for each, checked in results:
