@@ -345,20 +345,29 @@ def _checkpoints(meta: DataFrame) -> tuple[DataFrame, DataFrame]:
 def _meta_properties(meta: DataFrame) -> tuple[DataFrame, DataFrame]:
     """meta.properties, ZooKeeper form (version 0, broker.id) or KRaft form (version 1, node.id)
     (BrokerMetadataCheckpoint.scala 2.8.2; MetaProperties 3.6.2)."""
-    files = meta.where((F.col("name") == kafka.META_PROPERTIES) & (F.col("depth") == 0))
+    is_meta = (F.col("name") == kafka.META_PROPERTIES) & (F.col("depth") == 0)
+    files = meta.where(is_meta)
     # key, then "=", ":" or white space, then the value; a key alone has an empty value (Properties.load)
     pair = r"^\s*([^=:\s]+)(?:\s*[=:]\s*|\s+)?(.*?)\s*$"
     entries = F.transform(
         F.filter("lines", lambda x: ~x.rlike(r"^\s*([#!].*)?$")),
         lambda x: F.struct(F.regexp_extract(x, pair, 1).alias("k"), F.regexp_extract(x, pair, 2).alias("v")),
     )
-    # A key given twice keeps its last value, as Properties.load does; map_from_entries would fail the query
-    # (and Spark may evaluate this on any file's lines before the name filter drops them).
-    last = F.filter(
-        entries,
-        lambda e, i: ~F.exists(F.slice(entries, i + 2, F.size(entries) - i), lambda x: x["k"] == e["k"]),
+    # A key given twice keeps its last value, as Properties.load does (map_from_entries would fail the
+    # query). Folded entry by entry, so each line is parsed once; and only for meta.properties rows:
+    # Spark may compute an expression that the filter repeats before the name test (subexpression
+    # elimination), and on a broker's offset checkpoints (a line per replica) it ran for minutes.
+    no_props = F.create_map().cast("map<string,string>")
+    props = F.when(
+        is_meta,
+        F.aggregate(
+            entries,
+            no_props,
+            lambda acc, e: F.map_concat(
+                F.map_filter(acc, lambda k, _: k != e["k"]), F.create_map(e["k"], e["v"])
+            ),
+        ),
     )
-    props = F.map_from_entries(last)
     version = props["version"].try_cast("int")
     stored = F.when(version == 1, props["node.id"]).otherwise(props["broker.id"])
     reason = (
