@@ -151,8 +151,8 @@ def fit_to_evidence(spark: SparkSession, size_bytes: int) -> bool:
     """Plan the session's queries for evidence of this size; returns whether it counts as small.
 
     On small evidence Spark's fixed cost per query and per job is the time, not the data. Below
-    SMALL_EVIDENCE_MB: no whole-stage code generation (it compiles every new plan while each frame fits one
-    task), no adaptive execution, no broadcast joins and no runtime bloom filters (each runs jobs of its
+    SMALL_EVIDENCE_MB: no code generation (it compiles every new plan and expression while each frame fits
+    one task), no adaptive execution, no broadcast joins and no runtime bloom filters (each runs jobs of its
     own: triage of topicid-mismatch-2.8 in 71 jobs instead of 308), and one shuffle partition per
     SMALL_PARTITION_MB of evidence, at most one per core (bench/README.md). Larger evidence gets the
     session's own settings back.
@@ -168,6 +168,9 @@ def fit_to_evidence(spark: SparkSession, size_bytes: int) -> bool:
         partitions = min(leaf_parallelism(spark), 1 + size_bytes // (SMALL_PARTITION_MB * 2**20))
         wanted = {
             "spark.sql.codegen.wholeStage": "false",
+            # Expressions interpreted, not compiled to Java one by one with Janino: a cold triage of
+            # topicid-mismatch-2.8 42-45 s instead of 56-63, a warm one the same (bench/README.md).
+            "spark.sql.codegen.factoryMode": "NO_CODEGEN",
             "spark.sql.adaptive.enabled": "false",
             "spark.sql.autoBroadcastJoinThreshold": "-1",
             # A kept view (a local checkpoint) has no size estimate, so Spark takes it for a huge table and
