@@ -169,7 +169,7 @@ def fit_to_evidence(spark: SparkSession, size_bytes: int) -> bool:
         wanted = {
             "spark.sql.codegen.wholeStage": "false",
             # Expressions interpreted, not compiled to Java one by one with Janino: a cold triage of
-            # topicid-mismatch-2.8 42-45 s instead of 56-63, a warm one the same (bench/README.md).
+            # topicid-mismatch-2.8 31-38 s instead of 37-49, a warm one no slower (bench/README.md).
             "spark.sql.codegen.factoryMode": "NO_CODEGEN",
             "spark.sql.adaptive.enabled": "false",
             "spark.sql.autoBroadcastJoinThreshold": "-1",
