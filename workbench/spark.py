@@ -170,6 +170,8 @@ def fit_to_evidence(spark: SparkSession, size_bytes: int) -> bool:
             "spark.sql.codegen.wholeStage": "false",
             # Expressions interpreted, not compiled to Java one by one with Janino: a cold triage of
             # topicid-mismatch-2.8 31-38 s instead of 37-49, a warm one no slower (bench/README.md).
+            # Spark 4.3's SQLConf marks this setting internal, for its tests. Should a release drop it, the
+            # value is ignored and expressions are compiled again: slower, the same answers.
             "spark.sql.codegen.factoryMode": "NO_CODEGEN",
             "spark.sql.adaptive.enabled": "false",
             "spark.sql.autoBroadcastJoinThreshold": "-1",
