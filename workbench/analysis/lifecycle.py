@@ -34,6 +34,7 @@ from workbench.kafka import behaviour
 from workbench.kafka.names import LEGAL_CHARS, MAX_NAME_LENGTH, invalid_topic_message
 from workbench.kafka.znodes import TOPIC_PATH
 from workbench.model.creations import creations, not_default
+from workbench.model.together import collect_together
 from workbench.model.views import CREATES, views
 
 if TYPE_CHECKING:
@@ -86,17 +87,13 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     whether topics were created automatically is a check of its own (topic_auto_creation)."""
     v = views(bundle)
     made = creations(bundle)
+    older = None
     if made is not None:
         assert v.watched_history is not None
         born = v.watched_history.txns.where(
             F.col("op").isin(*CREATES) & F.col("path").rlike(TOPIC_PATH)
         ).select(F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"))
-        older = v.topics.join(born, "topic", "left_anti").count()
-        if older:
-            coverage.add(
-                "topic_lifecycle",
-                [f"the creation of {older} topic(s), before the history's first txn: not checked"],
-            )
+        older = v.topics.join(born, "topic", "left_anti").agg(F.count("*").alias("n"))
     pre_28 = (behaviour.parse(v.evidence.kafka_version) or (2, 8)) < (2, 8)
     auto_used = ["ZooKeeper's history (who wrote each topic znode)"] if made is not None else []
     if pre_28 and v.evidence.with_logs:
@@ -108,10 +105,26 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     if migration:
         auto_missing.append("ZooKeeper migration forwards automatic creations to the controller")
     coverage.record("topic_auto_creation", auto_used, auto_missing, needed=bool(auto_used))
-    by_writer = (
-        _written_by_a_broker_not_controller(bundle, made) if made is not None and not migration else []
+    names = topic_names(bundle)
+    counted, manual, by_writer, auto_lines, bad, clashes = collect_together(
+        older,
+        _manual_frame(made) if made is not None else None,
+        _written_by_a_broker_not_controller(bundle, made) if made is not None and not migration else None,
+        _auto_lines(bundle),
+        _bad_names(names),
+        _clashes(names),
     )
-    return [*_manual(made), *_concentrated(bundle), *_auto_created(bundle, by_writer), *_names(bundle)]
+    if counted and counted[0].n:
+        coverage.add(
+            "topic_lifecycle",
+            [f"the creation of {counted[0].n} topic(s), before the history's first txn: not checked"],
+        )
+    return [
+        *_manual(manual),
+        *_concentrated(bundle),
+        *_auto_created(by_writer, auto_lines),
+        *_names(bad, clashes),
+    ]
 
 
 ANALYSIS = Analysis(
@@ -130,24 +143,22 @@ ANALYSIS = Analysis(
 findings = ANALYSIS.findings
 
 
-def _manual(made: DataFrame | None) -> list[Finding]:
-    if made is None:
-        return []
-    row = (
-        not_default(made)
-        .agg(
-            F.count("*").alias("n"),
-            F.count_distinct("topic").alias("topics"),
-            F.slice(
-                F.sort_array(F.collect_list(F.struct("zxid", "topic", "by", "first_partition", "why"))),
-                1,
-                SHOWN,
-            ).alias("some"),
-        )
-        .collect()[0]
+def _manual_frame(made: DataFrame) -> DataFrame:
+    return not_default(made).agg(
+        F.count("*").alias("n"),
+        F.count_distinct("topic").alias("topics"),
+        F.slice(
+            F.sort_array(F.collect_list(F.struct("zxid", "topic", "by", "first_partition", "why"))),
+            1,
+            SHOWN,
+        ).alias("some"),
     )
-    if not row.n:
+
+
+def _manual(rows: list[Any]) -> list[Finding]:
+    if not rows or not rows[0].n:
         return []
+    row = rows[0]
     shown = "; ".join(
         f"{s.topic} ({'created' if s.first_partition == 0 else f'partitions from {s.first_partition} added'} "
         f"by {f'broker {s.by}' if s.by is not None else 'a tool'}: {s.why})"
@@ -197,7 +208,7 @@ def _concentrated(bundle: Bundle) -> list[Finding]:
     ]
 
 
-def _written_by_a_broker_not_controller(bundle: Bundle, made: DataFrame) -> list[Any]:
+def _written_by_a_broker_not_controller(bundle: Bundle, made: DataFrame) -> DataFrame:
     """Topic creations whose znode a broker's own session wrote while another broker was the controller:
     topic, zxid, time, by, controller."""
     e = elections(bundle).select(
@@ -215,13 +226,12 @@ def _written_by_a_broker_not_controller(bundle: Bundle, made: DataFrame) -> list
         .agg(F.max("controller").alias("controller"))
         .where(F.col("controller").isNull() | (F.col("controller") != F.col("by")))
         .orderBy("zxid")
-        .collect()  # one row per automatic creation
     )
 
 
-def _auto_created(bundle: Bundle, by_writer: list[Any]) -> list[Finding]:
-    """Automatic creations: from who wrote the topic znode (any version), and the 2.5 brokers' lines."""
-    lines = (
+def _auto_lines(bundle: Bundle) -> DataFrame:
+    """The first line of each topic a broker says it created automatically (2.5's wording)."""
+    return (
         bundle.cluster_events.where(F.col("event") == "topic.auto_created")
         .groupBy("topic")
         .agg(
@@ -229,8 +239,11 @@ def _auto_created(bundle: Bundle, by_writer: list[Any]) -> list[Finding]:
                 "first"
             )
         )
-        .collect()  # one row per topic created automatically
     )
+
+
+def _auto_created(by_writer: list[Any], lines: list[Any]) -> list[Finding]:
+    """Automatic creations: from who wrote the topic znode (any version), and the 2.5 brokers' lines."""
     said: dict[str, tuple[str, list[str]]] = {}
     for r in by_writer:
         controller = f"broker {r.controller} was the controller" if r.controller is not None else (
@@ -263,22 +276,23 @@ def _auto_created(bundle: Bundle, by_writer: list[Any]) -> list[Finding]:
     ]
 
 
-def _names(bundle: Bundle) -> list[Finding]:
-    names = topic_names(bundle)
+def _bad_names(names: DataFrame) -> DataFrame:
     valid = (
         F.col("topic").rlike(f"^{LEGAL_CHARS}+$")
         & ~F.col("topic").isin(".", "..")
         & (F.length("topic") <= MAX_NAME_LENGTH)
     )
-    bad = (
+    return (
         names.where(~valid)
         .groupBy("topic")
         .agg(F.min("path").alias("path"))
         .orderBy("topic")
         .limit(SHOWN + 1)
-        .collect()
     )
-    clashes = (
+
+
+def _clashes(names: DataFrame) -> DataFrame:
+    return (
         names.select("topic", F.translate("topic", ".", "_").alias("unified"))  # unify_collision_chars
         .distinct()
         .groupBy("unified")
@@ -286,8 +300,10 @@ def _names(bundle: Bundle) -> list[Finding]:
         .where(F.size("topics") > 1)
         .orderBy("unified")
         .limit(SHOWN + 1)
-        .collect()
     )
+
+
+def _names(bad: list[Any], clashes: list[Any]) -> list[Finding]:
     out = []
     if bad:
         out.append(
