@@ -43,29 +43,39 @@ if TYPE_CHECKING:
 SHOWN = 10  # topics named in a finding's text; the count says how many there are
 
 
-def racks(bundle: Bundle) -> dict[int, str]:
-    """Each broker's rack (broker.rack) as its newest registration gives it; brokers without one left out.
-    One entry per broker, so it is a small lookup the driver may hold."""
+def racks(bundle: Bundle) -> DataFrame:
+    """Each broker's rack (broker.rack) as its newest registration gives it: broker_id, rack; brokers
+    without one left out."""
     latest = views(bundle).registrations.groupBy("broker_id").agg(F.max_by("rack", "czxid").alias("rack"))
-    return {r.broker_id: r.rack for r in latest.where(F.col("rack").isNotNull()).collect()}
+    return latest.where(F.col("rack").isNotNull())
 
 
-def rack_concentrated(bundle: Bundle) -> DataFrame | None:
+def rack_concentrated(bundle: Bundle) -> DataFrame:
     """Partitions now whose replicas (two or more) all sit on one rack while the registered brokers span
-    several: topic, partition, rack, replicas. Topics queued for deletion left out. None when the
+    several: topic, partition, rack, replicas. Topics queued for deletion left out. Empty when the
     registered brokers are not on two racks or more (then nothing can be concentrated)."""
     v = views(bundle)
     rack_of = racks(bundle)
-    if len({rack_of[b] for b in v.live_brokers if b in rack_of}) < 2:
-        return None
-    lookup = F.create_map(*[x for b, r in sorted(rack_of.items()) for x in (F.lit(b), F.lit(r))])
-    parts = v.partitions.join(v.delete_markers.select("topic"), "topic", "left_anti")
-    placed = parts.where(F.size("replicas") >= 2).select(
-        "topic", "partition", "replicas", F.transform("replicas", lambda b: lookup[b]).alias("racks")
+    spread = rack_of.where(F.col("broker_id").isin(sorted(v.live_brokers))).agg(
+        F.count_distinct("rack").alias("spread")
     )
-    return placed.where(
-        F.forall("racks", lambda x: x.isNotNull()) & (F.size(F.array_distinct("racks")) == 1)
-    ).select("topic", "partition", F.col("racks")[0].alias("rack"), "replicas")
+    parts = v.partitions.join(v.delete_markers.select("topic"), "topic", "left_anti")
+    placed = (
+        parts.where(F.size("replicas") >= 2)
+        .select("topic", "partition", "replicas", F.explode("replicas").alias("broker_id"))
+        .join(rack_of, "broker_id", "left")
+        .groupBy("topic", "partition", "replicas")
+        .agg(
+            F.count_if(F.col("rack").isNull()).alias("unknown"),
+            F.count_distinct("rack").alias("racks"),
+            F.min("rack").alias("rack"),
+        )
+    )
+    return (
+        placed.crossJoin(spread)
+        .where((F.col("spread") >= 2) & (F.col("unknown") == 0) & (F.col("racks") == 1))
+        .select("topic", "partition", "rack", "replicas")
+    )
 
 
 def topic_names(bundle: Bundle) -> DataFrame:
@@ -106,9 +116,10 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         auto_missing.append("ZooKeeper migration forwards automatic creations to the controller")
     coverage.record("topic_auto_creation", auto_used, auto_missing, needed=bool(auto_used))
     names = topic_names(bundle)
-    counted, manual, by_writer, auto_lines, bad, clashes = collect_together(
+    counted, manual, on_one_rack, by_writer, auto_lines, bad, clashes = collect_together(
         older,
         _manual_frame(made) if made is not None else None,
+        _concentrated_frame(bundle),
         _written_by_a_broker_not_controller(bundle, made) if made is not None and not migration else None,
         _auto_lines(bundle),
         _bad_names(names),
@@ -121,7 +132,7 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         )
     return [
         *_manual(manual),
-        *_concentrated(bundle),
+        *_concentrated(on_one_rack),
         *_auto_created(by_writer, auto_lines),
         *_names(bad, clashes),
     ]
@@ -178,22 +189,23 @@ def _manual(rows: list[Any]) -> list[Finding]:
     ]
 
 
-def _concentrated(bundle: Bundle) -> list[Finding]:
-    on_one = rack_concentrated(bundle)
-    if on_one is None:
-        return []
-    row = (
-        on_one.groupBy("topic", "rack")
+def _concentrated_frame(bundle: Bundle) -> DataFrame:
+    return (
+        rack_concentrated(bundle)
+        .groupBy("topic", "rack")
         .agg(F.count("*").alias("n"))
         .agg(
             F.sum("n").alias("n"),
             F.count("*").alias("topics"),
             F.slice(F.sort_array(F.collect_list(F.struct("topic", "rack", "n"))), 1, SHOWN).alias("some"),
         )
-        .collect()[0]
     )
-    if not row.n:
+
+
+def _concentrated(rows: list[Any]) -> list[Finding]:
+    if not rows or not rows[0].n:
         return []
+    row = rows[0]
     shown = ", ".join(f"{s.topic} ({s.n} on rack {s.rack})" for s in row.some)
     return [
         Finding(

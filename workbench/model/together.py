@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from functools import reduce
 
-from pyspark.sql import Column, DataFrame, Row
+from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
 _TAG = "_asked"
@@ -29,17 +29,11 @@ def collect_together(*frames: DataFrame | None) -> list[list[Row]]:
         out[i] = frame.collect()
     if len(asked) <= 1:
         return out
-    rows = [f.select(F.struct("*").alias("row")) for _, f in asked]
-    types = [r.schema["row"].dataType for r in rows]
-
-    def branch(k: int, frame: DataFrame) -> DataFrame:
-        cols: list[Column] = [
-            F.col("row").alias(f"q{j}") if j == k else F.lit(None).cast(t).alias(f"q{j}")
-            for j, t in enumerate(types)
-        ]
-        return frame.select(F.lit(k).alias(_TAG), *cols)
-
-    union = reduce(DataFrame.union, (branch(k, r) for k, r in enumerate(rows)))
+    # Spark fills each branch's missing columns with typed nulls: no schema is fetched here
+    branches = (
+        f.select(F.lit(k).alias(_TAG), F.struct("*").alias(f"q{k}")) for k, (_, f) in enumerate(asked)
+    )
+    union = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), branches)
     for row in union.collect():
         k = row[_TAG]
         out[asked[k][0]].append(row[f"q{k}"])
