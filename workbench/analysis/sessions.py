@@ -39,15 +39,15 @@ def expired_registrations(bundle: Bundle) -> DataFrame:
 
 
 def expiry_findings(
-    bundle: Bundle, ends: dict[int, tuple[str, str | None]], ended: Sequence[Any] = ()
+    bundle: Bundle, ends: dict[int, tuple[str, str | None]], ended: Sequence[Any] | None = None
 ) -> list[Finding]:
     """Brokers that lost their ZooKeeper session: ZooKeeper closed it without the broker shutting down
-    (history: `ended`, the rows of expired_registrations), or the broker's own client logged the expiry
-    (logs only)."""
+    (history; `ended`, the rows of expired_registrations when already collected), or the broker's own
+    client logged the expiry (logs only)."""
     v = views(bundle)
     out = []
     if v.evidence.zk_history:
-        for r in ended:
+        for r in ended if ended is not None else expired_registrations(bundle).collect():
             how, ref = ends.get(r.session_id, ("unknown", None))
             if how not in SILENT_ENDINGS:
                 continue
