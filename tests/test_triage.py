@@ -24,7 +24,7 @@ from workbench.simulate.scenarios import Scale
 from workbench.spark import SMALL_EVIDENCE_MB
 
 SAMPLES = samples()
-SMALL_EVIDENCE_JOBS = 40  # triage of a sample bundle, in Spark jobs, at most (30-31 with a ZooKeeper history)
+SMALL_EVIDENCE_JOBS = 85  # triage of a sample bundle, in Spark jobs, at most (71 on topicid-mismatch-2.8)
 VERSIONS = ("2.5.1", "2.8.2", "3.6.2")
 SCENARIOS = ("healthy", "topicid-mismatch", "deletion-stuck", "deletion-complete", "controller-failover")
 # name -> (scenario, version, seed, scale, clock skew)

@@ -23,7 +23,6 @@ from workbench.analysis.contract import NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, tp_list, txn_ref, zk_ref
 from workbench.analysis.health import Health, health
 from workbench.kafka import behaviour, defaults
-from workbench.model.together import collect_together
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -34,11 +33,6 @@ CHECK_INTERVAL_SECONDS = defaults.BROKER["leader.imbalance.check.interval.second
 
 
 def imbalance_since(h: Health, threshold: float) -> list[Any]:
-    """The rows of `imbalances`."""
-    return imbalances(h, threshold).collect()  # one row per broker
-
-
-def imbalances(h: Health, threshold: float) -> DataFrame:
     """Per broker at the series' last bucket: preferred, not_leading, imbalance_ratio, and `since`, the
     first bucket of the run of buckets that ends the series above the threshold (null when not above)."""
     above = F.col("imbalance_ratio") > threshold
@@ -51,6 +45,7 @@ def imbalances(h: Health, threshold: float) -> DataFrame:
         )
         .where(F.col("minute") == F.lit(h.last))
         .orderBy("broker")
+        .collect()
     )
 
 
@@ -64,12 +59,8 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     percentage = float(_setting(bundle, "leader.imbalance.per.broker.percentage", IMBALANCE_PERCENTAGE))
     interval_s = int(_setting(bundle, "leader.imbalance.check.interval.seconds", CHECK_INTERVAL_SECONDS))
     live = v.live_brokers
-    flaps = flapping(bundle)
-    flapped, imbalanced = collect_together(
-        _flapping_brokers(flaps) if flaps is not None else None, imbalances(h, percentage / 100)
-    )
-    out = _flapping_findings(flapped)
-    for r in imbalanced:
+    out = _flapping_findings(bundle)
+    for r in imbalance_since(h, percentage / 100):
         if r.since is None or r.broker not in live:
             continue  # balanced, or not registered: its absence is the finding (broker.session_expired)
         # above at the end of every bucket from `since` to the last: for longer than one check interval
@@ -90,25 +81,24 @@ def _finding(bundle: Bundle, r: Any, percentage: float, interval_s: int) -> Find
     b = r.broker
     parts = v.partitions.where((F.col("replicas")[0] == b) & (F.col("leader") != b))
     deleting = v.delete_markers.select("topic")
-    not_led_frame = parts.join(deleting, "topic", "left_anti").agg(
-        F.count_if(F.array_contains("isr", b)).alias("movable"),
-        F.slice(
-            F.sort_array(F.collect_list(F.struct("topic", "partition", "state_path", "state_mzxid"))),
-            1,
-            3,
-        ).alias("some"),
+    not_led = (
+        parts.join(deleting, "topic", "left_anti")
+        .agg(
+            F.count_if(F.array_contains("isr", b)).alias("movable"),
+            F.slice(
+                F.sort_array(F.collect_list(F.struct("topic", "partition", "state_path", "state_mzxid"))),
+                1,
+                3,
+            ).alias("some"),
+        )
+        .collect()[0]
     )
-    # the preferred partitions of topics queued for deletion
     queued = parts.join(deleting, "topic", "left_semi").agg(
         F.count("*").alias("n"), F.sort_array(F.collect_set("topic")).alias("topics")
     )
-    reassigning = v.partitions.where((F.size("adding") > 0) | (F.size("removing") > 0)).agg(
-        F.count("*").alias("n")
-    )
-    (not_led,), (left_out,), (moving,), checks = collect_together(
-        not_led_frame, queued, reassigning, _checks(bundle, r.since) if v.evidence.with_logs else None
-    )
-    why, refs = _why_not_corrected(bundle, moving.n, r.not_leading - not_led.movable, checks)
+    left_out = queued.collect()[0]  # one row: the preferred partitions of topics queued for deletion
+    moving = v.partitions.where((F.size("adding") > 0) | (F.size("removing") > 0)).count()
+    why, refs = _why_not_corrected(bundle, r.since, moving, r.not_leading - not_led.movable)
     unknown = f" that {v.history_read} shows assigned (those before it are not known)"
     counted = "" if v.history_base[1] else unknown
     aside = ""
@@ -132,20 +122,9 @@ def _finding(bundle: Bundle, r: Any, percentage: float, interval_s: int) -> Find
     )
 
 
-def _checks(bundle: Bundle, since: datetime) -> DataFrame:
-    """The controller's automatic rebalance checks since `since`: how many, and the last one's line."""
-    return bundle.cluster_events.where(
-        (F.col("event") == "leader_election.auto_rebalance") & (F.col("ts") >= F.lit(since))
-    ).agg(
-        F.count("*").alias("n"),
-        F.max_by(F.struct("file", "line_no"), F.struct("ts", "file", "line_no")).alias("last"),
-    )
-
-
-def _why_not_corrected(bundle: Bundle, moving: int, stuck: int, checked: list[Any]) -> tuple[str, list[str]]:
+def _why_not_corrected(bundle: Bundle, since: datetime, moving: int, stuck: int) -> tuple[str, list[str]]:
     """What the evidence says about the automatic rebalance since the imbalance began; `stuck`: the
-    partitions not led by their preferred replica whose ISR lacks it, which no preferred election moves;
-    `checked`: the row of `_checks` (none without logs)."""
+    partitions not led by their preferred replica whose ISR lacks it, which no preferred election moves."""
     v = views(bundle)
     disabled = [
         b
@@ -171,9 +150,18 @@ def _why_not_corrected(bundle: Bundle, moving: int, stuck: int, checked: list[An
         if stuck
         else ""
     )
-    if not checked:
+    if not v.evidence.with_logs:
         return "the bundle has no broker logs to show whether the controller checked" + out_of_isr, []
-    checks = checked[0]
+    checks = (
+        bundle.cluster_events.where(
+            (F.col("event") == "leader_election.auto_rebalance") & (F.col("ts") >= F.lit(since))
+        )
+        .agg(
+            F.count("*").alias("n"),
+            F.max_by(F.struct("file", "line_no"), F.struct("ts", "file", "line_no")).alias("last"),
+        )
+        .collect()[0]
+    )
     if checks.n:
         return (
             f"the controller logged {checks.n} automatic rebalance check(s) since then without moving them"
@@ -262,9 +250,12 @@ def flapping(bundle: Bundle) -> DataFrame | None:
     )
 
 
-def _flapping_brokers(flaps: DataFrame) -> DataFrame:
-    """Per broker whose replicas flapped: how many partitions, the most departures, when, and which."""
-    return (
+def _flapping_findings(bundle: Bundle) -> list[Finding]:
+    """One finding per broker whose replicas flapped, naming the partitions."""
+    flaps = flapping(bundle)
+    if flaps is None:
+        return []
+    rows = (
         flaps.groupBy("broker")
         .agg(
             F.count("*").alias("n"),
@@ -275,11 +266,8 @@ def _flapping_brokers(flaps: DataFrame) -> DataFrame:
             F.slice(F.sort_array(F.flatten(F.collect_list("zxids"))), 1, 5).alias("zxids"),
         )
         .orderBy("broker")
+        .collect()
     )
-
-
-def _flapping_findings(rows: list[Any]) -> list[Finding]:
-    """One finding per broker whose replicas flapped, naming the partitions."""
     return [
         Finding(
             "isr.flapping",

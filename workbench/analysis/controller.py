@@ -12,18 +12,16 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe
 from workbench.analysis.elections import elected, elected_lines, elections, failover_steps
 from workbench.analysis.findings import Coverage, Finding, file_ref, hex_zxid, ranges, txn_ref
 from workbench.analysis.outage import Failover, Outage, outages
-from workbench.analysis.sessions import CAUSE_TEXT, expired_registrations, expiry_findings
+from workbench.analysis.sessions import CAUSE_TEXT, expiry_findings
 from workbench.model.history_gaps import Gap
 from workbench.model.session_ends import session_ends
 from workbench.model.skew import skew_ms
-from workbench.model.together import collect_together
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -52,15 +50,8 @@ class _Election:
 def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     v = views(bundle)
     ends = session_ends(bundle)
-    history = v.evidence.zk_history
-    chosen, steps, resumed, expired = collect_together(
-        elections(bundle).orderBy("zxid") if history else elected_lines(bundle).orderBy("epoch", "ts"),
-        failover_steps(bundle).orderBy("broker_id", "epoch", "ts", "line_no"),
-        _resumed(bundle),
-        expired_registrations(bundle) if history else None,
-    )
-    chain = _chain(chosen, history)
-    logs = _election_logs(steps, resumed)
+    chain = _chain(bundle)
+    logs = _election_logs(bundle)
     out: list[Finding] = []
     lost = _outages(bundle, chain, ends, logs)
     for e in chain:
@@ -69,15 +60,16 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         outage = lost.get(e.epoch) if e.epoch is not None else None
         out.append(_election_finding(e, ends, log, v.evidence.with_logs, after_gap, outage))
     out += _flapping(chain)
-    out += expiry_findings(bundle, ends, expired)
+    out += expiry_findings(bundle, ends)
     return out
 
 
-def _chain(rows: list[Any], from_history: bool) -> list[_Election]:
+def _chain(bundle: Bundle) -> list[_Election]:
     """Elections in order: from ZooKeeper's history when there is one, else from the controllers' logs."""
+    v = views(bundle)
     out: list[_Election] = []
-    if from_history:
-        for r in rows:
+    if v.evidence.zk_history:
+        for r in elections(bundle).orderBy("zxid").collect():
             out.append(
                 _Election(
                     r.epoch,
@@ -93,6 +85,7 @@ def _chain(rows: list[Any], from_history: bool) -> list[_Election]:
                 )
             )
     else:
+        rows = elected_lines(bundle).orderBy("epoch", "ts").collect()
         for r in rows:
             if out and out[-1].epoch == r.epoch:
                 continue
@@ -102,8 +95,9 @@ def _chain(rows: list[Any], from_history: bool) -> list[_Election]:
     return out
 
 
-def _election_logs(steps: list[Any], picked_up: list[Any]) -> dict[tuple[int, int], dict[str, Any]]:
+def _election_logs(bundle: Bundle) -> dict[tuple[int, int], dict[str, Any]]:
     """Per (broker, epoch): its election line, time to 'Ready to serve', slowest step, and what it resumed."""
+    steps = failover_steps(bundle).orderBy("broker_id", "epoch", "ts", "line_no").collect()
     out: dict[tuple[int, int], dict[str, Any]] = {}
     for r in steps:
         d = out.setdefault((r.broker_id, r.epoch), {"steps": []})
@@ -112,15 +106,13 @@ def _election_logs(steps: list[Any], picked_up: list[Any]) -> dict[tuple[int, in
             d["elected"] = r
         if r.event == "controller.ready":
             d["ready"] = r
-    resumed: dict[tuple[int, int], dict[str, list[str]]] = {}
-    for r in picked_up:
-        resumed.setdefault((r.broker_id, r.epoch), {})[r.kind] = [w for w in r.what if w]
+    resumed = _resumed(bundle)
     for key, d in out.items():
         d["resumed"] = resumed.get(key, {})
     return out
 
 
-def _resumed(bundle: Bundle) -> DataFrame:
+def _resumed(bundle: Bundle) -> dict[tuple[int, int], dict[str, list[str]]]:
     """What each new controller picked up from ZooKeeper: reassignments it sent or completed, deletions it
     (re)started, preferred elections it resumed; from its log between its election and the next one."""
     ev = bundle.cluster_events
@@ -141,7 +133,7 @@ def _resumed(bundle: Bundle) -> DataFrame:
         F.concat_ws("-", "topic", F.col("partition").cast("string")), F.col("attrs")["partitions"]
     )
     kind = F.create_map(*[x for k, v in kinds.items() for x in (F.lit(k), F.lit(v))])[F.col("event")]
-    return (
+    rows = (
         picked.select(
             "broker_id",
             "file",
@@ -155,7 +147,12 @@ def _resumed(bundle: Bundle) -> DataFrame:
         .agg(F.max("epoch").alias("epoch"))
         .groupBy("broker_id", "epoch", "kind")
         .agg(F.sort_array(F.collect_set("what")).alias("what"))
+        .collect()
     )
+    out: dict[tuple[int, int], dict[str, list[str]]] = {}
+    for r in rows:
+        out.setdefault((r.broker_id, r.epoch), {})[r.kind] = [w for w in r.what if w]
+    return out
 
 
 def _election_finding(

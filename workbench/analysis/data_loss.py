@@ -21,7 +21,6 @@ from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, file_ref, file_ref_col, hex_zxid, txn_ref
-from workbench.model.together import collect_together
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -107,58 +106,52 @@ def truncations(bundle: Bundle) -> DataFrame:
     )
 
 
-def _with_start(bundle: Bundle, elected: DataFrame) -> DataFrame:
-    """The first unclean elections, each with its new leader's 'became leader' line where the log has it."""
-    starts = bundle.cluster_events.where(F.col("event") == "partition.became_leader").select(
-        F.col("broker_id").alias("leader"),
-        "topic",
-        "partition",
-        F.col("attrs")["leader_epoch"].try_cast("int").alias("leader_epoch"),
-        F.col("attrs")["offset"].alias("from_offset"),
-        "file",
-        "line_no",
-    )
-    return (
-        elected.join(starts, ["leader", "topic", "partition", "leader_epoch"], "left")
-        .orderBy("zxid", "topic", "partition")
-        .limit(SHOWN)
-    )
-
-
 def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     """Each unclean election and each truncation that dropped records, critical where records are lost."""
     out: list[Finding] = []
     elected = unclean_elections(bundle)
     if elected is None and views(bundle).evidence.zk_history:
         coverage.add("data_loss", [NO_TXN])
-    unclean, truncated = collect_together(
-        _with_start(bundle, elected) if elected is not None else None,
-        truncations(bundle).orderBy("ts", "broker", "topic", "partition").limit(SHOWN),
-    )
-    for r in unclean:
-        since = f" from offset {r.from_offset}" if r.from_offset is not None else ""
-        out.append(
-            Finding(
-                "data_loss.unclean_election",
-                CRITICAL,
-                {
-                    "topic": r.topic,
-                    "partition": r.partition,
-                    "broker": r.leader,
-                    "zxid": hex_zxid(r.zxid),
-                },
-                f"{r.topic}-{r.partition}: broker {r.leader}, not in the ISR {list(r.isr_before)}, was "
-                f"elected leader at zxid {hex_zxid(r.zxid)} ({r.time:%Y-%m-%d %H:%M:%S} ZooKeeper time, "
-                f"leader epoch {r.leader_epoch}{since}): an unclean election. Records the ISR held "
-                f"beyond broker {r.leader}'s log end are lost, acknowledged ones included.",
-                (
-                    txn_ref(r.before_zxid),
-                    txn_ref(r.zxid),
-                    *([file_ref(r.file, r.line_no)] if r.file else []),
-                ),
-            )
+    elif elected is not None:
+        starts = bundle.cluster_events.where(F.col("event") == "partition.became_leader").select(
+            F.col("broker_id").alias("leader"),
+            "topic",
+            "partition",
+            F.col("attrs")["leader_epoch"].try_cast("int").alias("leader_epoch"),
+            F.col("attrs")["offset"].alias("from_offset"),
+            "file",
+            "line_no",
         )
-    for r in truncated:
+        rows = (
+            elected.join(starts, ["leader", "topic", "partition", "leader_epoch"], "left")
+            .orderBy("zxid", "topic", "partition")
+            .limit(SHOWN)
+            .collect()
+        )
+        for r in rows:
+            since = f" from offset {r.from_offset}" if r.from_offset is not None else ""
+            out.append(
+                Finding(
+                    "data_loss.unclean_election",
+                    CRITICAL,
+                    {
+                        "topic": r.topic,
+                        "partition": r.partition,
+                        "broker": r.leader,
+                        "zxid": hex_zxid(r.zxid),
+                    },
+                    f"{r.topic}-{r.partition}: broker {r.leader}, not in the ISR {list(r.isr_before)}, was "
+                    f"elected leader at zxid {hex_zxid(r.zxid)} ({r.time:%Y-%m-%d %H:%M:%S} ZooKeeper time, "
+                    f"leader epoch {r.leader_epoch}{since}): an unclean election. Records the ISR held "
+                    f"beyond broker {r.leader}'s log end are lost, acknowledged ones included.",
+                    (
+                        txn_ref(r.before_zxid),
+                        txn_ref(r.zxid),
+                        *([file_ref(r.file, r.line_no)] if r.file else []),
+                    ),
+                )
+            )
+    for r in truncations(bundle).orderBy("ts", "broker", "topic", "partition").limit(SHOWN).collect():
         if r.high_watermark is not None:
             lost = r.high_watermark - r.offset
             out.append(

@@ -30,7 +30,6 @@ from workbench.kafka.defaults import FILE_DELETE_DELAY_MS
 from workbench.kafka.znodes import TOPIC_PATH
 from workbench.model.deletion_steps import IN_ORDER, timeline
 from workbench.model.deletion_steps import replica_progress as replica_progress  # the notebooks' name
-from workbench.model.together import collect_together
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -41,40 +40,31 @@ CLOCK_MARGIN_MS = 30_000  # a broker's clock may be off by seconds from the capt
 
 
 def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
-    v = views(bundle)
-    held = v.evidence.zk_state
+    ev = views(bundle).evidence
     steps = timeline(bundle).cache()
-    marked = v.delete_markers if held else None
-    markers, parts, halts, reassign, on_disk, strays, done, dropped, dirs, again = collect_together(
-        marked,
-        *(_blockers(bundle, steps, marked) if marked is not None else (None,) * 4),
-        _strays(bundle) if held else None,
-        _completed(steps),
-        _refused(steps),
-        _lingering(bundle, steps) if v.evidence.captured_ms is not None else None,
-        _recreated(bundle) if v.evidence.zk_history else None,
-    )
+    out: list[Finding] = []
+    if ev.zk_state:
+        out += _stuck(bundle, steps)
+        out += _strays(bundle)
+    out += _completed(steps)
+    out += _refused(steps)
+    out += _lingering(bundle, steps)
+    if ev.zk_history:
+        out += _recreated(bundle)
     steps.unpersist()
-    return [
-        *_stuck(bundle, markers, parts, halts, reassign, on_disk),
-        *_stray_findings(strays),
-        *_completed_findings(done),
-        *_refused_findings(dropped),
-        *_lingering_findings(bundle, dirs),
-        *_recreated_findings(again),
-    ]
+    return out
 
 
-def _blockers(
-    bundle: Bundle, steps: DataFrame, markers: DataFrame
-) -> tuple[DataFrame, DataFrame, DataFrame, DataFrame]:
-    """What may hold up the topics marked for deletion: their partitions (and which are reassigning), the
-    controller's last halt or storage error for each, /admin/reassign_partitions, and the live dirs left of
-    them on the brokers' disks."""
+def _stuck(bundle: Bundle, steps: DataFrame) -> list[Finding]:
+    """Topics still marked for deletion, with what holds each up."""
     v = views(bundle)
-    marked = markers.select("topic")
+    markers = v.delete_markers.collect()
+    if not markers:
+        return []
+    names = [m.topic for m in markers]
+    live = v.live_brokers
     parts = (
-        v.partitions.join(marked, "topic", "left_semi")
+        v.partitions.where(F.col("topic").isin(names))
         .groupBy("topic")
         .agg(
             F.collect_list(F.struct("partition", "replicas")).alias("parts"),
@@ -88,40 +78,25 @@ def _blockers(
                 )
             ).alias("reassigning"),
         )
+        .collect()
     )
+    per_topic = {r.topic: r for r in parts}
     halts = (
-        steps.where(F.col("step").isin("deletion.halted", "log_dir.io_error"))
-        .join(marked, "topic", "left_semi")
+        steps.where(F.col("topic").isin(names) & F.col("step").isin("deletion.halted", "log_dir.io_error"))
         .groupBy("topic")
         .agg(F.max_by(F.struct("detail", "ref", "step"), F.struct(*IN_ORDER)).alias("last"))
+        .collect()
     )
-    reassign = bundle.znodes.where(F.col("path") == "/admin/reassign_partitions").select("data")
-    on_disk = (
-        v.replicas.where(F.col("dir_state") == "live")
-        .join(marked, "topic", "left_semi")
-        .select("topic", "partition", "broker_id")
-    )
-    return parts, halts, reassign, on_disk
-
-
-def _stuck(
-    bundle: Bundle,
-    markers: list[Any],
-    parts: list[Any],
-    halts: list[Any],
-    reassign: list[Any],
-    dirs: list[Any],
-) -> list[Finding]:
-    """Topics still marked for deletion, with what holds each up (the rows of `_blockers`)."""
-    if not markers:
-        return []
-    v = views(bundle)
-    live = v.live_brokers
-    per_topic = {r.topic: r for r in parts}
     halted = {r.topic: r.last for r in halts}
+    reassign = bundle.znodes.where(F.col("path") == "/admin/reassign_partitions").select("data").collect()
     zk_reassign = reassign[0].data or "" if reassign else ""
     # A replica is gone once its broker's data dir (when the bundle has it) holds no live dir for it.
-    on_disk = {(r.topic, r.partition, r.broker_id) for r in dirs}
+    on_disk = {
+        (r.topic, r.partition, r.broker_id)
+        for r in v.replicas.where(F.col("topic").isin(names) & (F.col("dir_state") == "live"))
+        .select("topic", "partition", "broker_id")
+        .collect()
+    }
     seen = v.evidence.with_datadirs
     out = []
     for m in sorted(markers, key=lambda m: m.topic):
@@ -166,7 +141,7 @@ def _stuck(
     return out
 
 
-def _completed(steps: DataFrame) -> DataFrame:
+def _completed(steps: DataFrame) -> list[Finding]:
     """Deletions that finished: the topic znode removed (ZooKeeper) or the controller's 'successfully
     completed' line; timed from the request to the marker's removal, the last step. A marker removed
     alone is no completion (delete.topic.enable=false removes it too)."""
@@ -199,10 +174,7 @@ def _completed(steps: DataFrame) -> DataFrame:
             F.slice(F.sort_array(F.collect_list("ref")), 1, 2).alias("halt_refs"),
         )
     )
-    return done.join(asked, "topic", "left").join(halts, "topic", "left").orderBy("topic")
-
-
-def _completed_findings(rows: list[Any]) -> list[Finding]:
+    rows = done.join(asked, "topic", "left").join(halts, "topic", "left").orderBy("topic").collect()
     out = []
     for r in rows:
         a, d = r.asked, r.done
@@ -222,12 +194,14 @@ def _completed_findings(rows: list[Any]) -> list[Finding]:
     return out
 
 
-def _refused(steps: DataFrame) -> DataFrame:
+def _refused(steps: DataFrame) -> list[Finding]:
     """Deletions dropped because delete.topic.enable=false: the marker goes, the topic stays."""
-    return steps.where(F.col("step") == "deletion.disabled").groupBy("topic").agg(F.min("ref").alias("ref"))
-
-
-def _refused_findings(rows: list[Any]) -> list[Finding]:
+    rows = (
+        steps.where(F.col("step") == "deletion.disabled")
+        .groupBy("topic")
+        .agg(F.min("ref").alias("ref"))
+        .collect()
+    )
     return [
         Finding(
             "deletion.refused",
@@ -241,12 +215,16 @@ def _refused_findings(rows: list[Any]) -> list[Finding]:
     ]
 
 
-def _lingering(bundle: Bundle, steps: DataFrame) -> DataFrame:
-    """'-delete' dirs on disk, with their rename's time and line where the broker's log says it."""
-    dirs = (
-        views(bundle)
-        .replicas.where(F.col("dir_state") == "delete")
-        .select("broker_id", "log_dir", "dir_name", "topic", "partition")
+def _lingering(bundle: Bundle, steps: DataFrame) -> list[Finding]:
+    """'-delete' dirs still on disk longer than file.delete.delay.ms after their rename (the broker's log
+    says when), by the capture time."""
+    v = views(bundle)
+    captured = v.evidence.captured_ms
+    if captured is None:
+        return []
+    delays = v.evidence.config("file.delete.delay.ms", str(FILE_DELETE_DELAY_MS))
+    dirs = v.replicas.where(F.col("dir_state") == "delete").select(
+        "broker_id", "log_dir", "dir_name", "topic", "partition"
     )
     renamed = steps.where(F.col("step") == "log.renamed_for_deletion").select(
         F.col("broker").alias("broker_id"),
@@ -254,17 +232,7 @@ def _lingering(bundle: Bundle, steps: DataFrame) -> DataFrame:
         "ts",
         "ref",
     )
-    return dirs.join(renamed, ["broker_id", "dir_name"], "left")
-
-
-def _lingering_findings(bundle: Bundle, rows: list[Any]) -> list[Finding]:
-    """'-delete' dirs still on disk longer than file.delete.delay.ms after their rename, by the capture
-    time (the rows of `_lingering`)."""
-    ev = views(bundle).evidence
-    captured = ev.captured_ms
-    if captured is None:
-        return []
-    delays = ev.config("file.delete.delay.ms", str(FILE_DELETE_DELAY_MS))
+    rows = dirs.join(renamed, ["broker_id", "dir_name"], "left").collect()
     late: dict[tuple[int, str], list[Any]] = {}
     for r in rows:
         delay = int(delays.get(r.broker_id, FILE_DELETE_DELAY_MS))
@@ -287,19 +255,17 @@ def _lingering_findings(bundle: Bundle, rows: list[Any]) -> list[Finding]:
     return out
 
 
-def _strays(bundle: Bundle) -> DataFrame:
+def _strays(bundle: Bundle) -> list[Finding]:
     """Live partition dirs of topics ZooKeeper does not have."""
     v = views(bundle)
-    return (
+    stray = (
         v.replicas.where(F.col("dir_state") == "live")
         .join(v.topics.select("topic"), "topic", "left_anti")
         .groupBy("broker_id", "topic")
         .agg(F.sort_array(F.collect_set("partition")).alias("partitions"), F.min("log_dir").alias("log_dir"))
         .orderBy("topic", "broker_id")
+        .collect()
     )
-
-
-def _stray_findings(stray: list[Any]) -> list[Finding]:
     return [
         Finding(
             "deletion.stray_dir",
@@ -316,7 +282,7 @@ def _stray_findings(stray: list[Any]) -> list[Finding]:
     ]
 
 
-def _recreated(bundle: Bundle) -> DataFrame:
+def _recreated(bundle: Bundle) -> list[Finding]:
     """Topics created again under a name that was deleted (ZooKeeper's history): each create whose
     previous write to the topic znode was its delete."""
     h = (
@@ -327,14 +293,12 @@ def _recreated(bundle: Bundle) -> DataFrame:
         .select(F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"), "op", "zxid")
     )
     w = Window.partitionBy("topic").orderBy("zxid")
-    return (
+    again = (
         h.select("*", F.lag("op").over(w).alias("before"), F.lag("zxid").over(w).alias("deleted"))
         .where((F.col("op") == "create") & (F.col("before") == "delete"))
         .orderBy("topic", "zxid")
+        .collect()
     )
-
-
-def _recreated_findings(again: list[Any]) -> list[Finding]:
     return [
         Finding(
             "deletion.recreated",

@@ -305,11 +305,6 @@ def duration(ms: int) -> str:
 
 
 def grouped(ep: DataFrame, keys: list[str]) -> list[Any]:
-    """The rows of `grouping`."""
-    return grouping(ep, keys).collect()  # one row per group
-
-
-def grouping(ep: DataFrame, keys: list[str]) -> DataFrame:
     """Episodes grouped: how many partitions, the longest, how many still at the capture, the first
     partitions by name (a finding's list, never every row) and the txns that began and ended the longest."""
     return (
@@ -328,6 +323,7 @@ def grouping(ep: DataFrame, keys: list[str]) -> DataFrame:
             ).alias("worst"),
         )
         .orderBy("began")
+        .collect()
     )
 
 

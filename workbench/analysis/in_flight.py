@@ -14,7 +14,6 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import INFO, WARNING, Analysis, Kind, Need
@@ -23,7 +22,6 @@ from workbench.analysis.reassignment import reassignments
 from workbench.analysis.state import state_at
 from workbench.kafka import behaviour
 from workbench.kafka import znodes as paths
-from workbench.model.together import collect_together
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -38,16 +36,17 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     v = views(bundle)
     now = v.as_of_ms
     state = state_at(bundle)
-    requests, moving = collect_together(
-        bundle.znodes.where(
+    times = {
+        r.path: r
+        for r in bundle.znodes.where(
             F.col("path").startswith(paths.DELETE_TOPICS + "/")
             | F.col("path").isin(paths.PREFERRED_REPLICA_ELECTION, paths.REASSIGN_PARTITIONS)
-        ).select("path", "ctime", "mzxid", "czxid", "data"),  # a znode per pending deletion or request
-        _moving(bundle, state.partitions, state.reassignments),
-    )
-    times = {r.path: r for r in requests}
+        )
+        .select("path", "ctime", "mzxid", "czxid", "data")
+        .collect()
+    }  # a znode per pending deletion or request
     queued = set(state.delete_markers or ())
-    out = _reassignments(bundle, moving, queued, now)
+    out = _reassignments(bundle, state.partitions, state.reassignments, queued, now)
     if queued:
         ages = {t: _age(now, times.get(paths.delete_topic_path(t))) for t in sorted(queued)}
         shown = ", ".join(f"{t} ({a})" for t, a in ages.items())
@@ -77,9 +76,13 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     return out
 
 
-def _moving(bundle: Bundle, partitions: DataFrame, moving: DataFrame) -> DataFrame:
-    """Per topic with partitions under way: how many, since when (the reassignment's start in ZooKeeper's
-    history, the topic znode's write) and each one's target replicas not yet in the ISR."""
+def _reassignments(
+    bundle: Bundle, partitions: Any, moving: Any, queued: set[str], now: int | None
+) -> list[Finding]:
+    """Per topic: the partitions under way, how long, each target replica not yet in the ISR, and what
+    waits for them."""
+    if moving.isEmpty():
+        return []
     history = reassignments(bundle)
     started = (
         history.where(F.col("completed").isNull()).select("topic", "partition", "started", "started_zxid")
@@ -101,7 +104,7 @@ def _moving(bundle: Bundle, partitions: DataFrame, moving: DataFrame) -> DataFra
             F.lit(None).cast("long").alias("started_zxid"),
         )
     waiting = F.array_except("target", F.coalesce("isr", F.array()))
-    return (
+    per_topic = (
         rows.groupBy("topic")
         .agg(
             F.count("*").alias("n"),
@@ -116,12 +119,8 @@ def _moving(bundle: Bundle, partitions: DataFrame, moving: DataFrame) -> DataFra
             ).alias("parts"),
         )
         .orderBy("topic")
+        .collect()
     )
-
-
-def _reassignments(bundle: Bundle, per_topic: list[Any], queued: set[str], now: int | None) -> list[Finding]:
-    """Per topic: the partitions under way, how long, each target replica not yet in the ISR, and what
-    waits for them (the rows of `_moving`)."""
     version = views(bundle).evidence.kafka_version
     waits_rebalance = behaviour.holds("auto_rebalance_waits_for_reassignments", version)
     out = []

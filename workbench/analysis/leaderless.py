@@ -14,16 +14,14 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, maybe
 from workbench.analysis.findings import Coverage, Finding, hex_zxid, tp_list, txn_ref
-from workbench.analysis.health import Health, captured_at, duration, episodes, grouping, health
+from workbench.analysis.health import Health, captured_at, duration, episodes, grouped, health
 from workbench.analysis.outage import SILENT_CAUSES, Failover, Outage, outages
 from workbench.model.session_ends import session_ends
 from workbench.model.skew import skew_ms
-from workbench.model.together import collect_together
 from workbench.model.views import ClusterViews, views
 
 if TYPE_CHECKING:
@@ -38,20 +36,7 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         coverage.add("leaderless", [NO_TXN])
         return []
     captured = captured_at(bundle)
-    v = views(bundle)
-    ep = episodes(h.partitions, "offline", captured)
-    known = v.history_base[1]
-    groups = grouping(ep if known else ep.where(~F.col("first_seen")), ["began_zxid", "leader", "registered"])
-    ended = groups.select(F.col("began_zxid").alias("ended_zxid")).distinct()
-    offline, unseen, regs, not_acting = collect_together(
-        groups,
-        None if known else grouping(ep.where("first_seen"), ["first_seen"]),
-        v.registrations.join(ended, "ended_zxid", "left_semi").select(
-            "broker_id", "ended_zxid", "session_id"
-        ),
-        _not_acting_groups(h, captured),
-    )
-    return _unseen(unseen, v) + _offline(bundle, offline, regs) + _not_acting(not_acting)
+    return _offline(bundle, h, captured, views(bundle)) + _not_acting(h, captured)
 
 
 ANALYSIS = Analysis(
@@ -76,32 +61,30 @@ ANALYSIS = Analysis(
 findings = ANALYSIS.findings
 
 
-def _unseen(groups: list[Any], v: ClusterViews) -> list[Finding]:
-    """Over a tree not known (the history read starts after a gap or a purge, without a snapshot) an
-    offline episode before which whether the partition had a live leader was not known began at an
-    unknown moment: those are one finding that says so."""
+def _offline(bundle: Bundle, h: Health, captured: datetime | None, v: ClusterViews) -> list[Finding]:
+    """Offline episodes grouped by the txn that began them. Over a tree not known (the history read
+    starts after a gap or a purge, without a snapshot) an episode before which whether the partition
+    had a live leader was not known began at an unknown moment: those are one finding that says so."""
     out = []
-    for g in groups:
-        still = f"; {g.still} still offline at the capture" if g.still else ""
-        out.append(
-            Finding(
-                "partition.offline",
-                CRITICAL if g.still else WARNING,
-                {"partitions": g.n, "zxid": hex_zxid(g.worst.began_zxid), "began": "unknown"},
-                f"{g.n} partition(s) ({tp_list(g.tps)}) had no live leader when {v.history_read} "
-                f"first shows their state ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time on), for up to "
-                f"{duration(g.longest)}{still}; when that began is not known.",
-                tuple(txn_ref(z) for z in (g.worst.began_zxid, g.worst.ended_zxid) if z is not None),
+    ep = episodes(h.partitions, "offline", captured)
+    if not v.history_base[1]:
+        unseen = ep.where("first_seen")
+        ep = ep.where(~F.col("first_seen"))
+        for g in grouped(unseen, ["first_seen"]):
+            still = f"; {g.still} still offline at the capture" if g.still else ""
+            out.append(
+                Finding(
+                    "partition.offline",
+                    CRITICAL if g.still else WARNING,
+                    {"partitions": g.n, "zxid": hex_zxid(g.worst.began_zxid), "began": "unknown"},
+                    f"{g.n} partition(s) ({tp_list(g.tps)}) had no live leader when {v.history_read} "
+                    f"first shows their state ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time on), for up to "
+                    f"{duration(g.longest)}{still}; when that began is not known.",
+                    tuple(txn_ref(z) for z in (g.worst.began_zxid, g.worst.ended_zxid) if z is not None),
+                )
             )
-        )
-    return out
-
-
-def _offline(bundle: Bundle, groups: list[Any], regs: list[Any]) -> list[Finding]:
-    """Offline episodes grouped by the txn that began them (`groups`); `regs`, the broker registrations
-    that ended at one of those txns."""
-    out = []
-    silent = _silent_leaders(bundle, [g for g in groups if g.leader is not None and g.leader >= 0], regs)
+    groups = grouped(ep, ["began_zxid", "leader", "registered"])
+    silent = _silent_leaders(bundle, [g for g in groups if g.leader is not None and g.leader >= 0])
     for g in groups:
         why = (
             f"broker {g.leader}, their leader, was no longer registered"
@@ -158,13 +141,19 @@ def _bounds(lower: int, upper: int) -> str:
     return f"{lower / 60_000:.1f} to {upper / 60_000:.1f} min"
 
 
-def _silent_leaders(bundle: Bundle, groups: list[Any], ended: list[Any]) -> dict[int, tuple[Outage, str]]:
+def _silent_leaders(bundle: Bundle, groups: list[Any]) -> dict[int, tuple[Outage, str]]:
     """began_zxid -> (the outage from the leader's last sign of life to the group's longest episode's
     end, how its session ended), for the groups whose leader's registration ended at began_zxid and whose
     session ended without a shutdown."""
     if not groups:
         return {}
-    regs = {(r.broker_id, r.ended_zxid): r.session_id for r in ended}
+    regs = {
+        (r.broker_id, r.ended_zxid): r.session_id
+        for r in views(bundle)
+        .registrations.where(F.col("ended_zxid").isin([g.began_zxid for g in groups]))
+        .select("broker_id", "ended_zxid", "session_id")
+        .collect()  # one per broker whose registration ended there
+    }
     ends = session_ends(bundle)
     failovers, causes = [], {}
     for i, g in enumerate(groups):
@@ -179,12 +168,14 @@ def _silent_leaders(bundle: Bundle, groups: list[Any], ended: list[Any]) -> dict
     return {causes[i][0]: (o, causes[i][1]) for i, o in found.items()}
 
 
-def _not_acting_groups(h: Health, captured: datetime | None) -> DataFrame:
+def _not_acting(h: Health, captured: datetime | None) -> list[Finding]:
     """Partitions whose ZooKeeper leader refused to lead them, grouped by that leader and the txn that
-    named it."""
-    return (
-        episodes(h.partitions, "no_acting_leader", captured)
-        .groupBy("leader", "began_zxid")
+    named it: nobody served them (a produce there fails 'Leader not local', Partition.scala
+    appendRecordsToLeader 2.8.2:1074), yet every count Kafka keeps shows them healthy."""
+    out = []
+    ep = episodes(h.partitions, "no_acting_leader", captured)
+    for g in (
+        ep.groupBy("leader", "began_zxid")
         .agg(
             F.count("*").alias("n"),
             F.max("lasted_ms").alias("longest"),
@@ -196,14 +187,8 @@ def _not_acting_groups(h: Health, captured: datetime | None) -> DataFrame:
             F.slice(F.sort_array(F.collect_set("refused_by")), 1, 5).alias("refs"),
         )
         .orderBy("began_zxid")
-    )
-
-
-def _not_acting(groups: list[Any]) -> list[Finding]:
-    """Nobody served these partitions (a produce there fails 'Leader not local', Partition.scala
-    appendRecordsToLeader 2.8.2:1074), yet every count Kafka keeps shows them healthy."""
-    out = []
-    for g in groups:
+        .collect()
+    ):
         still = ", still at the capture" if g.still else ""
         out.append(
             Finding(

@@ -34,7 +34,6 @@ from workbench.kafka import behaviour
 from workbench.kafka.names import LEGAL_CHARS, MAX_NAME_LENGTH, invalid_topic_message
 from workbench.kafka.znodes import TOPIC_PATH
 from workbench.model.creations import creations, not_default
-from workbench.model.together import collect_together
 from workbench.model.views import CREATES, views
 
 if TYPE_CHECKING:
@@ -43,39 +42,29 @@ if TYPE_CHECKING:
 SHOWN = 10  # topics named in a finding's text; the count says how many there are
 
 
-def racks(bundle: Bundle) -> DataFrame:
-    """Each broker's rack (broker.rack) as its newest registration gives it: broker_id, rack; brokers
-    without one left out."""
+def racks(bundle: Bundle) -> dict[int, str]:
+    """Each broker's rack (broker.rack) as its newest registration gives it; brokers without one left out.
+    One entry per broker, so it is a small lookup the driver may hold."""
     latest = views(bundle).registrations.groupBy("broker_id").agg(F.max_by("rack", "czxid").alias("rack"))
-    return latest.where(F.col("rack").isNotNull())
+    return {r.broker_id: r.rack for r in latest.where(F.col("rack").isNotNull()).collect()}
 
 
-def rack_concentrated(bundle: Bundle) -> DataFrame:
+def rack_concentrated(bundle: Bundle) -> DataFrame | None:
     """Partitions now whose replicas (two or more) all sit on one rack while the registered brokers span
-    several: topic, partition, rack, replicas. Topics queued for deletion left out. Empty when the
+    several: topic, partition, rack, replicas. Topics queued for deletion left out. None when the
     registered brokers are not on two racks or more (then nothing can be concentrated)."""
     v = views(bundle)
     rack_of = racks(bundle)
-    spread = rack_of.where(F.col("broker_id").isin(sorted(v.live_brokers))).agg(
-        F.count_distinct("rack").alias("spread")
-    )
+    if len({rack_of[b] for b in v.live_brokers if b in rack_of}) < 2:
+        return None
+    lookup = F.create_map(*[x for b, r in sorted(rack_of.items()) for x in (F.lit(b), F.lit(r))])
     parts = v.partitions.join(v.delete_markers.select("topic"), "topic", "left_anti")
-    placed = (
-        parts.where(F.size("replicas") >= 2)
-        .select("topic", "partition", "replicas", F.explode("replicas").alias("broker_id"))
-        .join(rack_of, "broker_id", "left")
-        .groupBy("topic", "partition", "replicas")
-        .agg(
-            F.count_if(F.col("rack").isNull()).alias("unknown"),
-            F.count_distinct("rack").alias("racks"),
-            F.min("rack").alias("rack"),
-        )
+    placed = parts.where(F.size("replicas") >= 2).select(
+        "topic", "partition", "replicas", F.transform("replicas", lambda b: lookup[b]).alias("racks")
     )
-    return (
-        placed.crossJoin(spread)
-        .where((F.col("spread") >= 2) & (F.col("unknown") == 0) & (F.col("racks") == 1))
-        .select("topic", "partition", "rack", "replicas")
-    )
+    return placed.where(
+        F.forall("racks", lambda x: x.isNotNull()) & (F.size(F.array_distinct("racks")) == 1)
+    ).select("topic", "partition", F.col("racks")[0].alias("rack"), "replicas")
 
 
 def topic_names(bundle: Bundle) -> DataFrame:
@@ -97,13 +86,17 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     whether topics were created automatically is a check of its own (topic_auto_creation)."""
     v = views(bundle)
     made = creations(bundle)
-    older = None
     if made is not None:
         assert v.watched_history is not None
         born = v.watched_history.txns.where(
             F.col("op").isin(*CREATES) & F.col("path").rlike(TOPIC_PATH)
         ).select(F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"))
-        older = v.topics.join(born, "topic", "left_anti").agg(F.count("*").alias("n"))
+        older = v.topics.join(born, "topic", "left_anti").count()
+        if older:
+            coverage.add(
+                "topic_lifecycle",
+                [f"the creation of {older} topic(s), before the history's first txn: not checked"],
+            )
     pre_28 = (behaviour.parse(v.evidence.kafka_version) or (2, 8)) < (2, 8)
     auto_used = ["ZooKeeper's history (who wrote each topic znode)"] if made is not None else []
     if pre_28 and v.evidence.with_logs:
@@ -115,27 +108,10 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     if migration:
         auto_missing.append("ZooKeeper migration forwards automatic creations to the controller")
     coverage.record("topic_auto_creation", auto_used, auto_missing, needed=bool(auto_used))
-    names = topic_names(bundle)
-    counted, manual, on_one_rack, by_writer, auto_lines, bad, clashes = collect_together(
-        older,
-        _manual_frame(made) if made is not None else None,
-        _concentrated_frame(bundle),
-        _written_by_a_broker_not_controller(bundle, made) if made is not None and not migration else None,
-        _auto_lines(bundle),
-        _bad_names(names),
-        _clashes(names),
+    by_writer = (
+        _written_by_a_broker_not_controller(bundle, made) if made is not None and not migration else []
     )
-    if counted and counted[0].n:
-        coverage.add(
-            "topic_lifecycle",
-            [f"the creation of {counted[0].n} topic(s), before the history's first txn: not checked"],
-        )
-    return [
-        *_manual(manual),
-        *_concentrated(on_one_rack),
-        *_auto_created(by_writer, auto_lines),
-        *_names(bad, clashes),
-    ]
+    return [*_manual(made), *_concentrated(bundle), *_auto_created(bundle, by_writer), *_names(bundle)]
 
 
 ANALYSIS = Analysis(
@@ -154,22 +130,24 @@ ANALYSIS = Analysis(
 findings = ANALYSIS.findings
 
 
-def _manual_frame(made: DataFrame) -> DataFrame:
-    return not_default(made).agg(
-        F.count("*").alias("n"),
-        F.count_distinct("topic").alias("topics"),
-        F.slice(
-            F.sort_array(F.collect_list(F.struct("zxid", "topic", "by", "first_partition", "why"))),
-            1,
-            SHOWN,
-        ).alias("some"),
-    )
-
-
-def _manual(rows: list[Any]) -> list[Finding]:
-    if not rows or not rows[0].n:
+def _manual(made: DataFrame | None) -> list[Finding]:
+    if made is None:
         return []
-    row = rows[0]
+    row = (
+        not_default(made)
+        .agg(
+            F.count("*").alias("n"),
+            F.count_distinct("topic").alias("topics"),
+            F.slice(
+                F.sort_array(F.collect_list(F.struct("zxid", "topic", "by", "first_partition", "why"))),
+                1,
+                SHOWN,
+            ).alias("some"),
+        )
+        .collect()[0]
+    )
+    if not row.n:
+        return []
     shown = "; ".join(
         f"{s.topic} ({'created' if s.first_partition == 0 else f'partitions from {s.first_partition} added'} "
         f"by {f'broker {s.by}' if s.by is not None else 'a tool'}: {s.why})"
@@ -189,23 +167,22 @@ def _manual(rows: list[Any]) -> list[Finding]:
     ]
 
 
-def _concentrated_frame(bundle: Bundle) -> DataFrame:
-    return (
-        rack_concentrated(bundle)
-        .groupBy("topic", "rack")
+def _concentrated(bundle: Bundle) -> list[Finding]:
+    on_one = rack_concentrated(bundle)
+    if on_one is None:
+        return []
+    row = (
+        on_one.groupBy("topic", "rack")
         .agg(F.count("*").alias("n"))
         .agg(
             F.sum("n").alias("n"),
             F.count("*").alias("topics"),
             F.slice(F.sort_array(F.collect_list(F.struct("topic", "rack", "n"))), 1, SHOWN).alias("some"),
         )
+        .collect()[0]
     )
-
-
-def _concentrated(rows: list[Any]) -> list[Finding]:
-    if not rows or not rows[0].n:
+    if not row.n:
         return []
-    row = rows[0]
     shown = ", ".join(f"{s.topic} ({s.n} on rack {s.rack})" for s in row.some)
     return [
         Finding(
@@ -220,7 +197,7 @@ def _concentrated(rows: list[Any]) -> list[Finding]:
     ]
 
 
-def _written_by_a_broker_not_controller(bundle: Bundle, made: DataFrame) -> DataFrame:
+def _written_by_a_broker_not_controller(bundle: Bundle, made: DataFrame) -> list[Any]:
     """Topic creations whose znode a broker's own session wrote while another broker was the controller:
     topic, zxid, time, by, controller."""
     e = elections(bundle).select(
@@ -238,12 +215,13 @@ def _written_by_a_broker_not_controller(bundle: Bundle, made: DataFrame) -> Data
         .agg(F.max("controller").alias("controller"))
         .where(F.col("controller").isNull() | (F.col("controller") != F.col("by")))
         .orderBy("zxid")
+        .collect()  # one row per automatic creation
     )
 
 
-def _auto_lines(bundle: Bundle) -> DataFrame:
-    """The first line of each topic a broker says it created automatically (2.5's wording)."""
-    return (
+def _auto_created(bundle: Bundle, by_writer: list[Any]) -> list[Finding]:
+    """Automatic creations: from who wrote the topic znode (any version), and the 2.5 brokers' lines."""
+    lines = (
         bundle.cluster_events.where(F.col("event") == "topic.auto_created")
         .groupBy("topic")
         .agg(
@@ -251,11 +229,8 @@ def _auto_lines(bundle: Bundle) -> DataFrame:
                 "first"
             )
         )
+        .collect()  # one row per topic created automatically
     )
-
-
-def _auto_created(by_writer: list[Any], lines: list[Any]) -> list[Finding]:
-    """Automatic creations: from who wrote the topic znode (any version), and the 2.5 brokers' lines."""
     said: dict[str, tuple[str, list[str]]] = {}
     for r in by_writer:
         controller = f"broker {r.controller} was the controller" if r.controller is not None else (
@@ -288,23 +263,22 @@ def _auto_created(by_writer: list[Any], lines: list[Any]) -> list[Finding]:
     ]
 
 
-def _bad_names(names: DataFrame) -> DataFrame:
+def _names(bundle: Bundle) -> list[Finding]:
+    names = topic_names(bundle)
     valid = (
         F.col("topic").rlike(f"^{LEGAL_CHARS}+$")
         & ~F.col("topic").isin(".", "..")
         & (F.length("topic") <= MAX_NAME_LENGTH)
     )
-    return (
+    bad = (
         names.where(~valid)
         .groupBy("topic")
         .agg(F.min("path").alias("path"))
         .orderBy("topic")
         .limit(SHOWN + 1)
+        .collect()
     )
-
-
-def _clashes(names: DataFrame) -> DataFrame:
-    return (
+    clashes = (
         names.select("topic", F.translate("topic", ".", "_").alias("unified"))  # unify_collision_chars
         .distinct()
         .groupBy("unified")
@@ -312,10 +286,8 @@ def _clashes(names: DataFrame) -> DataFrame:
         .where(F.size("topics") > 1)
         .orderBy("unified")
         .limit(SHOWN + 1)
+        .collect()
     )
-
-
-def _names(bad: list[Any], clashes: list[Any]) -> list[Finding]:
     out = []
     if bad:
         out.append(

@@ -19,13 +19,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from workbench.analysis.findings import file_ref, txn_ref
 from workbench.kafka import behaviour
-from workbench.model.session_ends import negotiated, session_timeout
-from workbench.model.together import collect_together
+from workbench.model.session_ends import negotiated_timeouts, session_timeout
 from workbench.model.views import session_of, views
 
 if TYPE_CHECKING:
@@ -83,17 +81,10 @@ def outages(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) ->
     known (model.skew). A failover whose end is not known (no 'Ready to serve') counts to its election."""
     if not failovers:
         return {}
-    by_session = {f.session: f for f in failovers if f.session is not None}
-    asked, last_lines, last_writes, last_heard = collect_together(
-        negotiated(bundle, list(by_session)),
-        _last_lines(bundle, failovers, skews),
-        _last_writes(bundle, by_session) if by_session else None,
-        _last_heard(bundle, by_session) if by_session else None,
-    )
-    timeouts = {r.session_id: r.session_timeout for r in asked if r.session_timeout is not None}
-    lines = _lines_said(last_lines, failovers, skews)
-    writes = _writes_said(last_writes, by_session)
-    heard = _heard_said(last_heard, by_session, skews)
+    timeouts = negotiated_timeouts(bundle, [f.session for f in failovers if f.session is not None])
+    lines = _last_lines(bundle, failovers, skews)
+    writes = _last_writes(bundle, failovers)
+    heard = _last_heard(bundle, failovers, skews)
     out = {}
     for f in failovers:
         end = f.elected + timedelta(milliseconds=f.ready_ms or 0)
@@ -129,9 +120,9 @@ def _epoch_ms(t: datetime) -> int:
     return round(t.timestamp() * 1000)
 
 
-def _last_lines(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) -> DataFrame:
-    """Per epoch, the old controller's last log line before its session ended, on ZooKeeper's clock (its
-    own corrected by its skew where known)."""
+def _last_lines(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) -> dict[int, Any]:
+    """Epoch -> (time on ZooKeeper's clock, what, ref) of the old controller's last log line before its
+    session ended. Its clock is corrected by its skew where known."""
     spark = bundle.spark
     wanted = spark.createDataFrame(
         [(f.epoch, f.old, f.gone, skews.get(f.old, 0)) for f in failovers],
@@ -139,8 +130,8 @@ def _last_lines(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]
     )
     ev = bundle.cluster_events.select("broker_id", "ts", "file", "line_no", "event")
     at_zk = F.timestamp_millis(F.unix_millis("ts") - F.col("skew_ms"))
-    return (
-        ev.join(wanted, "broker_id")
+    rows = (
+        ev.join(F.broadcast(wanted), "broker_id")
         .withColumn("zk_ts", at_zk)
         .where(F.col("zk_ts") <= F.col("gone"))
         .groupBy("epoch")
@@ -149,11 +140,8 @@ def _last_lines(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]
                 F.struct("zk_ts", "file", "line_no", "event"), F.struct("zk_ts", "file", "line_no")
             ).alias("last")
         )
+        .collect()  # one row per failover
     )
-
-
-def _lines_said(rows: list[Any], failovers: list[Failover], skews: dict[int, int]) -> dict[int, Any]:
-    """Epoch -> (time on ZooKeeper's clock, what, ref) of the old controller's last log line."""
     clock = {
         f.epoch: "" if f.old in skews else ", on its own clock (its skew is not known)" for f in failovers
     }
@@ -167,9 +155,13 @@ def _lines_said(rows: list[Any], failovers: list[Failover], skews: dict[int, int
     }
 
 
-def _last_heard(bundle: Bundle, by_session: dict[int, Failover]) -> DataFrame:
-    """The first time-out line of each old controller's session (its ZooKeeper client's)."""
-    return (
+def _last_heard(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) -> dict[int, Any]:
+    """Epoch -> (time, what, ref): when the old controller's ZooKeeper client last heard from its server,
+    from its time-out line for that session (the line's time less the idle time it reports)."""
+    by_session = {f.session: f for f in failovers if f.session is not None}
+    if not by_session:
+        return {}
+    rows = (
         bundle.cluster_events.where(F.col("event") == "zk.session_timed_out")
         .withColumn("session_id", session_of(F.col("attrs")["session"]))
         .where(F.col("session_id").isin(list(by_session)))
@@ -180,12 +172,8 @@ def _last_heard(bundle: Bundle, by_session: dict[int, Failover]) -> DataFrame:
                 F.struct("ts", "file", "line_no"),
             ).alias("t")
         )
+        .collect()  # one row per session
     )
-
-
-def _heard_said(rows: list[Any], by_session: dict[int, Failover], skews: dict[int, int]) -> dict[int, Any]:
-    """Epoch -> (time, what, ref): when the old controller's ZooKeeper client last heard from its server,
-    from its time-out line for that session (the line's time less the idle time it reports)."""
     out = {}
     for r in rows:
         f = by_session[r.session_id]
@@ -200,18 +188,18 @@ def _heard_said(rows: list[Any], by_session: dict[int, Failover], skews: dict[in
     return out
 
 
-def _last_writes(bundle: Bundle, by_session: dict[int, Failover]) -> DataFrame:
-    """Each old controller's session's last write."""
-    return (
+def _last_writes(bundle: Bundle, failovers: list[Failover]) -> dict[int, Any]:
+    """Epoch -> (time, what, ref) of the old controller's session's last write before it ended."""
+    by_session = {f.session: f for f in failovers if f.session is not None}
+    if not by_session:
+        return {}
+    rows = (
         views(bundle)
         .history.where(F.col("session_id").isin(list(by_session)) & (F.col("op") != "closeSession"))
         .groupBy("session_id")
         .agg(F.max_by(F.struct("zxid", "time"), "zxid").alias("w"))
+        .collect()  # one row per session
     )
-
-
-def _writes_said(rows: list[Any], by_session: dict[int, Failover]) -> dict[int, Any]:
-    """Epoch -> (time, what, ref) of the old controller's session's last write before it ended."""
     out = {}
     for r in rows:
         f = by_session[r.session_id]

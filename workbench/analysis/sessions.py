@@ -3,10 +3,8 @@ analysis names an election's cause from it too)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import WARNING
@@ -33,21 +31,14 @@ CAUSE_TEXT = {
 }
 
 
-def expired_registrations(bundle: Bundle) -> DataFrame:
-    """The broker registrations whose session ended, in the order ZooKeeper ended them."""
-    return views(bundle).registrations.where(F.col("ended_zxid").isNotNull()).orderBy("ended_zxid")
-
-
-def expiry_findings(
-    bundle: Bundle, ends: dict[int, tuple[str, str | None]], ended: Sequence[Any] | None = None
-) -> list[Finding]:
+def expiry_findings(bundle: Bundle, ends: dict[int, tuple[str, str | None]]) -> list[Finding]:
     """Brokers that lost their ZooKeeper session: ZooKeeper closed it without the broker shutting down
-    (history; `ended`, the rows of expired_registrations when already collected), or the broker's own
-    client logged the expiry (logs only)."""
+    (history), or the broker's own client logged the expiry (logs only)."""
     v = views(bundle)
     out = []
     if v.evidence.zk_history:
-        for r in ended if ended is not None else expired_registrations(bundle).collect():
+        regs = v.registrations.where(F.col("ended_zxid").isNotNull()).orderBy("ended_zxid").collect()
+        for r in regs:
             how, ref = ends.get(r.session_id, ("unknown", None))
             if how not in SILENT_ENDINGS:
                 continue

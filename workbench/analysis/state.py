@@ -26,7 +26,6 @@ from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH
 from workbench.model.cluster_state import PARTITION_COLUMNS, ClusterState, StateDiff, diff
 from workbench.model.deletion_steps import topics_of
 from workbench.model.partition_history import counted
-from workbench.model.together import collect_together
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -129,12 +128,11 @@ def _from_zookeeper(znodes: DataFrame, at: str, zxid: int | None, time: datetime
         | F.col("path").rlike(BROKER_PATH)
         | F.col("path").rlike(DELETE_MARKER_PATH)
     ).select("path", "data", "source")
-    # a few znodes per broker and per pending deletion; the newest state is as of the tree's newest change
-    newest = znodes.agg(F.max("mzxid").alias("z"), F.max_by("mtime", "mzxid").alias("t"))
-    rows, last = collect_together(top, newest if zxid is None else None)
+    rows = top.collect()  # a few znodes per broker and per pending deletion
     data = {r.path: r.data for r in rows}
-    if zxid is None:
-        zxid, time = last[0].z, last[0].t
+    if zxid is None:  # the newest state: as of the tree's newest change
+        newest = znodes.agg(F.max("mzxid").alias("z"), F.max_by("mtime", "mzxid").alias("t")).collect()[0]
+        zxid, time = newest.z, newest.t
     partitions = partitions_in(znodes).select(*PARTITION_COLUMNS)
     source = rows[0].source if rows else "an empty tree"
     controller = data.get(paths.CONTROLLER)

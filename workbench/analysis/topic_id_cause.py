@@ -18,7 +18,6 @@ from workbench.analysis.contract import CRITICAL, WARNING, Kind, maybe
 from workbench.analysis.elections import elected
 from workbench.analysis.findings import Finding, file_ref, hex_zxid, ranges, txn_ref, zk_ref
 from workbench.kafka import behaviour
-from workbench.model.together import collect_together
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -42,29 +41,20 @@ def causes(
     """A `topic_id.root_cause` for each affected topic, a `topic_id.impact` for each with stale replicas.
     `ids` and `writes` are topic_ids' replica_ids and znode_history (None without ZooKeeper's history)."""
     v = views(bundle)
+    foreign = _foreign_cluster(bundle)
+    history = _changes(writes, affected) if writes is not None else {}
+    elections = _elections(bundle) if v.evidence.zk_history else {}
+    known = {
+        r.topic: r
+        for r in v.topics.where(F.col("topic").isin(affected))
+        .select("topic", "path", "topic_id", "znode_version", "czxid", "mzxid", "data_version")
+        .collect()
+    }
     stale_ids: dict[str, set[str]] = {}
     stale_brokers: dict[str, set[int]] = {}
     for r in stale:
         stale_ids.setdefault(r.topic, set()).add(r.disk_topic_id)
         stale_brokers.setdefault(r.topic, set()).add(r.broker_id)
-    with_stale = [t for t in affected if t in stale_ids]
-    disks, changed, epochs, znodes, impact = collect_together(
-        _foreign_cluster(bundle),
-        _changes(writes, affected) if writes is not None else None,
-        elected(bundle).where(F.col("epoch").isNotNull()).select("epoch", "zxid", "broker")
-        if v.evidence.zk_history
-        else None,
-        v.topics.where(F.col("topic").isin(affected)).select(
-            "topic", "path", "topic_id", "znode_version", "czxid", "mzxid", "data_version"
-        ),
-        _impact(bundle, ids, with_stale) if with_stale else None,
-    )
-    foreign = {r.broker_id: (r.cluster_id, r.zk_id, r.file) for r in disks}
-    history: dict[str, list[Any]] = {}
-    for r in changed:
-        history.setdefault(r.topic, []).append(r)
-    elections = {r.epoch: (r.zxid, r.broker) for r in epochs}
-    known = {r.topic: r for r in znodes}
     out = []
     for topic in affected:
         on_foreign = sorted(stale_brokers.get(topic, set()) & set(foreign))
@@ -74,30 +64,42 @@ def causes(
             out.append(_proved(topic, history[topic], elections, stale_ids.get(topic, set()), v.history_read))
         elif topic in known:
             out.append(_likely(topic, known[topic], v.evidence.zk_history))
-    return out + _impacts(v.evidence.kafka_version, impact)
+    if stale:
+        out += _impact(bundle, ids, [t for t in affected if t in stale_ids])
+    return out
 
 
 # -- evidence ---------------------------------------------------------------------------------------
-def _foreign_cluster(bundle: Bundle) -> DataFrame:
-    """Brokers' meta.properties that name another cluster than `/cluster/id`: broker_id, cluster_id (the
-    disk's), zk_id and file."""
+def _foreign_cluster(bundle: Bundle) -> dict[int, tuple[str, str, str]]:
+    """Brokers whose meta.properties names another cluster than `/cluster/id`:
+    broker -> (disk id, zk id, file)."""
     zk = bundle.znodes.where(F.col("path") == "/cluster/id").select(
-        F.get_json_object("data", "$.id").alias("zk_id")
+        F.get_json_object("data", "$.id").alias("id")
     )
-    return (
-        bundle.meta_properties.crossJoin(zk)
-        .where(
-            F.col("cluster_id").isNotNull()
-            & F.col("zk_id").isNotNull()
-            & (F.col("cluster_id") != F.col("zk_id"))
-        )
-        .select("broker_id", "cluster_id", "zk_id", "file")
-    )
+    rows = zk.collect()
+    if not rows or rows[0].id is None:
+        return {}
+    zk_id = rows[0].id
+    disks = bundle.meta_properties.where(F.col("cluster_id").isNotNull() & (F.col("cluster_id") != zk_id))
+    return {
+        r.broker_id: (r.cluster_id, zk_id, r.file)
+        for r in disks.select("broker_id", "cluster_id", "file").collect()
+    }
 
 
-def _changes(writes: DataFrame, topics: list[str]) -> DataFrame:
+def _changes(writes: DataFrame, topics: list[str]) -> dict[str, list[Any]]:
     """The writes that changed each topic's id (or created or deleted it), in zxid order."""
-    return writes.where(F.col("topic").isin(topics) & (F.col("change") != "kept")).orderBy("zxid")
+    rows = writes.where(F.col("topic").isin(topics) & (F.col("change") != "kept")).orderBy("zxid").collect()
+    out: dict[str, list[Any]] = {}
+    for r in rows:
+        out.setdefault(r.topic, []).append(r)
+    return out
+
+
+def _elections(bundle: Bundle) -> dict[int, tuple[int, int | None]]:
+    """Controller epoch -> (zxid of its election, the elected broker), from ZooKeeper's history."""
+    rows = elected(bundle).where(F.col("epoch").isNotNull()).select("epoch", "zxid", "broker")
+    return {r.epoch: (r.zxid, r.broker) for r in rows.collect()}
 
 
 def _session(r: Any) -> str:
@@ -252,10 +254,11 @@ def _likely(topic: str, t: Any, have_history: bool) -> Finding:
 
 
 # -- impact -----------------------------------------------------------------------------------------
-def _impact(bundle: Bundle, ids: DataFrame, topics: list[str]) -> DataFrame:
+def _impact(bundle: Bundle, ids: DataFrame, topics: list[str]) -> list[Finding]:
     """Per topic: which replicas will be refused, which ISRs they left or will leave, and which partitions
     have no in-sync replica left that accepts the current id."""
     v = views(bundle)
+    version = behaviour.parse(v.evidence.kafka_version)
     stale = (
         ids.where((F.col("state") == "mismatch") & F.col("topic").isin(topics))
         .groupBy("topic", "partition")
@@ -279,7 +282,7 @@ def _impact(bundle: Bundle, ids: DataFrame, topics: list[str]) -> DataFrame:
     leave = F.transform(
         "leaving", lambda b: F.concat(F.col("partition").cast("string"), F.lit("@"), b.cast("string"))
     )
-    return (
+    per_topic = (
         joined.groupBy("topic")
         .agg(
             F.sum(F.size("stale")).alias("replicas"),
@@ -290,12 +293,8 @@ def _impact(bundle: Bundle, ids: DataFrame, topics: list[str]) -> DataFrame:
             ),
             F.slice(F.sort_array(F.collect_list("state_path")), 1, 3).alias("paths"),
         )
-        .orderBy("topic")
+        .collect()
     )
-
-
-def _impacts(kafka_version: str | None, per_topic: list[Any]) -> list[Finding]:
-    version = behaviour.parse(kafka_version)
     rule = (
         "3.x checks the log on disk, so every LeaderAndIsr for them is refused"
         if version and version >= (3, 0)

@@ -21,7 +21,6 @@ from workbench.analysis.contract import CRITICAL, WARNING, Analysis, Kind, Need,
 from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, ranges, zk_ref
 from workbench.kafka.znode_frames import epoch_of
 from workbench.kafka.znodes import CONTROLLER_EPOCH, TOPIC_PATH
-from workbench.model.together import collect_together
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -166,25 +165,19 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     known = v.topics.select(
         "topic", "path", "topic_id", "znode_version", "czxid", "mzxid", "ctime", "data_version"
     )
-    held = ev.zk_state
-    stale_frame = mismatches(bundle) if held else None
-    stale, absent, mismatched, split, refused = collect_together(
-        stale_frame,
-        known.where(F.col("topic_id").isNull()) if held else None,
-        known.join(stale_frame.select("topic").distinct(), "topic", "left_semi")
-        if stale_frame is not None
-        else None,
-        disagreements(bundle),
-        refusals(bundle),
-    )
-    topics = {r.topic: r for r in mismatched}
+    stale = mismatches(bundle).collect() if ev.zk_state else []
+    absent = known.where(F.col("topic_id").isNull()).collect() if ev.zk_state else []
+    named = sorted({r.topic for r in stale} | {t.topic for t in absent})
+    topics = {r.topic: r for r in known.where(F.col("topic").isin(named)).collect()} if named else {}
     for r in stale:
         out.append(_mismatch(r, topics[r.topic]))
+    split = disagreements(bundle).collect()
     by_topic: dict[str, list[Any]] = {}
     for r in split:
         by_topic.setdefault(r.topic, []).append(r)
     for topic, ids in sorted(by_topic.items()):
         out.append(_disagreement(topic, ids))
+    refused = refusals(bundle).collect()
     for r in refused:
         out.append(_refusal(r))
     for t in sorted(absent, key=lambda t: t.topic):

@@ -22,7 +22,6 @@ from workbench.analysis.findings import (
 )
 from workbench.analysis.registry import ANALYSES
 from workbench.model.history_gaps import written_inside
-from workbench.model.together import collect_together
 from workbench.model.views import views
 
 # Threads the analyses of small evidence run in (`triage`): 8 took topicid-mismatch-2.8 from 17-24 s to
@@ -113,13 +112,9 @@ def _in_thread(bundle: Bundle, analysis: Analysis) -> Callable[[], tuple[list[Fi
 def finish(bundle: Bundle, coverage: Coverage) -> int:
     """What triage checks after the analyses, across them: the history's gaps, whose lines a shared logs
     folder held; returns the count of bad records."""
-    from pyspark.sql import functions as F
-
     _history_gaps(bundle, coverage)
-    shared, (bad,) = collect_together(_shared_files(bundle), bundle.bad_records.agg(F.count("*").alias("n")))
-    log_attribution(bundle, coverage, shared)
-    bad_records: int = bad.n
-    return bad_records
+    log_attribution(bundle, coverage)
+    return bundle.bad_records.count()
 
 
 def _history_gaps(bundle: Bundle, coverage: Coverage) -> None:
@@ -153,31 +148,16 @@ def _history_gaps(bundle: Bundle, coverage: Coverage) -> None:
     coverage.record("zk_history", ["txn logs"], said)
 
 
-def log_attribution(bundle: Bundle, coverage: Coverage, shared: list[Any] | None = None) -> None:
+def log_attribution(bundle: Bundle, coverage: Coverage) -> None:
     """A log file holding the lines of several brokers (a logs folder they share): each line with its
     broker's id in its context is that broker's (sources/log4j.OWN_ID); the events with none keep the
-    folder's broker, or none, and are said here, file by file. `shared`: the rows of `_shared_files`,
-    when already collected."""
-    rows = _shared_files(bundle).collect() if shared is None else shared  # one row per shared file
-    said = [
-        f"{r.file} holds the lines of brokers {', '.join(map(str, r.ids))}: {r.without} event(s) with no "
-        "broker id of their own "
-        + (f"kept the folder's broker {', '.join(map(str, r.given))}" if r.given else "have no broker")
-        for r in rows
-        if r.without
-    ]
-    coverage.record("log_attribution", ["the brokers' ids in the log lines' contexts"], said)
-
-
-def _shared_files(bundle: Bundle) -> DataFrame:
-    """Per log file holding the lines of more than one broker: the ids its lines name (ids), the events
-    naming none (without) and the brokers those kept (given)."""
+    folder's broker, or none, and are said here, file by file."""
     from pyspark.sql import functions as F
 
     from workbench.sources.log4j import OWN_ID
 
     own = F.regexp_extract(F.coalesce(F.col("context"), F.lit("")), OWN_ID.replace("(?P<id>", "("), 1)
-    return (
+    rows = (
         bundle.cluster_events.groupBy("file")
         .agg(
             F.array_sort(F.collect_set(F.when(own != "", own.cast("int")))).alias("ids"),
@@ -186,4 +166,13 @@ def _shared_files(bundle: Bundle) -> DataFrame:
         )
         .where(F.size("ids") > 1)
         .orderBy("file")
+        .collect()  # one row per shared file
     )
+    said = [
+        f"{r.file} holds the lines of brokers {', '.join(map(str, r.ids))}: {r.without} event(s) with no "
+        "broker id of their own "
+        + (f"kept the folder's broker {', '.join(map(str, r.given))}" if r.given else "have no broker")
+        for r in rows
+        if r.without
+    ]
+    coverage.record("log_attribution", ["the brokers' ids in the log lines' contexts"], said)

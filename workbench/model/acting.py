@@ -26,8 +26,7 @@ from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour
 from workbench.model.refs import file_ref_col
-from workbench.model.session_ends import SILENT_ENDINGS, negotiated, session_ends, session_timeout
-from workbench.model.together import collect_together
+from workbench.model.session_ends import SILENT_ENDINGS, negotiated_timeouts, session_ends, session_timeout
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -152,13 +151,14 @@ def silent_leaders(bundle: Bundle) -> DataFrame | None:
     ends = session_ends(bundle)
     if not ends:
         return None
-    ended = v.registrations.where(F.col("ended_zxid").isNotNull()).select(
-        "broker_id", "session_id", "ended_zxid", "ended"
-    )
-    silent = [s for s, (how, _) in ends.items() if how in SILENT_ENDINGS]
-    gone, asked = collect_together(ended, negotiated(bundle, silent))  # one row per registration that ended
-    regs = [r for r in gone if ends.get(r.session_id, ("unknown", None))[0] in SILENT_ENDINGS]
-    known = {r.session_id: r.session_timeout for r in asked if r.session_timeout is not None}
+    regs = [
+        r
+        for r in v.registrations.where(F.col("ended_zxid").isNotNull())
+        .select("broker_id", "session_id", "ended_zxid", "ended")
+        .collect()  # one row per registration that ended
+        if ends.get(r.session_id, ("unknown", None))[0] in SILENT_ENDINGS
+    ]
+    known = negotiated_timeouts(bundle, [r.session_id for r in regs])
     rows = []
     for r in regs:
         timeout, _ = session_timeout(bundle, r.broker_id, r.session_id, known)

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 
-from workbench.model.together import collect_together
 from workbench.zookeeper.txns import hex_zxid
 
 if TYPE_CHECKING:
@@ -76,7 +75,7 @@ def history_gaps(bundle: Bundle, damage: DataFrame) -> list[Gap]:
     """The gaps of the bundle's txn logs, oldest first; `damage` is the txn logs' bad records."""
     txns = bundle.znode_history.select("zxid", "time", "file", "offset").distinct()
     txns = txns.withColumn("epoch", F.shiftright("zxid", 32))
-    per_epoch = (
+    epochs = (
         txns.groupBy("epoch")
         .agg(
             F.count("*").alias("n"),
@@ -86,8 +85,8 @@ def history_gaps(bundle: Bundle, damage: DataFrame) -> list[Gap]:
             F.max_by(F.struct("time", "file", "offset"), "zxid").alias("last_at"),
         )
         .orderBy("epoch")
+        .collect()
     )
-    epochs, problems = collect_together(per_epoch, damage.select("file", "position", "reason"))
     if not epochs:
         return []
     holes: list[tuple[int, int, Row, Row]] = []  # (after, before, where each is: time, file, offset)
@@ -105,6 +104,7 @@ def history_gaps(bundle: Bundle, damage: DataFrame) -> list[Gap]:
             .collect()  # one row per gap
         )
         holes += [(r.p, r.zxid, r.p_at, r.at) for r in skips]
+    problems = damage.select("file", "position", "reason").collect()  # one row per damage
     gaps = [_gap(a, b, a_at, b_at, problems) for a, b, a_at, b_at in sorted(holes, key=lambda h: h[0])]
     last = epochs[-1]
     tail = [

@@ -40,16 +40,10 @@ ENDINGS = {
 
 def session_ends(bundle: Bundle) -> dict[int, tuple[str, str | None]]:
     """Session id -> (how it ended: shutdown, session_expiry, crash, unknown; the log ref that says so),
-    for every broker session ZooKeeper's history saw end. Read from that broker's own log only; made once
-    per bundle (health, leaderless and controller ask)."""
+    for every broker session ZooKeeper's history saw end. Read from that broker's own log only."""
     v = views(bundle)
     if not v.evidence.zk_history:
         return {}
-    return v.memo("session_ends", lambda: _session_ends(bundle))
-
-
-def _session_ends(bundle: Bundle) -> dict[int, tuple[str, str | None]]:
-    v = views(bundle)
     regs = v.registrations.where(F.col("ended_zxid").isNotNull())
     ev = bundle.cluster_events
     began = (
@@ -166,19 +160,14 @@ def session_timeout(
     return (default, f"Kafka {ev.kafka_version}'s default") if default is not None else (None, "")
 
 
-def negotiated(bundle: Bundle, sessions: list[int]) -> DataFrame:
-    """The timeout ZooKeeper negotiated for each session (its createSession txn): session_id,
-    session_timeout."""
-    return (
+def negotiated_timeouts(bundle: Bundle, sessions: list[int]) -> dict[int, int]:
+    """Session -> the timeout ZooKeeper negotiated for it (its createSession txn)."""
+    rows = (
         views(bundle)
         .history.where((F.col("op") == "createSession") & F.col("session_id").isin(sessions))
         .select("session_id", "session_timeout")
+        .collect()  # one row per session asked for
     )
-
-
-def negotiated_timeouts(bundle: Bundle, sessions: list[int]) -> dict[int, int]:
-    """Session -> the timeout ZooKeeper negotiated for it."""
-    rows = negotiated(bundle, sessions).collect()  # one row per session asked for
     return {r.session_id: r.session_timeout for r in rows if r.session_timeout is not None}
 
 
