@@ -32,6 +32,7 @@ SMALL_PARTITION_MB = 16  # of small evidence, per shuffle partition
 # and, set while it is being built, where to write it.
 JVM_ARCHIVE_ENV = "WORKBENCH_JVM_ARCHIVE"
 JVM_ARCHIVE_DUMP_ENV = "WORKBENCH_JVM_ARCHIVE_DUMP"
+JVM_JAR_ENV = "WORKBENCH_JVM_JAR"
 
 
 @contextlib.contextmanager
@@ -59,6 +60,13 @@ def jvm_archive() -> Path:
 
     default = Path(sys.prefix) / "share" / "workbench" / f"spark-{pyspark.__version__}.jsa"
     return Path(os.environ.get(JVM_ARCHIVE_ENV) or default)
+
+
+def workbench_jar() -> Path:
+    """Our JVM code (jvm/, the log parser of sources/jvm_logs.py) as `make` builds it: WORKBENCH_JVM_JAR,
+    else beside this interpreter. Without it every log is parsed in Python workers, slower."""
+    default = Path(sys.prefix) / "share" / "workbench" / "workbench-jvm.jar"
+    return Path(os.environ.get(JVM_JAR_ENV) or default)
 
 
 def driver_java_options(log4j: object) -> str:
@@ -107,6 +115,8 @@ def spark_session(master: str | None = None, jvm_log: str | Path | None = None) 
         builder = builder.master(master)
     elif "spark.master" not in os.environ.get("PYSPARK_SUBMIT_ARGS", ""):
         builder = builder.master("local[*]")
+    if workbench_jar().is_file():  # Spark sends it to the executors too, wherever they run
+        builder = builder.config("spark.jars", str(workbench_jar()))
     if "SPARK_DRIVER_MEMORY" not in os.environ:
         builder = builder.config("spark.driver.memory", DEFAULT_DRIVER_MEMORY)
     jvm_log = jvm_log or os.environ.get("WORKBENCH_JVM_LOG")

@@ -72,6 +72,8 @@ REASONS = (
     "text after a complete log event that is not a stack trace",
 )
 
+# In a parse's `offsets`, (path, LAST_SPLIT) holds the start of the file's last split that has chunks.
+LAST_SPLIT = -1
 CHUNKS = "value string, path string, block long, block_length long"  # path: Spark's _metadata.file_path
 EVENTS = (
     "broker_id int, file string, log string, line_no long, lines int, ts_raw string, level string, "
@@ -182,7 +184,10 @@ def _parse(
     block = chunks["block"].to_numpy()
     ends_split = first[1:]
     size = _by_path(chunks, files, "size", pa.int64()).to_numpy()
-    ends_file = ends_split & (block + chunks["block_length"].to_numpy() >= size)
+    paths = pc.dictionary_encode(chunks["path"].combine_chunks())
+    lasts = [offsets.get((p, LAST_SPLIT), -1) for p in paths.dictionary.to_pylist()]
+    last_split = np.asarray(lasts, dtype=np.int64)[paths.indices.to_numpy(zero_copy_only=False)]
+    ends_file = ends_split & ((block + chunks["block_length"].to_numpy() >= size) | (block == last_split))
     # The chunk's last line terminator is the file's own at its end, and a CR before the separator's LF.
     split = _lines(text)
     chunk_of = pc.list_parent_indices(split).to_numpy()
@@ -399,7 +404,8 @@ def _events(
     # The logger follows the last ' (' (a logger's name has none).
     parts = pc.split_pattern(full, " (", max_splits=1, reverse=True)
     after = pc.list_slice(parts, 1, 2, return_fixed_size_list=True).flatten()
-    logger = pc.extract_regex(after, _LOGGER).field("logger")
+    # null where no logger closes the event (a struct's field ignores the struct's own nulls: '' there)
+    logger = _matched(pc.extract_regex(after, _LOGGER).field("logger"))
     if logger.null_count < len(logger):
         cut = pc.list_element(parts, 0)
         full = cut if logger.null_count == 0 else pc.if_else(pc.is_null(logger), full, cut)

@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 
 from workbench import schemas
 from workbench.bundle import LogFile
-from workbench.sources import layouts, log4j
+from workbench.sources import jvm_logs, layouts, log4j
 from workbench.sources.common import bad_records_frame
 from workbench.spark import conf_bytes, leaf_parallelism
 
@@ -75,8 +75,17 @@ def parse_logs(spark: SparkSession, files: list[LogFile]) -> tuple[DataFrame, Da
     if readable:
         paths = {f.file: unpacked.get(f.file) or os.path.abspath(f.path) for f in readable}
         infos = {paths[f.file]: _info(f, paths[f.file]) for f in readable}
-        chunks, offsets = _chunks(spark, infos)
-        parsed = chunks.mapInArrow(partial(log4j.parse, files=infos, offsets=offsets), log4j.PARSED)
+        in_jvm = {p: i for p, i in infos.items() if jvm_logs.plain(i)} if jvm_logs.available(spark) else {}
+        parts = []
+        if in_jvm:
+            sizes = [i.size for i in in_jvm.values()]
+            open_cost = conf_bytes(spark, "spark.sql.files.openCostInBytes", "4m")
+            parts.append(jvm_logs.read(spark, in_jvm, max_split_bytes(spark, sizes), open_cost))
+        rest = {p: i for p, i in infos.items() if p not in in_jvm}
+        if rest:
+            chunks, offsets = _chunks(spark, rest)
+            parts.append(chunks.mapInArrow(partial(log4j.parse, files=rest, offsets=offsets), log4j.PARSED))
+        parsed = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
     else:
         parsed = spark.createDataFrame([], log4j.PARSED)
     return parsed.withColumn("ts", _timestamp(F.col("ts_raw"))), bad_files
@@ -145,7 +154,9 @@ def _max_partition_bytes(spark: SparkSession) -> int:
 
 def split_offsets(chunks: DataFrame) -> dict[tuple[str, int], int]:
     """(path, split start) -> lines of the file before that split: the line separators in each split's
-    chunks (a chunk's last '\\r' is the CR of the '\\r\\n' that opened the next chunk), summed in order.
+    chunks (a chunk's last '\\r' is the CR of the '\\r\\n' that opened the next chunk), summed in order;
+    and (path, log4j.LAST_SPLIT) -> the start of the file's last split that has chunks: Spark's reader
+    finishes a split's last record in the splits after it, which then have none, so the file may end there.
     Only one row per split reaches the driver."""
     v = F.col("value")
 
@@ -158,6 +169,7 @@ def split_offsets(chunks: DataFrame) -> dict[tuple[str, int], int]:
     seen: dict[str, int] = {}
     for row in sorted(per_split, key=lambda r: (r.path, r.block)):
         offsets[row.path, row.block] = seen.get(row.path, 0)
+        offsets[row.path, log4j.LAST_SPLIT] = row.block
         seen[row.path] = seen.get(row.path, 0) + row.n
     return offsets
 

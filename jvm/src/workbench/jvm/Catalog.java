@@ -1,0 +1,234 @@
+package workbench.jvm;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.util.ArrayBasedMapData;
+import org.apache.spark.sql.catalyst.util.GenericArrayData;
+import org.apache.spark.unsafe.types.UTF8String;
+
+/**
+ * Events typed with the catalog of Kafka's messages, as workbench/sources/catalog.py types them: only the
+ * templates of the event's logger (all of them when it has none) whose first word is the message's are
+ * tried, in the catalog's order, each by its literal text first and its regex only then; the first that
+ * matches wins. Its fields give topic, partition and attrs.
+ */
+final class Catalog {
+  private record Template(
+      String kind, String word, String literal, Pattern pattern, String[] fields, String[][] consts, boolean loose) {}
+
+  private final Template[] templates;
+  private final Parser.Rx[] regexes; // this reader's, made on first use
+  private final Map<String, int[]> byLogger = new HashMap<>();
+  private final int[] free;
+  private final int[] all;
+  private final Parser.Rx contextTp;
+  private final Parser.Rx replicaTopic;
+  private final Parser.Rx oneTopic;
+  private final Parser.Rx oneTp;
+  private final Parser.Rx integer;
+
+  Catalog(JsonNode catalog, JsonNode rules) {
+    templates = new Template[catalog.size()];
+    regexes = new Parser.Rx[templates.length];
+    List<Integer> anyLogger = new ArrayList<>();
+    Map<String, List<Integer>> of = new HashMap<>();
+    for (int i = 0; i < templates.length; i++) {
+      JsonNode t = catalog.get(i);
+      String[] fields = new String[t.get("fields").size()];
+      for (int f = 0; f < fields.length; f++) {
+        fields[f] = t.get("fields").get(f).asText();
+      }
+      String[][] consts = new String[t.get("consts").size()][];
+      for (int k = 0; k < consts.length; k++) {
+        JsonNode kv = t.get("consts").get(k);
+        consts[k] = new String[] {kv.get(0).asText(), kv.get(1).asText()};
+      }
+      JsonNode word = t.get("word");
+      templates[i] =
+          new Template(
+              t.get("kind").asText(),
+              word == null || word.isNull() ? null : word.asText(),
+              t.get("literal").asText(),
+              Pattern.compile(t.get("pattern").asText()),
+              fields,
+              consts,
+              t.get("loose").asBoolean());
+      if (t.get("loggers").isEmpty()) {
+        anyLogger.add(i);
+      }
+      for (JsonNode name : t.get("loggers")) {
+        of.computeIfAbsent(name.asText(), k -> new ArrayList<>()).add(i);
+      }
+    }
+    // A logger's templates are its own and those of any logger, in the catalog's order (catalog.py's _index).
+    for (Map.Entry<String, List<Integer>> e : of.entrySet()) {
+      List<Integer> list = new ArrayList<>(e.getValue());
+      list.addAll(anyLogger);
+      byLogger.put(e.getKey(), list.stream().distinct().sorted().mapToInt(Integer::intValue).toArray());
+    }
+    free = anyLogger.stream().mapToInt(Integer::intValue).toArray();
+    all = new int[templates.length];
+    for (int i = 0; i < all.length; i++) {
+      all[i] = i;
+    }
+    contextTp = new Parser.Rx(Parser.pattern(rules, "context_tp"));
+    replicaTopic = new Parser.Rx(Parser.pattern(rules, "replica_topic"));
+    oneTopic = new Parser.Rx(Parser.pattern(rules, "one_topic"));
+    oneTp = new Parser.Rx(Parser.pattern(rules, "one_tp"));
+    integer = new Parser.Rx(Parser.pattern(rules, "int"));
+  }
+
+  private Catalog(Catalog of) {
+    templates = of.templates;
+    regexes = new Parser.Rx[templates.length];
+    byLogger.putAll(of.byLogger);
+    free = of.free;
+    all = of.all;
+    contextTp = of.contextTp.fresh();
+    replicaTopic = of.replicaTopic.fresh();
+    oneTopic = of.oneTopic.fresh();
+    oneTp = of.oneTp.fresh();
+    integer = of.integer.fresh();
+  }
+
+  /** The same catalog with Matchers of its own, for one reader. */
+  Catalog fresh() {
+    return new Catalog(this);
+  }
+
+  private Parser.Rx regex(int i) {
+    Parser.Rx rx = regexes[i];
+    return rx != null ? rx : (regexes[i] = new Parser.Rx(templates[i].pattern()));
+  }
+
+  /** Sets event, topic, partition and attrs of an event's row (positions 10 to 13 through `at`). */
+  void type(String logger, String message, String context, String exception, GenericInternalRow row, int[] at) {
+    int[] candidates = logger == null ? all : byLogger.getOrDefault(logger, free);
+    String word = firstWord(message);
+    Template won = null;
+    Matcher fields = null;
+    for (int i : candidates) {
+      Template t = templates[i];
+      if (t.word() != null && !t.word().equals(word)) {
+        continue;
+      }
+      if (!message.contains(t.literal())) {
+        continue;
+      }
+      Matcher m = regex(i).search(message);
+      if (m != null) {
+        won = t;
+        fields = m;
+        break;
+      }
+    }
+    String topicField = null;
+    String partitionField = null;
+    String listed = null;
+    String tps = null;
+    List<UTF8String> keys = new ArrayList<>();
+    List<UTF8String> values = new ArrayList<>();
+    if (won != null) {
+      for (int f = 0; f < won.fields().length; f++) {
+        String name = won.fields()[f];
+        String value = fields.group(f + 1);
+        value = value == null ? "" : value; // a group that took no part: '' as Arrow's extract_regex has it
+        if (name.equals("topic") && !won.loose()) {
+          topicField = value;
+        } else if (name.equals("partition")) {
+          partitionField = value;
+        } else {
+          if (name.equals("topics") || (name.equals("topic") && won.loose())) {
+            listed = value;
+          } else if (name.equals("topic_partition")) {
+            tps = value;
+          }
+          attr(keys, values, name, value);
+        }
+      }
+      for (String[] kv : won.consts()) {
+        attr(keys, values, kv[0], kv[1]);
+      }
+    }
+    attr(keys, values, "exception", exception);
+    String[] ctx = contextTp.groups(context == null ? "" : context, "topic", "topic2", "partition", "partition2");
+    boolean inContext = ctx != null;
+    Matcher one = listed == null ? null : oneTopic.search(listed);
+    boolean isOne = one != null;
+    Matcher oneTpm = tps == null ? null : oneTp.search(tps);
+    boolean isOneTp = oneTpm != null;
+    String topic = topicField;
+    if (topic == null && inContext) {
+      topic = first(Parser.blankToNull(ctx[0]), Parser.blankToNull(ctx[1]));
+    }
+    if (topic == null && won != null) {
+      Matcher replica = replicaTopic.search(message);
+      if (replica != null) {
+        topic = Parser.blankToNull(replica.group("topic"));
+      }
+    }
+    if (topic == null && isOne) {
+      topic = first(Parser.blankToNull(one.group("topic")), Parser.blankToNull(one.group("bare")));
+    }
+    if (topic == null && isOneTp) {
+      topic = Parser.blankToNull(oneTpm.group("topic"));
+    }
+    Integer partition = toInt(partitionField);
+    if (partition == null && inContext) {
+      partition = toInt(ctx[2]);
+      if (partition == null) {
+        partition = toInt(ctx[3]);
+      }
+    }
+    if (partition == null && isOneTp) {
+      partition = toInt(oneTpm.group("partition"));
+    }
+    put(row, at, 10, won == null ? null : UTF8String.fromString(won.kind()));
+    put(row, at, 11, Parser.str(topic));
+    put(row, at, 12, partition);
+    put(
+        row,
+        at,
+        13,
+        new ArrayBasedMapData(new GenericArrayData(keys.toArray()), new GenericArrayData(values.toArray())));
+  }
+
+  private static void put(GenericInternalRow row, int[] at, int column, Object value) {
+    if (at[column] >= 0) {
+      row.update(at[column], value);
+    }
+  }
+
+  private static String first(String a, String b) {
+    return a != null ? a : b;
+  }
+
+  private static void attr(List<UTF8String> keys, List<UTF8String> values, String key, String value) {
+    if (value != null && !value.isEmpty()) {
+      keys.add(UTF8String.fromString(key));
+      values.add(UTF8String.fromString(value));
+    }
+  }
+
+  private Integer toInt(String text) {
+    if (text == null || integer.search(text) == null) {
+      return null;
+    }
+    return Integer.parseInt(text);
+  }
+
+  /** The message's first word, as Arrow's utf8_split_whitespace gives it: '' when it opens with white space. */
+  private static String firstWord(String message) {
+    int i = 0;
+    while (i < message.length() && !Character.isWhitespace(message.charAt(i))) {
+      i++;
+    }
+    return message.substring(0, i);
+  }
+}
