@@ -8,13 +8,15 @@
 Each bundle comes from `workbench simulate` (30 brokers, 10,000 partitions, a controller failover);
 its size follows the background lines' rate. On the same files: `LC_ALL=C grep -c` of the log4j header
 (what reading costs, the ceiling), a single-process Python loop doing the loader's work
-(`python_loop.py`), and `log_events` with kinds and fields, every column computed (Spark's `noop`
-sink). Prints physical lines/s and MB/s and each one's ratio to the Python loop. Then one broker's
-server logs as a single rotated `.gz`: the loader on it read as it is (on one core, the way before), the
-loader's way (unpacked for Spark to split it when larger than spark.sql.files.maxPartitionBytes), and
-on the plain file. Then `workbench triage`
-on the bundle, end to end in its own process: wall time and peak resident memory of the driver, the JVM
-and the Python workers (with the default driver memory).
+(`python_loop.py`, the baseline), Spark's JVM alone taking each event's time stamp, level, logger and
+logIdent with `regexp_extract` ("jvm header"), and `log_events` with kinds and fields, every column
+computed (Spark's `noop` sink), parsed in the Python workers ("log_events py") and as shipped (files in
+Kafka's layout parsed in the JVM by jvm/). Prints physical lines/s and MB/s and each one's ratio to
+the Python loop. Then one broker's server logs as a single rotated `.gz`: the loader on it read as it
+is (on one core, the way before), the loader's way (unpacked for Spark to split it when larger than
+spark.sql.files.maxPartitionBytes), and on the plain file. Then `workbench triage` on the bundle, end
+to end in its own process: wall time and peak resident memory of the driver, the JVM and the Python
+workers (with the default driver memory).
 """
 
 from __future__ import annotations
@@ -36,6 +38,13 @@ from timing import best, run_with_peaks
 from workbench.simulate.run import simulate
 from workbench.simulate.scenarios import Scale
 
+# What "jvm header" takes from each event with Spark's regexp_extract: time stamp, level, logger, logIdent.
+JVM_HEADER = (
+    r"^\[?(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]",
+    r"^\[?[^\]]*\] (\w+) ",
+    r"\(([A-Za-z_$][\w$.-]*)\)\s*$",
+    r"^\[?[^\]]*\] \w+ \[([^\[\]]+)\] ",
+)
 # 30 brokers' logs: the story's own lines, then per background line a second per broker and hour
 # (measured: 0.10 GB at 2.8 lines/s for 1 h, 0.61 GB at 27.8).
 GB_STORY, GB_PER_RATE_HOUR = 0.04, 0.0204
@@ -132,7 +141,10 @@ def run(bundle: Path, repeat: int) -> None:
         out = subprocess.run(["wc", "-l", *plain], capture_output=True, text=True, check=True, env=env)
         return int(out.stdout.split()[-2])
 
+    from pyspark.sql import functions as F
+
     from workbench.frames import open_bundle
+    from workbench.sources import jvm_logs
     from workbench.sources.logs import read_logs
     from workbench.spark import spark_session
 
@@ -144,13 +156,37 @@ def run(bundle: Path, repeat: int) -> None:
         read_logs(spark, log_files)[0].write.format("noop").mode("overwrite").save()
         return physical
 
+    def in_python() -> int:  # the same with every file parsed in the Python workers (no jar)
+        available = jvm_logs.available
+        try:
+            jvm_logs.available = lambda _spark: False
+            return loader()
+        finally:
+            jvm_logs.available = available
+
+    def jvm_header() -> int:  # Spark's JVM alone: the files in events, their header's parts taken
+        events = (
+            spark.read.option("lineSep", "\n[")
+            .text(plain)
+            .select(*(F.regexp_extract("value", pattern, 1) for pattern in JVM_HEADER))
+        )
+        events.write.format("noop").mode("overwrite").save()
+        return physical
+
     def loop() -> int:
         return python_loop(files)[0]
 
     size = _size(files)
     print(f"{len(files)} log files, {size / 1e9:.2f} GB, {physical:,} lines", flush=True)
     results = {}
-    for name, fn in [("grep -c", grep), ("python loop", loop), ("log_events", loader)]:
+    steps = [
+        ("grep -c", grep),
+        ("python loop", loop),
+        ("jvm header", jvm_header),
+        ("log_events py", in_python),
+        ("log_events", loader),
+    ]
+    for name, fn in steps:
         results[name] = best(fn, repeat if name != "python loop" else 1)
         print(f"  {name}: {results[name][0]:.1f} s", flush=True)
     base = physical / results["python loop"][0]

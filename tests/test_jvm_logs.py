@@ -126,3 +126,12 @@ def test_files_cut_into_splits_parse_the_same(
         assert _same(spark, log_files([biggest, crlf], broker_id=1), monkeypatch) > 200
     finally:
         spark.conf.unset("spark.sql.files.maxPartitionBytes")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text"),
+    [(r"^abc+d", "abc"), (r"ab?c", "a"), (r"x\.y\(z", "x.y(z"), (r"a|b", ""), (r"(a|b)c", ""), (r"[|]x", "")],
+)
+def test_the_text_a_regex_needs_is_in_every_match(pattern: str, text: str) -> None:
+    """What the JVM looks for before it runs a rule's regex: nothing a match could lack."""
+    assert jvm_logs.needs(pattern) == text

@@ -10,7 +10,6 @@ missing (a bare `pip install`), every file stays with log4j.py.
 from __future__ import annotations
 
 import json
-import re
 from functools import cache
 
 from pyspark.sql import DataFrame, SparkSession
@@ -21,7 +20,6 @@ from workbench.sources import catalog, log4j
 from workbench.spark import workbench_jar
 
 SOURCE = "workbench.jvm.LogSource"
-_NAMED = re.compile(r"\(\?P<([A-Za-z_][A-Za-z0-9_]*)>")
 
 
 def available(spark: SparkSession) -> bool:
@@ -29,10 +27,34 @@ def available(spark: SparkSession) -> bool:
     return str(workbench_jar()) in (spark.conf.get("spark.jars", "") or "").split(",")
 
 
-def java_regex(pattern: str) -> str:
-    """A regex of ours in Java's syntax: `(?P<name>` is `(?<name>` (our group names have no '_' where the
-    JVM reads them by name, RULES)."""
-    return _NAMED.sub(r"(?<\1>", pattern)
+def java_regex(pattern: str, names: bool = True) -> str:
+    """A regex of ours (written for RE2, which types the events in log4j.py) in Java's syntax and with RE2's
+    meaning: `(?P<name>` is `(?<name>` (or a plain group without `names`: Java's names cannot hold '_');
+    `$` is the end of the text (`\\z`: Java's `$` also matches before a last line end); `\\s` is RE2's
+    four white spaces (Java's also has \\x0B); `.` stops only at '\\n' (UNIX_LINES, `(?d)`)."""
+    out, i, klass = ["(?d)"], 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            pair = pattern[i : i + 2]
+            out.append(
+                {"\\s": "\\t\\n\\f\\r " if klass else "[\\t\\n\\f\\r ]"}.get(pair)
+                or ("[^\\t\\n\\f\\r ]" if pair == "\\S" and not klass else pair)
+            )
+            i += 2
+            continue
+        if klass:
+            klass = c != "]"
+        elif c == "[":
+            klass = True
+        elif c == "$":
+            c = "\\z"
+        elif c == "(" and pattern.startswith("(?P<", i):
+            end = pattern.index(">", i)
+            c, i = ("(?<" + pattern[i + 4 : end] + ">" if names else "("), end
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def plain(info: log4j.FileInfo) -> bool:
@@ -40,24 +62,65 @@ def plain(info: log4j.FileInfo) -> bool:
     return info.reopen == "[" and not info.wrap
 
 
+# The rules by the name the JVM knows them by, in Python's syntax (made Java's on the way).
+RULES = {
+    "head": log4j.HEAD,
+    "broken_header": log4j.BROKEN_HEADER,
+    "logger_at_end": log4j.LOGGER_AT_END,
+    "exception_line": log4j.EXCEPTION_LINE,
+    "trace_line": log4j.TRACE_LINE,
+    "control_chars": log4j.CONTROL_CHARS,
+    "context": log4j.CONTEXT,
+    "own_id": log4j.OWN_ID,
+    "logger": log4j.LOGGER,
+    "context_tp": catalog.CONTEXT_TP,
+    "replica_topic": catalog.REPLICA_TOPIC,
+    "one_topic": catalog.ONE_TOPIC,
+    "one_tp": catalog.ONE_TP,
+    "int": catalog.INT,
+}
+
+
+_META = set("\\.^$*+?()[]{}|")
+
+
+def needs(pattern: str) -> str:
+    """The text every match of `pattern` holds: its leading literal characters (after a `^`; an escaped
+    punctuation mark is one), '' where it opens otherwise or has a `|` outside groups. The JVM looks for
+    it (a vectorised indexOf) before it runs the regex."""
+    depth, klass, i = 0, False, 0
+    while i < len(pattern):  # an alternation at the top: no text is common to every match
+        c = pattern[i]
+        i += 2 if c == "\\" else 1
+        if klass:
+            klass = c != "]"
+        elif c in "([|)":
+            klass = c == "["
+            depth += {"(": 1, ")": -1}.get(c, 0)
+            if c == "|" and depth == 0:
+                return ""
+    out, i = [], 1 if pattern.startswith("^") else 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern) and not pattern[i + 1].isalnum():
+            c, width = pattern[i + 1], 2
+        elif c in _META:
+            break
+        else:
+            width = 1
+        if pattern[i + width : i + width + 1] in ("*", "?", "{"):  # that character may be absent
+            break
+        out.append(c)
+        i += width
+    return "".join(out)
+
+
 @cache
 def rules() -> str:
     return json.dumps(
         {
-            "head": java_regex(log4j.HEAD),
-            "broken_header": log4j.BROKEN_HEADER,
-            "logger_at_end": java_regex(log4j.LOGGER_AT_END),
-            "exception_line": log4j.EXCEPTION_LINE,
-            "trace_line": log4j.TRACE_LINE,
-            "control_chars": log4j.CONTROL_CHARS,
-            "context": java_regex(log4j.CONTEXT),
-            "own_id": java_regex(log4j.OWN_ID),
-            "logger": java_regex(log4j._LOGGER),
-            "context_tp": java_regex(catalog.CONTEXT_TP),
-            "replica_topic": java_regex(catalog.REPLICA_TOPIC),
-            "one_topic": java_regex(catalog.ONE_TOPIC),
-            "one_tp": java_regex(catalog.ONE_TP),
-            "int": catalog.INT,
+            **{name: java_regex(pattern) for name, pattern in RULES.items()},
+            "needs": {name: needs(pattern) for name, pattern in RULES.items()},
             "reasons": [*log4j.REASONS, log4j.NO_EVENT, log4j.SPLIT_ORPHAN],
             "raw_cut": schemas.RAW_CUT,
         }
@@ -74,7 +137,7 @@ def _template(t: Template) -> dict[str, object]:
         "loggers": list(t.loggers),
         "word": word.group(1) if word else None,
         "literal": t.literal,
-        "pattern": _NAMED.sub("(", t.re2_pattern),
+        "pattern": java_regex(t.re2_pattern, names=False),
         "fields": fields,
         "consts": sorted(t.consts.items()),
         "loose": t.loose,

@@ -58,7 +58,7 @@ OWN_ID = (
     r"|^KafkaApi-)(?P<id>\d{1,9})\b"
 )
 # The logger, in what follows the last ' (' of an event's text.
-_LOGGER = r"^(?P<logger>[A-Za-z_$][A-Za-z0-9_$.-]*)(?::(?:\d+|\?))?\)\s*$"
+LOGGER = r"^(?P<logger>[A-Za-z_$][A-Za-z0-9_$.-]*)(?::(?:\d+|\?))?\)\s*$"
 LAYOUT = "'[yyyy-MM-dd HH:mm:ss,SSS] LEVEL message (logger)'"
 
 NO_EVENT = f"no log event before this line; expected {LAYOUT}"
@@ -405,7 +405,7 @@ def _events(
     parts = pc.split_pattern(full, " (", max_splits=1, reverse=True)
     after = pc.list_slice(parts, 1, 2, return_fixed_size_list=True).flatten()
     # null where no logger closes the event (a struct's field ignores the struct's own nulls: '' there)
-    logger = _matched(pc.extract_regex(after, _LOGGER).field("logger"))
+    logger = _matched(pc.extract_regex(after, LOGGER).field("logger"))
     if logger.null_count < len(logger):
         cut = pc.list_element(parts, 0)
         full = cut if logger.null_count == 0 else pc.if_else(pc.is_null(logger), full, cut)

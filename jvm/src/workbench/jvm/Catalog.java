@@ -19,23 +19,33 @@ import org.apache.spark.unsafe.types.UTF8String;
  * matches wins. Its fields give topic, partition and attrs.
  */
 final class Catalog {
+  /** A template as the JVM uses it: its kind, field names and constants already as Spark's strings. */
   private record Template(
-      String kind, String word, String literal, Pattern pattern, String[] fields, String[][] consts, boolean loose) {}
+      UTF8String kind,
+      String word,
+      String literal,
+      Pattern pattern,
+      String[] fields,
+      UTF8String[] keys,
+      UTF8String[][] consts,
+      boolean loose) {}
+
+  private static final UTF8String EXCEPTION = UTF8String.fromString("exception");
 
   private final Template[] templates;
-  private final Parser.Rx[] regexes; // this reader's, made on first use
+  private final Rx[] regexes; // this reader's, made on first use
   private final Map<String, int[]> byLogger = new HashMap<>();
   private final int[] free;
   private final int[] all;
-  private final Parser.Rx contextTp;
-  private final Parser.Rx replicaTopic;
-  private final Parser.Rx oneTopic;
-  private final Parser.Rx oneTp;
-  private final Parser.Rx integer;
+  private final Rx contextTp;
+  private final Rx replicaTopic;
+  private final Rx oneTopic;
+  private final Rx oneTp;
+  private final Rx integer;
 
   Catalog(JsonNode catalog, JsonNode rules) {
     templates = new Template[catalog.size()];
-    regexes = new Parser.Rx[templates.length];
+    regexes = new Rx[templates.length];
     List<Integer> anyLogger = new ArrayList<>();
     Map<String, List<Integer>> of = new HashMap<>();
     for (int i = 0; i < templates.length; i++) {
@@ -44,19 +54,27 @@ final class Catalog {
       for (int f = 0; f < fields.length; f++) {
         fields[f] = t.get("fields").get(f).asText();
       }
-      String[][] consts = new String[t.get("consts").size()][];
+      UTF8String[] keys = new UTF8String[fields.length];
+      for (int f = 0; f < fields.length; f++) {
+        keys[f] = UTF8String.fromString(fields[f]);
+      }
+      UTF8String[][] consts = new UTF8String[t.get("consts").size()][];
       for (int k = 0; k < consts.length; k++) {
         JsonNode kv = t.get("consts").get(k);
-        consts[k] = new String[] {kv.get(0).asText(), kv.get(1).asText()};
+        consts[k] =
+            new UTF8String[] {
+              UTF8String.fromString(kv.get(0).asText()), UTF8String.fromString(kv.get(1).asText())
+            };
       }
       JsonNode word = t.get("word");
       templates[i] =
           new Template(
-              t.get("kind").asText(),
+              UTF8String.fromString(t.get("kind").asText()),
               word == null || word.isNull() ? null : word.asText(),
               t.get("literal").asText(),
               Pattern.compile(t.get("pattern").asText()),
               fields,
+              keys,
               consts,
               t.get("loose").asBoolean());
       if (t.get("loggers").isEmpty()) {
@@ -77,16 +95,16 @@ final class Catalog {
     for (int i = 0; i < all.length; i++) {
       all[i] = i;
     }
-    contextTp = new Parser.Rx(Parser.pattern(rules, "context_tp"));
-    replicaTopic = new Parser.Rx(Parser.pattern(rules, "replica_topic"));
-    oneTopic = new Parser.Rx(Parser.pattern(rules, "one_topic"));
-    oneTp = new Parser.Rx(Parser.pattern(rules, "one_tp"));
-    integer = new Parser.Rx(Parser.pattern(rules, "int"));
+    contextTp = Parser.rule(rules, "context_tp");
+    replicaTopic = Parser.rule(rules, "replica_topic");
+    oneTopic = Parser.rule(rules, "one_topic");
+    oneTp = Parser.rule(rules, "one_tp");
+    integer = Parser.rule(rules, "int");
   }
 
   private Catalog(Catalog of) {
     templates = of.templates;
-    regexes = new Parser.Rx[templates.length];
+    regexes = new Rx[templates.length];
     byLogger.putAll(of.byLogger);
     free = of.free;
     all = of.all;
@@ -102,13 +120,14 @@ final class Catalog {
     return new Catalog(this);
   }
 
-  private Parser.Rx regex(int i) {
-    Parser.Rx rx = regexes[i];
-    return rx != null ? rx : (regexes[i] = new Parser.Rx(templates[i].pattern()));
+  private Rx regex(int i) {
+    Rx rx = regexes[i];
+    return rx != null ? rx : (regexes[i] = new Rx(templates[i].pattern()));
   }
 
   /** Sets event, topic, partition and attrs of an event's row (positions 10 to 13 through `at`). */
-  void type(String logger, String message, String context, String exception, GenericInternalRow row, int[] at) {
+  void type(
+      String logger, String message, String context, String exception, GenericInternalRow row, int[] at) {
     int[] candidates = logger == null ? all : byLogger.getOrDefault(logger, free);
     String word = firstWord(message);
     Template won = null;
@@ -149,15 +168,19 @@ final class Catalog {
           } else if (name.equals("topic_partition")) {
             tps = value;
           }
-          attr(keys, values, name, value);
+          attr(keys, values, won.keys()[f], value);
         }
       }
-      for (String[] kv : won.consts()) {
-        attr(keys, values, kv[0], kv[1]);
+      for (UTF8String[] kv : won.consts()) {
+        if (kv[1].numBytes() > 0) {
+          keys.add(kv[0]);
+          values.add(kv[1]);
+        }
       }
     }
-    attr(keys, values, "exception", exception);
-    String[] ctx = contextTp.groups(context == null ? "" : context, "topic", "topic2", "partition", "partition2");
+    attr(keys, values, EXCEPTION, exception);
+    String[] ctx =
+        contextTp.groups(context == null ? "" : context, "topic", "topic2", "partition", "partition2");
     boolean inContext = ctx != null;
     Matcher one = listed == null ? null : oneTopic.search(listed);
     boolean isOne = one != null;
@@ -189,7 +212,7 @@ final class Catalog {
     if (partition == null && isOneTp) {
       partition = toInt(oneTpm.group("partition"));
     }
-    put(row, at, 10, won == null ? null : UTF8String.fromString(won.kind()));
+    put(row, at, 10, won == null ? null : won.kind());
     put(row, at, 11, Parser.str(topic));
     put(row, at, 12, partition);
     put(
@@ -209,9 +232,9 @@ final class Catalog {
     return a != null ? a : b;
   }
 
-  private static void attr(List<UTF8String> keys, List<UTF8String> values, String key, String value) {
+  private static void attr(List<UTF8String> keys, List<UTF8String> values, UTF8String key, String value) {
     if (value != null && !value.isEmpty()) {
-      keys.add(UTF8String.fromString(key));
+      keys.add(key);
       values.add(UTF8String.fromString(value));
     }
   }
@@ -223,7 +246,7 @@ final class Catalog {
     return Integer.parseInt(text);
   }
 
-  /** The message's first word, as Arrow's utf8_split_whitespace gives it: '' when it opens with white space. */
+  /** The message's first word as Arrow's utf8_split_whitespace gives it ('' when it opens with a space). */
   private static String firstWord(String message) {
     int i = 0;
     while (i < message.length() && !Character.isWhitespace(message.charAt(i))) {

@@ -28,7 +28,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 /**
  * Kafka's log4j logs read and parsed in Spark's JVM: {@code spark.read.format("workbench.jvm.LogSource")}.
  *
- * <p>Options (all JSON but the sizes; workbench/sources/jvm_logs.py writes them): {@code files} (what to read,
+ * <p>Options (JSON but the sizes; workbench/sources/jvm_logs.py writes them): {@code files} (what to read,
  * with the file's name in the bundle, its broker and log), {@code rules} (the layout's regexes, the same as
  * log4j.py's), {@code catalog} (the templates of kafka/messages), {@code schema} (the rows' DDL),
  * {@code maxSplitBytes} and {@code openCostInBytes} (how files are cut and packed into tasks, as Spark's

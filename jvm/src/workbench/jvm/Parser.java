@@ -6,7 +6,6 @@ import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -37,17 +36,18 @@ final class Parser {
   private final int rawCut;
   private final Catalog catalog;
   private final int[] at; // column name -> position, for the columns this parser fills
+  private final int width;
 
   private Parser(JsonNode rules, JsonNode catalog, String[] columns) {
-    head = new Rx(pattern(rules, "head"));
-    brokenHeader = new Rx(pattern(rules, "broken_header"));
-    loggerAtEnd = new Rx(pattern(rules, "logger_at_end"));
-    exceptionLine = new Rx(pattern(rules, "exception_line"));
-    traceLine = new Rx(pattern(rules, "trace_line"));
-    controlChars = new Rx(pattern(rules, "control_chars"));
-    context = new Rx(pattern(rules, "context"));
-    ownId = new Rx(pattern(rules, "own_id"));
-    logger = new Rx(pattern(rules, "logger"));
+    head = rule(rules, "head");
+    brokenHeader = rule(rules, "broken_header");
+    loggerAtEnd = rule(rules, "logger_at_end");
+    exceptionLine = rule(rules, "exception_line");
+    traceLine = rule(rules, "trace_line");
+    controlChars = rule(rules, "control_chars");
+    context = rule(rules, "context");
+    ownId = rule(rules, "own_id");
+    logger = rule(rules, "logger");
     List<UTF8String> why = new ArrayList<>();
     rules.get("reasons").forEach(r -> why.add(UTF8String.fromString(r.asText())));
     reasons = why.toArray(new UTF8String[0]);
@@ -60,8 +60,6 @@ final class Parser {
     }
     width = columns.length;
   }
-
-  private final int width;
 
   /** A parser of its own for one reader (Matchers are not thread-safe), sharing the compiled patterns. */
   private Parser(Parser of) {
@@ -101,57 +99,10 @@ final class Parser {
     return new Parser(compiled);
   }
 
-  static Pattern pattern(JsonNode rules, String name) {
-    return Pattern.compile(rules.get(name).asText());
-  }
-
-  /** A compiled pattern and one Matcher reused for every search: a search's groups are read before the next. */
-  private static final String[] NONE = new String[0];
-
-  static final class Rx {
-    private final Pattern pattern;
-    private final boolean anchored;
-    private Matcher matcher;
-
-    Rx(Pattern pattern) {
-      this.pattern = pattern;
-      String text = pattern.pattern();
-      anchored = text.startsWith("^") || text.startsWith("(?s)^");
-    }
-
-    Rx fresh() {
-      return new Rx(pattern);
-    }
-
-    private final Map<String, String[]> memo = new HashMap<>();
-
-    /** The named groups of the match in `s` (null where the group took no part), or null for no match;
-     * remembered, for strings that repeat (contexts, loggers): a few thousand distinct ones a task. */
-    String[] groups(String s, String... names) {
-      String[] known = memo.get(s);
-      if (known != null) {
-        return known == NONE ? null : known;
-      }
-      Matcher m = search(s);
-      String[] got = NONE;
-      if (m != null) {
-        got = new String[names.length];
-        for (int i = 0; i < names.length; i++) {
-          got[i] = m.group(names[i]);
-        }
-      }
-      if (memo.size() >= 8192) {
-        memo.clear();
-      }
-      memo.put(s, got);
-      return got == NONE ? null : got;
-    }
-
-    /** The match in `s`, or null. A pattern that opens with '^' is tried at the start only. */
-    Matcher search(String s) {
-      Matcher m = matcher == null ? (matcher = pattern.matcher(s)) : matcher.reset(s);
-      return (anchored ? m.lookingAt() : m.find()) ? m : null;
-    }
+  /** A rule's regex, with the text every match of it holds where it has one (rules' `needs`). */
+  static Rx rule(JsonNode rules, String name) {
+    JsonNode needs = rules.get("needs").get(name);
+    return new Rx(Pattern.compile(rules.get(name).asText()), needs == null ? "" : needs.asText());
   }
 
   /** A header line's time stamp, level and where its text begins. */
@@ -164,7 +115,8 @@ final class Parser {
   }
 
   /** Parses one group; its rows go to `out`. `header`: whether its first line is a header line. */
-  void group(LogSource.LogFile file, List<String> lines, long firstNo, Head header, Collection<InternalRow> out) {
+  void group(
+      LogSource.LogFile file, List<String> lines, long firstNo, Head header, Collection<InternalRow> out) {
     int n = lines.size();
     byte[] part = new byte[n]; // 0 header, 1 message, 2 trace, -1 quarantined
     if (header == null) {
@@ -229,7 +181,8 @@ final class Parser {
     set(row, 2, UTF8String.fromString(file.log()));
     set(row, 3, lineNo);
     set(row, 15, reasons[why]);
-    int cut = line.codePointCount(0, line.length()) > rawCut ? line.offsetByCodePoints(0, rawCut) : line.length();
+    int chars = line.codePointCount(0, line.length());
+    int cut = chars > rawCut ? line.offsetByCodePoints(0, rawCut) : line.length();
     set(row, 16, UTF8String.fromString(line.substring(0, cut)));
     return row;
   }
