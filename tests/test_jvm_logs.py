@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import os
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,8 @@ from pyspark.sql import SparkSession
 
 from workbench.bundle import LogFile, log_files
 from workbench.frames import open_bundle
+from workbench.kafka.messages import CATALOG
+from workbench.kafka.templates import Template
 from workbench.sources import jvm_logs
 from workbench.sources.logs import parse_logs
 from workbench.spark import workbench_jar
@@ -63,10 +66,15 @@ def _rows(spark: SparkSession, files: list[LogFile], in_jvm: bool, monkeypatch: 
 
 
 def _same(spark: SparkSession, files: list[LogFile], monkeypatch: Any) -> int:
+    """How many rows both parsers give, once it is checked that they are the same."""
+    return sum(_both(spark, files, monkeypatch).values())
+
+
+def _both(spark: SparkSession, files: list[LogFile], monkeypatch: Any) -> Counter[Any]:
     python, jvm = _rows(spark, files, False, monkeypatch), _rows(spark, files, True, monkeypatch)
     only_python, only_jvm = python - jvm, jvm - python
     assert not only_python and not only_jvm, (list(only_python)[:3], list(only_jvm)[:3])
-    return sum(python.values())
+    return python
 
 
 def test_the_jar_is_built_and_in_the_session(spark: SparkSession) -> None:
@@ -135,3 +143,38 @@ def test_files_cut_into_splits_parse_the_same(
 def test_the_text_a_regex_needs_is_in_every_match(pattern: str, text: str) -> None:
     """What the JVM looks for before it runs a rule's regex: nothing a match could lack."""
     assert jvm_logs.needs(pattern) == text
+
+
+def _messages(t: Template) -> list[str]:
+    """Messages for a template the JVM matches without a regex: plain values, values that hold the text
+    after their field (the shortest match must be chosen as the regex chooses it), an integer that is
+    none, and trailing white space."""
+    assert t.plan is not None
+    head, steps = t.plan
+
+    def written(value: Callable[[str, str, str], str]) -> str:
+        return head + "".join(value(name, kind, after) + after for name, kind, after in steps)
+
+    return [
+        written(lambda name, kind, after: "-12" if kind == "int" else "v"),
+        written(lambda name, kind, after: "7" if kind == "int" else f"a{after}b{after}c"),
+        written(lambda name, kind, after: "x" if kind == "int" else "") + " \t",
+    ]
+
+
+def test_templates_matched_without_a_regex_match_as_their_regex(
+    spark: SparkSession, jar: None, tmp_path: Path, monkeypatch: Any
+) -> None:
+    planned = [t for t in CATALOG if t.plan is not None]
+    assert len(planned) > 500
+    lines = []
+    for i, t in enumerate(planned):
+        for message in _messages(t):
+            logger = f" ({t.loggers[0]})" if t.loggers else ""
+            stamp = HEAD.format(s=i % 10, ms=i % 1000, level="INFO")
+            lines.append(stamp + message.replace("\n", " ") + logger)
+    (tmp_path / "server.log").write_text("\n".join(lines) + "\n")
+    rows = _both(spark, log_files([tmp_path / "server.log"], broker_id=1), monkeypatch)
+    assert sum(rows.values()) == len(lines)
+    typed = sum(n for row, n in rows.items() if dict(row)["event"] is not None)
+    assert typed > 2 * len(planned), f"{typed} of {len(lines)} lines typed"

@@ -120,6 +120,28 @@ class Template:
         return "".join(out)
 
     @cached_property
+    def plan(self) -> tuple[str, tuple[tuple[str, str, str], ...]] | None:
+        """The pattern as its opening text and then (field, kind, text after it) steps, where a matcher
+        needs no regex to match it as the regex does: each field is any text (`.*?`, the shortest that
+        lets the rest match, or a last `{_}`, all that is left) or an integer (`-?\\d+`) followed by text
+        that cannot open with a digit. None where the pattern has more (a topic-partition, a field of
+        another pattern, an optional last field, two fields side by side)."""
+        parts = _PLACEHOLDER.split(self.text)
+        texts, names = parts[0::2], parts[1::2]
+        steps = []
+        for k, name in enumerate(names):
+            after, last = texts[k + 1], k == len(names) - 1
+            field = _ANY if name == "_" or self.loose else FIELD_PATTERNS.get(name, _ANY)
+            if name == "tp" or field not in (_ANY, _INT) or (not after and not last):
+                return None
+            if last and not after and name != "_" and texts[k].endswith(" "):
+                return None  # an optional last field (pattern's `trailing`)
+            if field == _INT and (not after or after[0].isdigit()):
+                return None
+            steps.append((name, "int" if field == _INT else "any", after))
+        return texts[0], tuple(steps)
+
+    @cached_property
     def re2_pattern(self) -> str:
         """The same pattern for RE2 (Arrow's regex engine), with (?s) for multi-line messages."""
         return "(?s)" + self.pattern

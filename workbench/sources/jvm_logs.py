@@ -141,6 +141,7 @@ def _template(t: Template) -> dict[str, object]:
         "fields": fields,
         "consts": sorted(t.consts.items()),
         "loose": t.loose,
+        "plan": None if t.plan is None else {"head": t.plan[0], "steps": [list(step) for step in t.plan[1]]},
     }
 
 

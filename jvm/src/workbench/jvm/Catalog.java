@@ -2,6 +2,7 @@ package workbench.jvm;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,7 +29,89 @@ final class Catalog {
       String[] fields,
       UTF8String[] keys,
       UTF8String[][] consts,
-      boolean loose) {}
+      boolean loose,
+      Plan plan) {}
+
+  /**
+   * A template matched without a regex (Template.plan in templates.py): its opening text, then per step a
+   * field (its position in `fields`, -1 for `{_}`), whether it is an integer, and the text after it.
+   */
+  private record Plan(String head, int[] field, boolean[] integer, String[] after) {
+    static Plan of(JsonNode plan, String[] fields) {
+      if (plan == null || plan.isNull()) {
+        return null;
+      }
+      JsonNode steps = plan.get("steps");
+      int n = steps.size();
+      Plan p = new Plan(plan.get("head").asText(), new int[n], new boolean[n], new String[n]);
+      for (int k = 0; k < n; k++) {
+        p.field[k] = Arrays.asList(fields).indexOf(steps.get(k).get(0).asText());
+        p.integer[k] = steps.get(k).get(1).asText().equals("int");
+        p.after[k] = steps.get(k).get(2).asText();
+      }
+      return p;
+    }
+
+    /** The fields' values if `message` matches (as the template's regex would take them), else null. */
+    String[] match(String message, int fields) {
+      if (!message.startsWith(head)) {
+        return null;
+      }
+      String[] out = new String[fields];
+      return step(message, 0, head.length(), out) ? out : null;
+    }
+
+    private boolean step(String m, int k, int pos, String[] out) {
+      if (k == after.length) {
+        return blank(m, pos, m.length());
+      }
+      String next = after[k];
+      if (integer[k]) { // -?\d+ and a text that cannot open with a digit: no other way to match
+        int d = pos < m.length() && m.charAt(pos) == '-' ? pos + 1 : pos;
+        int start = d;
+        while (d < m.length() && m.charAt(d) >= '0' && m.charAt(d) <= '9') {
+          d++;
+        }
+        if (d == start || !m.startsWith(next, d) || !step(m, k + 1, d + next.length(), out)) {
+          return false;
+        }
+        keep(out, k, m, pos, d);
+        return true;
+      }
+      if (next.isEmpty()) { // the last field: all but the white space at the end ({_}: all that is left)
+        int end = m.length();
+        while (field[k] >= 0 && end > pos && blank(m, end - 1, end)) {
+          end--;
+        }
+        keep(out, k, m, pos, end);
+        return true;
+      }
+      for (int p = m.indexOf(next, pos); p >= 0; p = m.indexOf(next, p + 1)) { // the shortest first
+        if (step(m, k + 1, p + next.length(), out)) {
+          keep(out, k, m, pos, p);
+          return true;
+        }
+      }
+      return false;
+    }
+
+    private void keep(String[] out, int k, String m, int from, int to) {
+      if (field[k] >= 0) {
+        out[field[k]] = m.substring(from, to);
+      }
+    }
+
+    /** Whether m[from, to) is all RE2's white space (\\s: tab, newline, form feed, return, space). */
+    private static boolean blank(String m, int from, int to) {
+      for (int i = from; i < to; i++) {
+        char c = m.charAt(i);
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\f' && c != '\r') {
+          return false;
+        }
+      }
+      return true;
+    }
+  }
 
   private static final UTF8String EXCEPTION = UTF8String.fromString("exception");
 
@@ -76,7 +159,8 @@ final class Catalog {
               fields,
               keys,
               consts,
-              t.get("loose").asBoolean());
+              t.get("loose").asBoolean(),
+              Plan.of(t.get("plan"), fields));
       if (t.get("loggers").isEmpty()) {
         anyLogger.add(i);
       }
@@ -131,7 +215,7 @@ final class Catalog {
     int[] candidates = logger == null ? all : byLogger.getOrDefault(logger, free);
     String word = firstWord(message);
     Template won = null;
-    Matcher fields = null;
+    String[] got = null;
     for (int i : candidates) {
       Template t = templates[i];
       if (t.word() != null && !t.word().equals(word)) {
@@ -140,10 +224,10 @@ final class Catalog {
       if (!message.contains(t.literal())) {
         continue;
       }
-      Matcher m = regex(i).search(message);
-      if (m != null) {
+      Plan plan = t.plan();
+      got = plan != null ? plan.match(message, t.fields().length) : groups(regex(i).search(message), t);
+      if (got != null) {
         won = t;
-        fields = m;
         break;
       }
     }
@@ -156,8 +240,7 @@ final class Catalog {
     if (won != null) {
       for (int f = 0; f < won.fields().length; f++) {
         String name = won.fields()[f];
-        String value = fields.group(f + 1);
-        value = value == null ? "" : value; // a group that took no part: '' as Arrow's extract_regex has it
+        String value = got[f];
         if (name.equals("topic") && !won.loose()) {
           topicField = value;
         } else if (name.equals("partition")) {
@@ -220,6 +303,19 @@ final class Catalog {
         at,
         13,
         new ArrayBasedMapData(new GenericArrayData(keys.toArray()), new GenericArrayData(values.toArray())));
+  }
+
+  /** A regex match's fields, '' for a group that took no part (as Arrow's extract_regex has it). */
+  private static String[] groups(Matcher m, Template t) {
+    if (m == null) {
+      return null;
+    }
+    String[] out = new String[t.fields().length];
+    for (int f = 0; f < out.length; f++) {
+      String value = m.group(f + 1);
+      out[f] = value == null ? "" : value;
+    }
+    return out;
   }
 
   private static void put(GenericInternalRow row, int[] at, int column, Object value) {
