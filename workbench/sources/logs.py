@@ -1,11 +1,12 @@
 """Broker log4j logs -> `log_events`, with every line that is not part of an event in `bad_records`.
 
-Spark reads each file in chunks that open where a log4j header opens (`\\n[`; see `log4j.py`), so a
-chunk is normally one whole event and a split of a large file never cuts one. Parsing runs on Arrow
-batches in the Python workers (`mapInArrow`, vectorised: numpy and Arrow's RE2 kernels, never a Python
-call per line); Spark only reads, distributes and converts the time stamps. Line numbers are counted in
-each split and offset by the lines of the file's earlier splits, counted beforehand in one cheap pass
-(only when Spark splits a file at all).
+Files in Kafka's own layout are read and parsed in Spark's JVM (`jvm_logs.py`) when the session has our
+jar; the rest, and all without it, as follows. Spark reads each file in chunks that open where a log4j
+header opens (`\\n[`; see `log4j.py`), so a chunk is normally one whole event and a split of a large file
+never cuts one. Parsing runs on Arrow batches in the Python workers (`mapInArrow`, vectorised: numpy and
+Arrow's RE2 kernels, never a Python call per line); Spark only reads, distributes and converts the time
+stamps. Line numbers are counted in each split and offset by the lines of the file's earlier splits,
+counted beforehand in one cheap pass (only when Spark splits a file at all).
 
 Gzip cannot be split, so Spark reads a rotated `.gz` in one task. One larger than a task's most
 (spark.sql.files.maxPartitionBytes) is unpacked to a scratch dir while it is checked (`_unpack_dir`), and
