@@ -114,6 +114,7 @@ def test_odd_lines_parse_the_same(spark: SparkSession, jar: None, tmp_path: Path
     cut = gzip.compress(((text + "\n") * 50).encode())
     (tmp_path / "server.log.3.gz").write_bytes(cut[: len(cut) * 2 // 3])
     (tmp_path / "log-cleaner.log").write_text("")
+    (tmp_path / "server.log.4").write_text("no header yet\n" * 9000 + text)  # read a few at a time
     files = log_files(sorted(tmp_path.iterdir()), broker_id=2)
     rows = _same(spark, files, monkeypatch)
     assert rows > 6 * len(ODD_LINES) // 2

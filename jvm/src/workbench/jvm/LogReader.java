@@ -49,7 +49,8 @@ final class LogReader implements PartitionReader<InternalRow> {
     return true;
   }
 
-  /** Reads up to a few thousand lines of the current split, parsing each complete group. */
+  /** Reads a few thousand lines of the current split (more where an event is longer), parsing each
+   * complete group, so that a task holds no more than that however large its files. */
   private void readGroups() throws IOException {
     List<String> group = new ArrayList<>();
     long firstNo = 0;
@@ -80,8 +81,14 @@ final class LogReader implements PartitionReader<InternalRow> {
         header = head;
       }
       group.add(line);
-      if (++read >= 4096 && opens && group.size() == 1 && !ready.isEmpty()) {
-        lines.pushBack(line);
+      if (header == null) { // a line before the file's first header stands alone: no need to keep it
+        parser.group(split.file(), group, firstNo, null, ready);
+        group = new ArrayList<>();
+      }
+      if (++read >= 4096 && !ready.isEmpty() && (group.isEmpty() || opens && group.size() == 1)) {
+        if (!group.isEmpty()) {
+          lines.pushBack(line);
+        }
         return;
       }
     }
