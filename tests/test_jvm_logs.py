@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import warnings
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -56,7 +57,9 @@ ODD_LINES = [
 def _rows(spark: SparkSession, files: list[LogFile], in_jvm: bool, monkeypatch: Any) -> Counter[Any]:
     """Every row the parse gives (events and quarantined lines), attrs as sorted pairs, counted."""
     monkeypatch.setattr(jvm_logs, "available", lambda _spark: in_jvm)
-    parsed, _ = parse_logs(spark, files)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the fallback's notice: wanted here
+        parsed, _ = parse_logs(spark, files)
     out: Counter[Any] = Counter()
     for row in parsed.collect():
         d = row.asDict()
@@ -89,6 +92,17 @@ def test_the_jar_is_built_and_in_the_session(spark: SparkSession) -> None:
 def jar(spark: SparkSession) -> None:
     if not jvm_logs.available(spark):
         pytest.skip("the session has no workbench jar")  # test_the_jar_is_built_and_in_the_session fails
+
+
+def test_without_the_jar_the_fallback_is_said(spark: SparkSession, jar: None, monkeypatch: Any) -> None:
+    files = open_bundle(SAMPLE_DATA / "deletion-stuck-2.8", spark).evidence.log_files
+    monkeypatch.setattr(jvm_logs, "available", lambda _spark: False)
+    with pytest.warns(RuntimeWarning, match="session has no .*workbench-jvm.jar"):
+        parse_logs(spark, files)
+    monkeypatch.setattr(jvm_logs, "available", lambda _spark: True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        parse_logs(spark, files)
 
 
 @pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLE_DATA.iterdir() if (p / "brokers").is_dir()))

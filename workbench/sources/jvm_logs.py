@@ -10,6 +10,7 @@ missing (a bare `pip install`), every file stays with log4j.py.
 from __future__ import annotations
 
 import json
+import warnings
 from functools import cache
 
 from pyspark.sql import DataFrame, SparkSession
@@ -25,6 +26,17 @@ SOURCE = "workbench.jvm.LogSource"
 def available(spark: SparkSession) -> bool:
     """Whether this session was started with our jar (`spark.jars`, set by spark.spark_session)."""
     return str(workbench_jar()) in (spark.conf.get("spark.jars", "") or "").split(",")
+
+
+def warn_missing() -> None:
+    """Say once that the logs fall back to the Python workers: a bare `pip install` has no jar, and the
+    only sign would otherwise be a parse about three times slower (bench/README.md)."""
+    warnings.warn(
+        f"the Spark session has no {workbench_jar()} (`make` builds it, spark_session adds it): "
+        "Kafka's logs are parsed in Python workers, about 3 times slower",
+        RuntimeWarning,
+        stacklevel=1,  # shown once per place it is raised from: here, so once a process
+    )
 
 
 def java_regex(pattern: str, names: bool = True) -> str:

@@ -76,7 +76,10 @@ def parse_logs(spark: SparkSession, files: list[LogFile]) -> tuple[DataFrame, Da
     if readable:
         paths = {f.file: unpacked.get(f.file) or os.path.abspath(f.path) for f in readable}
         infos = {paths[f.file]: _info(f, paths[f.file]) for f in readable}
-        in_jvm = {p: i for p, i in infos.items() if jvm_logs.plain(i)} if jvm_logs.available(spark) else {}
+        in_jvm = {p: i for p, i in infos.items() if jvm_logs.plain(i)}
+        if in_jvm and not jvm_logs.available(spark):
+            jvm_logs.warn_missing()
+            in_jvm = {}
         parts = []
         if in_jvm:
             sizes = [i.size for i in in_jvm.values()]
