@@ -81,14 +81,26 @@ class LogFile:
 
 
 @dataclass(frozen=True)
+class Pasted:
+    """Output an SRE pasted (a listing, a CLI's output, a shell transcript) and what the manifest's
+    "pasted" entry for it says: when it was taken and the host's time zone, each None when unknown."""
+
+    path: Path
+    file: str  # bundle-relative
+    taken_at: str | None = None  # ISO-8601 instant
+    timezone: str | None = None  # the host's zone: an IANA name or an offset (+01:00)
+
+
+@dataclass(frozen=True)
 class LogDir:
-    """One `log.dirs` entry of one broker: where its metadata files are and its file listing."""
+    """One `log.dirs` entry of one broker: where its metadata files are and its file listings."""
 
     root: Path
     name: str  # the bundle's folder name for it ("0", "1", ...) or the bare dir's name
     broker_id: int | None
-    listing: Path  # listing.tsv in the format of `find -type f -printf '%P\t%s\t%T@\n'`
+    listing: Path | None  # listing.tsv as `find -type f -printf '%P\t%s\t%T@\n'` writes it
     file_prefix: str  # prefix of every `file` value that comes from this log dir
+    pasted: tuple[Pasted, ...] = ()  # listing.* other than listing.tsv: ls -lR, find -ls, du -a, stat
 
 
 @dataclass(frozen=True)
@@ -138,7 +150,10 @@ class Evidence:
                 return 0
 
         logs = sum(size(f.path, 10 if f.compressed else 1) for f in self.log_files)
-        return logs + sum(size(f.path) for f in self.zk_files) + sum(size(d.listing) for d in self.log_dirs)
+        listings = [d.listing for d in self.log_dirs if d.listing] + [
+            p.path for d in self.log_dirs for p in d.pasted
+        ]
+        return logs + sum(size(f.path) for f in self.zk_files) + sum(size(p) for p in listings)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Evidence:
@@ -156,7 +171,7 @@ class Evidence:
             return _bare_log_dir(root)
         ev = cls(root=root, manifest=read_manifest(root), origin=str(path))
         ev.log_files = sorted(_bundle_logs(root), key=lambda f: f.file)
-        ev.log_dirs = sorted(_bundle_log_dirs(root), key=lambda d: d.file_prefix)
+        ev.log_dirs = sorted(_bundle_log_dirs(root, ev.manifest), key=lambda d: d.file_prefix)
         txnlog = root / "zk" / "txnlog"
         ev.zk_files = zk_data_files([txnlog], root) if txnlog.is_dir() else []
         jsonl = root / ZNODES_JSONL
@@ -301,17 +316,40 @@ def _bundle_logs(root: Path) -> Iterator[LogFile]:
             yield LogFile(path, path.relative_to(root).as_posix(), broker_id, log_kind(path.name))
 
 
-def _bundle_log_dirs(root: Path) -> Iterator[LogDir]:
+def _bundle_log_dirs(root: Path, manifest: dict[str, Any]) -> Iterator[LogDir]:
+    """Each `brokers/<id>/datadirs/<n>/`. Without listing.tsv the copies are listed, unless a pasted
+    listing (`listing.*`) stands in for it: the copies' own sizes and times are not the broker's."""
     brokers = root / "brokers"
     if not brokers.is_dir():
         return
+    said = {
+        p["file"]: p
+        for p in manifest.get("pasted") or []
+        if isinstance(p, dict) and isinstance(p.get("file"), str)
+    }
     for ddir in sorted(brokers.glob("*/datadirs/*")):
         if ddir.is_dir():
             rel = ddir.relative_to(root).as_posix()
-            listing = ddir / LISTING
-            if not listing.is_file():
-                listing = _temp_listing(ddir)
-            yield LogDir(ddir, ddir.name, _broker_id(ddir.parent.parent), listing, rel + "/")
+            pasted = tuple(
+                _pasted(root, p, said)
+                for p in sorted(ddir.glob("listing.*"))
+                if p.name != LISTING and p.is_file() and not p.is_symlink()
+            )
+            listing: Path | None = ddir / LISTING
+            if not ddir.joinpath(LISTING).is_file():
+                listing = None if pasted else _temp_listing(ddir)
+            yield LogDir(ddir, ddir.name, _broker_id(ddir.parent.parent), listing, rel + "/", pasted)
+
+
+def _pasted(root: Path, path: Path, said: dict[str, dict[str, Any]]) -> Pasted:
+    file = path.relative_to(root).as_posix()
+    entry = said.get(file, {})
+
+    def text(key: str) -> str | None:
+        value = entry.get(key)
+        return value if isinstance(value, str) and value else None
+
+    return Pasted(path, file, text("taken_at"), text("timezone"))
 
 
 def _bare_log_dir(root: Path) -> Evidence:

@@ -57,9 +57,15 @@ DATADIR_FILES = _schema(
     ("topic", StringType(), "topic parsed from dir_name as Kafka does"),
     ("partition", IntegerType(), "partition parsed from dir_name"),
     ("dir_state", StringType(), "live, delete, future, stray, or unrecognized (Kafka refuses it)"),
-    ("file", StringType(), "file name inside the dir"),
-    ("size", LongType(), "bytes"),
-    ("mtime", TimestampType(), "modification time"),
+    ("file", StringType(), "file name inside the dir; null for a dir a pasted listing shows (ls -l)"),
+    ("size", LongType(), "bytes; null where the listing cannot give them (du's blocks, ls -h)"),
+    ("mtime", TimestampType(), "modification time; null where the listing's zone or year is not known"),
+    ("mtime_precision", StringType(), "what the listing gave: subsecond, second, minute or day"),
+    ("mtime_text", StringType(), "the time as a pasted listing printed it (null for listing.tsv)"),
+    ("listed_as", StringType(), "find -printf (listing.tsv), ls -l, find -ls, du or stat"),
+    ("listing", StringType(), "the listing file the row comes from"),
+    ("line_no", LongType(), "its line in a pasted listing (null for listing.tsv)"),
+    ("taken_at", TimestampType(), "when a pasted listing was taken, from the manifest; null: unknown"),
 )
 
 PARTITION_METADATA = _schema(

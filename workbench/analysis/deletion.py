@@ -97,7 +97,7 @@ def _stuck(bundle: Bundle, steps: DataFrame) -> list[Finding]:
         .select("topic", "partition", "broker_id")
         .collect()
     }
-    seen = v.evidence.with_datadirs
+    seen = v.listed_whole
     out = []
     for m in sorted(markers, key=lambda m: m.topic):
         t = per_topic.get(m.topic)

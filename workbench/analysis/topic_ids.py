@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from workbench.analysis import topic_id_cause
 from workbench.analysis.contract import CRITICAL, WARNING, Analysis, Kind, Need, maybe
 from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, ranges, zk_ref
+from workbench.kafka.logdir import PARTITION_METADATA
 from workbench.kafka.znode_frames import epoch_of
 from workbench.kafka.znodes import CONTROLLER_EPOCH, TOPIC_PATH
 from workbench.model.views import views
@@ -52,6 +53,32 @@ def replica_ids(bundle: Bundle) -> DataFrame:
         state.alias("state"),
         "metadata_file",
     )
+
+
+def unread_metadata(bundle: Bundle) -> list[str]:
+    """Per broker, the live replicas whose topic id is unknown because a pasted listing shows their dir
+    (with its partition.metadata, or without its files as `ls -l` does) but no copy of the file is there."""
+    pasted = sorted({d.broker_id for d in bundle.evidence.log_dirs if d.pasted and d.broker_id is not None})
+    if not pasted:
+        return []
+    where = ["broker_id", "log_dir", "dir_name"]
+    dirs = (
+        bundle.datadir_files.where(
+            F.col("broker_id").isin(pasted) & (F.col("dir_state") == "live") & F.col("line_no").isNotNull()
+        )
+        .groupBy(*where)
+        .agg(
+            F.max((F.col("file") == PARTITION_METADATA).cast("int")).alias("listed"),
+            F.count("file").alias("files"),
+        )
+        .where((F.col("listed") == 1) | (F.col("files") == 0))
+    )
+    unread = dirs.join(bundle.partition_metadata.select(*where), where, "left_anti")
+    return [
+        f"broker {r.broker_id}: partition.metadata of {r['count']} replica(s) a pasted listing shows, "
+        "not copied beside it"
+        for r in unread.groupBy("broker_id").count().orderBy("broker_id").collect()
+    ]
 
 
 def mismatches(bundle: Bundle) -> DataFrame:
@@ -166,6 +193,7 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         "topic", "path", "topic_id", "znode_version", "czxid", "mzxid", "ctime", "data_version"
     )
     stale = mismatches(bundle).collect() if ev.zk_state else []
+    coverage.add(CHECK, unread_metadata(bundle))
     absent = known.where(F.col("topic_id").isNull()).collect() if ev.zk_state else []
     named = sorted({r.topic for r in stale} | {t.topic for t in absent})
     topics = {r.topic: r for r in known.where(F.col("topic").isin(named)).collect()} if named else {}

@@ -335,6 +335,24 @@ class ClusterViews:
         )
         return dirs.join(meta, ["broker_id", "log_dir", "dir_name"], "left")
 
+    @once
+    def listed_whole(self) -> frozenset[int]:
+        """Brokers whose every log dir was listed whole (listing.tsv, or a pasted ls, find or du of the
+        dir), so that a partition dir missing from it is gone: `stat` shows only the files it was given."""
+        dirs = self.bundle.evidence.log_dirs
+        pasted_only = [d for d in dirs if d.listing is None]
+        if not pasted_only:
+            return self.evidence.with_datadirs
+        shown = {
+            (r.broker_id, r.log_dir)
+            for r in self.bundle.datadir_files.where(F.col("listed_as").isin("ls -l", "find -ls", "du"))
+            .select("broker_id", "log_dir")
+            .distinct()
+            .collect()
+        }
+        partial = {d.broker_id for d in pasted_only if (d.broker_id, d.name) not in shown}
+        return frozenset(self.evidence.with_datadirs - partial)
+
 
 _VIEWS: weakref.WeakKeyDictionary[Bundle, ClusterViews] = weakref.WeakKeyDictionary()
 

@@ -16,9 +16,10 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from workbench import schemas
-from workbench.bundle import LogDir, metadata_files
+from workbench.bundle import LISTING, LogDir, metadata_files
 from workbench.kafka import logdir as kafka
 from workbench.sources.common import cut, decoded_path, empty
+from workbench.sources.listings import read_listings
 
 METADATA_GLOB = "{" + ",".join(sorted(kafka.ROOT_METADATA_FILES | kafka.PARTITION_METADATA_FILES)) + "}"
 ENTRY_LINE = r"^(-?\d+)\s+(-?\d+)\s*$"  # leader-epoch-checkpoint: epoch start_offset
@@ -54,33 +55,32 @@ def read_log_dirs(spark: SparkSession, dirs: list[LogDir]) -> DataDirFrames:
                 )
             )
         )
-    origin = spark.createDataFrame(
-        [(str(d.listing), d.broker_id, d.name, d.file_prefix) for d in dirs],
-        "listing string, broker_id int, log_dir string, prefix string",
+    files, bad_listing = _listing(spark, [d for d in dirs if d.listing is not None])
+    pasted, bad_pasted = read_listings(spark, dirs)
+    topic, partition, state = dir_parts(F.col("dir_name"))
+    files = files.unionByName(
+        pasted.select("*", topic.alias("topic"), partition.alias("partition"), state.alias("dir_state"))
     )
-    files, bad_listing = _listing(spark, dirs, origin)
     meta = _metadata_files(spark, dirs).cache()  # read once: each kind of file and its bad records below
     pm, bad_pm = _partition_metadata(meta)
     le, bad_le = _leader_epochs(meta)
     cp, bad_cp = _checkpoints(meta)
     mp, bad_mp = _meta_properties(meta)
-    empties = (
-        files.where(
-            (F.col("size") == 0)
-            & F.col("file").isin(kafka.PARTITION_METADATA, kafka.META_PROPERTIES)
-            & (F.col("dir_name").isNotNull() == (F.col("file") == kafka.PARTITION_METADATA))
-        )
-        .select(
-            F.lit(None).cast("string").alias("source"),
-            F.concat("prefix", "path").alias("file"),
-            F.lit(None).cast("long").alias("position"),
-            F.lit("empty file; Kafka cannot read it").alias("reason"),
-            F.lit("").alias("raw"),
-        )
-        .withColumn("source", F.regexp_extract("file", r"([^/]+)$", 1))
+    empties = files.where(
+        (F.col("size") == 0)
+        & F.col("file").isin(kafka.PARTITION_METADATA, kafka.META_PROPERTIES)
+        & (F.col("dir_name").isNotNull() == (F.col("file") == kafka.PARTITION_METADATA))
+    ).select(
+        F.col("file").alias("source"),
+        F.when(F.col("line_no").isNull(), F.concat(F.regexp_replace("listing", "[^/]*$", ""), "path"))
+        .otherwise(F.col("listing"))
+        .alias("file"),
+        F.col("line_no").alias("position"),
+        F.lit("empty file; Kafka cannot read it").alias("reason"),
+        F.lit("").alias("raw"),
     )
     bad = bad_listing
-    for b in (bad_pm, bad_le, bad_cp, bad_mp, empties):
+    for b in (bad_pasted, bad_pm, bad_le, bad_cp, bad_mp, empties):
         bad = bad.unionByName(b)
     return DataDirFrames(
         files.select(*schemas.DATADIR_FILES.fieldNames()),
@@ -111,7 +111,14 @@ def dir_parts(dir_name: Column) -> tuple[Column, Column, Column]:
     return topic, partition.try_cast("int"), state
 
 
-def _listing(spark: SparkSession, dirs: list[LogDir], origin: DataFrame) -> tuple[DataFrame, DataFrame]:
+def _listing(spark: SparkSession, dirs: list[LogDir]) -> tuple[DataFrame, DataFrame]:
+    """The listing.tsv files: find's own numbers, exact."""
+    if not dirs:
+        return empty(spark, schemas.DATADIR_FILES), empty(spark, schemas.BAD_RECORDS)
+    origin = spark.createDataFrame(
+        [(str(d.listing), d.broker_id, d.name, d.file_prefix) for d in dirs],
+        "listing string, broker_id int, log_dir string, prefix string",
+    )
     raw = (
         spark.read.text([str(d.listing) for d in dirs])
         .select("value", decoded_path(F.col("_metadata.file_path")).alias("listing"))
@@ -128,7 +135,6 @@ def _listing(spark: SparkSession, dirs: list[LogDir], origin: DataFrame) -> tupl
     files = lines.where("ok").select(
         "broker_id",
         "log_dir",
-        "prefix",
         path.alias("path"),
         dir_name.alias("dir_name"),
         topic.alias("topic"),
@@ -137,6 +143,12 @@ def _listing(spark: SparkSession, dirs: list[LogDir], origin: DataFrame) -> tupl
         F.when(path.contains("/"), F.regexp_extract(path, r"^[^/]*/(.*)$", 1)).otherwise(path).alias("file"),
         size.alias("size"),
         F.timestamp_seconds(mtime).alias("mtime"),
+        F.lit("subsecond").alias("mtime_precision"),
+        F.lit(None).cast("string").alias("mtime_text"),
+        F.lit("find -printf").alias("listed_as"),
+        F.concat("prefix", F.lit(LISTING)).alias("listing"),
+        F.lit(None).cast("long").alias("line_no"),
+        F.lit(None).cast("timestamp").alias("taken_at"),
     )
     bad = lines.where(~F.col("ok")).select(
         F.lit("listing").alias("source"),
