@@ -28,6 +28,7 @@ FORMAT = "kafka-evidence/1"
 MANIFEST = "manifest.json"
 LISTING = "listing.tsv"
 ZNODES_JSONL = "zk/znodes.jsonl"
+PASTED = "pasted"  # what an SRE pasted about the whole cluster: kafka-topics --describe, ...
 # A .tar.gz is unpacked to a temporary directory; these bound what it may hold.
 MAX_BUNDLE_BYTES = int(os.environ.get("WORKBENCH_MAX_BUNDLE_BYTES", 64 * 2**30))
 MAX_BUNDLE_MEMBERS = int(os.environ.get("WORKBENCH_MAX_BUNDLE_MEMBERS", 2_000_000))
@@ -137,6 +138,7 @@ class Evidence:
     log_dirs: list[LogDir] = field(default_factory=list)
     zk_files: list[ZkFile] = field(default_factory=list)  # zk/txnlog/
     znodes_jsonl: Path | None = None  # zk/znodes.jsonl
+    pasted: list[Pasted] = field(default_factory=list)  # pasted/: CLI outputs about the whole cluster
     origin: str = ""  # what the user opened
 
     def size_bytes(self) -> int:
@@ -176,6 +178,12 @@ class Evidence:
         ev.zk_files = zk_data_files([txnlog], root) if txnlog.is_dir() else []
         jsonl = root / ZNODES_JSONL
         ev.znodes_jsonl = jsonl if jsonl.is_file() else None
+        said = _said(ev.manifest)
+        ev.pasted = [
+            _pasted(root, p, said)
+            for p in sorted((root / PASTED).rglob("*"))
+            if p.is_file() and not p.is_symlink()
+        ]
         return ev
 
 
@@ -322,11 +330,7 @@ def _bundle_log_dirs(root: Path, manifest: dict[str, Any]) -> Iterator[LogDir]:
     brokers = root / "brokers"
     if not brokers.is_dir():
         return
-    said = {
-        p["file"]: p
-        for p in manifest.get("pasted") or []
-        if isinstance(p, dict) and isinstance(p.get("file"), str)
-    }
+    said = _said(manifest)
     for ddir in sorted(brokers.glob("*/datadirs/*")):
         if ddir.is_dir():
             rel = ddir.relative_to(root).as_posix()
@@ -339,6 +343,16 @@ def _bundle_log_dirs(root: Path, manifest: dict[str, Any]) -> Iterator[LogDir]:
             if not ddir.joinpath(LISTING).is_file():
                 listing = None if pasted else _temp_listing(ddir)
             yield LogDir(ddir, ddir.name, _broker_id(ddir.parent.parent), listing, rel + "/", pasted)
+
+
+def _said(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The manifest's "pasted" entries by file: when each paste was taken, the host's zone."""
+    entries = manifest.get("pasted")
+    return {
+        p["file"]: p
+        for p in (entries if isinstance(entries, list) else [])
+        if isinstance(p, dict) and isinstance(p.get("file"), str)
+    }
 
 
 def _pasted(root: Path, path: Path, said: dict[str, dict[str, Any]]) -> Pasted:

@@ -88,6 +88,17 @@ class Bundle:
 
         return events_of(self._kept_logs)
 
+    @once
+    def _descriptions(self) -> tuple[DataFrame, DataFrame]:
+        from workbench.sources.kafka_topics import read_descriptions
+
+        return read_descriptions(self.spark, self.evidence.pasted)
+
+    @property
+    def partition_descriptions(self) -> DataFrame:
+        """What pasted `kafka-topics --describe` output says of each partition, when it was taken."""
+        return self._descriptions[0]
+
     @property
     def datadir_files(self) -> DataFrame:
         return self._datadirs.datadir_files
@@ -157,6 +168,7 @@ class Bundle:
             .unionByName(self._datadirs.bad_records)
             .unionByName(self._znodes[1])
             .unionByName(self._zk_history[1])
+            .unionByName(self._descriptions[1])
         )
 
     FRAMES = (
@@ -168,6 +180,7 @@ class Bundle:
         "meta_properties",
         "znodes",
         "znode_history",
+        "partition_descriptions",
         "bad_records",
     )
 

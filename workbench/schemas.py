@@ -68,6 +68,30 @@ DATADIR_FILES = _schema(
     ("taken_at", TimestampType(), "when a pasted listing was taken, from the manifest; null: unknown"),
 )
 
+PARTITION_DESCRIPTIONS = _schema(
+    ("topic", StringType(), "as kafka-topics --describe printed it"),
+    ("topic_id", StringType(), "its TopicId (2.8+); null where the output has none or no topic line"),
+    ("partition", IntegerType(), "null on a topic line printed alone (--topics-with-overrides)"),
+    ("leader", IntegerType(), "null for 'none' (no leader; -1 is kept as printed before 2.4)"),
+    ("replicas", ArrayType(IntegerType()), "in the order printed: the assignment's"),
+    ("isr", ArrayType(IntegerType()), "the in-sync replicas"),
+    ("adding_replicas", ArrayType(IntegerType()), "a reassignment's (2.6+); null where not printed"),
+    ("removing_replicas", ArrayType(IntegerType()), "a reassignment's (2.6+); null where not printed"),
+    ("elr", ArrayType(IntegerType()), "eligible leader replicas (3.8+); null where not printed or N/A"),
+    ("last_known_elr", ArrayType(IntegerType()), "(3.8+); null where not printed or N/A"),
+    ("marked_for_deletion", BooleanType(), "true where printed (0.11-2.8 over ZooKeeper); else null"),
+    ("partition_count", IntegerType(), "from the topic line; null where the output has none"),
+    ("replication_factor", IntegerType(), "from the topic line"),
+    (
+        "configs",
+        MapType(StringType(), StringType()),
+        "from the topic line: overrides (and, over a broker, the broker's own non-default values)",
+    ),
+    ("file", StringType(), "the pasted file"),
+    ("line_no", LongType(), "its line"),
+    ("taken_at", TimestampType(), "when it was taken, from the manifest; null: unknown"),
+)
+
 PARTITION_METADATA = _schema(
     ("broker_id", IntegerType(), "broker that owns the log dir"),
     ("log_dir", StringType(), "log dir folder"),

@@ -81,6 +81,26 @@ def unread_metadata(bundle: Bundle) -> list[str]:
     ]
 
 
+def described_mismatches(bundle: Bundle) -> DataFrame:
+    """Replicas whose partition.metadata id differs from the TopicId a pasted `kafka-topics --describe`
+    printed, per topic, broker and paste (with when it was taken)."""
+    printed = (
+        bundle.partition_descriptions.where(F.col("topic_id").isNotNull())
+        .groupBy("topic", F.col("topic_id").alias("described_id"), "file", "taken_at")
+        .agg(F.min("line_no").alias("line_no"))
+    )
+    disk = replica_ids(bundle).where(F.col("disk_topic_id").isNotNull())
+    return (
+        disk.join(printed, "topic")
+        .where(F.col("disk_topic_id") != F.col("described_id"))
+        .groupBy("topic", "broker_id", "disk_topic_id", "described_id", "file", "line_no", "taken_at")
+        .agg(
+            F.sort_array(F.collect_set("partition")).alias("partitions"),
+            F.slice(F.sort_array(F.collect_set("metadata_file")), 1, 5).alias("files"),
+        )
+    )
+
+
 def mismatches(bundle: Bundle) -> DataFrame:
     """Replicas whose partition.metadata id differs from ZooKeeper's, per topic and broker."""
     return (
@@ -194,6 +214,11 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     )
     stale = mismatches(bundle).collect() if ev.zk_state else []
     coverage.add(CHECK, unread_metadata(bundle))
+    if not ev.zk_state and bundle.evidence.pasted:  # the ids kafka-topics --describe printed stand in
+        described = described_mismatches(bundle).collect()
+        out += [_described_mismatch(r) for r in described]
+        if described or not bundle.partition_descriptions.where(F.col("topic_id").isNotNull()).isEmpty():
+            coverage.add(CHECK, used=["the TopicIds a pasted kafka-topics --describe printed"])
     absent = known.where(F.col("topic_id").isNull()).collect() if ev.zk_state else []
     named = sorted({r.topic for r in stale} | {t.topic for t in absent})
     topics = {r.topic: r for r in known.where(F.col("topic").isin(named)).collect()} if named else {}
@@ -237,6 +262,26 @@ def _mismatch(r: Any, t: Any) -> Finding:
         f"partition.metadata says topic id {r.disk_topic_id}, but ZooKeeper says {r.zk_topic_id}: the broker "
         "refuses the controller's LeaderAndIsr for them (INCONSISTENT_TOPIC_ID).",
         (zk_ref(t.path, t.mzxid), *first_refs([file_ref(f) for f in r.files], 3)),
+    )
+
+
+def _described_mismatch(r: Any) -> Finding:
+    when = f"taken at {r.taken_at:%Y-%m-%d %H:%M:%S} UTC" if r.taken_at else "taken at a time not known"
+    return Finding(
+        "topic_id.mismatch",
+        CRITICAL,
+        {
+            "topic": r.topic,
+            "broker": r.broker_id,
+            "partitions": list(r.partitions),
+            "topic_id": r.described_id,
+        },
+        f"Broker {r.broker_id} holds {len(r.partitions)} replica(s) of {r.topic} (partitions "
+        f"{ranges(r.partitions)}) whose partition.metadata says topic id {r.disk_topic_id}, but kafka-topics "
+        f"--describe printed TopicId {r.described_id} ({when}; the partition.metadata as copied into the "
+        "bundle): a broker refuses LeaderAndIsr for a topic whose id is not its log's "
+        "(INCONSISTENT_TOPIC_ID).",
+        (file_ref(r.file, r.line_no), *first_refs([file_ref(f) for f in r.files], 3)),
     )
 
 

@@ -1,0 +1,178 @@
+"""Pasted `kafka-topics --describe` (sources/kafka_topics.py), in the layouts TopicCommand printed from
+0.10.2 to 3.9 (templates and their source lines in docs/pasted-evidence.md), written here by hand."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from conftest import SAMPLE_DATA
+from pyspark.sql import SparkSession
+
+from workbench.frames import open_bundle
+
+T, S = "\t", " "  # S: a trailing space, as 2.4+ prints after an empty list
+ZK_2_8 = f"""\
+[kafka@b1 ~]$ bin/kafka-topics.sh --zookeeper zk1:2181 --describe
+Topic: orders{T}TopicId: qV3nX8cTQ2mB1d0pL9xZkw{T}PartitionCount: 2{T}ReplicationFactor: 3{T}\
+Configs: min.insync.replicas=2,cleanup.policy=compact,delete
+{T}Topic: orders{T}Partition: 0{T}Leader: 1{T}Replicas: 1,2,3{T}Isr: 1,2,3
+{T}Topic: orders{T}Partition: 1{T}Leader: none{T}Replicas: 2,3,1{T}Isr: 2
+Topic: payments-old{T}PartitionCount: 1{T}ReplicationFactor: 2{T}Configs: {T}MarkedForDeletion: true
+{T}Topic: payments-old{T}Partition: 0{T}Leader: 4{T}Replicas: 4,5{T}Isr: 4,5{T}MarkedForDeletion: true
+"""
+# 0.10.2 over ZooKeeper, copied from a terminal: its tabs are spaces now, and no space after the colons
+ZK_0_10 = """\
+Topic:clicks    PartitionCount:2        ReplicationFactor:2     Configs:
+        Topic: clicks   Partition: 0    Leader: -1      Replicas: 3,1   Isr: 3
+        Topic: clicks   Partition: 1    Leader: 1       Replicas: 1,3   Isr: 1,3
+"""
+# 3.8 over a KRaft cluster, a reassignment in flight; then an under-replicated filter: no topic line
+KRAFT_3_8 = f"""\
+Topic: orders{T}TopicId: qV3nX8cTQ2mB1d0pL9xZkw{T}PartitionCount: 1{T}ReplicationFactor: 3{T}Configs:{S}
+{T}Topic: orders{T}Partition: 0{T}Leader: 2{T}Replicas: 4,2,3,1{T}Isr: 2,3,1{T}Adding Replicas: 4{T}\
+Removing Replicas: 1{T}Elr: {T}LastKnownElr:{S}
+$ kafka-topics.sh --bootstrap-server b1:9092 --describe --under-replicated-partitions
+[2024-03-12 10:07:01,123] WARN [AdminClient clientId=adminclient-1] The DescribeTopicPartitions API is not \
+supported, using Metadata API to describe topics. (org.apache.kafka.clients.admin.KafkaAdminClient)
+{T}Topic: clicks{T}Partition: 1{T}Leader: none{T}Replicas: 1,2,3{T}Isr: 1{T}Elr: N/A{T}LastKnownElr: N/A
+Error while executing topic command : Topic 'gone' does not exist as expected
+{T}Topic: clicks{T}Partition: 2{T}Leader: 3{T}Replicas: 3,1,2{T}Is
+r: 3
+"""
+
+
+def _bundle(tmp: Path, pastes: dict[str, str], said: dict[str, Any]) -> Path:
+    bundle = tmp / "bundle"
+    shutil.copytree(SAMPLE_DATA / "handmade-2.8", bundle)
+    (bundle / "pasted").mkdir()
+    for name, text in pastes.items():
+        (bundle / "pasted" / name).write_text(text, encoding="utf-8")
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest["pasted"] = [{"file": f"pasted/{name}", **said} for name in pastes]
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    return bundle
+
+
+def _rows(spark: SparkSession, tmp: Path, text: str) -> tuple[list[Any], set[tuple[Any, ...]]]:
+    b = open_bundle(_bundle(tmp, {"describe.txt": text}, {"taken_at": "2024-03-12T10:30:00Z"}), spark)
+    rows = sorted(b.partition_descriptions.collect(), key=lambda r: r.line_no)
+    bad = {(r.position, r.reason) for r in b.bad_records.where("source = 'kafka-topics'").collect()}
+    return rows, bad
+
+
+def test_over_zookeeper_at_2_8(spark: SparkSession, tmp_path: Path) -> None:
+    rows, bad = _rows(spark, tmp_path, ZK_2_8)
+    got = [
+        (r.line_no, r.topic, r.topic_id, r.partition, r.leader, r.replicas, r.isr, r.marked_for_deletion)
+        for r in rows
+    ]
+    assert got == [
+        (3, "orders", "qV3nX8cTQ2mB1d0pL9xZkw", 0, 1, [1, 2, 3], [1, 2, 3], None),
+        (4, "orders", "qV3nX8cTQ2mB1d0pL9xZkw", 1, None, [2, 3, 1], [2], None),
+        (6, "payments-old", None, 0, 4, [4, 5], [4, 5], True),
+    ]
+    assert rows[0].configs == {"min.insync.replicas": "2", "cleanup.policy": "compact,delete"}
+    assert (rows[0].partition_count, rows[0].replication_factor) == (2, 3)
+    assert rows[2].configs is None and rows[0].adding_replicas is None and rows[0].elr is None
+    assert all(r.file == "pasted/describe.txt" and r.taken_at == datetime(2024, 3, 12, 10, 30) for r in rows)
+    assert bad == set()
+
+
+def test_before_2_4_copied_from_a_terminal(spark: SparkSession, tmp_path: Path) -> None:
+    rows, bad = _rows(spark, tmp_path, ZK_0_10)
+    assert [(r.topic, r.partition, r.leader, r.replicas, r.isr, r.partition_count) for r in rows] == [
+        ("clicks", 0, -1, [3, 1], [3], 2),
+        ("clicks", 1, 1, [1, 3], [1, 3], 2),
+    ]
+    assert rows[0].topic_id is None and bad == set()
+
+
+def test_kraft_at_3_8_with_a_filter_and_what_is_not_output(spark: SparkSession, tmp_path: Path) -> None:
+    rows, bad = _rows(spark, tmp_path, KRAFT_3_8)
+    first, clicks = rows
+    assert (first.replicas, first.adding_replicas, first.removing_replicas) == ([4, 2, 3, 1], [4], [1])
+    assert (first.elr, first.last_known_elr, first.configs) == ([], [], None)
+    # printed by --under-replicated-partitions: no topic line, so nothing of the topic is known
+    assert (clicks.topic, clicks.partition, clicks.leader, clicks.isr) == ("clicks", 1, None, [1])
+    assert (clicks.topic_id, clicks.partition_count, clicks.elr) == (None, None, None)
+    assert bad == {
+        (6, "an error the command printed"),
+        (7, "not a line of kafka-topics --describe (0.10-3.9)"),  # a terminal's wrap cut it
+        (8, "not a line of kafka-topics --describe (0.10-3.9)"),
+    }
+
+
+def test_topic_lines_alone_and_files_of_other_kinds(spark: SparkSession, tmp_path: Path) -> None:
+    overrides = f"Topic: orders{T}PartitionCount: 3{T}ReplicationFactor: 3{T}Configs: retention.ms=1000\n"
+    b = open_bundle(
+        _bundle(tmp_path, {"a.txt": overrides, "b.txt": "[zk: localhost:2181(CONNECTED) 0] ls /\n"}, {}),
+        spark,
+    )
+    (row,) = b.partition_descriptions.collect()
+    assert (row.topic, row.partition, row.replicas, row.configs) == (
+        "orders",
+        None,
+        None,
+        {"retention.ms": "1000"},
+    )
+    assert row.taken_at is None
+    assert b.bad_records.where("source = 'kafka-topics'").count() == 0  # b.txt is another reader's
+
+
+def describe_2_8(znodes_jsonl: Path) -> str:
+    """What kafka-topics --zookeeper --describe at 2.8 prints of a ZooKeeper tree (TopicCommand.scala @2.8.2:
+    TopicDescription and PartitionDescription's printDescription), topics in name order."""
+    nodes = {}
+    for line in znodes_jsonl.read_text(encoding="utf-8").splitlines():
+        z = json.loads(line)
+        nodes[z["path"]] = z["data"]
+    out = []
+    for path in sorted(p for p in nodes if p.count("/") == 3 and p.startswith("/brokers/topics/")):
+        topic, data = path.rsplit("/", 1)[1], json.loads(nodes[path] or "{}")
+        parts = {int(p): r for p, r in data.get("partitions", {}).items()}
+        tid = f"{T}TopicId: {data['topic_id']}" if data.get("topic_id") else ""
+        rf = len(parts[0]) if 0 in parts else 0
+        out.append(
+            f"Topic: {topic}{tid}{T}PartitionCount: {len(parts)}{T}ReplicationFactor: {rf}{T}Configs: "
+        )
+        for p, replicas in sorted(parts.items()):
+            state = json.loads(nodes.get(f"{path}/partitions/{p}/state") or '{"leader": -1, "isr": []}')
+            leader = "none" if state["leader"] == -1 else state["leader"]
+            isr = ",".join(map(str, state["isr"]))
+            out.append(
+                f"{T}Topic: {topic}{T}Partition: {p}{T}Leader: {leader}{T}Replicas: "
+                f"{','.join(map(str, replicas))}{T}Isr: {isr}"
+            )
+    return "\n".join(out) + "\n"
+
+
+def test_the_mismatch_found_from_describe_where_zookeeper_is_missing(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Without ZooKeeper's tree, the TopicIds describe printed stand in for it: the same mismatches."""
+    from workbench.analysis.triage import triage
+
+    sample = SAMPLE_DATA / "topicid-mismatch-2.8"
+    bundle = tmp_path / "bundle"
+    shutil.copytree(sample, bundle)
+    shutil.rmtree(bundle / "zk")
+    (bundle / "pasted").mkdir()
+    (bundle / "pasted" / "describe.txt").write_text(describe_2_8(sample / "zk" / "znodes.jsonl"))
+
+    def mismatched(result: Any) -> set[tuple[Any, ...]]:
+        return {
+            (f.subject["topic"], f.subject["broker"], tuple(f.subject["partitions"]), f.subject["topic_id"])
+            for f in result.findings
+            if f.kind == "topic_id.mismatch"
+        }
+
+    collected = mismatched(triage(open_bundle(sample, spark)))
+    pasted = triage(open_bundle(bundle, spark))
+    assert mismatched(pasted) == collected and collected
+    (finding,) = [f for f in pasted.findings if f.kind == "topic_id.mismatch"][:1]
+    assert finding.evidence[0].startswith("pasted/describe.txt:") and "a time not known" in finding.summary
+    assert "kafka-topics --describe" in " ".join(pasted.coverage["topic_ids"].used)

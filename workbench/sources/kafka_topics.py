@@ -1,0 +1,150 @@
+"""`kafka-topics --describe` as SREs paste it -> partition_descriptions, with where and when each was taken.
+
+The layouts, from TopicCommand at each release (docs/pasted-evidence.md has the citations):
+- a topic line `Topic:t<TAB>PartitionCount:3<TAB>ReplicationFactor:3<TAB>Configs:a=b` (before 2.4, no space
+  after the colons), `Topic: t<TAB>TopicId: <id><TAB>PartitionCount: 3 ...` from 2.4, TopicId from 2.8 and
+  only for a topic that has one; `MarkedForDeletion:true` after it over ZooKeeper (0.11-2.8);
+- a line per partition `<TAB>Topic: t<TAB>Partition: 0<TAB>Leader: 1<TAB>Replicas: 1,2,3<TAB>Isr: 1,2`, then
+  `Adding Replicas:`/`Removing Replicas:` (2.6+, while reassigning), `Elr:`/`LastKnownElr:` (3.8+) and
+  `MarkedForDeletion: true` (over ZooKeeper). A leader is `none` when there is none (`-1` over ZooKeeper
+  before 2.4, kept as printed).
+- the partition filters (--under-replicated-partitions, --unavailable-partitions, ...) print no topic line:
+  those partitions' topic fields are null, not known.
+A terminal's copy turns the tabs into spaces, and trailing spaces may be gone: any white space separates.
+Lines from other commands in the same paste (prompts, the tool's log on stderr, blank lines) are structure;
+anything else that is not a line of the output is a bad record.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from workbench import schemas
+from workbench.bundle import Pasted
+from workbench.sources.common import cut, decoded_path, empty
+
+_IDS = r"([\d,]*)"
+TOPIC_LINE = (
+    r"^Topic:\s*(\S+)\s+(?:TopicId:\s*(\S+)\s+)?PartitionCount:\s*(\d+)\s+ReplicationFactor:\s*(\d+)"
+    r"\s+Configs:\s*(\S*)(\s+MarkedForDeletion:\s*true)?\s*$"  # configs: name=value,... (no spaces)
+)
+PARTITION_LINE = (
+    r"^\s+Topic:\s*(\S+)\s+Partition:\s*(\d+)\s+Leader:\s*(-?\d+|none)\s+Replicas:\s*"
+    + _IDS
+    + r"\s+Isr:\s*"
+    + _IDS
+    + r"(?:\s+Adding Replicas:\s*"
+    + _IDS
+    + r"\s+Removing Replicas:\s*"
+    + _IDS
+    + r")?"
+    r"(?:\s+Elr:\s*([\d,]*|N/A)\s+LastKnownElr:\s*([\d,]*|N/A))?(\s+MarkedForDeletion:\s*true)?\s*$"
+)
+STRUCTURE = (
+    r"^\s*$"  # blank
+    r"|^(?:.*?[$#%>] +)?\S*kafka-topics(?:\.sh|\.bat)?\s.*$"  # the command, behind a prompt
+    r"|^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] [A-Z]+ .*$"  # the tool's log4j on stderr
+)
+ERROR = r"^(?:Error while executing topic command|Exception in thread|Topic .* doesn't exist)"
+_CONFIG_PAIRS = r",(?=[^,=]+=)"  # a comma in a value (cleanup.policy=compact,delete) is not a pair's end
+
+
+def read_descriptions(spark: SparkSession, pasted: list[Pasted]) -> tuple[DataFrame, DataFrame]:
+    """(partition_descriptions, bad records) of the pasted files holding kafka-topics --describe output;
+    a file holding none of it is not this reader's (its lines are neither rows nor bad records here)."""
+    if not pasted:
+        return empty(spark, schemas.PARTITION_DESCRIPTIONS), empty(spark, schemas.BAD_RECORDS)
+    origin = spark.createDataFrame(
+        [(str(p.path), p.file, p.taken_at) for p in pasted], "abs string, file string, taken string"
+    )
+    text = (
+        spark.read.text([str(p.path) for p in pasted], wholetext=True)
+        .select(decoded_path(F.col("_metadata.file_path")).alias("abs"), "value")
+        .join(F.broadcast(origin), "abs")
+    )
+    lines = text.select(
+        "file",
+        F.col("taken").try_cast("timestamp").alias("taken_at"),
+        F.posexplode(F.split(F.regexp_replace("value", r"\r?\n$", ""), r"\r?\n")).alias("i", "line"),
+    ).select("*", (F.col("i") + 1).cast("long").alias("line_no"))
+    line = F.col("line")
+    kind = (
+        F.when(line.rlike(TOPIC_LINE), "topic")
+        .when(line.rlike(PARTITION_LINE), "partition")
+        .when(line.rlike(STRUCTURE), "structure")
+        .when(line.rlike(ERROR), "error")
+        .otherwise("bad")
+    )
+    ours = Window.partitionBy("file")
+    marked = lines.withColumn("kind", kind).withColumn(
+        "described", F.max(F.col("kind").isin("topic", "partition").cast("int")).over(ours)
+    )
+    marked = marked.where(F.col("described") == 1)
+    rows = _rows(marked.where(F.col("kind").isin("topic", "partition")))
+    bad = marked.where(F.col("kind").isin("bad", "error")).select(
+        F.lit("kafka-topics").alias("source"),
+        "file",
+        F.col("line_no").alias("position"),
+        F.when(F.col("kind") == "error", "an error the command printed")
+        .otherwise("not a line of kafka-topics --describe (0.10-3.9)")
+        .alias("reason"),
+        cut("line").alias("raw"),
+    )
+    return rows, bad
+
+
+def _ids(text: Column) -> Column:
+    return F.when(text == "N/A", None).otherwise(
+        F.filter(F.split(text, ","), lambda x: x != "").cast("array<int>")
+    )
+
+
+def _rows(lines: DataFrame) -> DataFrame:
+    """A row per partition line with its topic line's fields (the last topic line before it, when it names
+    the same topic), and a row per topic line that no partition line follows."""
+    is_topic = F.col("kind") == "topic"
+
+    def topic(group: int) -> Column:
+        return F.regexp_extract("line", TOPIC_LINE, group)
+
+    def part(group: int) -> Column:
+        return F.regexp_extract("line", PARTITION_LINE, group)
+
+    topic_fields = F.struct(
+        topic(1).alias("topic"),
+        F.nullif(topic(2), F.lit("")).alias("topic_id"),
+        topic(3).cast("int").alias("partition_count"),
+        topic(4).cast("int").alias("replication_factor"),
+        F.str_to_map(F.nullif(topic(5), F.lit("")), F.lit(_CONFIG_PAIRS), F.lit("=")).alias("configs"),
+        (topic(6) != "").alias("marked"),
+    )
+    before = Window.partitionBy("file").orderBy("line_no")
+    with_topic = lines.select(
+        "*",
+        F.last(F.when(is_topic, topic_fields), ignorenulls=True).over(before).alias("t"),
+        F.lead("kind").over(before).alias("next_kind"),
+    )
+    own = F.col("t.topic") == F.when(is_topic, topic(1)).otherwise(part(1))
+    t = F.when(own, F.col("t"))
+    marked = F.when((part(10) != "") | t["marked"], True)
+    alone = is_topic & ~F.coalesce(F.col("next_kind") == "partition", F.lit(False))
+    return with_topic.where((F.col("kind") == "partition") | alone).select(
+        F.when(is_topic, topic(1)).otherwise(part(1)).alias("topic"),
+        t["topic_id"].alias("topic_id"),
+        F.when(~is_topic, part(2).cast("int")).alias("partition"),
+        F.when(~is_topic & (part(3) != "none"), part(3).cast("int")).alias("leader"),
+        F.when(~is_topic, _ids(part(4))).alias("replicas"),
+        F.when(~is_topic, _ids(part(5))).alias("isr"),
+        F.when(F.col("line").contains("Adding Replicas:"), _ids(part(6))).alias("adding_replicas"),
+        F.when(F.col("line").contains("Removing Replicas:"), _ids(part(7))).alias("removing_replicas"),
+        F.when(F.col("line").rlike(r"\sElr:"), _ids(part(8))).alias("elr"),
+        F.when(F.col("line").contains("LastKnownElr:"), _ids(part(9))).alias("last_known_elr"),
+        marked.alias("marked_for_deletion"),
+        t["partition_count"].alias("partition_count"),
+        t["replication_factor"].alias("replication_factor"),
+        t["configs"].alias("configs"),
+        "file",
+        "line_no",
+        "taken_at",
+    )
