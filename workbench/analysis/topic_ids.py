@@ -248,40 +248,28 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
 
 
 def _mismatch(r: Any, t: Any) -> Finding:
-    parts = ranges(r.partitions)
-    return Finding(
-        "topic_id.mismatch",
-        CRITICAL,
-        {
-            "topic": r.topic,
-            "broker": r.broker_id,
-            "partitions": list(r.partitions),
-            "topic_id": r.zk_topic_id,
-        },
-        f"Broker {r.broker_id} holds {len(r.partitions)} replica(s) of {r.topic} (partitions {parts}) whose "
-        f"partition.metadata says topic id {r.disk_topic_id}, but ZooKeeper says {r.zk_topic_id}: the broker "
-        "refuses the controller's LeaderAndIsr for them (INCONSISTENT_TOPIC_ID).",
-        (zk_ref(t.path, t.mzxid), *first_refs([file_ref(f) for f in r.files], 3)),
-    )
+    return _stale(r, r.zk_topic_id, f"ZooKeeper says {r.zk_topic_id}", zk_ref(t.path, t.mzxid))
 
 
 def _described_mismatch(r: Any) -> Finding:
     when = f"taken at {r.taken_at:%Y-%m-%d %H:%M:%S} UTC" if r.taken_at else "taken at a time not known"
+    said = (
+        f"kafka-topics --describe printed TopicId {r.described_id} ({when}; the partition.metadata as "
+        "copied into the bundle)"
+    )
+    return _stale(r, r.described_id, said, file_ref(r.file, r.line_no))
+
+
+def _stale(r: Any, topic_id: str, said: str, ref: str) -> Finding:
+    """A broker's replicas whose partition.metadata holds another id than the cluster's (`said`)."""
     return Finding(
         "topic_id.mismatch",
         CRITICAL,
-        {
-            "topic": r.topic,
-            "broker": r.broker_id,
-            "partitions": list(r.partitions),
-            "topic_id": r.described_id,
-        },
+        {"topic": r.topic, "broker": r.broker_id, "partitions": list(r.partitions), "topic_id": topic_id},
         f"Broker {r.broker_id} holds {len(r.partitions)} replica(s) of {r.topic} (partitions "
-        f"{ranges(r.partitions)}) whose partition.metadata says topic id {r.disk_topic_id}, but kafka-topics "
-        f"--describe printed TopicId {r.described_id} ({when}; the partition.metadata as copied into the "
-        "bundle): a broker refuses LeaderAndIsr for a topic whose id is not its log's "
-        "(INCONSISTENT_TOPIC_ID).",
-        (file_ref(r.file, r.line_no), *first_refs([file_ref(f) for f in r.files], 3)),
+        f"{ranges(r.partitions)}) whose partition.metadata says topic id {r.disk_topic_id}, but {said}: the "
+        "broker refuses the controller's LeaderAndIsr for them (INCONSISTENT_TOPIC_ID).",
+        (ref, *first_refs([file_ref(f) for f in r.files], 3)),
     )
 
 
