@@ -19,6 +19,7 @@ COMMANDS = (
     ("remediate", "write the topic-id repair plan: reviewed scripts, never run", ".remediate"),
     ("report", "the postmortem report: the template notebook run on a bundle, as HTML", ".report"),
     ("capture", "collect evidence into a bundle (read-only)", ".capture"),
+    ("bundle", "assemble a bundle from pasted outputs and copied logs", ".bundle"),
     ("zk", "ZooKeeper's own history, from its txn logs", ".zk"),
     ("simulate", "replay an incident into a bundle with its truth.json", "workbench.simulate.run"),
 )  # fmt: skip
