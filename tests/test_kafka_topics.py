@@ -120,7 +120,13 @@ def test_topic_lines_alone_and_files_of_other_kinds(spark: SparkSession, tmp_pat
         {"retention.ms": "1000"},
     )
     assert row.taken_at is None
-    assert b.bad_records.where("source = 'kafka-topics'").count() == 0  # b.txt is another reader's
+    assert b.bad_records.where("source = 'kafka-topics'").count() == 0
+    (unread,) = b.bad_records.where("source = 'pasted'").collect()  # a kind not read yet: said, not dropped
+    assert (unread.file, unread.position, unread.raw) == (
+        "pasted/b.txt",
+        None,
+        "[zk: localhost:2181(CONNECTED) 0] ls /",
+    )
 
 
 def describe_2_8(znodes_jsonl: Path) -> str:

@@ -51,8 +51,8 @@ _CONFIG_PAIRS = r",(?=[^,=]+=)"  # a comma in a value (cleanup.policy=compact,de
 
 
 def read_descriptions(spark: SparkSession, pasted: list[Pasted]) -> tuple[DataFrame, DataFrame]:
-    """(partition_descriptions, bad records) of the pasted files holding kafka-topics --describe output;
-    a file holding none of it is not this reader's (its lines are neither rows nor bad records here)."""
+    """(partition_descriptions, bad records) of the files under pasted/: a file holding no line of
+    `kafka-topics --describe` is one bad record (the only kind read from there yet), not silently left."""
     if not pasted:
         return empty(spark, schemas.PARTITION_DESCRIPTIONS), empty(spark, schemas.BAD_RECORDS)
     origin = spark.createDataFrame(
@@ -80,9 +80,9 @@ def read_descriptions(spark: SparkSession, pasted: list[Pasted]) -> tuple[DataFr
     marked = lines.withColumn("kind", kind).withColumn(
         "described", F.max(F.col("kind").isin("topic", "partition").cast("int")).over(ours)
     )
-    marked = marked.where(F.col("described") == 1)
-    rows = _rows(marked.where(F.col("kind").isin("topic", "partition")))
-    bad = marked.where(F.col("kind").isin("bad", "error")).select(
+    described = marked.where(F.col("described") == 1)
+    rows = _rows(described.where(F.col("kind").isin("topic", "partition")))
+    bad = described.where(F.col("kind").isin("bad", "error")).select(
         F.lit("kafka-topics").alias("source"),
         "file",
         F.col("line_no").alias("position"),
@@ -91,7 +91,14 @@ def read_descriptions(spark: SparkSession, pasted: list[Pasted]) -> tuple[DataFr
         .alias("reason"),
         cut("line").alias("raw"),
     )
-    return rows, bad
+    unread = marked.where((F.col("described") == 0) & (F.col("line_no") == 1)).select(
+        F.lit("pasted").alias("source"),
+        "file",
+        F.lit(None).cast("long").alias("position"),
+        F.lit("not read: no line of a kind read from pasted/ (kafka-topics --describe)").alias("reason"),
+        cut("line").alias("raw"),
+    )
+    return rows, bad.unionByName(unread)
 
 
 def _ids(text: Column) -> Column:
