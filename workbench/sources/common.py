@@ -30,3 +30,20 @@ def decoded_path(file_path: Column) -> Column:
 
 def cut(col: Column | str) -> Column:
     return F.substring(col, 1, schemas.RAW_CUT)
+
+
+def pasted_lines(spark: SparkSession, paths: list[str], origin: DataFrame) -> DataFrame:
+    """Every line of pasted text files, numbered from 1. `origin` has a row per file: its local path
+    (`abs`), when it was taken (`taken`, ISO-8601 or null) and what else rides along (its place in the
+    bundle). Gives origin's other columns, taken_at (null: unknown), line_no and line. Each file is read
+    whole, in one task: what is pasted into an incident channel is small."""
+    text = (
+        spark.read.text(sorted(set(paths)), wholetext=True)
+        .select(decoded_path(F.col("_metadata.file_path")).alias("abs"), "value")
+        .join(F.broadcast(origin), "abs")
+    )
+    keep = [c for c in origin.columns if c not in ("abs", "taken")]
+    lines = F.split(F.regexp_replace("value", r"\r?\n$", ""), r"\r?\n")
+    return text.select(
+        *keep, F.col("taken").try_cast("timestamp").alias("taken_at"), F.posexplode(lines).alias("i", "line")
+    ).select(*keep, "taken_at", (F.col("i") + 1).cast("long").alias("line_no"), "line")

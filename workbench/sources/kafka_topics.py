@@ -22,7 +22,7 @@ from pyspark.sql import functions as F
 
 from workbench import schemas
 from workbench.bundle import Pasted
-from workbench.sources.common import cut, decoded_path, empty
+from workbench.sources.common import cut, empty, pasted_lines
 
 _IDS = r"([\d,]*)"
 TOPIC_LINE = (
@@ -58,16 +58,7 @@ def read_descriptions(spark: SparkSession, pasted: list[Pasted]) -> tuple[DataFr
     origin = spark.createDataFrame(
         [(str(p.path), p.file, p.taken_at) for p in pasted], "abs string, file string, taken string"
     )
-    text = (
-        spark.read.text([str(p.path) for p in pasted], wholetext=True)
-        .select(decoded_path(F.col("_metadata.file_path")).alias("abs"), "value")
-        .join(F.broadcast(origin), "abs")
-    )
-    lines = text.select(
-        "file",
-        F.col("taken").try_cast("timestamp").alias("taken_at"),
-        F.posexplode(F.split(F.regexp_replace("value", r"\r?\n$", ""), r"\r?\n")).alias("i", "line"),
-    ).select("*", (F.col("i") + 1).cast("long").alias("line_no"))
+    lines = pasted_lines(spark, [str(p.path) for p in pasted], origin)
     line = F.col("line")
     kind = (
         F.when(line.rlike(TOPIC_LINE), "topic")

@@ -28,7 +28,7 @@ from pyspark.sql.types import StructType
 from workbench import schemas
 from workbench.bundle import LogDir
 from workbench.kafka import logdir as kafka
-from workbench.sources.common import cut, decoded_path, empty
+from workbench.sources.common import cut, empty, pasted_lines
 
 # `ls -l` and `find -ls`: [inode] [blocks] mode nlink owner group size date name [-> target]
 _DATE = (
@@ -76,19 +76,7 @@ def read_listings(spark: SparkSession, dirs: list[LogDir]) -> tuple[DataFrame, D
     origin = spark.createDataFrame(
         pasted, "abs string, broker_id int, log_dir string, listing string, taken string, tz string"
     )
-    text = (
-        spark.read.text(sorted({p[0] for p in pasted}), wholetext=True)
-        .select(decoded_path(F.col("_metadata.file_path")).alias("abs"), "value")
-        .join(F.broadcast(origin), "abs")
-    )
-    lines = text.select(
-        "broker_id",
-        "log_dir",
-        "listing",
-        F.col("taken").try_cast("timestamp").alias("taken_at"),
-        "tz",
-        F.posexplode(F.split(F.regexp_replace("value", r"\r?\n$", ""), r"\r?\n")).alias("i", "line"),
-    ).select("*", (F.col("i") + 1).cast("long").alias("line_no"))
+    lines = pasted_lines(spark, [p[0] for p in pasted], origin)
     rows = _files(_marked(lines))
     files = rows.where(F.col("reason").isNull() & ~F.col("structure")).select(*ROWS.fieldNames())
     bad = rows.where(F.col("reason").isNotNull()).select(
