@@ -36,6 +36,13 @@ def test_loose_files_sorted_by_what_they_hold(
     said = capsys.readouterr().out
     assert "not placed: " + str(loose / "notes.txt") in said
     assert main(["bundle", "assemble", str(out), str(loose / "b2.log")]) == 1  # whose log?
+    other = tmp_path / "other" / "b2.log"  # another host's log of the same name
+    other.parent.mkdir()
+    shutil.copyfile(sample / "brokers" / "1" / "logs" / "server.log", other)
+    assert main(["bundle", "assemble", str(out), str(loose / "b2.log"), "--broker", "2"]) == 0  # again
+    assert main(["bundle", "assemble", str(out), str(other), "--broker", "2"]) == 1
+    assert "brokers/2/logs/b2.log already holds another file" in capsys.readouterr().out
+    assert (out / "brokers/2/logs/b2.log").read_bytes() == (loose / "b2.log").read_bytes()
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["brokers"] == [2]
     assert {"file": "brokers/2/datadirs/0/listing.paste-1.txt", "taken_at": "2024-03-12T10:30:00Z",

@@ -4,12 +4,14 @@ Each file is recognised by its content, not its name: a broker's log4j log, a li
 (`ls -l`/`-lR`, `find -ls`, `du -a`, `stat`; docs/pasted-evidence.md) or `kafka-topics --describe`. It is
 copied where a bundle keeps that kind, and the manifest says when it was taken and the host's zone, where
 given. What a file needs and was not given (a broker's id for its logs and listings) and what could not be
-recognised is said, and nothing of it is copied. Run it once per host: each run adds to OUT.
+recognised is said, and nothing of it is copied. Run it once per host: each run adds to OUT, and never
+replaces a different file already there under the same name (two hosts' `server.log` given to one run).
 """
 
 from __future__ import annotations
 
 import argparse
+import filecmp
 import gzip
 import re
 import shutil
@@ -28,7 +30,8 @@ _LOG_HEADER = re.compile(r"\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}[,.]\d{3}\]\s
 
 
 def kind_of(path: Path) -> str | None:
-    """'log', 'listing' or 'describe' from the first 64 KiB: the kind most of its lines are lines of."""
+    """'log', 'listing' or 'describe' from the first 64 KiB: the kind with the most lines, when at least a
+    quarter of the non-blank lines are of it (a paste holds prompts, notes and other commands too)."""
     try:
         with gzip.open(path) if path.name.endswith(".gz") else open(path, "rb") as f:
             lines = f.read(HEAD_BYTES).decode("utf-8", "replace").splitlines()
@@ -74,6 +77,9 @@ def assemble(
             )
         else:
             dest = Path(PASTED, path.name)
+        if (out / dest).exists() and not filecmp.cmp(path, out / dest, shallow=False):
+            said["not placed"].append(f"{path}: {dest} already holds another file; rename one of them")
+            continue
         (out / dest).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, out / dest)
         said["placed"].append(f"{path} -> {dest} ({kind})")
