@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from workbench.sources.datadirs import DataDirFrames
+    from workbench.sources.pasted import PastedFrames
 
 
 class Bundle:
@@ -89,15 +90,21 @@ class Bundle:
         return events_of(self._kept_logs)
 
     @once
-    def _descriptions(self) -> tuple[DataFrame, DataFrame]:
-        from workbench.sources.kafka_topics import read_descriptions
+    def _pasted(self) -> PastedFrames:
+        from workbench.sources.pasted import read_pasted
 
-        return read_descriptions(self.spark, self.evidence.pasted)
+        return read_pasted(self.spark, self.evidence.pasted)
 
     @property
     def partition_descriptions(self) -> DataFrame:
         """What pasted `kafka-topics --describe` output says of each partition, when it was taken."""
-        return self._descriptions[0]
+        return self._pasted.partition_descriptions
+
+    @property
+    def znodes_observed(self) -> DataFrame:
+        """The znodes pasted ZooKeeper shell transcripts and exports show, each as its command showed it:
+        a few znodes at the moments they were taken, not ZooKeeper's tree (that is `znodes`)."""
+        return self._pasted.znodes_observed
 
     @property
     def datadir_files(self) -> DataFrame:
@@ -168,7 +175,7 @@ class Bundle:
             .unionByName(self._datadirs.bad_records)
             .unionByName(self._znodes[1])
             .unionByName(self._zk_history[1])
-            .unionByName(self._descriptions[1])
+            .unionByName(self._pasted.bad_records)
         )
 
     FRAMES = (
@@ -181,6 +188,7 @@ class Bundle:
         "znodes",
         "znode_history",
         "partition_descriptions",
+        "znodes_observed",
         "bad_records",
     )
 

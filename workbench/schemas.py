@@ -162,6 +162,35 @@ ZNODES = _schema(
     ("source", StringType(), "zk/znodes.jsonl, or the snapshot (+ txns replayed up to a zxid) it came from"),
 )
 
+ZNODES_OBSERVED = _schema(
+    ("path", StringType(), "absolute znode path as the command named it (under the shell's chroot, if any)"),
+    ("exists", BooleanType(), "false where the shell said 'Node does not exist' (or NoNode)"),
+    (
+        "observed_as",
+        StringType(),
+        "zkCli get, ls, ls -s, ls -R, ls2, stat; zk_shell tree, get, ls, json export",
+    ),
+    ("command", StringType(), "the command as typed, or the line that shows the znode"),
+    ("data", StringType(), "as shown (text, or base64 per data_encoding); null: null data or not shown"),
+    ("data_encoding", StringType(), "'utf-8' or 'base64' where data was shown and not null"),
+    ("data_shown", BooleanType(), "the command shows data (get, a json export); false: data is not known"),
+    ("data_length", IntegerType(), "Stat.dataLength where printed"),
+    ("czxid", LongType(), "where printed; null: not printed"),
+    ("mzxid", LongType(), "where printed"),
+    ("pzxid", LongType(), "where printed"),
+    ("ctime", TimestampType(), "where printed and its zone known (the shell's host zone)"),
+    ("mtime", TimestampType(), "where printed and its zone known"),
+    ("version", IntegerType(), "dataVersion where printed"),
+    ("cversion", IntegerType(), "where printed"),
+    ("aversion", IntegerType(), "aclVersion where printed"),
+    ("ephemeral_owner", LongType(), "session id where printed (0: persistent)"),
+    ("num_children", IntegerType(), "where printed"),
+    ("children", ArrayType(StringType()), "the names an ls printed: all, at that moment; null: not listed"),
+    ("file", StringType(), "the pasted file"),
+    ("line_no", LongType(), "the line of the command (or of the znode in a tree or export)"),
+    ("taken_at", TimestampType(), "when the paste was taken, from the manifest; null: unknown"),
+)
+
 ZNODE_HISTORY = _schema(
     ("zxid", LongType(), "ZooKeeper transaction id; sub-ops of a multi share it"),
     ("time", TimestampType(), "the leader's clock when it logged the txn"),

@@ -81,19 +81,52 @@ def unread_metadata(bundle: Bundle) -> list[str]:
     ]
 
 
-def described_mismatches(bundle: Bundle) -> DataFrame:
-    """Replicas whose partition.metadata id differs from the TopicId a pasted `kafka-topics --describe`
-    printed, per topic, broker and paste (with when it was taken)."""
-    printed = (
+def printed_ids(bundle: Bundle) -> DataFrame:
+    """The topic ids pasted output printed, where the bundle has no ZooKeeper tree to read them from: the
+    TopicIds of `kafka-topics --describe`, and the `topic_id` of topic znodes a pasted ZooKeeper shell
+    showed (null where the znode has none). topic, printed_id, source, how, command (the shell's), file,
+    line_no, taken_at, znode_version, mzxid (where the shell printed the stat)."""
+    described = (
         bundle.partition_descriptions.where(F.col("topic_id").isNotNull())
-        .groupBy("topic", F.col("topic_id").alias("described_id"), "file", "taken_at")
+        .groupBy("topic", F.col("topic_id").alias("printed_id"), "file", "taken_at")
         .agg(F.min("line_no").alias("line_no"))
+        .select(
+            "*",
+            F.lit("kafka-topics --describe").alias("source"),
+            F.lit("kafka-topics --describe printed TopicId").alias("how"),
+            F.lit(None).cast("int").alias("znode_version"),
+        )
     )
+    shown = bundle.znodes_observed.where(
+        F.col("path").rlike(TOPIC_PATH) & F.col("exists") & F.col("data_shown") & F.col("data").isNotNull()
+    ).select(
+        F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"),
+        F.get_json_object("data", "$.topic_id").alias("printed_id"),
+        "file",
+        "taken_at",
+        "line_no",
+        F.lit("a ZooKeeper shell transcript").alias("source"),
+        F.concat(F.lit("its topic znode (a pasted `"), F.col("command"), F.lit("`) holds topic_id")).alias(
+            "how"
+        ),
+        F.get_json_object("data", "$.version").cast("int").alias("znode_version"),
+        "mzxid",
+        "command",
+    )
+    return described.select(
+        "*", F.lit(None).cast("long").alias("mzxid"), F.lit(None).cast("string").alias("command")
+    ).unionByName(shown)
+
+
+def printed_mismatches(bundle: Bundle) -> DataFrame:
+    """Replicas whose partition.metadata id differs from one pasted output printed (`printed_ids`), per
+    topic, broker and paste (with when it was taken)."""
+    printed = printed_ids(bundle).where(F.col("printed_id").isNotNull())
     disk = replica_ids(bundle).where(F.col("disk_topic_id").isNotNull())
     return (
         disk.join(printed, "topic")
-        .where(F.col("disk_topic_id") != F.col("described_id"))
-        .groupBy("topic", "broker_id", "disk_topic_id", "described_id", "file", "line_no", "taken_at")
+        .where(F.col("disk_topic_id") != F.col("printed_id"))
+        .groupBy("topic", "broker_id", "disk_topic_id", "printed_id", "how", "file", "line_no", "taken_at")
         .agg(
             F.sort_array(F.collect_set("partition")).alias("partitions"),
             F.slice(F.sort_array(F.collect_set("metadata_file")), 1, 5).alias("files"),
@@ -214,11 +247,8 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     )
     stale = mismatches(bundle).collect() if ev.zk_state else []
     coverage.add(CHECK, unread_metadata(bundle))
-    if not ev.zk_state and bundle.evidence.pasted:  # the ids kafka-topics --describe printed stand in
-        described = described_mismatches(bundle).collect()
-        out += [_described_mismatch(r) for r in described]
-        if described or not bundle.partition_descriptions.where(F.col("topic_id").isNotNull()).isEmpty():
-            coverage.add(CHECK, used=["the TopicIds a pasted kafka-topics --describe printed"])
+    if not ev.zk_state and bundle.evidence.pasted:  # the ids pasted output printed stand in
+        out += _from_pastes(bundle, coverage)
     absent = known.where(F.col("topic_id").isNull()).collect() if ev.zk_state else []
     named = sorted({r.topic for r in stale} | {t.topic for t in absent})
     topics = {r.topic: r for r in known.where(F.col("topic").isin(named)).collect()} if named else {}
@@ -251,13 +281,40 @@ def _mismatch(r: Any, t: Any) -> Finding:
     return _stale(r, r.zk_topic_id, f"ZooKeeper says {r.zk_topic_id}", zk_ref(t.path, t.mzxid))
 
 
-def _described_mismatch(r: Any) -> Finding:
-    when = f"taken at {r.taken_at:%Y-%m-%d %H:%M:%S} UTC" if r.taken_at else "taken at a time not known"
-    said = (
-        f"kafka-topics --describe printed TopicId {r.described_id} ({when}; the partition.metadata as "
-        "copied into the bundle)"
+def _from_pastes(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+    """Without ZooKeeper's tree: the mismatches against the ids pasted output printed, and the topic
+    znodes a pasted shell showed without `topic_id`, each said with the moment it was taken."""
+    printed = printed_ids(bundle).cache()
+    used = sorted(r.source for r in printed.select("source").distinct().collect())
+    coverage.add(CHECK, used=[f"the topic ids a pasted {u} printed" for u in used])
+    out = [_printed_mismatch(r) for r in printed_mismatches(bundle).collect()]
+    out += [_missing_shown(r) for r in printed.where(F.col("printed_id").isNull()).orderBy("topic").collect()]
+    printed.unpersist()
+    return out
+
+
+def _taken(at: Any) -> str:
+    return f"taken at {at:%Y-%m-%d %H:%M:%S} UTC" if at else "taken at a time not known"
+
+
+def _printed_mismatch(r: Any) -> Finding:
+    said = f"{r.how} {r.printed_id} ({_taken(r.taken_at)}; the partition.metadata as copied into the bundle)"
+    return _stale(r, r.printed_id, said, file_ref(r.file, r.line_no))
+
+
+def _missing_shown(r: Any) -> Finding:
+    form = f"version {r.znode_version}" if r.znode_version is not None else "unreadable"
+    pre = " (a pre-2.8 form)" if (r.znode_version or 0) < 3 else ""
+    return Finding(
+        "topic_id.missing",
+        CRITICAL,
+        {"topic": r.topic, **({"zxid": f"0x{r.mzxid:x}"} if r.mzxid is not None else {})},
+        f"The topic znode of {r.topic} has no topic_id ({form}{pre}, as a pasted `{r.command}` showed, "
+        f"{_taken(r.taken_at)}): "
+        "the next controller to start will mint a new id, and every replica that recorded the old one will "
+        "refuse it.",
+        (file_ref(r.file, r.line_no),),
     )
-    return _stale(r, r.described_id, said, file_ref(r.file, r.line_no))
 
 
 def _stale(r: Any, topic_id: str, said: str, ref: str) -> Finding:
@@ -331,7 +388,7 @@ ANALYSIS = Analysis(
         ),
         Kind("topic_id.replicas_disagree", (WARNING,), {**_TOPIC, "topic_ids": list}),
         Kind("topic_id.refused", (CRITICAL,), {"topic": maybe(str), "broker": int, "partitions": list}),
-        Kind("topic_id.missing", (CRITICAL,), {**_TOPIC, "zxid": str}),
+        Kind("topic_id.missing", (CRITICAL,), _TOPIC, {"zxid": str}),  # zxid: where ZooKeeper's stat shows it
         *topic_id_cause.KINDS,
     ),
     plots="workbench.plots.standard:topic_ids",

@@ -32,18 +32,29 @@ def cut(col: Column | str) -> Column:
     return F.substring(col, 1, schemas.RAW_CUT)
 
 
-def pasted_lines(spark: SparkSession, paths: list[str], origin: DataFrame) -> DataFrame:
-    """Every line of pasted text files, numbered from 1. `origin` has a row per file: its local path
-    (`abs`), when it was taken (`taken`, ISO-8601 or null) and what else rides along (its place in the
-    bundle). Gives origin's other columns, taken_at (null: unknown), line_no and line. Each file is read
-    whole, in one task: what is pasted into an incident channel is small."""
-    text = (
+def pasted_texts(spark: SparkSession, paths: list[str], origin: DataFrame) -> DataFrame:
+    """Pasted text files whole (`value`). `origin` has a row per file: its local path (`abs`), when it was
+    taken (`taken`, ISO-8601 or null) and what else rides along (its place in the bundle). Gives origin's
+    other columns, taken_at (null: unknown) and value. Each file is read in one task: what is pasted into
+    an incident channel is small."""
+    keep = [c for c in origin.columns if c not in ("abs", "taken")]
+    return (
         spark.read.text(sorted(set(paths)), wholetext=True)
         .select(decoded_path(F.col("_metadata.file_path")).alias("abs"), "value")
         .join(F.broadcast(origin), "abs")
+        .select(*keep, F.col("taken").try_cast("timestamp").alias("taken_at"), "value")
     )
-    keep = [c for c in origin.columns if c not in ("abs", "taken")]
-    lines = F.split(F.regexp_replace("value", r"\r?\n$", ""), r"\r?\n")
-    return text.select(
-        *keep, F.col("taken").try_cast("timestamp").alias("taken_at"), F.posexplode(lines).alias("i", "line")
-    ).select(*keep, "taken_at", (F.col("i") + 1).cast("long").alias("line_no"), "line")
+
+
+def lines_of(texts: DataFrame) -> DataFrame:
+    """Every line of `pasted_texts`, numbered from 1: its other columns, line_no and line."""
+    keep = [c for c in texts.columns if c != "value"]
+    lines = F.split(F.regexp_replace("value", r"\r?\n\z", ""), r"\r?\n")
+    return texts.select(*keep, F.posexplode(lines).alias("i", "line")).select(
+        *keep, (F.col("i") + 1).cast("long").alias("line_no"), "line"
+    )
+
+
+def pasted_lines(spark: SparkSession, paths: list[str], origin: DataFrame) -> DataFrame:
+    """`lines_of(pasted_texts(...))`."""
+    return lines_of(pasted_texts(spark, paths, origin))

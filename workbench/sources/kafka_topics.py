@@ -12,17 +12,13 @@ The layouts, from TopicCommand at each release (docs/pasted-evidence.md has the 
   those partitions' topic fields are null, not known.
 A terminal's copy turns the tabs into spaces, and trailing spaces may be gone: any white space separates.
 Lines from other commands in the same paste (prompts, the tool's log on stderr, blank lines) are structure;
-anything else that is not a line of the output is a bad record.
+anything else that is not a line of the output is a bad record (sources/pasted.py reads the files).
 """
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
-
-from workbench import schemas
-from workbench.bundle import Pasted
-from workbench.sources.common import cut, empty, pasted_lines
 
 _IDS = r"([\d,]*)"
 TOPIC_LINE = (
@@ -41,55 +37,14 @@ PARTITION_LINE = (
     + r")?"
     r"(?:\s+Elr:\s*([\d,]*|N/A)\s+LastKnownElr:\s*([\d,]*|N/A))?(\s+MarkedForDeletion:\s*true)?\s*$"
 )
+COMMAND = r"^(?:.*?[$#%>] +)?\S*kafka-topics(?:\.sh|\.bat)?\s.*$"  # the command, behind a prompt
 STRUCTURE = (
     r"^\s*$"  # blank
-    r"|^(?:.*?[$#%>] +)?\S*kafka-topics(?:\.sh|\.bat)?\s.*$"  # the command, behind a prompt
     r"|^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] [A-Z]+ .*$"  # the tool's log4j on stderr
 )
 ERROR = r"^(?:Error while executing topic command|Exception in thread|Topic .* doesn't exist)"
+BAD = "not a line of kafka-topics --describe (0.10-3.9)"
 _CONFIG_PAIRS = r",(?=[^,=]+=)"  # a comma in a value (cleanup.policy=compact,delete) is not a pair's end
-
-
-def read_descriptions(spark: SparkSession, pasted: list[Pasted]) -> tuple[DataFrame, DataFrame]:
-    """(partition_descriptions, bad records) of the files under pasted/: a file holding no line of
-    `kafka-topics --describe` is one bad record (the only kind read from there yet), not silently left."""
-    if not pasted:
-        return empty(spark, schemas.PARTITION_DESCRIPTIONS), empty(spark, schemas.BAD_RECORDS)
-    origin = spark.createDataFrame(
-        [(str(p.path), p.file, p.taken_at) for p in pasted], "abs string, file string, taken string"
-    )
-    lines = pasted_lines(spark, [str(p.path) for p in pasted], origin)
-    line = F.col("line")
-    kind = (
-        F.when(line.rlike(TOPIC_LINE), "topic")
-        .when(line.rlike(PARTITION_LINE), "partition")
-        .when(line.rlike(STRUCTURE), "structure")
-        .when(line.rlike(ERROR), "error")
-        .otherwise("bad")
-    )
-    ours = Window.partitionBy("file")
-    marked = lines.withColumn("kind", kind).withColumn(
-        "described", F.max(F.col("kind").isin("topic", "partition").cast("int")).over(ours)
-    )
-    described = marked.where(F.col("described") == 1)
-    rows = _rows(described.where(F.col("kind").isin("topic", "partition")))
-    bad = described.where(F.col("kind").isin("bad", "error")).select(
-        F.lit("kafka-topics").alias("source"),
-        "file",
-        F.col("line_no").alias("position"),
-        F.when(F.col("kind") == "error", "an error the command printed")
-        .otherwise("not a line of kafka-topics --describe (0.10-3.9)")
-        .alias("reason"),
-        cut("line").alias("raw"),
-    )
-    unread = marked.where((F.col("described") == 0) & (F.col("line_no") == 1)).select(
-        F.lit("pasted").alias("source"),
-        "file",
-        F.lit(None).cast("long").alias("position"),
-        F.lit("not read: no line of a kind read from pasted/ (kafka-topics --describe)").alias("reason"),
-        cut("line").alias("raw"),
-    )
-    return rows, bad.unionByName(unread)
 
 
 def _ids(text: Column) -> Column:
@@ -98,8 +53,9 @@ def _ids(text: Column) -> Column:
     )
 
 
-def _rows(lines: DataFrame) -> DataFrame:
-    """A row per partition line with its topic line's fields (the last topic line before it, when it names
+def rows(lines: DataFrame) -> DataFrame:
+    """partition_descriptions from the `topic` and `partition` lines (kind, by pasted.py) of each file:
+    a row per partition line with its topic line's fields (the last topic line before it, when it names
     the same topic), and a row per topic line that no partition line follows."""
     is_topic = F.col("kind") == "topic"
 

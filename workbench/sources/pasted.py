@@ -1,0 +1,134 @@
+"""Everything under pasted/: each file read once, each line given a kind, each kind to its reader.
+
+A paste is an SRE's terminal: one file may hold a `kafka-topics --describe`, a ZooKeeper shell session
+and other commands. A line that starts a command (a shell prompt, a zkCli prompt, a command zkCli echoed)
+opens a segment that runs to the next; each reader reads its lines, and a line no reader takes is a bad
+record with the reason of the segment it is in. A file of no kind read is one bad record: "not read".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from workbench import schemas
+from workbench.bundle import Pasted
+from workbench.sources import kafka_topics, zk_shell
+from workbench.sources.common import cut, empty, lines_of, pasted_texts
+
+SHELL = (  # another command at a shell's prompt: [root@b1 ~]# ..., user@host:~$ ..., $ ...
+    r"^(?:\[[^\]]*@[^\]]*\] ?[$#]|[\w.-]+@[\w.-]+(?::[^\s$#]*)?[$#]|[$#]) +\S.*$"
+)
+READ = ("topic", "partition", "zk_command", "zs_command", "tree_node")
+KINDS = "kafka-topics --describe, a ZooKeeper shell transcript or zk_shell export"
+
+
+@dataclass(frozen=True)
+class PastedFrames:
+    partition_descriptions: DataFrame
+    znodes_observed: DataFrame
+    bad_records: DataFrame
+
+
+def read_pasted(spark: SparkSession, pasted: list[Pasted]) -> PastedFrames:
+    """The frames of what was pasted about the whole cluster (pasted/)."""
+    if not pasted:
+        bad = empty(spark, schemas.BAD_RECORDS)
+        return PastedFrames(
+            empty(spark, schemas.PARTITION_DESCRIPTIONS), empty(spark, schemas.ZNODES_OBSERVED), bad
+        )
+    origin = spark.createDataFrame(
+        [(str(p.path), p.file, p.taken_at, p.timezone) for p in pasted],
+        "abs string, file string, taken string, tz string",
+    )
+    texts = pasted_texts(spark, [str(p.path) for p in pasted], origin).withColumn(
+        "export", zk_shell.is_export(F.col("value"))
+    )
+    lines = lines_of(texts)
+    exports = zk_shell.export_rows(texts.where("export"), lines.where("export"))
+    kinds = _segments(lines.where(~F.col("export")).withColumn("kind", _kind(F.col("line"))))
+    descriptions = kafka_topics.rows(kinds.where(F.col("kind").isin("topic", "partition")))
+    observed, zk_bad = zk_shell.observations(kinds.where(F.col("seg.tool").isin("zk", "zs")))
+    return PastedFrames(descriptions, observed.unionByName(exports), _bad(kinds, zk_bad))
+
+
+def _kind(line: Column) -> Column:
+    zk = zk_shell.kind(line)
+    return (
+        F.when(line.rlike(kafka_topics.TOPIC_LINE), "topic")
+        .when(line.rlike(kafka_topics.PARTITION_LINE), "partition")
+        .when(zk.isNotNull(), zk)
+        .when(line.rlike(kafka_topics.COMMAND) | line.rlike(SHELL), "shell")
+        .when(line.rlike(kafka_topics.STRUCTURE), "structure")
+        .when(line.rlike(kafka_topics.ERROR), "error")
+    )
+
+
+def _segments(lines: DataFrame) -> DataFrame:
+    """Each line with its file's kinds and the command whose segment it is in (seg: tool, text, cwd,
+    line_no; null before the first), and `read`: the file holds a line of a kind read."""
+    starts = F.col("kind").isin("zk_command", "zs_command", "shell")
+    cmd = zk_shell.command(F.col("line"))
+    seg = F.when(
+        starts,
+        F.struct(
+            F.when(F.col("kind") == "shell", "shell").otherwise(cmd["tool"]).alias("tool"),
+            F.when(F.col("kind") == "shell", F.col("line")).otherwise(cmd["text"]).alias("text"),
+            cmd["cwd"].alias("cwd"),
+            F.col("line_no"),
+        ),
+    )
+    before = Window.partitionBy("file").orderBy("line_no")
+    ours = Window.partitionBy("file")
+    return lines.select(
+        "*",
+        F.last(seg, ignorenulls=True).over(before).alias("seg"),
+        F.max(F.coalesce(F.col("kind").isin(*READ), F.lit(False)).cast("int")).over(ours).alias("file_read"),
+        F.max(F.coalesce(F.col("kind").isin("topic", "partition"), F.lit(False)).cast("int"))
+        .over(ours)
+        .alias("described"),
+    )
+
+
+def _bad(kinds: DataFrame, zk_bad: DataFrame) -> DataFrame:
+    """Bad records of every pasted file: the lines of a read file that no reader took, the readers' own,
+    and one per file that holds nothing read."""
+    outside = F.col("seg").isNull() | (F.col("seg.tool") == "shell")
+    left = kinds.where(
+        (F.col("file_read") == 1)
+        & outside
+        & (F.col("kind").isNull() | ~F.col("kind").isin("topic", "partition", "structure", "shell"))
+    )
+    reason = (
+        F.when(F.col("kind") == "error", "an error the command printed")
+        .when(
+            F.col("kind").isin("tree_top", "tree_node"),
+            "a zk_shell tree without its command: the path it starts from is not known",
+        )
+        .when(F.col("described") == 1, kafka_topics.BAD)
+        .otherwise(f"not a line of a paste read ({KINDS})")
+    )
+    lines = left.select(
+        F.when(F.col("described") == 1, "kafka-topics").otherwise("pasted").alias("source"),
+        "file",
+        F.col("line_no").alias("position"),
+        reason.alias("reason"),
+        cut("line").alias("raw"),
+    )
+    shell = zk_bad.select(
+        F.lit("zookeeper-shell").alias("source"),
+        "file",
+        F.col("line_no").alias("position"),
+        "reason",
+        cut("line").alias("raw"),
+    )
+    unread = kinds.where((F.col("file_read") == 0) & (F.col("line_no") == 1)).select(
+        F.lit("pasted").alias("source"),
+        "file",
+        F.lit(None).cast("long").alias("position"),
+        F.lit(f"not read: no line of a kind read from pasted/ ({KINDS})").alias("reason"),
+        cut("line").alias("raw"),
+    )
+    return lines.unionByName(shell).unionByName(unread)
