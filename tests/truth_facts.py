@@ -201,7 +201,8 @@ def observed(findings: Iterable[Finding]) -> set[tuple[Any, ...]]:
         elif k == "deletion.completed":
             out.add((k, s["topic"], frozenset(s["halted"])))
         elif k == "partition.offline":
-            out.add((k, int(s["zxid"], 16), s.get("broker"), s["partitions"]))
+            at = int(s["zxid"], 16) if "zxid" in s else s.get("taken_at")  # from a paste: its moment
+            out.add((k, at, s.get("broker"), s["partitions"]))
         elif k == "partition.no_acting_leader":
             out.add((k, s["broker"], int(s["zxid"], 16), s["partitions"], s["still"]))
         elif k == "data_loss.unclean_election":

@@ -34,7 +34,11 @@ FAMILIES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
         ("topic_id.", "partition.no_acting_leader", "partition.under_replicated"),
     ),
     ("Records lost", ("data_loss.unclean_election", "data_loss.truncation"), ("data_loss.",)),
-    ("A deletion that does not finish", ("deletion.stuck",), ("deletion.", "in_flight.deletion")),
+    (
+        "A deletion that does not finish",
+        ("deletion.stuck", "deletion.marked"),
+        ("deletion.", "in_flight.deletion"),
+    ),
     (
         "The controller moved",
         ("controller.flapping", "controller.failover"),
@@ -66,6 +70,8 @@ ACTIONS = {
     "controller.failover": "Alert on the sum of `ActiveControllerCount` over the brokers != 1.",
     "zk.session_expired": "Check GC logs and `zookeeper.session.timeout.ms` on the broker whose session "
     "expired; alert on `ZooKeeperExpiresPerSec`.",
+    "deletion.marked": "Look again at `/admin/delete_topics` and the controller's log: a marker that stays "
+    "is a deletion that does not finish (a replica's broker down, a reassignment, or a storage error).",
     "deletion.stuck": "Bring back (or replace under the same broker.id) the broker holding the deletion up; "
     "alert on `TopicsIneligibleToDeleteCount` > 0 on the controller.",
     "data_loss.unclean_election": "Decide whether `unclean.leader.election.enable` should stay on for these "

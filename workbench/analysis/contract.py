@@ -29,6 +29,7 @@ class Need(Enum):
     LOGS = "broker logs"
     DATA_DIRS = "broker data dirs"
     CAPTURE_TIME = "capture time"
+    PASTED = "pasted output"  # what the on-call pasted: a stand-in, never said missing
 
     def held(self, ev: Evidence) -> bool:
         """Whether the bundle holds any of it (an analysis with a need held runs)."""
@@ -38,6 +39,7 @@ class Need(Enum):
             Need.LOGS: bool(ev.with_logs),
             Need.DATA_DIRS: bool(ev.with_datadirs),
             Need.CAPTURE_TIME: ev.captured_ms is not None,
+            Need.PASTED: ev.pasted,
         }[self]
 
     def lacking(self, ev: Evidence) -> str | None:
@@ -49,7 +51,7 @@ class Need(Enum):
             if not have:
                 return f"the brokers' {noun} (brokers/<id>/)"
             return f"{noun} of broker {', '.join(map(str, without))}" if without else None
-        if self.held(ev):
+        if self.held(ev) or self is Need.PASTED:
             return None
         return {
             Need.ZK_STATE: "ZooKeeper state (zk/: a capture or snapshots)",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from workbench.analysis import described
 from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe
 from workbench.analysis.findings import (
     Coverage,
@@ -46,6 +47,8 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     if ev.zk_state:
         out += _stuck(bundle, steps)
         out += _strays(bundle)
+    else:  # what a paste shows marked stands in for the markers in ZooKeeper's tree, at its moment
+        out += described.marked(bundle, coverage, CHECK)
     out += _completed(steps)
     out += _refused(steps)
     out += _lingering(bundle, steps)
@@ -319,6 +322,7 @@ ANALYSIS = Analysis(
         Need.ZK_STATE: "pending deletions and strays cannot be seen",
         Need.LOGS: "the controller's deletion steps",
         Need.DATA_DIRS: "the replicas left on disk",
+        Need.PASTED: "the topics a paste shows marked for deletion, at its moment",
     },
     wants={
         Need.ZK_HISTORY: "deletion requests and completions from the logs only",
@@ -338,6 +342,7 @@ ANALYSIS = Analysis(
                 "halted": maybe(str),
             },
         ),
+        Kind("deletion.marked", (WARNING,), {"topic": str, "taken_at": str, "replicas_left": list}),
         Kind("deletion.completed", (INFO,), {"topic": str, "halted": list}),
         Kind("deletion.refused", (WARNING,), {"topic": str}),
         Kind("deletion.lingering_dir", (WARNING,), _DIRS),

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from workbench.analysis import described
 from workbench.analysis.contract import INFO, NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, tp_list, txn_ref
 from workbench.model.partition_history import WHOLE_CLUSTER, counted, min_isr, stretches
@@ -267,7 +268,7 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     h = health(bundle)
     if h is None:
         coverage.add("health", [NO_TXN])
-        return []
+        return described.under_replicated(bundle, coverage, "health")
     _, default_min_isr = min_isr(bundle)
     if default_min_isr is None:
         coverage.add(
@@ -279,13 +280,17 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
 
 ANALYSIS = Analysis(
     "health",
-    needs={Need.ZK_HISTORY: "offline and under-replicated partitions over time"},
+    needs={
+        Need.ZK_HISTORY: "offline and under-replicated partitions over time",
+        Need.PASTED: "the partitions a kafka-topics --describe shows under-replicated, at its moment",
+    },
     run=_run,
     kinds=(
         Kind(
             "partition.under_replicated",
             (WARNING, INFO),
             {"partitions": int, "brokers": list, "still": int},
+            {"taken_at": str},  # from a pasted describe: the moment it shows
         ),
     ),
     plots="workbench.plots.standard:health",

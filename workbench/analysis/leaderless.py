@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
+from workbench.analysis import described
 from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, maybe
 from workbench.analysis.findings import Coverage, Finding, hex_zxid, tp_list, txn_ref
 from workbench.analysis.health import Health, captured_at, duration, episodes, grouped, health
@@ -34,22 +35,32 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     h = health(bundle)
     if h is None:
         coverage.add("leaderless", [NO_TXN])
-        return []
+        return described.offline(bundle, coverage, "leaderless")
     captured = captured_at(bundle)
     return _offline(bundle, h, captured, views(bundle)) + _not_acting(h, captured)
 
 
 ANALYSIS = Analysis(
     "leaderless",
-    needs={Need.ZK_HISTORY: "partitions without a live or acting leader over time"},
+    needs={
+        Need.ZK_HISTORY: "partitions without a live or acting leader over time",
+        Need.PASTED: "the partitions a kafka-topics --describe shows without a leader, at its moment",
+    },
     wants={Need.LOGS: "which leaders refused to act"},
     run=_run,
     kinds=(
         Kind(
             "partition.offline",
             (CRITICAL, WARNING),
-            {"partitions": int, "zxid": str},
-            {"began": str, "broker": maybe(int), "outage_ms": list, "offline_ms": int},
+            {"partitions": int},
+            {
+                "zxid": str,
+                "began": str,
+                "broker": maybe(int),
+                "outage_ms": list,
+                "offline_ms": int,
+                "taken_at": str,
+            },
         ),
         Kind(
             "partition.no_acting_leader",

@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 
 from workbench.analysis import topic_id_cause
 from workbench.analysis.contract import CRITICAL, WARNING, Analysis, Kind, Need, maybe
+from workbench.analysis.described import taken
 from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, ranges, zk_ref
 from workbench.kafka.logdir import PARTITION_METADATA
 from workbench.kafka.znode_frames import epoch_of
@@ -293,12 +294,8 @@ def _from_pastes(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     return out
 
 
-def _taken(at: Any) -> str:
-    return f"taken at {at:%Y-%m-%d %H:%M:%S} UTC" if at else "taken at a time not known"
-
-
 def _printed_mismatch(r: Any) -> Finding:
-    said = f"{r.how} {r.printed_id} ({_taken(r.taken_at)}; the partition.metadata as copied into the bundle)"
+    said = f"{r.how} {r.printed_id} ({taken(r.taken_at)}; the partition.metadata as copied into the bundle)"
     return _stale(r, r.printed_id, said, file_ref(r.file, r.line_no))
 
 
@@ -310,7 +307,7 @@ def _missing_shown(r: Any) -> Finding:
         CRITICAL,
         {"topic": r.topic, **({"zxid": f"0x{r.mzxid:x}"} if r.mzxid is not None else {})},
         f"The topic znode of {r.topic} has no topic_id ({form}{pre}, as a pasted `{r.command}` showed, "
-        f"{_taken(r.taken_at)}): "
+        f"{taken(r.taken_at)}): "
         "the next controller to start will mint a new id, and every replica that recorded the old one will "
         "refuse it.",
         (file_ref(r.file, r.line_no),),
@@ -379,6 +376,7 @@ ANALYSIS = Analysis(
         Need.ZK_STATE: "no topic id to compare the data dirs with",
         Need.DATA_DIRS: "the ids in the replicas' partition.metadata",
         Need.LOGS: "the brokers' refusals",
+        Need.PASTED: "the topic ids a kafka-topics --describe or a ZooKeeper shell printed, at their moment",
     },
     wants={Need.ZK_HISTORY: "the root cause can only be 'likely'"},
     run=_run,

@@ -23,6 +23,7 @@ class Evidence:
     with_datadirs: frozenset[int]
     zk_state: bool  # a capture or snapshots: ZooKeeper's tree
     zk_history: bool  # txn logs: ZooKeeper's changes
+    pasted: bool  # pasted/: kafka-topics --describe, ZooKeeper shell transcripts
     kafka_version: str | None
     captured_ms: int | None
     configs: dict[int, dict[str, str]]  # server.properties per broker, where present
@@ -75,6 +76,7 @@ def evidence_of(files: Files) -> Evidence:
         with_datadirs=with_dirs,
         zk_state=files.znodes_jsonl is not None or bool(files.zk_files),
         zk_history=any(f.kind == "log" for f in files.zk_files),
+        pasted=bool(files.pasted),
         kafka_version=files.manifest.get("kafka_version") if isinstance(files.manifest, dict) else None,
         captured_ms=captured,
         configs=configs,

@@ -1,0 +1,89 @@
+"""What a paste shows at its moment, for a bundle without ZooKeeper's evidence (analysis/described.py):
+partitions without a leader and under-replicated by TopicCommand's own rules, topics marked for deletion;
+and nothing of it where the paste shows a healthy cluster, or where ZooKeeper's history tells it over time."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from conftest import SAMPLE_DATA
+from pyspark.sql import SparkSession
+
+from workbench.analysis.triage import triage
+from workbench.frames import open_bundle
+
+T = "\t"
+INCIDENT = f"""\
+$ kafka-topics.sh --zookeeper zk1:2181 --describe
+Topic: orders{T}TopicId: qV3nX8cTQ2mB1d0pL9xZkw{T}PartitionCount: 4{T}ReplicationFactor: 3{T}Configs:
+{T}Topic: orders{T}Partition: 0{T}Leader: 1{T}Replicas: 1,2,3{T}Isr: 1
+{T}Topic: orders{T}Partition: 1{T}Leader: none{T}Replicas: 2,3,1{T}Isr: 2
+{T}Topic: orders{T}Partition: 2{T}Leader: 3{T}Replicas: 3,1,2{T}Isr: 3,1
+{T}Topic: orders{T}Partition: 3{T}Leader: 2{T}Replicas: 4,2,3,1{T}Isr: 2,3,1{T}Adding Replicas: 4{T}\
+Removing Replicas: 1
+Topic: payments-old{T}PartitionCount: 1{T}ReplicationFactor: 2{T}Configs: {T}MarkedForDeletion: true
+{T}Topic: payments-old{T}Partition: 0{T}Leader: 1{T}Replicas: 1,2{T}Isr: 1,2{T}MarkedForDeletion: true
+"""
+HEALTHY = f"""\
+Topic:clicks{T}PartitionCount:2{T}ReplicationFactor:2{T}Configs:
+{T}Topic: clicks{T}Partition: 0{T}Leader: 1{T}Replicas: 1,2{T}Isr: 2,1
+{T}Topic: clicks{T}Partition: 1{T}Leader: 2{T}Replicas: 2,1{T}Isr: 2,1
+"""
+TRANSCRIPT = """\
+[zk: zk1:2181(CONNECTED) 0] ls /admin/delete_topics
+[clicks-old]
+"""
+
+
+def _bundle(tmp: Path, sample: str, pastes: dict[str, str], taken_at: str | None) -> Path:
+    bundle = tmp / "bundle"
+    shutil.copytree(SAMPLE_DATA / sample, bundle)
+    (bundle / "pasted").mkdir()
+    for name, text in pastes.items():
+        (bundle / "pasted" / name).write_text(text, encoding="utf-8")
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    said = {"taken_at": taken_at} if taken_at else {}
+    manifest["pasted"] = [{"file": f"pasted/{name}", **said} for name in pastes]
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    return bundle
+
+
+def _of(result: Any, prefix: str) -> list[Any]:
+    return [f for f in result.findings if f.kind.startswith(prefix)]
+
+
+def test_a_pasted_describe_and_transcript_at_their_moment(spark: SparkSession, tmp_path: Path) -> None:
+    pastes = {"describe.txt": INCIDENT, "zk.txt": TRANSCRIPT}
+    result = triage(
+        open_bundle(_bundle(tmp_path, "handmade-2.8", pastes, "2024-03-12T10:41:00+01:00"), spark)
+    )
+    (offline,) = _of(result, "partition.offline")
+    assert offline.subject == {"partitions": 1, "taken_at": "2024-03-12T09:41:00Z"}
+    assert "orders 1" in offline.summary and "2024-03-12 09:41:00 UTC" in offline.summary
+    assert offline.evidence == ("pasted/describe.txt:4",)
+    # orders 3 is being reassigned: 4 is added, so its replication factor is 3 and its ISR of 3 is full
+    under = sorted(_of(result, "partition.under_replicated"), key=lambda f: f.subject["brokers"])
+    assert [(f.subject["brokers"], f.subject["partitions"]) for f in under] == [([2], 1), ([2, 3], 1)]
+    assert {f.evidence for f in under} == {("pasted/describe.txt:3",), ("pasted/describe.txt:5",)}
+    marked = {f.subject["topic"]: f for f in _of(result, "deletion.marked")}
+    assert set(marked) == {"payments-old", "clicks-old"}
+    assert marked["clicks-old"].evidence == ("pasted/zk.txt:1",)
+    assert "MarkedForDeletion" in marked["payments-old"].summary
+    for check in ("health", "leaderless", "deletion"):
+        assert "pasted output" in result.coverage[check].used, check
+
+
+def test_nothing_where_the_paste_shows_health_or_zookeeper_tells_it(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    healthy = triage(open_bundle(_bundle(tmp_path / "1", "handmade-2.8", {"d.txt": HEALTHY}, None), spark))
+    assert not _of(healthy, "partition.") and not _of(healthy, "deletion.marked")
+    # With ZooKeeper's tree and history, they tell the partitions and markers over time: a paste adds none
+    collected = triage(open_bundle(SAMPLE_DATA / "deletion-stuck-2.8", spark))
+    both = triage(
+        open_bundle(_bundle(tmp_path / "2", "deletion-stuck-2.8", {"d.txt": INCIDENT}, None), spark)
+    )
+    assert sorted(f.kind for f in both.findings) == sorted(f.kind for f in collected.findings)

@@ -1,0 +1,129 @@
+"""Findings from what pasted output shows at one moment (`model/described.py`), for a bundle without the
+ZooKeeper evidence that shows it over time: health and leaderless (no txn logs), deletion (no tree). Each
+says when its paste was taken and that a paste shows a moment, not how long anything lasted.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from workbench.analysis.contract import CRITICAL, WARNING
+from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, tp_list
+from workbench.model import described
+from workbench.model.views import views
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+DESCRIBE = "kafka-topics --describe (pasted)"
+
+
+def taken(at: Any) -> str:
+    """When a paste was taken, as a finding says it."""
+    return f"taken at {at:%Y-%m-%d %H:%M:%S} UTC" if at else "taken at a time not known"
+
+
+def _moment(at: Any) -> str:
+    return f"{at:%Y-%m-%dT%H:%M:%SZ}" if at else "unknown"
+
+
+def _grouped(rows: DataFrame, *keys: str) -> list[Any]:
+    """Per paste (and keys): the partitions, their replicas and the first lines that show them."""
+    return (
+        rows.groupBy("file", "taken_at", *keys)
+        .agg(
+            F.count("*").alias("n"),
+            F.sort_array(F.collect_list(F.struct("topic", "partition"))).alias("tps"),
+            F.sort_array(F.array_distinct(F.flatten(F.collect_list("replicas")))).alias("brokers"),
+            F.slice(F.sort_array(F.collect_list("line_no")), 1, 5).alias("lines"),
+        )
+        .orderBy("file", *keys)
+        .collect()
+    )
+
+
+def offline(bundle: Bundle, coverage: Coverage, check: str) -> list[Finding]:
+    """partition.offline: the partitions a pasted describe shows with no leader."""
+    out = []
+    for g in _grouped(described.offline(bundle)):
+        brokers = ", ".join(map(str, g.brokers))
+        out.append(
+            Finding(
+                "partition.offline",
+                CRITICAL,
+                {"partitions": g.n, "taken_at": _moment(g.taken_at)},
+                f"{g.n} partition(s) ({tp_list(g.tps)}) had no leader when kafka-topics --describe was "
+                f"{taken(g.taken_at)}: no broker served them to producers or consumers (their replicas are "
+                f"on broker(s) {brokers}). A paste shows one moment: when they went offline and for how long "
+                "is not known.",
+                tuple(file_ref(g.file, line) for line in g.lines),
+            )
+        )
+    if out or not bundle.partition_descriptions.isEmpty():
+        coverage.add(check, used=[DESCRIBE])
+    return out
+
+
+def under_replicated(bundle: Bundle, coverage: Coverage, check: str) -> list[Finding]:
+    """partition.under_replicated: the partitions a pasted describe shows with a leader and fewer in-sync
+    replicas than their replication factor, grouped by the brokers out of their ISR."""
+    out = []
+    for g in _grouped(described.under_replicated(bundle), "out_of_isr"):
+        brokers = list(g.out_of_isr)
+        out.append(
+            Finding(
+                "partition.under_replicated",
+                WARNING,
+                {"partitions": g.n, "brokers": brokers, "still": g.n, "taken_at": _moment(g.taken_at)},
+                f"{g.n} partition(s) ({tp_list(g.tps)}) were under-replicated when kafka-topics --describe "
+                f"was {taken(g.taken_at)}: broker(s) {', '.join(map(str, brokers))} out of their ISR. A "
+                "paste shows one moment: how long they were is not known.",
+                tuple(file_ref(g.file, line) for line in g.lines),
+            )
+        )
+    if out or not bundle.partition_descriptions.isEmpty():
+        coverage.add(check, used=[DESCRIBE])
+    return out
+
+
+def marked(bundle: Bundle, coverage: Coverage, check: str) -> list[Finding]:
+    """deletion.marked: topics a paste shows marked for deletion, with the replicas of each that the data
+    dirs (copied or listed) still hold live."""
+    rows = described.marked_for_deletion(bundle).orderBy("topic", "file").collect()
+    if not rows:
+        return []
+    coverage.add(check, used=["pasted output: topics marked for deletion"])
+    names = sorted({r.topic for r in rows})
+    left: dict[str, list[str]] = {}
+    for r in (
+        views(bundle)
+        .replicas.where(F.col("topic").isin(names) & (F.col("dir_state") == "live"))
+        .groupBy("topic")
+        .agg(F.sort_array(F.collect_set(F.concat_ws("@", "partition", "broker_id"))).alias("left"))
+        .collect()
+    ):
+        left[r.topic] = list(r.left)
+    out = []
+    for r in rows:
+        on_disk = left.get(r.topic, [])
+        dirs = (
+            f"; the data dirs in the bundle still hold {len(on_disk)} live replica(s) of it "
+            f"({', '.join(first_refs(on_disk, 6))})"
+            if on_disk
+            else ""
+        )
+        out.append(
+            Finding(
+                "deletion.marked",
+                WARNING,
+                {"topic": r.topic, "taken_at": _moment(r.taken_at), "replicas_left": on_disk},
+                f"{r.topic} was marked for deletion when the paste was {taken(r.taken_at)} ({r.how}){dirs}. "
+                "Without ZooKeeper's tree and history, whether the controller went on to delete it is not "
+                "known.",
+                (file_ref(r.file, r.line_no),),
+            )
+        )
+    return out
