@@ -87,3 +87,63 @@ def test_nothing_where_the_paste_shows_health_or_zookeeper_tells_it(
         open_bundle(_bundle(tmp_path / "2", "deletion-stuck-2.8", {"d.txt": INCIDENT}, None), spark)
     )
     assert sorted(f.kind for f in both.findings) == sorted(f.kind for f in collected.findings)
+
+
+# kafka-log-dirs --describe as LogDirsCommand prints it: keys in insertion order to 3.5 (Json.encodeAsString
+# of Scala Maps, 2.8.2 l.58-80), in HashMap order from 3.6 (ObjectMapper, 3.6.2 LogDirsCommand l.104-144)
+ORDERS_0 = '{"partition":"orders-0","size":52428800,"offsetLag":0,"isFuture":false}'
+FUTURE = '{"partition":"orders-0","size":1048576,"offsetLag":48,"isFuture":true}'
+FAILED = "org.apache.kafka.common.errors.KafkaStorageException"
+LOG_DIRS_2_8 = f"""\
+Querying brokers for log directories information
+Received log directory information from brokers 1,2
+{{"version":1,"brokers":[{{"broker":1,"logDirs":[{{"logDir":"/data/kafka-1","error":null,"partitions":[{ORDERS_0}]}},\
+{{"logDir":"/data/kafka-2","error":"{FAILED}","partitions":[]}}]}},{{"broker":2,"logDirs":[{{"logDir":"/data/kafka-1",\
+"error":null,"partitions":[{FUTURE}]}}]}}]}}
+"""
+LOG_DIRS_3_6 = f"""\
+Querying brokers for log directories information
+Received log directory information from brokers 1,2
+{{"brokers":[{{"broker":1,"logDirs":[{{"partitions":[{ORDERS_0}],"error":null,"logDir":"/data/kafka-1"}},{{"partitions":[],\
+"error":"{FAILED}","logDir":"/data/kafka-2"}}]}},{{"broker":2,"logDirs":[{{"partitions":[{FUTURE}],"error":null,\
+"logDir":"/data/kafka-1"}}]}}],"version":1}}
+"""
+
+
+def test_kafka_log_dirs_in_both_key_orders(spark: SparkSession, tmp_path: Path) -> None:
+    cut = LOG_DIRS_3_6[: LOG_DIRS_3_6.index('"version"')] + "\n"  # the paste ends inside the JSON
+    pastes = {"a.txt": LOG_DIRS_2_8, "b.txt": LOG_DIRS_3_6, "c.txt": cut}
+    b = open_bundle(_bundle(tmp_path, "handmade-2.8", pastes, "2024-03-12T09:41:00Z"), spark)
+    rows = {}
+    for r in b.log_dir_descriptions.collect():
+        rows.setdefault(r.file, set()).add(
+            (
+                r.broker_id,
+                r.log_dir,
+                r.error,
+                r.topic,
+                r.partition,
+                r.size,
+                r.offset_lag,
+                r.is_future,
+                r.line_no,
+            )
+        )
+    assert (
+        rows["pasted/a.txt"]
+        == rows["pasted/b.txt"]
+        == {
+            (1, "/data/kafka-1", None, "orders", 0, 52428800, 0, False, 3),
+            (1, "/data/kafka-2", FAILED, None, None, None, None, None, 3),
+            (2, "/data/kafka-1", None, "orders", 0, 1048576, 48, True, 3),
+        }
+    )
+    (bad,) = b.bad_records.where("source = 'kafka-log-dirs'").collect()
+    assert (bad.file, bad.position) == ("pasted/c.txt", 3) and "cut or wrapped" in bad.reason
+    result = triage(b)
+    failed = [f for f in result.findings if f.kind == "log_dir.offline"]
+    assert [(f.subject["broker"], f.subject["log_dir"], f.evidence) for f in failed] == [
+        (1, "/data/kafka-2", ("pasted/a.txt:3",)),
+        (1, "/data/kafka-2", ("pasted/b.txt:3",)),
+    ]
+    assert "2024-03-12 09:41:00 UTC" in failed[0].summary

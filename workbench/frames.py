@@ -101,6 +101,11 @@ class Bundle:
         return self._pasted.partition_descriptions
 
     @property
+    def log_dir_descriptions(self) -> DataFrame:
+        """What pasted `kafka-log-dirs --describe` output says of each broker's log dirs and replicas."""
+        return self._pasted.log_dir_descriptions
+
+    @property
     def znodes_observed(self) -> DataFrame:
         """The znodes pasted ZooKeeper shell transcripts and exports show, each as its command showed it:
         a few znodes at the moments they were taken, not ZooKeeper's tree (that is `znodes`)."""
@@ -188,6 +193,7 @@ class Bundle:
         "znodes",
         "znode_history",
         "partition_descriptions",
+        "log_dir_descriptions",
         "znodes_observed",
         "bad_records",
     )

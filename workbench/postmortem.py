@@ -54,7 +54,8 @@ FAMILIES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
 # What to do about each kind of finding: the action items a postmortem lists. The metrics named here and in
 # `detection` are Kafka's own: ActiveControllerCount, OfflinePartitionsCount, TopicsIneligibleToDeleteCount
 # (KafkaController.scala 2.5.1:122-130, 2.8.2:135-143, 3.6.2:73-81), UnderReplicatedPartitions
-# (ReplicaManager.scala 2.8.2:286-288), ZooKeeperExpiresPerSec (ZooKeeperClient.scala 2.8.2:95-109).
+# (ReplicaManager.scala 2.8.2:286-288), ZooKeeperExpiresPerSec (ZooKeeperClient.scala 2.8.2:95-109),
+# OfflineLogDirectoryCount (LogManager.scala 2.8.2:123).
 ACTIONS = {
     "topic_id.root_cause": "Find and stop every pre-2.8 tool that writes topic znodes through ZooKeeper "
     "(`kafka-topics --zookeeper`, old admin clients): use `--bootstrap-server`.",
@@ -70,6 +71,8 @@ ACTIONS = {
     "controller.failover": "Alert on the sum of `ActiveControllerCount` over the brokers != 1.",
     "zk.session_expired": "Check GC logs and `zookeeper.session.timeout.ms` on the broker whose session "
     "expired; alert on `ZooKeeperExpiresPerSec`.",
+    "log_dir.offline": "Replace or repair the failed disk, then restart the broker; alert on "
+    "`OfflineLogDirectoryCount` > 0 per broker (kafka.log:type=LogManager).",
     "deletion.marked": "Look again at `/admin/delete_topics` and the controller's log: a marker that stays "
     "is a deletion that does not finish (a replica's broker down, a reassignment, or a storage error).",
     "deletion.stuck": "Bring back (or replace under the same broker.id) the broker holding the deletion up; "

@@ -92,6 +92,28 @@ PARTITION_DESCRIPTIONS = _schema(
     ("taken_at", TimestampType(), "when it was taken, from the manifest; null: unknown"),
 )
 
+LOG_DIR_DESCRIPTIONS = _schema(
+    ("broker_id", IntegerType(), "the broker kafka-log-dirs --describe asked"),
+    ("log_dir", StringType(), "the log dir's path on the broker"),
+    ("error", StringType(), "the failed dir's exception class (KafkaStorageException: offline); null: none"),
+    ("topic", StringType(), "of a replica in the dir; null for a dir printed with none"),
+    ("partition", IntegerType(), "of the replica"),
+    ("size", LongType(), "bytes of the replica's log"),
+    (
+        "offset_lag",
+        LongType(),
+        "a future replica's lag behind the current one; 0 for a current one, -1 unknown",
+    ),
+    (
+        "is_future",
+        BooleanType(),
+        "a replica being moved into this dir (kafka-reassign-partitions between dirs)",
+    ),
+    ("file", StringType(), "the pasted file"),
+    ("line_no", LongType(), "its line (the JSON is one line)"),
+    ("taken_at", TimestampType(), "when it was taken, from the manifest; null: unknown"),
+)
+
 PARTITION_METADATA = _schema(
     ("broker_id", IntegerType(), "broker that owns the log dir"),
     ("log_dir", StringType(), "log dir folder"),

@@ -127,3 +127,31 @@ def marked(bundle: Bundle, coverage: Coverage, check: str) -> list[Finding]:
             )
         )
     return out
+
+
+def failed_log_dirs(bundle: Bundle, coverage: Coverage, check: str) -> list[Finding]:
+    """log_dir.offline: a log dir a pasted kafka-log-dirs --describe shows with an error. ZooKeeper does not
+    record a failed dir, so this is read whatever else the bundle holds."""
+    rows = (
+        bundle.log_dir_descriptions.where(F.col("error").isNotNull())
+        .groupBy("file", "taken_at", "broker_id", "log_dir", "error")
+        .agg(F.min("line_no").alias("line_no"))
+        .orderBy("broker_id", "log_dir", "file")
+        .collect()
+    )
+    if not rows:
+        return []
+    coverage.add(check, used=["kafka-log-dirs --describe (pasted)"])
+    return [
+        Finding(
+            "log_dir.offline",
+            CRITICAL,
+            {"broker": r.broker_id, "log_dir": r.log_dir, "taken_at": _moment(r.taken_at)},
+            f"Broker {r.broker_id}'s log dir {r.log_dir} had failed ({r.error.rsplit('.', 1)[-1]}) when "
+            f"kafka-log-dirs --describe was {taken(r.taken_at)}: a broker marks every replica in a failed "
+            "dir offline, stops fetching them and tells the controller (ReplicaManager.handleLogDirFailure, "
+            "2.8.2 l.1837-1874).",
+            (file_ref(r.file, r.line_no),),
+        )
+        for r in rows
+    ]

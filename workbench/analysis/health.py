@@ -30,7 +30,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis import described
-from workbench.analysis.contract import INFO, NO_TXN, WARNING, Analysis, Kind, Need
+from workbench.analysis.contract import CRITICAL, INFO, NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, tp_list, txn_ref
 from workbench.model.partition_history import WHOLE_CLUSTER, counted, min_isr, stretches
 from workbench.model.views import kept, views
@@ -265,24 +265,25 @@ def leaderless_windows(h: Health, captured: Any) -> DataFrame:
 def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     """Partitions under-replicated for SUSTAINED_MS or more (grouped by the brokers out of their ISR);
     those without a working leader are `leaderless`'s."""
+    failed = described.failed_log_dirs(bundle, coverage, "health")
     h = health(bundle)
     if h is None:
         coverage.add("health", [NO_TXN])
-        return described.under_replicated(bundle, coverage, "health")
+        return failed + described.under_replicated(bundle, coverage, "health")
     _, default_min_isr = min_isr(bundle)
     if default_min_isr is None:
         coverage.add(
             "health",
             ["server.properties: min.insync.replicas (under-min-ISR counted only where a topic sets it)"],
         )
-    return _under_replicated(h, captured_at(bundle))
+    return failed + _under_replicated(h, captured_at(bundle))
 
 
 ANALYSIS = Analysis(
     "health",
     needs={
         Need.ZK_HISTORY: "offline and under-replicated partitions over time",
-        Need.PASTED: "the partitions a kafka-topics --describe shows under-replicated, at its moment",
+        Need.PASTED: "under-replicated partitions (kafka-topics) and failed log dirs (kafka-log-dirs)",
     },
     run=_run,
     kinds=(
@@ -292,6 +293,7 @@ ANALYSIS = Analysis(
             {"partitions": int, "brokers": list, "still": int},
             {"taken_at": str},  # from a pasted describe: the moment it shows
         ),
+        Kind("log_dir.offline", (CRITICAL,), {"broker": int, "log_dir": str, "taken_at": str}),
     ),
     plots="workbench.plots.standard:health",
 )

@@ -22,13 +22,15 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from workbench.bundle import FORMAT, LISTING, PASTED, update_manifest
+from workbench.sources.kafka_log_dirs import JSON_LINE
+from workbench.sources.kafka_log_dirs import STRUCTURE as LOG_DIRS_LINE
 from workbench.sources.kafka_topics import PARTITION_LINE, TOPIC_LINE
 from workbench.sources.listings import DU, ENTRY, STAT_FILE
 from workbench.sources.zk_shell import ABSENT, BARE, CHILDREN, ONE_SHOT, PROMPT, STAT, TREE_NODE, ZS_PROMPT
 
 HEAD_BYTES = 1 << 16
 _LISTING = [re.compile(p) for p in (ENTRY, DU, STAT_FILE)]
-_DESCRIBE = [re.compile(p) for p in (TOPIC_LINE, PARTITION_LINE)]
+_DESCRIBE = [re.compile(p) for p in (TOPIC_LINE, PARTITION_LINE, JSON_LINE, LOG_DIRS_LINE)]
 _ZK_NOISE = r"^(?:WATCHER::|WatchedEvent state:|Connecting to |Welcome to ZooKeeper!|JLine support is )"
 _ZOOKEEPER = [
     re.compile(p) for p in (PROMPT, ONE_SHOT, BARE, STAT, ZS_PROMPT, TREE_NODE, ABSENT, CHILDREN, _ZK_NOISE)

@@ -15,19 +15,20 @@ from pyspark.sql import functions as F
 
 from workbench import schemas
 from workbench.bundle import Pasted
-from workbench.sources import kafka_topics, zk_shell
+from workbench.sources import kafka_log_dirs, kafka_topics, zk_shell
 from workbench.sources.common import cut, empty, lines_of, pasted_texts
 
 SHELL = (  # another command at a shell's prompt: [root@b1 ~]# ..., user@host:~$ ..., $ ...
     r"^(?:\[[^\]]*@[^\]]*\] ?[$#]|[\w.-]+@[\w.-]+(?::[^\s$#]*)?[$#]|[$#]) +\S.*$"
 )
-READ = ("topic", "partition", "zk_command", "zs_command", "tree_node")
-KINDS = "kafka-topics --describe, a ZooKeeper shell transcript or zk_shell export"
+READ = ("topic", "partition", "log_dirs", "zk_command", "zs_command", "tree_node")
+KINDS = "kafka-topics --describe, kafka-log-dirs --describe, a ZooKeeper shell transcript or zk_shell export"
 
 
 @dataclass(frozen=True)
 class PastedFrames:
     partition_descriptions: DataFrame
+    log_dir_descriptions: DataFrame
     znodes_observed: DataFrame
     bad_records: DataFrame
 
@@ -37,7 +38,10 @@ def read_pasted(spark: SparkSession, pasted: list[Pasted]) -> PastedFrames:
     if not pasted:
         bad = empty(spark, schemas.BAD_RECORDS)
         return PastedFrames(
-            empty(spark, schemas.PARTITION_DESCRIPTIONS), empty(spark, schemas.ZNODES_OBSERVED), bad
+            empty(spark, schemas.PARTITION_DESCRIPTIONS),
+            empty(spark, schemas.LOG_DIR_DESCRIPTIONS),
+            empty(spark, schemas.ZNODES_OBSERVED),
+            bad,
         )
     origin = spark.createDataFrame(
         [(str(p.path), p.file, p.taken_at, p.timezone) for p in pasted],
@@ -50,8 +54,9 @@ def read_pasted(spark: SparkSession, pasted: list[Pasted]) -> PastedFrames:
     exports = zk_shell.export_rows(texts.where("export"), lines.where("export"))
     kinds = _segments(lines.where(~F.col("export")).withColumn("kind", _kind(F.col("line"))))
     descriptions = kafka_topics.rows(kinds.where(F.col("kind").isin("topic", "partition")))
+    log_dirs, json_bad = kafka_log_dirs.rows(kinds.where(F.col("kind") == "log_dirs"))
     observed, zk_bad = zk_shell.observations(kinds.where(F.col("seg.tool").isin("zk", "zs")))
-    return PastedFrames(descriptions, observed.unionByName(exports), _bad(kinds, zk_bad))
+    return PastedFrames(descriptions, log_dirs, observed.unionByName(exports), _bad(kinds, zk_bad, json_bad))
 
 
 def _kind(line: Column) -> Column:
@@ -59,10 +64,11 @@ def _kind(line: Column) -> Column:
     return (
         F.when(line.rlike(kafka_topics.TOPIC_LINE), "topic")
         .when(line.rlike(kafka_topics.PARTITION_LINE), "partition")
+        .when(line.rlike(kafka_log_dirs.JSON_LINE), "log_dirs")
         .when(zk.isNotNull(), zk)
         .when(line.rlike(kafka_topics.COMMAND) | line.rlike(SHELL), "shell")
-        .when(line.rlike(kafka_topics.STRUCTURE), "structure")
-        .when(line.rlike(kafka_topics.ERROR), "error")
+        .when(line.rlike(kafka_topics.STRUCTURE) | line.rlike(kafka_log_dirs.STRUCTURE), "structure")
+        .when(line.rlike(kafka_topics.ERROR) | line.rlike(kafka_log_dirs.ERROR), "error")
     )
 
 
@@ -92,14 +98,17 @@ def _segments(lines: DataFrame) -> DataFrame:
     )
 
 
-def _bad(kinds: DataFrame, zk_bad: DataFrame) -> DataFrame:
+def _bad(kinds: DataFrame, zk_bad: DataFrame, json_bad: DataFrame) -> DataFrame:
     """Bad records of every pasted file: the lines of a read file that no reader took, the readers' own,
     and one per file that holds nothing read."""
     outside = F.col("seg").isNull() | (F.col("seg.tool") == "shell")
     left = kinds.where(
         (F.col("file_read") == 1)
         & outside
-        & (F.col("kind").isNull() | ~F.col("kind").isin("topic", "partition", "structure", "shell"))
+        & (
+            F.col("kind").isNull()
+            | ~F.col("kind").isin("topic", "partition", "log_dirs", "structure", "shell")
+        )
     )
     reason = (
         F.when(F.col("kind") == "error", "an error the command printed")
@@ -117,6 +126,13 @@ def _bad(kinds: DataFrame, zk_bad: DataFrame) -> DataFrame:
         reason.alias("reason"),
         cut("line").alias("raw"),
     )
+    json = json_bad.select(
+        F.lit("kafka-log-dirs").alias("source"),
+        "file",
+        F.col("line_no").alias("position"),
+        "reason",
+        cut("line").alias("raw"),
+    )
     shell = zk_bad.select(
         F.lit("zookeeper-shell").alias("source"),
         "file",
@@ -131,4 +147,4 @@ def _bad(kinds: DataFrame, zk_bad: DataFrame) -> DataFrame:
         F.lit(f"not read: no line of a kind read from pasted/ ({KINDS})").alias("reason"),
         cut("line").alias("raw"),
     )
-    return lines.unionByName(shell).unionByName(unread)
+    return lines.unionByName(json).unionByName(shell).unionByName(unread)
