@@ -135,31 +135,53 @@ def test_topic_lines_alone_and_files_of_other_kinds(spark: SparkSession, tmp_pat
     )
 
 
-def describe_2_8(znodes_jsonl: Path) -> str:
-    """What kafka-topics --zookeeper --describe at 2.8 prints of a ZooKeeper tree (TopicCommand.scala @2.8.2:
-    TopicDescription and PartitionDescription's printDescription), topics in name order."""
+def describe(znodes_jsonl: Path, version: str = "2.8") -> str:
+    """What kafka-topics --describe prints of a ZooKeeper tree at Kafka `version`, topics in name order:
+    over ZooKeeper before 3.0 (TopicCommand.scala @0.10.2.2 l.206-221: no space after the topic line's
+    colons, the state's leader as it is; @2.4.1 and @2.8.2 l.107-170: `Leader: none`, TopicId from 2.8,
+    MarkedForDeletion on every line of a marked topic, no reassignment), over a broker from 3.0 (the
+    reassignment's Adding/Removing Replicas, no MarkedForDeletion)."""
     nodes = {}
     for line in znodes_jsonl.read_text(encoding="utf-8").splitlines():
         z = json.loads(line)
         nodes[z["path"]] = z["data"]
+    major = tuple(int(x) for x in version.split(".")[:2])
+    over_zk = major < (3, 0)
     out = []
     for path in sorted(p for p in nodes if p.count("/") == 3 and p.startswith("/brokers/topics/")):
         topic, data = path.rsplit("/", 1)[1], json.loads(nodes[path] or "{}")
         parts = {int(p): r for p, r in data.get("partitions", {}).items()}
-        tid = f"{T}TopicId: {data['topic_id']}" if data.get("topic_id") else ""
+        marked = over_zk and major >= (0, 11) and f"/admin/delete_topics/{topic}" in nodes
         rf = len(parts[0]) if 0 in parts else 0
-        out.append(
-            f"Topic: {topic}{tid}{T}PartitionCount: {len(parts)}{T}ReplicationFactor: {rf}{T}Configs: "
-        )
+        if major < (2, 4):
+            out.append(
+                f"Topic:{topic}{T}PartitionCount:{len(parts)}{T}ReplicationFactor:{rf}{T}Configs:"
+                + (f"{T}MarkedForDeletion:true" if marked else "")
+            )
+        else:
+            tid = f"{T}TopicId: {data['topic_id']}" if major >= (2, 8) and data.get("topic_id") else ""
+            out.append(
+                f"Topic: {topic}{tid}{T}PartitionCount: {len(parts)}{T}ReplicationFactor: {rf}{T}Configs: "
+                + (f"{T}MarkedForDeletion: true" if marked else "")
+            )
         for p, replicas in sorted(parts.items()):
             state = json.loads(nodes.get(f"{path}/partitions/{p}/state") or '{"leader": -1, "isr": []}')
-            leader = "none" if state["leader"] == -1 else state["leader"]
-            isr = ",".join(map(str, state["isr"]))
-            out.append(
+            leader = state["leader"] if major < (2, 4) or state["leader"] != -1 else "none"
+            line = (
                 f"{T}Topic: {topic}{T}Partition: {p}{T}Leader: {leader}{T}Replicas: "
-                f"{','.join(map(str, replicas))}{T}Isr: {isr}"
+                f"{','.join(map(str, replicas))}{T}Isr: {','.join(map(str, state['isr']))}"
             )
+            adding = (data.get("adding_replicas") or {}).get(str(p), [])
+            removing = (data.get("removing_replicas") or {}).get(str(p), [])
+            if not over_zk and (adding or removing):
+                line += f"{T}Adding Replicas: {','.join(map(str, adding))}{T}Removing Replicas: "
+                line += ",".join(map(str, removing))
+            out.append(line + (f"{T}MarkedForDeletion: true" if marked and major >= (2, 4) else ""))
     return "\n".join(out) + "\n"
+
+
+def describe_2_8(znodes_jsonl: Path) -> str:
+    return describe(znodes_jsonl, "2.8")
 
 
 def test_the_mismatch_found_from_describe_where_zookeeper_is_missing(

@@ -25,7 +25,9 @@ from pyspark.sql.types import (
 
 from workbench import schemas
 
-JSON_LINE = r'^\s*\{\s*"(?:version|brokers)"\s*:'
+JSON_LINE = (
+    r'^\s*\{.*"brokers"\s*:\s*\[\s*(?:\{\s*"(?:broker|logDirs)"\s*:|\])'  # not a topic znode's {"version":..
+)
 STRUCTURE = (
     r"^(?:Querying brokers for log directories information|Received log directory information from brokers)"
 )

@@ -153,7 +153,7 @@ def _role(kind: Column, name: Column, zk: Column, recursive: Column, read: Colum
         .when(kind == "absent", "absent")
         .when(zk & (kind == "stat") & name.isin("get", "ls", "ls2", "stat"), "stat")
         .when(zk & (kind == "glued") & name.isin("ls", "ls2"), "glued")
-        .when(is_get & (kind.isNull() | kind.isin("children", "tree_top")), "payload")
+        .when(is_get, "payload")  # whatever else it looks like
         .when(zk & (kind == "children") & name.isin("ls", "ls2") & ~recursive, "children")
         .when(zk & recursive & kind.isNull() & F.col("line").rlike(r"^/\S*\s*$"), "path")
         .when(~zk & (name == "ls") & kind.isNull(), "child")
