@@ -12,18 +12,10 @@ from conftest import REPO
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from workbench.bundle import (
-    FORMAT,
-    BundleError,
-    Evidence,
-    log_kind,
-    read_manifest,
-    record_part,
-    walk_listing,
-    write_listing,
-)
+from workbench.bundle import Evidence, log_kind, walk_listing, write_listing
 from workbench.cli import main
 from workbench.frames import open_bundle
+from workbench.manifest import FORMAT, BundleError, read_manifest, record_part
 from workbench.model.views import release, views
 from workbench.spark import SMALL_EVIDENCE_MB, fit_to_evidence
 

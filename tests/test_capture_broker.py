@@ -16,9 +16,10 @@ import pytest
 from conftest import REPO
 from pyspark.sql import SparkSession
 
-from workbench.bundle import LISTING, BundleError, write_listing
+from workbench.bundle import LISTING, write_listing
 from workbench.capture.broker import VANISHED, capture_broker, copy_logs, copy_metadata, main
 from workbench.frames import open_bundle
+from workbench.manifest import BundleError
 
 CLUSTER_ID = "Xk3mP0aLQ2i4v9YtQ8bW1g"
 DELETE_DIR = "orders-1.9c2d1e0f3a4b5c6d7e8f9a0b1c2d3e4f-delete"  # in every log dir made below

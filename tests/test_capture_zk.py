@@ -19,9 +19,9 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.security import make_digest_acl
 
-from workbench.bundle import FORMAT, read_manifest, update_manifest
 from workbench.capture import zk as zk_capture
 from workbench.capture.zk import add_arguments, capture_zk, connect, run
+from workbench.manifest import FORMAT, read_manifest, update_manifest
 from workbench.testing.zookeeper import txn_log_toolkit
 
 # ZooKeeper's own Stat field names (zookeeper.jute, `class Stat`); the capture must use exactly these.

@@ -14,14 +14,14 @@ if TYPE_CHECKING:
     from workbench.analysis.health import health
     from workbench.analysis.state import state_at
     from workbench.analysis.triage import triage
-    from workbench.bundle import BundleError
     from workbench.frames import Bundle, open_bundle
+    from workbench.manifest import BundleError
     from workbench.spark import spark_session
 
 
 def __getattr__(name: str) -> Any:
     if name == "BundleError":
-        from workbench.bundle import BundleError
+        from workbench.manifest import BundleError
 
         return BundleError
     if name in ("Bundle", "open_bundle"):

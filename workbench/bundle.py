@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from workbench.kafka import logdir as kafka_logdir
+from workbench.manifest import FORMAT, MANIFEST, BundleError, pasted_entries, read_manifest
 from workbench.zookeeper import files as zk_files
 
-FORMAT = "kafka-evidence/1"
-MANIFEST = "manifest.json"
 LISTING = "listing.tsv"
 ZNODES_JSONL = "zk/znodes.jsonl"
 PASTED = "pasted"  # what an SRE pasted about the whole cluster: kafka-topics --describe, ...
@@ -55,16 +54,6 @@ def log_kind(name: str) -> str:
         if stem == kind or stem.endswith(("-" + kind, "_" + kind, "." + kind)):
             return kind
     return stem
-
-
-class BundleError(Exception):
-    """Evidence that cannot be opened: names the file and what was expected."""
-
-    def __init__(self, path: str | Path, problem: str, expected: str) -> None:
-        self.path = str(path)
-        self.problem = problem
-        self.expected = expected
-        super().__init__(f"{path}: {problem}; expected {expected}")
 
 
 @dataclass(frozen=True)
@@ -178,73 +167,13 @@ class Evidence:
         ev.zk_files = zk_data_files([txnlog], root) if txnlog.is_dir() else []
         jsonl = root / ZNODES_JSONL
         ev.znodes_jsonl = jsonl if jsonl.is_file() else None
-        said = _said(ev.manifest)
+        said = pasted_entries(ev.manifest)
         ev.pasted = [
             _pasted(root, p, said)
             for p in sorted((root / PASTED).rglob("*"))
             if p.is_file() and not p.is_symlink()
         ]
         return ev
-
-
-def read_manifest(root: Path) -> dict[str, Any]:
-    """Read and check `manifest.json`; every other part of a bundle is optional."""
-    path = root / MANIFEST
-    expected = f'{MANIFEST} with "format": "{FORMAT}"'
-    if not path.is_file():
-        raise BundleError(path, "missing", expected)
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise BundleError(path, f"unreadable ({e})", expected) from e
-    if not isinstance(manifest, dict):
-        raise BundleError(path, "not a JSON object", expected)
-    if manifest.get("format") != FORMAT:
-        raise BundleError(path, f"format is {manifest.get('format')!r}", expected)
-    return manifest
-
-
-def update_manifest(root: Path, **fields: Any) -> dict[str, Any]:
-    """Create `manifest.json` or complete an existing one, so a bundle can be assembled from parts
-    collected on different hosts: lists (brokers, parts) are merged, other fields set when given."""
-    path = Path(root) / MANIFEST
-    manifest: dict[str, Any] = read_manifest(Path(root)) if path.exists() else {"format": FORMAT}
-    for key, value in fields.items():
-        if value is None:
-            continue
-        old = manifest.get(key)
-        if isinstance(value, list) and isinstance(old, list):
-            merged = old + [v for v in value if v not in old]
-            manifest[key] = sorted(merged) if all(isinstance(v, int) for v in merged) else merged
-        else:
-            manifest[key] = value
-    _write_manifest(Path(root), manifest)
-    return manifest
-
-
-def record_part(root: Path, part: dict[str, Any], same: tuple[str, ...], **fields: Any) -> dict[str, Any]:
-    """Add a collector's `part` to the manifest, replacing the part of an earlier run that agrees with it
-    on the keys `same` (the same broker captured again). The bundle keeps its first `captured_at`, and
-    `redacted` stays false once any part said false: one unredacted part taints the bundle."""
-    path = Path(root) / MANIFEST
-    manifest: dict[str, Any] = read_manifest(Path(root)) if path.exists() else {"format": FORMAT}
-    parts = manifest.get("parts")
-    parts = parts if isinstance(parts, list) else []
-    kept = [p for p in parts if not (isinstance(p, dict) and all(p.get(k) == part.get(k) for k in same))]
-    manifest["parts"] = [*kept, part]
-    if manifest.get("redacted") is False:
-        fields["redacted"] = False
-    if manifest.get("captured_at"):
-        fields["captured_at"] = manifest["captured_at"]
-    _write_manifest(Path(root), manifest)
-    return update_manifest(root, **fields)
-
-
-def _write_manifest(root: Path, manifest: dict[str, Any]) -> None:
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = root / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(root / MANIFEST)
 
 
 def znode_json(path: str, data: bytes | None, stat: dict[str, int], redacted: bool = False) -> str:
@@ -330,7 +259,7 @@ def _bundle_log_dirs(root: Path, manifest: dict[str, Any]) -> Iterator[LogDir]:
     brokers = root / "brokers"
     if not brokers.is_dir():
         return
-    said = _said(manifest)
+    said = pasted_entries(manifest)
     for ddir in sorted(brokers.glob("*/datadirs/*")):
         if ddir.is_dir():
             rel = ddir.relative_to(root).as_posix()
@@ -343,16 +272,6 @@ def _bundle_log_dirs(root: Path, manifest: dict[str, Any]) -> Iterator[LogDir]:
             if not ddir.joinpath(LISTING).is_file():
                 listing = None if pasted else _temp_listing(ddir)
             yield LogDir(ddir, ddir.name, _broker_id(ddir.parent.parent), listing, rel + "/", pasted)
-
-
-def _said(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The manifest's "pasted" entries by file: when each paste was taken, the host's zone."""
-    entries = manifest.get("pasted")
-    return {
-        p["file"]: p
-        for p in (entries if isinstance(entries, list) else [])
-        if isinstance(p, dict) and isinstance(p.get("file"), str)
-    }
 
 
 def _pasted(root: Path, path: Path, said: dict[str, dict[str, Any]]) -> Pasted:

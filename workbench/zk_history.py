@@ -11,7 +11,8 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from workbench.bundle import MANIFEST, BundleError, Evidence, ZkFile, zk_data_files
+from workbench.bundle import Evidence, ZkFile, zk_data_files
+from workbench.manifest import MANIFEST, BundleError
 from workbench.zookeeper.txns import ERROR_NAMES
 
 

@@ -21,7 +21,8 @@ import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
-from workbench.bundle import FORMAT, LISTING, PASTED, update_manifest
+from workbench.bundle import LISTING, PASTED
+from workbench.manifest import FORMAT, update_manifest
 from workbench.sources.kafka_log_dirs import JSON_LINE
 from workbench.sources.kafka_log_dirs import STRUCTURE as LOG_DIRS_LINE
 from workbench.sources.kafka_topics import PARTITION_LINE, TOPIC_LINE

@@ -25,20 +25,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from workbench.bundle import (
-    LISTING,
-    LOG_FILE,
-    LOG_NAMES,
-    MANIFEST,
-    BundleError,
-    log_kind,
-    looks_like_log_dir,
-    read_manifest,
-    record_part,
-    write_listing,
-)
+from workbench.bundle import LISTING, LOG_FILE, LOG_NAMES, log_kind, looks_like_log_dir, write_listing
 from workbench.capture.redact import redact_properties
 from workbench.kafka.logdir import is_metadata_file
+from workbench.manifest import MANIFEST, BundleError, read_manifest, record_part
 
 VANISHED = "vanished before it could be copied (Kafka deleted or rolled it)"
 LOGS_ATTEMPTS = 3  # the logs dir is read again after copying, for files rolled meanwhile

@@ -44,8 +44,9 @@ from kazoo.interfaces import IAsyncResult
 from kazoo.protocol.states import KazooState, ZnodeStat
 from kazoo.retry import KazooRetry, RetryFailedError
 
-from workbench.bundle import record_part, znode_json
+from workbench.bundle import znode_json
 from workbench.capture.redact import redact_znode
+from workbench.manifest import record_part
 
 WINDOW = 200  # requests in flight; must stay well below what kazoo can queue while disconnected (_Walk.run)
 # Waiting on each answer hands the GIL to and fro with kazoo's thread for every reply; a short nap lets it

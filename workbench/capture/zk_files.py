@@ -21,8 +21,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from workbench.bundle import ZkFile, record_part, zk_data_files
+from workbench.bundle import ZkFile, zk_data_files
 from workbench.capture.redact import holds_secrets, redact_znode
+from workbench.manifest import record_part
 from workbench.zookeeper import txns as op
 from workbench.zookeeper.files import Problem, read_snapshot, read_txn_log, write_snapshot, write_txn_entry
 from workbench.zookeeper.txns import Txn, write_txn

@@ -8,8 +8,8 @@ import sys
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from workbench.bundle import BundleError
 from workbench.frames import Bundle, open_bundle
+from workbench.manifest import BundleError
 
 if TYPE_CHECKING:
     from workbench.progress import Progress

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workbench.bundle import read_manifest
 from workbench.kafka import behaviour
+from workbench.manifest import read_manifest
 from workbench.remediation.forecast import TP, Moment
 from workbench.remediation.planner import RepairPlan
 from workbench.remediation.scripts import foretold

@@ -12,8 +12,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from workbench.bundle import FORMAT, MANIFEST, ZNODES_JSONL, read_manifest
+from workbench.bundle import ZNODES_JSONL
 from workbench.capture.zk import ZkCaptureError, capture_zk
+from workbench.manifest import FORMAT, MANIFEST, read_manifest
 from workbench.simulate import deletion, story
 from workbench.simulate.cluster import DATA_DIR, Cluster
 from workbench.simulate.health import BUCKET_MS

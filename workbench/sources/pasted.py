@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 
 from workbench import schemas
 from workbench.bundle import Pasted
-from workbench.sources import kafka_log_dirs, kafka_topics, zk_shell
+from workbench.sources import kafka_log_dirs, kafka_topics, zk_export, zk_shell
 from workbench.sources.common import cut, empty, lines_of, pasted_texts
 
 SHELL = (  # another command at a shell's prompt: [root@b1 ~]# ..., user@host:~$ ..., $ ...
@@ -48,10 +48,10 @@ def read_pasted(spark: SparkSession, pasted: list[Pasted]) -> PastedFrames:
         "abs string, file string, taken string, tz string",
     )
     texts = pasted_texts(spark, [str(p.path) for p in pasted], origin).withColumn(
-        "export", zk_shell.is_export(F.col("value"))
+        "export", zk_export.is_export(F.col("value"))
     )
     lines = lines_of(texts)
-    exports = zk_shell.export_rows(texts.where("export"), lines.where("export"))
+    exports = zk_export.export_rows(texts.where("export"), lines.where("export"))
     kinds = _segments(lines.where(~F.col("export")).withColumn("kind", _kind(F.col("line"))))
     descriptions = kafka_topics.rows(kinds.where(F.col("kind").isin("topic", "partition")))
     log_dirs, json_bad = kafka_log_dirs.rows(kinds.where(F.col("kind") == "log_dirs"))

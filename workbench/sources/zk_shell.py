@@ -9,7 +9,7 @@ Read (docs/pasted-evidence.md cites each format's source at the releases named):
   list in 3.5.3-3.5.10), `ls -R` (a path per line), `ls2` and `stat`; `Node does not exist: /x` (and the
   NoNodeException text `get` printed in 3.5.0-3.6.2 and 3.7.0) as the znode's absence;
 - zk_shell's `tree` (names under `├── `, `│   ` per level), `get` and `ls` behind its prompt
-  `(CONNECTED [zk1:2181]) /> `, and its `cp ... json://` export (`export_rows`).
+  `(CONNECTED [zk1:2181]) /> ` (its `cp ... json://` export is zk_export.py's).
 The banner, WATCHER notices, the tools' log lines and stack traces are structure. A write typed in the
 transcript (`delete /controller`) and the output of commands not read are bad records that say so.
 A transcript holds a few znodes, each at the moment its command ran: not ZooKeeper's tree.
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import MapType, StringType, StructField, StructType
 
 from workbench import schemas
 
@@ -68,8 +67,6 @@ STRUCTURE = "|".join(
     )
 )
 MAX_TREE_DEPTH = 24
-# zk_shell's copy_util.JSONProxy: {path: {"content": base64 | null, "acls": [...]}}
-EXPORT = MapType(StringType(), StructType([StructField("content", StringType())]))
 
 
 def kind(line: Column) -> Column:
@@ -306,10 +303,10 @@ def _tree(marked: DataFrame) -> DataFrame:
 
 def _bare(rows: DataFrame, *known: str) -> DataFrame:
     """Rows of a segment's command that show only that a znode exists (and the `known` columns)."""
-    return _shown(rows.withColumn("command", F.col("seg.text")), False, *known)
+    return observed_rows(rows.withColumn("command", F.col("seg.text")), False, *known)
 
 
-def _shown(rows: DataFrame, data_shown: bool, *known: str) -> DataFrame:
+def observed_rows(rows: DataFrame, data_shown: bool, *known: str) -> DataFrame:
     """znodes_observed rows from path, observed_as, command, file, line_no, taken_at and the `known`
     columns: the rest is null, not shown."""
     given = {"path", "observed_as", "command", "file", "line_no", "taken_at", *known}
@@ -372,37 +369,3 @@ def _java_date(text: Column, tz: Column) -> Column:
         .when(zone.rlike(r"^GMT[+-]\d\d:\d\d$"), F.to_utc_timestamp(wall, F.substring(zone, 4, 6)))
         .when(tz.isNotNull() & (zone != ""), F.to_utc_timestamp(wall, tz))
     )
-
-
-def is_export(value: Column) -> Column:
-    """A whole file that is zk_shell's `cp ... json://` export: an object keyed by absolute paths."""
-    export = F.from_json(value, EXPORT)
-    return F.coalesce(
-        (F.size(export) > 0) & F.forall(F.map_keys(export), lambda k: k.startswith("/")), F.lit(False)
-    )
-
-
-def export_rows(texts: DataFrame, lines: DataFrame) -> DataFrame:
-    """znodes_observed of zk_shell exports (texts: file, taken_at, value): a znode per key with its data
-    (the export's base64 decoded where it is UTF-8 text) and no stat, which the export does not keep."""
-    nodes = texts.select("file", "taken_at", F.explode(F.from_json("value", EXPORT)).alias("path", "node"))
-    raw = F.unbase64("node.content")
-    text = raw.cast("string")
-    keys = (
-        lines.select("file", F.regexp_extract("line", r'^\s*"(/[^"]*)"\s*:', 1).alias("path"), "line_no")
-        .where(F.col("path") != "")
-        .groupBy("file", "path")
-        .agg(F.min("line_no").alias("line_no"))
-    )
-    data = F.when(F.is_valid_utf8(text), text).otherwise(F.col("node.content"))
-    known = ("data", "data_encoding", "data_length")
-    shown = nodes.join(keys, ["file", "path"], "left").select(
-        "*",
-        data.alias("data"),
-        F.when(
-            F.col("node.content").isNotNull(), F.when(F.is_valid_utf8(text), "utf-8").otherwise("base64")
-        ).alias("data_encoding"),
-        F.when(F.col("node.content").isNotNull(), F.length(raw)).alias("data_length"),
-    )
-    command = F.lit(None).cast("string").alias("command")
-    return _shown(shown.select("*", F.lit("json export").alias("observed_as"), command), True, *known)
