@@ -12,7 +12,8 @@ from typing import Any
 from conftest import SAMPLE_DATA
 from pyspark.sql import SparkSession
 
-from workbench.analysis.triage import triage
+from workbench.analysis import deletion, health, leaderless
+from workbench.analysis.findings import Coverage
 from workbench.frames import open_bundle
 
 T = "\t"
@@ -51,13 +52,23 @@ def _bundle(tmp: Path, sample: str, pastes: dict[str, str], taken_at: str | None
     return bundle
 
 
+class _Found:
+    """The findings and coverage of the analyses that read what a paste shows (not all of triage's)."""
+
+    def __init__(self, bundle: Any) -> None:
+        self.coverage = Coverage()
+        self.findings = [
+            f for a in (health, leaderless, deletion) for f in a.ANALYSIS.findings(bundle, self.coverage)
+        ]
+
+
 def _of(result: Any, prefix: str) -> list[Any]:
     return [f for f in result.findings if f.kind.startswith(prefix)]
 
 
 def test_a_pasted_describe_and_transcript_at_their_moment(spark: SparkSession, tmp_path: Path) -> None:
     pastes = {"describe.txt": INCIDENT, "zk.txt": TRANSCRIPT}
-    result = triage(
+    result = _Found(
         open_bundle(_bundle(tmp_path, "handmade-2.8", pastes, "2024-03-12T10:41:00+01:00"), spark)
     )
     (offline,) = _of(result, "partition.offline")
@@ -79,11 +90,11 @@ def test_a_pasted_describe_and_transcript_at_their_moment(spark: SparkSession, t
 def test_nothing_where_the_paste_shows_health_or_zookeeper_tells_it(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    healthy = triage(open_bundle(_bundle(tmp_path / "1", "handmade-2.8", {"d.txt": HEALTHY}, None), spark))
+    healthy = _Found(open_bundle(_bundle(tmp_path / "1", "handmade-2.8", {"d.txt": HEALTHY}, None), spark))
     assert not _of(healthy, "partition.") and not _of(healthy, "deletion.marked")
     # With ZooKeeper's tree and history, they tell the partitions and markers over time: a paste adds none
-    collected = triage(open_bundle(SAMPLE_DATA / "deletion-stuck-2.8", spark))
-    both = triage(
+    collected = _Found(open_bundle(SAMPLE_DATA / "deletion-stuck-2.8", spark))
+    both = _Found(
         open_bundle(_bundle(tmp_path / "2", "deletion-stuck-2.8", {"d.txt": INCIDENT}, None), spark)
     )
     assert sorted(f.kind for f in both.findings) == sorted(f.kind for f in collected.findings)
@@ -140,7 +151,7 @@ def test_kafka_log_dirs_in_both_key_orders(spark: SparkSession, tmp_path: Path) 
     )
     (bad,) = b.bad_records.where("source = 'kafka-log-dirs'").collect()
     assert (bad.file, bad.position) == ("pasted/c.txt", 3) and "cut or wrapped" in bad.reason
-    result = triage(b)
+    result = _Found(b)
     failed = [f for f in result.findings if f.kind == "log_dir.offline"]
     assert [(f.subject["broker"], f.subject["log_dir"], f.evidence) for f in failed] == [
         (1, "/data/kafka-2", ("pasted/a.txt:3",)),

@@ -339,7 +339,16 @@ def test_what_is_not_a_fact_is_said(spark: SparkSession, tmp_path: Path) -> None
 def test_topic_ids_from_a_transcript_where_zookeeper_is_missing(spark: SparkSession, tmp_path: Path) -> None:
     """Without ZooKeeper's tree, the topic znodes a pasted zookeeper-shell showed stand in for it: the same
     mismatches as the collected bundle; a znode shown without topic_id is found, with the moment."""
-    from workbench.analysis.triage import triage
+    from workbench.analysis import topic_ids
+    from workbench.analysis.findings import Coverage
+
+    class TopicIds:  # the topic_ids analysis alone, as triage runs it
+        def __init__(self, bundle: Any) -> None:
+            self.coverage = Coverage()
+            self.findings = topic_ids.ANALYSIS.findings(bundle, self.coverage)
+
+        def of_kind(self, kind: str) -> list[Any]:
+            return [f for f in self.findings if f.kind == kind]
 
     nodes = _nodes(SAMPLE / "zk" / "znodes.jsonl")
     topics = sorted(p for p in nodes if p.count("/") == 3 and p.startswith("/brokers/topics/"))
@@ -353,8 +362,8 @@ def test_topic_ids_from_a_transcript_where_zookeeper_is_missing(spark: SparkSess
             if f.kind == kind
         }
 
-    collected = triage(open_bundle(SAMPLE, spark))
-    pasted = triage(open_bundle(_bundle(tmp_path / "1", {"zk.txt": paste}, said, zk=False), spark))
+    collected = TopicIds(open_bundle(SAMPLE, spark))
+    pasted = TopicIds(open_bundle(_bundle(tmp_path / "1", {"zk.txt": paste}, said, zk=False), spark))
     assert found(pasted, "topic_id.mismatch") == found(collected, "topic_id.mismatch") != set()
     assert not pasted.of_kind("topic_id.missing")
     finding = pasted.of_kind("topic_id.mismatch")[0]
@@ -365,7 +374,7 @@ def test_topic_ids_from_a_transcript_where_zookeeper_is_missing(spark: SparkSess
     nodes["/brokers/topics/orders"]["data"] = json.dumps({"version": 1, "partitions": old["partitions"]})
     nodes["/brokers/topics/orders"]["stat"]["dataLength"] = len(nodes["/brokers/topics/orders"]["data"])
     paste = zkcli(nodes, ["get -s /brokers/topics/orders"], "3.8", True, "UTC")
-    rewritten = triage(open_bundle(_bundle(tmp_path / "2", {"zk.txt": paste}, said, zk=False), spark))
+    rewritten = TopicIds(open_bundle(_bundle(tmp_path / "2", {"zk.txt": paste}, said, zk=False), spark))
     (missing,) = rewritten.of_kind("topic_id.missing")
     assert missing.subject == {
         "topic": "orders",
