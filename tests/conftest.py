@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,24 @@ SAMPLE_DATA = REPO / "sample_data"
 def samples(holding: str = "truth.json") -> list[str]:
     """The sample bundles under sample_data/ holding `holding` (by default a simulated one's truth.json)."""
     return sorted(p.name for p in SAMPLE_DATA.iterdir() if (p / holding).exists())
+
+
+def with_pastes(
+    tmp: Path, sample: str, pastes: dict[str, str], said: dict[str, Any] | None = None, zk: bool = True
+) -> Path:
+    """A copy of a sample with `pastes` (name: text) under pasted/, the manifest's "pasted" entries saying
+    `said` of each (taken_at, timezone); without its zk/ unless `zk`."""
+    bundle = tmp / "bundle"
+    shutil.copytree(SAMPLE_DATA / sample, bundle)
+    if not zk:
+        shutil.rmtree(bundle / "zk")
+    (bundle / "pasted").mkdir()
+    for name, text in pastes.items():
+        (bundle / "pasted" / name).write_text(text, encoding="utf-8")
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest["pasted"] = [{"file": f"pasted/{name}", **(said or {})} for name in pastes]
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    return bundle
 
 
 @pytest.fixture(scope="session")

@@ -4,12 +4,10 @@ and nothing of it where the paste shows a healthy cluster, or where ZooKeeper's 
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 from typing import Any
 
-from conftest import SAMPLE_DATA
+from conftest import SAMPLE_DATA, with_pastes
 from pyspark.sql import SparkSession
 
 from workbench.analysis import deletion, health, leaderless
@@ -40,16 +38,7 @@ TRANSCRIPT = """\
 
 
 def _bundle(tmp: Path, sample: str, pastes: dict[str, str], taken_at: str | None) -> Path:
-    bundle = tmp / "bundle"
-    shutil.copytree(SAMPLE_DATA / sample, bundle)
-    (bundle / "pasted").mkdir()
-    for name, text in pastes.items():
-        (bundle / "pasted" / name).write_text(text, encoding="utf-8")
-    manifest = json.loads((bundle / "manifest.json").read_text())
-    said = {"taken_at": taken_at} if taken_at else {}
-    manifest["pasted"] = [{"file": f"pasted/{name}", **said} for name in pastes]
-    (bundle / "manifest.json").write_text(json.dumps(manifest))
-    return bundle
+    return with_pastes(tmp, sample, pastes, {"taken_at": taken_at} if taken_at else None)
 
 
 class _Found:

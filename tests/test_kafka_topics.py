@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from conftest import SAMPLE_DATA
+from conftest import SAMPLE_DATA, with_pastes
 from pyspark.sql import SparkSession
 
 from workbench.frames import open_bundle
@@ -46,15 +46,7 @@ r: 3
 
 
 def _bundle(tmp: Path, pastes: dict[str, str], said: dict[str, Any]) -> Path:
-    bundle = tmp / "bundle"
-    shutil.copytree(SAMPLE_DATA / "handmade-2.8", bundle)
-    (bundle / "pasted").mkdir()
-    for name, text in pastes.items():
-        (bundle / "pasted" / name).write_text(text, encoding="utf-8")
-    manifest = json.loads((bundle / "manifest.json").read_text())
-    manifest["pasted"] = [{"file": f"pasted/{name}", **said} for name in pastes]
-    (bundle / "manifest.json").write_text(json.dumps(manifest))
-    return bundle
+    return with_pastes(tmp, "handmade-2.8", pastes, said)
 
 
 def _rows(spark: SparkSession, tmp: Path, text: str) -> tuple[list[Any], set[tuple[Any, ...]]]:

@@ -6,12 +6,11 @@ pastes hold the facts, triage finds what it finds from the collected bundle."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SAMPLE_DATA
+from conftest import SAMPLE_DATA, with_pastes
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from test_kafka_topics import describe
@@ -44,18 +43,10 @@ def _pasted(sample: Path, tmp: Path) -> Path:
     nodes = _nodes(sample / "zk" / "znodes.jsonl")
     topics = sorted(p for p in nodes if p.count("/") == 3 and p.startswith("/brokers/topics/"))
     commands = ["ls /brokers/ids", "ls /admin/delete_topics", *(f"get {t}" for t in topics)]
-    bundle = tmp / "bundle"
-    shutil.copytree(sample, bundle)
-    shutil.rmtree(bundle / "zk")
-    (bundle / "pasted").mkdir()
     pastes = {"zk.txt": zkcli(nodes, commands, _zookeeper_client(version), False, "UTC")}
     if topics:  # describe prints nothing of a cluster without topics
         pastes["describe.txt"] = describe(sample / "zk" / "znodes.jsonl", version)
-    for file, text in pastes.items():
-        (bundle / "pasted" / file).write_text(text)
-    manifest["pasted"] = [{"file": f"pasted/{n}", "taken_at": manifest["captured_at"]} for n in pastes]
-    (bundle / "manifest.json").write_text(json.dumps(manifest))
-    return bundle
+    return with_pastes(tmp, sample.name, pastes, {"taken_at": manifest["captured_at"]}, zk=False)
 
 
 def _subjects(result: Any, kind: str, *keys: str) -> set[tuple[Any, ...]]:

@@ -5,14 +5,13 @@ read back to what ZooKeeper holds; and what is not a fact said in bad_records.""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from conftest import SAMPLE_DATA
+from conftest import SAMPLE_DATA, with_pastes
 from pyspark.sql import SparkSession
 
 from workbench.frames import open_bundle
@@ -107,17 +106,7 @@ def zkcli(
 
 
 def _bundle(tmp: Path, pastes: dict[str, str], said: dict[str, Any], zk: bool = True) -> Path:
-    bundle = tmp / "bundle"
-    shutil.copytree(SAMPLE, bundle)
-    if not zk:
-        shutil.rmtree(bundle / "zk")
-    (bundle / "pasted").mkdir()
-    for name, text in pastes.items():
-        (bundle / "pasted" / name).write_text(text, encoding="utf-8")
-    manifest = json.loads((bundle / "manifest.json").read_text())
-    manifest["pasted"] = [{"file": f"pasted/{name}", **said} for name in pastes]
-    (bundle / "manifest.json").write_text(json.dumps(manifest))
-    return bundle
+    return with_pastes(tmp, SAMPLE.name, pastes, said, zk)
 
 
 def _same_as_zookeeper(observed: Any, truth: dict[str, Any]) -> None:

@@ -300,18 +300,8 @@ def _printed_mismatch(r: Any) -> Finding:
 
 
 def _missing_shown(r: Any) -> Finding:
-    form = f"version {r.znode_version}" if r.znode_version is not None else "unreadable"
-    pre = " (a pre-2.8 form)" if (r.znode_version or 0) < 3 else ""
-    return Finding(
-        "topic_id.missing",
-        CRITICAL,
-        {"topic": r.topic, **({"zxid": f"0x{r.mzxid:x}"} if r.mzxid is not None else {})},
-        f"The topic znode of {r.topic} has no topic_id ({form}{pre}, as a pasted `{r.command}` showed, "
-        f"{taken(r.taken_at)}): "
-        "the next controller to start will mint a new id, and every replica that recorded the old one will "
-        "refuse it.",
-        (file_ref(r.file, r.line_no),),
-    )
+    said = f"as a pasted `{r.command}` showed, {taken(r.taken_at)}"
+    return _no_id(r.topic, r.znode_version, r.mzxid, said, file_ref(r.file, r.line_no))
 
 
 def _stale(r: Any, topic_id: str, said: str, ref: str) -> Finding:
@@ -356,16 +346,22 @@ def _refusal(r: Any) -> Finding:
 
 
 def _missing(t: Any) -> Finding:
-    form = f"version {t.znode_version}" if t.znode_version is not None else "unreadable"
-    pre = " (a pre-2.8 form)" if (t.znode_version or 0) < 3 else ""
+    return _no_id(
+        t.topic, t.znode_version, t.mzxid, f"last written at zxid 0x{t.mzxid:x}", zk_ref(t.path, t.mzxid)
+    )
+
+
+def _no_id(topic: str, version: int | None, mzxid: int | None, said: str, ref: str) -> Finding:
+    """A topic znode without topic_id (`said`: where it was seen)."""
+    form = f"version {version}" if version is not None else "unreadable"
+    pre = " (a pre-2.8 form)" if (version or 0) < 3 else ""
     return Finding(
         "topic_id.missing",
         CRITICAL,
-        {"topic": t.topic, "zxid": f"0x{t.mzxid:x}"},
-        f"The topic znode of {t.topic} has no topic_id ({form}{pre}, last written at zxid 0x{t.mzxid:x}): "
-        "the next controller to start will mint a new id, and every replica that recorded the old one will "
-        "refuse it.",
-        (zk_ref(t.path, t.mzxid),),
+        {"topic": topic, **({"zxid": f"0x{mzxid:x}"} if mzxid is not None else {})},
+        f"The topic znode of {topic} has no topic_id ({form}{pre}, {said}): the next controller to start "
+        "will mint a new id, and every replica that recorded the old one will refuse it.",
+        (ref,),
     )
 
 

@@ -56,7 +56,10 @@ def read_pasted(spark: SparkSession, pasted: list[Pasted]) -> PastedFrames:
     descriptions = kafka_topics.rows(kinds.where(F.col("kind").isin("topic", "partition")))
     log_dirs, json_bad = kafka_log_dirs.rows(kinds.where(F.col("kind") == "log_dirs"))
     observed, zk_bad = zk_shell.observations(kinds.where(F.col("seg.tool").isin("zk", "zs")))
-    return PastedFrames(descriptions, log_dirs, observed.unionByName(exports), _bad(kinds, zk_bad, json_bad))
+    readers = json_bad.withColumn("source", F.lit("kafka-log-dirs")).unionByName(
+        zk_bad.withColumn("source", F.lit("zookeeper-shell"))
+    )
+    return PastedFrames(descriptions, log_dirs, observed.unionByName(exports), _bad(kinds, readers))
 
 
 def _kind(line: Column) -> Column:
@@ -98,9 +101,10 @@ def _segments(lines: DataFrame) -> DataFrame:
     )
 
 
-def _bad(kinds: DataFrame, zk_bad: DataFrame, json_bad: DataFrame) -> DataFrame:
+def _bad(kinds: DataFrame, readers: DataFrame) -> DataFrame:
     """Bad records of every pasted file: the lines of a read file that no reader took, the readers' own,
-    and one per file that holds nothing read."""
+    and one per file that holds nothing read. `readers`: the readers' own (source, file, line_no, reason,
+    line)."""
     outside = F.col("seg").isNull() | (F.col("seg.tool") == "shell")
     left = kinds.where(
         (F.col("file_read") == 1)
@@ -126,19 +130,8 @@ def _bad(kinds: DataFrame, zk_bad: DataFrame, json_bad: DataFrame) -> DataFrame:
         reason.alias("reason"),
         cut("line").alias("raw"),
     )
-    json = json_bad.select(
-        F.lit("kafka-log-dirs").alias("source"),
-        "file",
-        F.col("line_no").alias("position"),
-        "reason",
-        cut("line").alias("raw"),
-    )
-    shell = zk_bad.select(
-        F.lit("zookeeper-shell").alias("source"),
-        "file",
-        F.col("line_no").alias("position"),
-        "reason",
-        cut("line").alias("raw"),
+    own = readers.select(
+        "source", "file", F.col("line_no").alias("position"), "reason", cut("line").alias("raw")
     )
     unread = kinds.where((F.col("file_read") == 0) & (F.col("line_no") == 1)).select(
         F.lit("pasted").alias("source"),
@@ -147,4 +140,4 @@ def _bad(kinds: DataFrame, zk_bad: DataFrame, json_bad: DataFrame) -> DataFrame:
         F.lit(f"not read: no line of a kind read from pasted/ ({KINDS})").alias("reason"),
         cut("line").alias("raw"),
     )
-    return lines.unionByName(json).unionByName(shell).unionByName(unread)
+    return lines.unionByName(own).unionByName(unread)
