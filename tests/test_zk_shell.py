@@ -284,7 +284,9 @@ where is 2?
 ├── topics
 │   ├── orders
 │   │   ├── partitions
-[zk: zk1:2181(CONNECTED) 4] get /controller_epoch
+[zk: zk1:2181(CONNECTED) 4] get -x /brokers/ids/1
+00000000  7b 22 6a 6d 78 5f 70 6f  72 74 22 3a 2d 31 7d     |{{"jmx_port":-1}}|
+[zk: zk1:2181(CONNECTED) 5] get /controller_epoch
 """
 TREE_ALONE = "├── brokers\n│   ├── ids\n"
 
@@ -309,6 +311,8 @@ def test_what_is_not_a_fact_is_said(spark: SparkSession, tmp_path: Path) -> None
         "/brokers/topics/orders/partitions",
     }
     assert not any(p == "/controller_epoch" for _, p in rows)
+    hexdump = rows["get -x /brokers/ids/1", "/brokers/ids/1"]
+    assert (hexdump.exists, hexdump.data_shown, hexdump.data) == (True, False, None)
     bad = {(r.file, r.position): r.reason for r in b.bad_records.where("source != 'log'").collect()}
     tree_alone = "a zk_shell tree without its command: the path it starts from is not known"
     wrapped_by = f"the data shown is {len(ORDERS) + 1} bytes, its dataLength {len(ORDERS)}"  # + the wrap's \n
@@ -319,7 +323,8 @@ def test_what_is_not_a_fact_is_said(spark: SparkSession, tmp_path: Path) -> None
             15,
         ): "a write to ZooKeeper typed in the transcript: not state (later commands show its effect)",
         ("pasted/a.txt", 18): "not a line of `ls`'s output (ZooKeeper 3.4-3.9)",
-        ("pasted/a.txt", 38): "`get` shows no output here: the paste is cut short?",
+        ("pasted/a.txt", 38): "the data as get -x prints it (a hex dump, 3.9.3+) is not read",
+        ("pasted/a.txt", 40): "`get` shows no output here: the paste is cut short?",
         ("pasted/b.txt", 1): tree_alone,
         ("pasted/b.txt", 2): tree_alone,
     }

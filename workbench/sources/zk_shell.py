@@ -188,11 +188,12 @@ def _per_command(marked: DataFrame) -> DataFrame:
     is_get = F.col("cmd") == "get"
     null_word = F.when(F.col("seg.tool") == "zs", "None").otherwise("null")
     null_data = (F.size("payload") == 1) & (shown == null_word) & F.coalesce(length != 4, F.lit(True))
-    base64 = F.col("seg.text").rlike(r"\s-[a-zA-Z]*b")
+    base64 = F.col("seg.text").rlike(r"\s-[a-zA-Z]*b")  # get -b (3.9.3+): the data in base64
+    hexdump = is_get & F.col("seg.text").rlike(r"\s-[a-zA-Z]*x")  # get -x (3.9.3+): a hex dump, not read
     only_blank = is_get & (F.col("blank") == 1)  # empty data prints an empty line
     printed = is_get & (F.col("absent") == 0) & ((F.size("payload") > 0) | (length == 0) | only_blank)
     cut_short = printed & ~null_data & ~base64 & (F.octet_length(shown) != length)
-    data_shown = printed & ~F.coalesce(cut_short, F.lit(False))
+    data_shown = printed & ~F.coalesce(cut_short, F.lit(False)) & ~hexdump
     data = F.when(data_shown & ~null_data, F.when(F.size("payload") > 0, shown).otherwise(""))
     silent = (
         (F.col("absent") == 0)
@@ -203,6 +204,7 @@ def _per_command(marked: DataFrame) -> DataFrame:
     )
     problem = (
         F.when(silent & (F.col("refused") == 1), "the shell did not run it: Command not found")
+        .when(hexdump & printed, "the data as get -x prints it (a hex dump, 3.9.3+) is not read")
         .when(
             silent,
             F.concat(F.lit("`"), F.col("cmd"), F.lit("` shows no output here: the paste is cut short?")),
