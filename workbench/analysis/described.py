@@ -47,6 +47,8 @@ def _grouped(rows: DataFrame, *keys: str) -> list[Any]:
 
 def offline(bundle: Bundle, coverage: Coverage, check: str) -> list[Finding]:
     """partition.offline: the partitions a pasted describe shows with no leader."""
+    if not bundle.evidence.pasted:  # no query for a bundle without pastes
+        return []
     out = []
     for g in _grouped(described.offline(bundle)):
         brokers = ", ".join(map(str, g.brokers))
@@ -70,6 +72,8 @@ def offline(bundle: Bundle, coverage: Coverage, check: str) -> list[Finding]:
 def under_replicated(bundle: Bundle, coverage: Coverage, check: str) -> list[Finding]:
     """partition.under_replicated: the partitions a pasted describe shows with a leader and fewer in-sync
     replicas than their replication factor, grouped by the brokers out of their ISR."""
+    if not bundle.evidence.pasted:
+        return []
     out = []
     for g in _grouped(described.under_replicated(bundle), "out_of_isr"):
         brokers = list(g.out_of_isr)
@@ -92,6 +96,8 @@ def under_replicated(bundle: Bundle, coverage: Coverage, check: str) -> list[Fin
 def marked(bundle: Bundle, coverage: Coverage, check: str) -> list[Finding]:
     """deletion.marked: topics a paste shows marked for deletion, with the replicas of each that the data
     dirs (copied or listed) still hold live."""
+    if not bundle.evidence.pasted:
+        return []
     rows = described.marked_for_deletion(bundle).orderBy("topic", "file").collect()
     if not rows:
         return []
@@ -132,6 +138,8 @@ def marked(bundle: Bundle, coverage: Coverage, check: str) -> list[Finding]:
 def failed_log_dirs(bundle: Bundle, coverage: Coverage, check: str) -> list[Finding]:
     """log_dir.offline: a log dir a pasted kafka-log-dirs --describe shows with an error. ZooKeeper does not
     record a failed dir, so this is read whatever else the bundle holds."""
+    if not bundle.evidence.pasted:
+        return []
     rows = (
         bundle.log_dir_descriptions.where(F.col("error").isNotNull())
         .groupBy("file", "taken_at", "broker_id", "log_dir", "error")
