@@ -12,6 +12,8 @@ from pyspark.sql import SparkSession
 
 from workbench.analysis import deletion, health, leaderless
 from workbench.analysis.findings import Coverage
+from workbench.analysis.triage import Triage
+from workbench.cli.render import triage_text
 from workbench.frames import open_bundle
 
 T = "\t"
@@ -74,6 +76,9 @@ def test_a_pasted_describe_and_transcript_at_their_moment(spark: SparkSession, t
     assert "MarkedForDeletion" in marked["payments-old"].summary
     for check in ("health", "leaderless", "deletion"):
         assert "pasted output" in result.coverage[check].used, check
+    said = triage_text(Triage(result.findings, result.coverage, 0)).splitlines()
+    (health_line,) = [line for line in said if line.startswith("  health")]
+    assert health_line.endswith("read from pastes instead: kafka-topics --describe (pasted)")
 
 
 def test_nothing_where_the_paste_shows_health_or_zookeeper_tells_it(

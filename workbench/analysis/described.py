@@ -101,7 +101,7 @@ def marked(bundle: Bundle, coverage: Coverage, check: str) -> list[Finding]:
     rows = described.marked_for_deletion(bundle).orderBy("topic", "file").collect()
     if not rows:
         return []
-    coverage.add(check, used=["pasted output: topics marked for deletion"])
+    coverage.add(check, used=["the topics a pasted output shows marked for deletion"])
     names = sorted({r.topic for r in rows})
     left: dict[str, list[str]] = {}
     for r in (

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from workbench.analysis.contract import Need
 from workbench.analysis.findings import SEVERITIES
 
 if TYPE_CHECKING:
@@ -69,7 +70,9 @@ def triage_text(t: Triage) -> str:
     width = max((len(name) for name in t.coverage), default=0) + 2  # a name never runs into its status
     for name, c in sorted(t.coverage.items()):
         missing = f": missing {'; '.join(c.missing)}" if c.missing else ""
-        lines.append(f"  {name:<{width}}{c.status}{missing}")
+        pasted = [u for u in c.used if "pasted" in u and u != Need.PASTED.value]  # what stood in
+        instead = f"; read from pastes instead: {'; '.join(pasted)}" if pasted else ""
+        lines.append(f"  {name:<{width}}{c.status}{missing}{instead}")
     lines += ["", f"Bad records: {t.bad_records}"]
     return "\n".join(lines)
 
