@@ -58,9 +58,8 @@ def offline(bundle: Bundle, coverage: Coverage, check: str) -> list[Finding]:
                 CRITICAL,
                 {"partitions": g.n, "taken_at": _moment(g.taken_at)},
                 f"{g.n} partition(s) ({tp_list(g.tps)}) had no leader when kafka-topics --describe was "
-                f"{taken(g.taken_at)}: no broker served them to producers or consumers (their replicas are "
-                f"on broker(s) {brokers}). A paste shows one moment: when they went offline and for how long "
-                "is not known.",
+                f"{taken(g.taken_at)} (`Leader: none`); their replicas are on broker(s) {brokers}. A paste "
+                "shows one moment: when they went offline and for how long is not known.",
                 tuple(file_ref(g.file, line) for line in g.lines),
             )
         )
