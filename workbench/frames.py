@@ -7,6 +7,7 @@ Kept apart from `bundle.py`, which uses only the standard library so the broker-
 from __future__ import annotations
 
 import os
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from workbench.bundle import ZNODES_JSONL, Evidence
@@ -29,6 +30,26 @@ class Bundle:
     def __init__(self, evidence: Evidence, spark: SparkSession | None = None) -> None:
         self.evidence = evidence
         self._spark = spark
+        OPEN.add(self)
+
+    def __enter__(self) -> Bundle:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.release()
+
+    def release(self) -> None:
+        """Let go of what this bundle keeps in Spark (its cached frames, its views' checkpoints), and of
+        nothing another bundle keeps: call it when done with a bundle in a long-lived session."""
+        from workbench.model.views import forget
+
+        forget(self)
+        made = self.__dict__
+        frames = [made["_kept_logs"]] if "_kept_logs" in made else []
+        if "_datadirs" in made:
+            frames += made["_datadirs"].frames()
+        for frame in frames:
+            frame.unpersist()
 
     def __repr__(self) -> str:
         return (
@@ -197,6 +218,11 @@ class Bundle:
         "znodes_observed",
         "bad_records",
     )
+
+
+# Every bundle opened in this process and not yet collected: a test session lets go of those its test
+# opened (tests/conftest.py), while the bundles it shares stay kept.
+OPEN: weakref.WeakSet[Bundle] = weakref.WeakSet()
 
 
 def open_bundle(path: str | os.PathLike[str], spark: SparkSession | None = None) -> Bundle:

@@ -93,15 +93,9 @@ def write(bundle: str | Path, out: str | Path, template: Path = TEMPLATE) -> Pat
     """Run the template on `bundle` with papermill into `out`, render it to HTML (code hidden, images
     embedded) and return the HTML's path; the executed notebook is kept beside it."""
     try:
-        import nbformat
         import papermill
-        from nbconvert import HTMLExporter
-        from nbconvert.preprocessors import TagRemovePreprocessor
     except ImportError as e:
-        raise RuntimeError(
-            f"workbench report needs the notebooks extra ({e.name} is missing): "
-            "pip install 'kafka-forensic-workbench[notebooks]'"
-        ) from e
+        raise _without_extra(e) from e
 
     if not template.is_file():
         raise FileNotFoundError(
@@ -118,11 +112,29 @@ def write(bundle: str | Path, out: str | Path, template: Path = TEMPLATE) -> Pat
         progress_bar=False,
         kernel_name="python3",
     )
+    return html(executed, out / "postmortem.html")
+
+
+def html(executed: Path, out: Path) -> Path:
+    """An executed postmortem notebook as one HTML page (code and template cells hidden, images embedded)."""
+    try:
+        import nbformat
+        from nbconvert import HTMLExporter
+        from nbconvert.preprocessors import TagRemovePreprocessor
+    except ImportError as e:
+        raise _without_extra(e) from e
+
     exporter = HTMLExporter(
         template_name="lab", exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True
     )
     exporter.register_preprocessor(TagRemovePreprocessor(remove_cell_tags={"template"}), enabled=True)
     body, _ = exporter.from_notebook_node(nbformat.read(executed, as_version=4))
-    html = out / "postmortem.html"
-    html.write_text(body.replace("</head>", f"<style>{PAGE_STYLE}</style>\n</head>", 1), encoding="utf-8")
-    return html
+    out.write_text(body.replace("</head>", f"<style>{PAGE_STYLE}</style>\n</head>", 1), encoding="utf-8")
+    return out
+
+
+def _without_extra(e: ImportError) -> RuntimeError:
+    return RuntimeError(
+        f"workbench report needs the notebooks extra ({e.name} is missing): "
+        "pip install 'kafka-forensic-workbench[notebooks]'"
+    )

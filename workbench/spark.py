@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from importlib.resources import files
 from pathlib import Path
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 APP_NAME = "kafka-forensic-workbench"
 DEFAULT_DRIVER_MEMORY = "2g"
@@ -198,3 +198,13 @@ def fit_to_evidence(spark: SparkSession, size_bytes: int) -> bool:
             spark.conf.set(key, own) if own is not None else spark.conf.unset(key)
         _SAVED.clear()
     return small
+
+
+def kept(frame: DataFrame) -> DataFrame:
+    """A view many analyses read, computed once and kept by Spark with its lineage cut (a local
+    checkpoint, made at its first use). Unlike cache(), every later query plans against one leaf instead
+    of re-planning (and matching against the cache) the whole history's plan: on a small bundle that
+    planning was most of triage's time. Its blocks live on the executors and are freed when the view is
+    garbage-collected (not by clearCache()); an executor lost on a cluster fails the query that needs them
+    instead of recomputing them."""
+    return frame.localCheckpoint(eager=False)

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 
 from workbench.kafka.znode_frames import controller_of, epoch_of
 from workbench.kafka.znodes import CONTROLLER, CONTROLLER_EPOCH
-from workbench.model.views import views
+from workbench.model.views import view, views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 EPOCH_LINE_WITHIN_S = 60  # an election line before 2.1 and its "incremented epoch" line: milliseconds apart
 
 
+@view
 def elected(bundle: Bundle) -> DataFrame:
     """Every /controller a broker created in ZooKeeper's history: zxid, time, session_id, broker, and the
     epoch that election wrote: its own session's first write of /controller_epoch from the create's zxid
@@ -54,6 +55,7 @@ def elected(bundle: Bundle) -> DataFrame:
     return created.join(epochs, "zxid", "left")
 
 
+@view
 def elections(bundle: Bundle) -> DataFrame:
     """Every election in ZooKeeper's history (`elected`), with the previous controller's end (gone_zxid,
     gone_time, gone_by: 'session' or the session that deleted /controller)."""
@@ -82,6 +84,7 @@ def elections(bundle: Bundle) -> DataFrame:
     return e.join(ends, "zxid", "left")
 
 
+@view
 def elected_lines(bundle: Bundle) -> DataFrame:
     """Each election a broker logged: broker_id, epoch, ts, file, line_no, and `failover_file`, where its
     onControllerFailover lines are. From 2.1 the election line states the epoch; before, the epoch is on
@@ -124,6 +127,7 @@ def elected_lines(bundle: Bundle) -> DataFrame:
     return stated.unionByName(paired)
 
 
+@view
 def failover_steps(bundle: Bundle) -> DataFrame:
     """The new controllers' own lines from election to 'Ready to serve': broker_id, epoch, event, step,
     ts, file, line_no. Steps are the lines onControllerFailover logs (LOG_TEMPLATES.md section 5), the

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -68,8 +68,9 @@ class Triage:
         return json.dumps(self.as_dict(), indent=2, default=str)
 
 
-def triage(bundle: Bundle, threads: int | None = None) -> Triage:
-    """Run every analysis on the bundle. Lack of evidence is reported in coverage, never read as healthy.
+def triage(bundle: Bundle, threads: int | None = None, only: Iterable[str] = ()) -> Triage:
+    """Run every analysis on the bundle (or those named in `only`: their checks alone are in coverage).
+    Lack of evidence is reported in coverage, never read as healthy.
 
     On small evidence the analyses run side by side in `threads` threads (`WORKBENCH_TRIAGE_THREADS`,
     else TRIAGE_THREADS): each of their queries waits mostly on Spark's planning and scheduling, not on
@@ -79,7 +80,7 @@ def triage(bundle: Bundle, threads: int | None = None) -> Triage:
     v = views(bundle)  # made once, before the threads share them
     if threads is None:
         threads = int(os.environ.get("WORKBENCH_TRIAGE_THREADS", TRIAGE_THREADS)) if v.small else 1
-    runs = [_in_thread(bundle, a) for a in ANALYSES]
+    runs = [_in_thread(bundle, a) for a in chosen(only)]
     with ThreadPoolExecutor(max(1, threads), thread_name_prefix="triage") as pool:
         try:
             results = list(pool.map(lambda run: run(), runs))
@@ -94,6 +95,16 @@ def triage(bundle: Bundle, threads: int | None = None) -> Triage:
         coverage.update(checked)
     bad = finish(bundle, coverage)
     return Triage(sorted(found, key=Finding.sort_key), coverage, bad, bundle.evidence.origin)
+
+
+def chosen(only: Iterable[str] = ()) -> tuple[Analysis, ...]:
+    """The analyses named in `only` (all when it names none), in the registry's order."""
+    names = set(only)
+    unknown = names - {a.name for a in ANALYSES}
+    if unknown:
+        known = ", ".join(a.name for a in ANALYSES)
+        raise ValueError(f"no analysis named {', '.join(sorted(unknown))}; triage runs {known}")
+    return tuple(a for a in ANALYSES if not names or a.name in names)
 
 
 def _in_thread(bundle: Bundle, analysis: Analysis) -> Callable[[], tuple[list[Finding], Coverage]]:

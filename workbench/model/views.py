@@ -8,6 +8,7 @@ write by a session that is no broker's came from an outside tool (kafka-topics.s
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Callable, Hashable
 from datetime import datetime, timezone
@@ -22,7 +23,7 @@ from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH, STATE_PATH, 
 from workbench.model.evidence import Evidence, evidence_of
 from workbench.model.history_gaps import Gap, history_gaps
 from workbench.once import lock_for, once
-from workbench.spark import fit_to_evidence
+from workbench.spark import fit_to_evidence, kept
 from workbench.zookeeper import txns as zk_ops
 
 if TYPE_CHECKING:
@@ -32,16 +33,6 @@ WATCHED_PATHS = "|".join(f"({p})" for p in (STATE_PATH, TOPIC_PATH, DELETE_MARKE
 CREATES = tuple(zk_ops.OP_NAMES[t] for t in zk_ops.CREATES)  # as znode_history names the ops
 DELETES = tuple(zk_ops.OP_NAMES[t] for t in zk_ops.DELETES)
 T = TypeVar("T")
-
-
-def kept(frame: DataFrame) -> DataFrame:
-    """A view many analyses read, computed once and kept by Spark with its lineage cut (a local
-    checkpoint, made at its first use). Unlike cache(), every later query plans against one leaf instead
-    of re-planning (and matching against the cache) the whole history's plan: on a small bundle that
-    planning was most of triage's time. Its blocks live on the executors and are freed when the view is
-    garbage-collected (not by clearCache()); an executor lost on a cluster fails the query that needs them
-    instead of recomputing them."""
-    return frame.localCheckpoint(eager=False)
 
 
 class Watched(NamedTuple):
@@ -372,8 +363,26 @@ def views(bundle: Bundle) -> ClusterViews:
         return _VIEWS[bundle]
 
 
-def release(bundle: Bundle) -> None:
-    """Let go of a bundle's views and what they keep (Spark's context cleaner frees their checkpoints once
-    the JVM collects them), and of every cached frame in the session: call it between bundles."""
+def view(make: Callable[[Bundle], DataFrame]) -> Callable[[Bundle], DataFrame]:
+    """A view derived from a bundle that several analyses (and the report) read: made on first use,
+    kept (`spark.kept`) and shared while the bundle's views live, so that each reader plans against one
+    leaf instead of rebuilding it."""
+    key = f"{make.__module__}.{make.__qualname__}"
+
+    @functools.wraps(make)
+    def shared(bundle: Bundle) -> DataFrame:
+        return views(bundle).memo(key, lambda: kept(make(bundle)))
+
+    return shared
+
+
+def forget(bundle: Bundle) -> None:
+    """Let go of a bundle's views and what they keep: Spark's context cleaner frees their checkpoints once
+    the JVM collects them (`Bundle.release` frees the bundle's own cached frames too)."""
     _VIEWS.pop(bundle, None)
+
+
+def release(bundle: Bundle) -> None:
+    """Let go of a bundle's views, its cached frames, and of every other cached frame in the session."""
+    bundle.release()
     bundle.spark.catalog.clearCache()

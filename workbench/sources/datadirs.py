@@ -35,8 +35,11 @@ class DataDirFrames:
     meta_properties: DataFrame
     bad_records: DataFrame
 
+    def frames(self) -> list[DataFrame]:
+        return [getattr(self, f.name) for f in fields(self)]
+
     def cache(self) -> DataDirFrames:
-        return DataDirFrames(*(getattr(self, f.name).cache() for f in fields(self)))
+        return DataDirFrames(*(frame.cache() for frame in self.frames()))
 
 
 def read_log_dirs(spark: SparkSession, dirs: list[LogDir]) -> DataDirFrames:

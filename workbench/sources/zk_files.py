@@ -18,6 +18,7 @@ from pyspark.sql.types import LongType, StringType, StructField, StructType
 from workbench import schemas
 from workbench.bundle import ZkFile
 from workbench.sources.common import empty
+from workbench.spark import kept
 from workbench.zookeeper import txns as op
 from workbench.zookeeper.datatree import DataTree, replay
 from workbench.zookeeper.files import Problem, read_snapshot, read_txn_log
@@ -198,7 +199,8 @@ def read_znode_history(spark: SparkSession, logs: list[ZkFile]) -> tuple[DataFra
     """`znode_history` and its bad records from txn log files."""
     if not logs:
         return empty(spark, schemas.ZNODE_HISTORY), empty(spark, schemas.BAD_RECORDS)
-    raw = _per_file(spark, logs, history_rows, HISTORY_RAW)
+    # Kept: a dozen views and analyses read the history, and each reading would decode the logs again.
+    raw = kept(_per_file(spark, logs, history_rows, HISTORY_RAW))
     good, bad = _split(raw, "zk-txnlog")
     history = good.withColumn("time", F.timestamp_millis("time")).select(*schemas.ZNODE_HISTORY.names)
     return history, bad
