@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
+from stories import Stories
 
+from workbench.analysis.triage import Triage, triage
+from workbench.bundle import Evidence
+from workbench.frames import Bundle
 from workbench.spark import spark_session
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,11 +56,59 @@ def spark() -> Iterator[SparkSession]:
 
 
 @pytest.fixture(autouse=True)
-def _let_cached_frames_go(request: pytest.FixtureRequest) -> Iterator[None]:
-    """A test's bundles cache their frames: free them after each test that used Spark, or the driver fills."""
+def _let_go_of_the_tests_own_bundles(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The bundles a test opens itself are released after it (their cached frames and views), or the
+    driver fills; the bundles the session shares (`sample`) stay kept for the next test."""
+    opened: list[Bundle] = []
+    init = Bundle.__init__
+
+    def tracked(self: Bundle, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        opened.append(self)
+
+    monkeypatch.setattr(Bundle, "__init__", tracked)
     yield
-    if "spark" in request.fixturenames:
-        request.getfixturevalue("spark").catalog.clearCache()
+    for bundle in opened:
+        if bundle not in _SHARED.values():
+            bundle.release()
+
+
+_SHARED: dict[Path, Bundle] = {}
+_TRIAGED: dict[Path, Triage] = {}
+
+
+def shared(spark: SparkSession, path: Path) -> Bundle:
+    """The bundle at `path` (a sample, or one the session simulated), opened once per test session and
+    shared, so that its sources and views are made once whichever tests read them. Read it, never change
+    it: a test that changes a bundle copies it and opens its own."""
+    if path not in _SHARED:
+        _SHARED[path] = Bundle(Evidence.open(path), spark)
+    return _SHARED[path]
+
+
+def shared_triage(spark: SparkSession, path: Path) -> Triage:
+    """The triage of the shared bundle at `path`, made once per test session."""
+    if path not in _TRIAGED:
+        _TRIAGED[path] = triage(shared(spark, path))
+    return _TRIAGED[path]
+
+
+@pytest.fixture(scope="session")
+def sample(spark: SparkSession) -> Callable[[str], Bundle]:
+    """`sample(name)`: the sample bundle under sample_data/, shared by the session (`shared`)."""
+    return lambda name: shared(spark, SAMPLE_DATA / name)
+
+
+@pytest.fixture(scope="session")
+def triaged(spark: SparkSession) -> Callable[[str], Triage]:
+    """`triaged(name)`: the triage of a sample bundle, made once per test session."""
+    return lambda name: shared_triage(spark, SAMPLE_DATA / name)
+
+
+@pytest.fixture(scope="session")
+def stories(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Stories:
+    """The stories of tests/stories.py, each simulated (and triaged) once per test session."""
+    return Stories(tmp_path_factory.mktemp("stories"), spark)
 
 
 @pytest.fixture(scope="session")

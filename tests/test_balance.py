@@ -5,6 +5,7 @@ each reassignment's steps match the truth; one waiting for a broker that never r
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from pyspark.sql import functions as F
 
 from workbench.analysis import balance, reassignment
 from workbench.analysis.findings import Coverage
-from workbench.frames import open_bundle
+from workbench.frames import Bundle, open_bundle
 from workbench.simulate import story
 from workbench.simulate.cluster import Cluster
 from workbench.simulate.run import simulate
@@ -38,11 +39,12 @@ def restarted_thrice(c: Cluster, s: Scale) -> None:
     story.produce(c, 10, s.per_second)
 
 
-def test_isr_departures_of_the_truth_are_seen_and_one_restart_does_not_flap(spark: SparkSession) -> None:
+def test_isr_departures_of_the_truth_are_seen_and_one_restart_does_not_flap(
+    sample: Callable[[str], Bundle],
+) -> None:
     for name in ("topicid-mismatch-2.8", "healthy-3.6"):
-        path = REPO / "sample_data" / name
-        truth = json.loads((path / "truth.json").read_text())
-        bundle = open_bundle(path, spark)
+        truth = json.loads((REPO / "sample_data" / name / "truth.json").read_text())
+        bundle = sample(name)
         changes = balance.isr_changes(bundle)
         assert changes is not None
         left = {
@@ -77,10 +79,9 @@ def test_a_broker_restarted_three_times_in_minutes_flaps(
     assert len(found[0].evidence) >= 3 and all(e.startswith("zk:txn@") for e in found[0].evidence)
 
 
-def test_reassignment_steps_equal_the_truth(spark: SparkSession) -> None:
-    path = REPO / "sample_data" / "controller-failover-2.5"
-    truth = json.loads((path / "truth.json").read_text())
-    bundle = open_bundle(path, spark)
+def test_reassignment_steps_equal_the_truth(sample: Callable[[str], Bundle]) -> None:
+    truth = json.loads((REPO / "sample_data" / "controller-failover-2.5" / "truth.json").read_text())
+    bundle = sample("controller-failover-2.5")
     got = reassignment.reassignments(bundle)
     assert got is not None
     rows = {(r.topic, r.partition): r for r in got.collect()}  # one per moved partition

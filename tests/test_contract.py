@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,8 @@ from truth_facts import KINDS, observed
 from workbench.analysis.contract import WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, Status
 from workbench.analysis.registry import ANALYSES, kinds
-from workbench.analysis.triage import triage
-from workbench.frames import open_bundle
+from workbench.analysis.triage import Triage
+from workbench.frames import Bundle, open_bundle
 
 
 def _kind_literals() -> dict[str, Path]:
@@ -77,9 +78,11 @@ def _sample(t: type | tuple[type, ...]) -> object:
     return {int: 1, str: "0x1", float: 0.5, bool: True, list: [1]}[first]
 
 
-def test_an_analysis_without_its_evidence_is_skipped_saying_what_it_lacked(spark: SparkSession) -> None:
+def test_an_analysis_without_its_evidence_is_skipped_saying_what_it_lacked(
+    sample: Callable[[str], Bundle],
+) -> None:
     """handmade-2.8 has no ZooKeeper txn logs: the health check does not run, and says so in one wording."""
-    bundle = open_bundle(SAMPLE_DATA / "handmade-2.8", spark)
+    bundle = sample("handmade-2.8")
     ran: list[str] = []
     probe = Analysis(
         "probe",
@@ -94,9 +97,11 @@ def test_an_analysis_without_its_evidence_is_skipped_saying_what_it_lacked(spark
     assert check.missing == ["ZooKeeper txn logs (zk/txnlog/): what the probe reads"]
 
 
-def test_a_finding_off_its_declaration_is_the_analysis_s_bug(spark: SparkSession, tmp_path: Path) -> None:
+def test_a_finding_off_its_declaration_is_the_analysis_s_bug(
+    sample: Callable[[str], Bundle], tmp_path: Path
+) -> None:
     """A kind not declared, a subject key missing or of another type: triage stops, naming the analysis."""
-    bundle = open_bundle(SAMPLE_DATA / "handmade-2.8", spark)
+    bundle = sample("handmade-2.8")
     declared = (Kind("probe.found", (WARNING,), {"broker": int}),)
 
     def analysis(*found: Finding) -> Analysis:
@@ -135,7 +140,7 @@ def test_lacking_brokers_are_named_and_a_run_can_add_what_it_found_missing(
     assert check.missing == ["logs of broker 2: their lines", "something only the run knew"]
 
 
-def test_triage_records_a_check_for_every_analysis(spark: SparkSession) -> None:
-    result = triage(open_bundle(SAMPLE_DATA / "healthy-3.6", spark))
+def test_triage_records_a_check_for_every_analysis(triaged: Callable[[str], Triage]) -> None:
+    result = triaged("healthy-3.6")
     assert {a.name for a in ANALYSES} <= set(result.coverage)
     assert all(isinstance(f.severity, type(WARNING)) for f in result.findings)

@@ -4,17 +4,18 @@ and nothing of it where the paste shows a healthy cluster, or where ZooKeeper's 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conftest import SAMPLE_DATA, with_pastes
+from conftest import with_pastes
 from pyspark.sql import SparkSession
 
 from workbench.analysis import deletion, health, leaderless
 from workbench.analysis.findings import Coverage
 from workbench.analysis.triage import Triage
 from workbench.cli.render import triage_text
-from workbench.frames import open_bundle
+from workbench.frames import Bundle, open_bundle
 
 T = "\t"
 INCIDENT = f"""\
@@ -82,12 +83,12 @@ def test_a_pasted_describe_and_transcript_at_their_moment(spark: SparkSession, t
 
 
 def test_nothing_where_the_paste_shows_health_or_zookeeper_tells_it(
-    spark: SparkSession, tmp_path: Path
+    sample: Callable[[str], Bundle], spark: SparkSession, tmp_path: Path
 ) -> None:
     healthy = _Found(open_bundle(_bundle(tmp_path / "1", "handmade-2.8", {"d.txt": HEALTHY}, None), spark))
     assert not _of(healthy, "partition.") and not _of(healthy, "deletion.marked")
     # With ZooKeeper's tree and history, they tell the partitions and markers over time: a paste adds none
-    collected = _Found(open_bundle(SAMPLE_DATA / "deletion-stuck-2.8", spark))
+    collected = _Found(sample("deletion-stuck-2.8"))
     both = _Found(
         open_bundle(_bundle(tmp_path / "2", "deletion-stuck-2.8", {"d.txt": INCIDENT}, None), spark)
     )

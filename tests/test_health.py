@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,53 +15,20 @@ import pytest
 from conftest import SAMPLE_DATA, samples
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from stories import HEALTH, Stories
 
 from workbench.analysis import balance, leaderless
 from workbench.analysis import health as health_analysis
 from workbench.analysis.findings import Coverage
 from workbench.analysis.health import health
-from workbench.frames import open_bundle
-from workbench.simulate.run import simulate
-from workbench.simulate.scenarios import Scale
+from workbench.frames import Bundle, open_bundle
 
 SAMPLES = samples()
-# Other seeds, versions and sizes than the samples: a failover with racks, a stuck deletion on 3.6.
-FRESH = {
-    "controller-failover@2.8.2#7": (
-        "controller-failover",
-        "2.8.2",
-        7,
-        Scale(brokers=5, partitions=5, racks=2),
-    ),
-    "deletion-stuck@3.6.2#8": (
-        "deletion-stuck",
-        "3.6.2",
-        8,
-        Scale(brokers=4, topics=2, partitions=7, hours=0.5),
-    ),
-    # a hung controller's leaderships: without an acting leader from when its expiry proves it silent
-    "controller-hang@2.5.1#4": (
-        "controller-hang",
-        "2.5.1",
-        4,
-        Scale(brokers=4, topics=2, partitions=5, hours=0.7),
-    ),
-}
 
 
-@pytest.fixture(scope="module")
-def fresh(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    root = tmp_path_factory.mktemp("health")
-    out = {}
-    for name, (scenario, version, seed, scale) in FRESH.items():
-        out[name] = root / name.replace("@", "-").replace("#", "-")
-        simulate(scenario, out[name], seed, version, scale, noise_rate=0.0)
-    return out
-
-
-def _series(spark: SparkSession, path: Path) -> list[dict[str, Any]]:
+def _series(bundle: Bundle) -> list[dict[str, Any]]:
     """The analysis's minutes in truth.json's shape (only aggregates reach the driver)."""
-    h = health(open_bundle(path, spark))
+    h = health(bundle)
     assert h is not None
     brokers: dict[int, dict[int, Any]] = {}
     for r in h.brokers.collect():
@@ -85,9 +53,9 @@ def _series(spark: SparkSession, path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _check_series(spark: SparkSession, path: Path) -> dict[str, Any]:
-    truth = json.loads((path / "truth.json").read_text())
-    got = _series(spark, path)
+def _check_series(bundle: Bundle) -> dict[str, Any]:
+    truth = json.loads((bundle.evidence.root / "truth.json").read_text())
+    got = _series(bundle)
     want = [m for m in truth["health"]["minutes"] if m["minute_ms"] >= got[0]["minute_ms"]]
     assert got == want
     assert len(got) >= 25  # the whole story, minute by minute, to the capture
@@ -95,8 +63,8 @@ def _check_series(spark: SparkSession, path: Path) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("name", SAMPLES)
-def test_each_minute_of_each_sample_equals_the_truth(spark: SparkSession, name: str) -> None:
-    truth = _check_series(spark, SAMPLE_DATA / name)
+def test_each_minute_of_each_sample_equals_the_truth(sample: Callable[[str], Bundle], name: str) -> None:
+    truth = _check_series(sample(name))
     peaks = [m["offline_peak"] for m in truth["health"]["minutes"]]
     if truth["broker_failures"]:  # a crashed leader: offline until the controller moved its partitions
         assert max(peaks) > 0
@@ -105,22 +73,20 @@ def test_each_minute_of_each_sample_equals_the_truth(spark: SparkSession, name: 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(FRESH))
-def test_other_seeds_and_versions_equal_their_truth(
-    spark: SparkSession, fresh: dict[str, Path], name: str
-) -> None:
-    truth = _check_series(spark, fresh[name])
+@pytest.mark.parametrize("name", sorted(HEALTH))
+def test_other_seeds_and_versions_equal_their_truth(stories: Stories, name: str) -> None:
+    """Other seeds, versions and sizes than the samples: a failover with racks, a stuck deletion on 3.6."""
+    truth = _check_series(stories.bundle(name))
     if name.startswith("controller-hang"):
         assert max(m["no_acting_leader_peak"] for m in truth["health"]["minutes"]) > 0
 
 
 def test_imbalance_at_the_end_is_the_truths_and_only_a_live_uncorrected_broker_is_a_finding(
-    spark: SparkSession,
+    sample: Callable[[str], Bundle],
 ) -> None:
     for name in ("controller-failover-2.5", "healthy-3.6", "deletion-stuck-2.8"):
-        path = SAMPLE_DATA / name
-        truth = json.loads((path / "truth.json").read_text())
-        bundle = open_bundle(path, spark)
+        truth = json.loads((SAMPLE_DATA / name / "truth.json").read_text())
+        bundle = sample(name)
         h = health(bundle)
         assert h is not None
         last = {r.broker: r for r in balance.imbalance_since(h, 0.1)}
@@ -139,13 +105,12 @@ def test_imbalance_at_the_end_is_the_truths_and_only_a_live_uncorrected_broker_i
 
 
 def test_offline_and_sustained_under_replication_are_found_only_where_they_happened(
-    spark: SparkSession,
+    sample: Callable[[str], Bundle],
 ) -> None:
     for name in ("deletion-stuck-2.8", "healthy-3.6"):
-        path = SAMPLE_DATA / name
-        truth = json.loads((path / "truth.json").read_text())
+        truth = json.loads((SAMPLE_DATA / name / "truth.json").read_text())
         coverage = Coverage()
-        bundle = open_bundle(path, spark)
+        bundle = sample(name)
         found = health_analysis.findings(bundle, coverage) + leaderless.findings(bundle, coverage)
         assert coverage["health"].status == "done"
         offline = [f for f in found if f.kind == "partition.offline"]
@@ -192,8 +157,8 @@ def test_under_min_isr_counts_where_server_properties_set_it(spark: SparkSession
     assert coverage["health"].status == "partial" and "min.insync.replicas" in coverage["health"].missing[0]
 
 
-def test_without_zookeeper_history_nothing_is_guessed(spark: SparkSession) -> None:
-    bundle = open_bundle(SAMPLE_DATA / "handmade-2.8", spark)
+def test_without_zookeeper_history_nothing_is_guessed(sample: Callable[[str], Bundle]) -> None:
+    bundle = sample("handmade-2.8")
     coverage = Coverage()
     assert health(bundle) is None
     assert health_analysis.findings(bundle, coverage) == [] and balance.findings(bundle, coverage) == []

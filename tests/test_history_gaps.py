@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,7 @@ from pyspark.sql import SparkSession
 
 import workbench
 from workbench.analysis.findings import Finding
-from workbench.analysis.triage import triage
+from workbench.analysis.triage import Triage, triage
 from workbench.frames import open_bundle
 from workbench.model.history_gaps import written_inside
 from workbench.model.views import views
@@ -114,9 +114,6 @@ def _made_by(f: Finding, intact: Iterable[Finding]) -> bool:
     return any(all(g.subject.get(k) == f.subject.get(k) for k in keys) for g in same)
 
 
-_INTACT: dict[str, list[Finding]] = {}
-
-
 @pytest.mark.parametrize(
     ("sample", "zxid"),
     [
@@ -126,12 +123,10 @@ _INTACT: dict[str, list[Finding]] = {}
     ],
 )
 def test_a_gap_makes_no_finding_the_intact_history_does_not(
-    spark: SparkSession, tmp_path: Path, sample: str, zxid: int
+    spark: SparkSession, triaged: Callable[[str], Triage], tmp_path: Path, sample: str, zxid: int
 ) -> None:
     source = REPO / "sample_data" / sample
-    if sample not in _INTACT:
-        _INTACT[sample] = triage(open_bundle(source, spark)).findings
-    intact = _INTACT[sample]
+    intact = triaged(sample).findings
     bundle = tmp_path / "damaged"
     shutil.copytree(source, bundle)
     at = _damage(bundle, zxid)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 from conftest import SAMPLE_DATA, with_pastes
 from pyspark.sql import SparkSession
 
+from workbench.analysis.triage import Triage
 from workbench.frames import open_bundle
 
 T, S = "\t", " "  # S: a trailing space, as 2.4+ prints after an empty list
@@ -177,7 +179,7 @@ def describe_2_8(znodes_jsonl: Path) -> str:
 
 
 def test_the_mismatch_found_from_describe_where_zookeeper_is_missing(
-    spark: SparkSession, tmp_path: Path
+    spark: SparkSession, triaged: Callable[[str], Triage], tmp_path: Path
 ) -> None:
     """Without ZooKeeper's tree, the TopicIds describe printed stand in for it: the same mismatches."""
     from workbench.analysis.triage import triage
@@ -196,7 +198,7 @@ def test_the_mismatch_found_from_describe_where_zookeeper_is_missing(
             if f.kind == "topic_id.mismatch"
         }
 
-    collected = mismatched(triage(open_bundle(sample, spark)))
+    collected = mismatched(triaged(sample.name))
     pasted = triage(open_bundle(bundle, spark))
     assert mismatched(pasted) == collected and collected
     (finding,) = [f for f in pasted.findings if f.kind == "topic_id.mismatch"][:1]

@@ -5,6 +5,7 @@ automatically and names collide or are invalid, exactly those are found, with th
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from pyspark.sql import functions as F
 
 from workbench.analysis import lifecycle, typos
 from workbench.analysis.findings import Coverage
-from workbench.frames import open_bundle
+from workbench.frames import Bundle, open_bundle
 from workbench.kafka.znodes import TOPIC_PATH
 from workbench.model.views import views
 from workbench.simulate import story
@@ -28,12 +29,12 @@ from workbench.zookeeper.files import read_snapshot
 SAMPLES = [SAMPLE_DATA / name for name in samples("zk")]
 
 
-@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.name)
-def test_every_creation_in_the_history_is_checked(spark: SparkSession, sample: Path) -> None:
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_every_creation_in_the_history_is_checked(sample: Callable[[str], Bundle], path: Path) -> None:
     """Each topic the story created is one creation (first_partition 0), with the brokers then
     registered; that none is found is asserted by triage's truth checks (truth_facts.KINDS)."""
-    truth = json.loads((sample / "truth.json").read_text())
-    made = lifecycle.creations(open_bundle(sample, spark))
+    truth = json.loads((path / "truth.json").read_text())
+    made = lifecycle.creations(sample(path.name))
     assert made is not None
     created = made.where("first_partition = 0").collect()
     assert sorted(r.topic for r in created) == sorted(truth["topics"])

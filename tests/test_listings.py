@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ import pytest
 from conftest import SAMPLE_DATA
 from pyspark.sql import SparkSession
 
-from workbench.analysis.triage import triage
+from workbench.analysis.triage import Triage, triage
 from workbench.frames import open_bundle
 
 SAMPLE = "deletion-complete-3.6"
@@ -221,7 +222,9 @@ def test_every_line_is_a_fact_structure_or_a_bad_record(spark: SparkSession, tmp
     }
 
 
-def test_triage_finds_the_same_in_pasted_listings(spark: SparkSession, tmp_path: Path) -> None:
+def test_triage_finds_the_same_in_pasted_listings(
+    triaged: Callable[[str], Triage], spark: SparkSession, tmp_path: Path
+) -> None:
     """Each broker's listing.tsv replaced by a paste holding the same files and exact times."""
     pastes = {}
     for broker, command in (
@@ -233,7 +236,7 @@ def test_triage_finds_the_same_in_pasted_listings(spark: SparkSession, tmp_path:
         tree = tmp_path / f"b{broker}"
         _tree(listing, tree, 0.0)
         pastes[broker] = _run(command, tree)
-    collected = triage(open_bundle(SAMPLE_DATA / SAMPLE, spark))
+    collected = triaged(SAMPLE)
     pasted = triage(open_bundle(_pasted_bundle(tmp_path, pastes, _now_said()), spark))
 
     def found(result: Any) -> set[tuple[str, str]]:
@@ -242,7 +245,9 @@ def test_triage_finds_the_same_in_pasted_listings(spark: SparkSession, tmp_path:
     assert found(pasted) == found(collected) and found(collected)
 
 
-def test_topic_ids_from_a_pasted_listing_and_the_files_beside_it(spark: SparkSession, tmp_path: Path) -> None:
+def test_topic_ids_from_a_pasted_listing_and_the_files_beside_it(
+    triaged: Callable[[str], Triage], spark: SparkSession, tmp_path: Path
+) -> None:
     """The mismatch is found from a pasted `ls -lR` and the partition.metadata copied beside it; without
     the copies, coverage says which replicas' ids could not be read rather than finding nothing."""
     sample = "topicid-mismatch-2.8"
@@ -250,7 +255,7 @@ def test_topic_ids_from_a_pasted_listing_and_the_files_beside_it(spark: SparkSes
     tree = tmp_path / "data"
     _tree(listing, tree, 0.0)
     paste = {2: _run(["ls", "-lR", "--full-time", "."], tree)}
-    collected = triage(open_bundle(SAMPLE_DATA / sample, spark))
+    collected = triaged(sample)
     with_copies = triage(open_bundle(_pasted_bundle(tmp_path / "a", paste, _now_said(), sample), spark))
 
     def mismatched(result: Any) -> set[tuple[Any, ...]]:

@@ -6,6 +6,7 @@ pastes hold the facts, triage finds what it finds from the collected bundle."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from test_zk_shell import _nodes, zkcli
 
 from workbench.analysis import topic_ids
 from workbench.analysis.triage import triage
-from workbench.frames import open_bundle
+from workbench.frames import Bundle, open_bundle
 from workbench.model.views import views
 
 SAMPLES = [
@@ -58,12 +59,13 @@ def _subjects(result: Any, kind: str, *keys: str) -> set[tuple[Any, ...]]:
 
 
 @pytest.mark.parametrize("name", SAMPLES)
-def test_the_pastes_of_a_sample_give_its_findings(spark: SparkSession, tmp_path: Path, name: str) -> None:
+def test_the_pastes_of_a_sample_give_its_findings(
+    spark: SparkSession, sample: Callable[[str], Bundle], tmp_path: Path, name: str
+) -> None:
     """What the collected bundle's ZooKeeper tree says (read by the same views triage reads) is what triage
     finds from the pastes alone."""
-    sample = SAMPLE_DATA / name
-    collected = open_bundle(sample, spark)
-    pasted_bundle = open_bundle(_pasted(sample, tmp_path), spark)
+    collected = sample(name)
+    pasted_bundle = open_bundle(_pasted(SAMPLE_DATA / name, tmp_path), spark)
     pasted = triage(pasted_bundle)
     assert (
         pasted_bundle.bad_records.where("source in ('kafka-topics', 'zookeeper-shell', 'pasted')").count()
@@ -97,7 +99,9 @@ def test_the_pastes_of_a_sample_give_its_findings(spark: SparkSession, tmp_path:
     )
     shown = sum(f.subject["partitions"] for f in pasted.findings if f.kind == "partition.under_replicated")
     assert shown == under
-    taken = json.loads((sample / "manifest.json").read_text())["captured_at"][:19].replace("T", " ")
+    taken = json.loads((SAMPLE_DATA / name / "manifest.json").read_text())["captured_at"][:19].replace(
+        "T", " "
+    )
     for f in pasted.findings:
         if f.kind in ("partition.offline", "partition.under_replicated", "deletion.marked"):
             assert taken in f.summary and f.evidence[0].startswith("pasted/")

@@ -3,8 +3,8 @@ says happened (truth.json): each figure must show the incident's facts, not mere
 
 from __future__ import annotations
 
-import functools
 import json
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
@@ -22,15 +22,15 @@ from workbench import plots, report
 from workbench.analysis import controller, deletion, health, topic_ids
 from workbench.analysis.findings import Coverage, Finding
 from workbench.analysis.triage import Triage
-from workbench.frames import Bundle, open_bundle
+from workbench.frames import Bundle
 from workbench.model.views import views
 from workbench.plots import layout
 
 
-@functools.cache
-def _open(spark: SparkSession, name: str) -> tuple[Bundle, dict[str, Any]]:
-    """Each sample opened once for the module, so its health series is made once."""
-    return open_bundle(SAMPLE_DATA / name, spark), json.loads((SAMPLE_DATA / name / "truth.json").read_text())
+@pytest.fixture
+def with_truth(sample: Callable[[str], Bundle]) -> Callable[[str], tuple[Bundle, dict[str, Any]]]:
+    """A sample (shared by the session, so its health series is made once) and its truth."""
+    return lambda name: (sample(name), json.loads((SAMPLE_DATA / name / "truth.json").read_text()))
 
 
 def _ms(t: Any) -> int:
@@ -43,10 +43,10 @@ def _bars(fig: Figure, colour: str) -> list[Rectangle]:
 
 
 @pytest.mark.parametrize("name", samples("zk"))
-def test_offline_windows_are_the_crashes_and_restarts(spark: SparkSession, name: str) -> None:
+def test_offline_windows_are_the_crashes_and_restarts(with_truth: Any, name: str) -> None:
     """Every time a broker was without a registration, and no other: a crash until its session expired
     and it came back (or not), a clean restart from its stop to its start."""
-    bundle, truth = _open(spark, name)
+    bundle, truth = with_truth(name)
     got = sorted(
         (r.broker, _ms(r.down), r.up and _ms(r.up)) for r in health.offline_windows(bundle).collect()
     )
@@ -58,8 +58,8 @@ def test_offline_windows_are_the_crashes_and_restarts(spark: SparkSession, name:
     assert all(abs(gu - wu) < 1000 for (_, _, gu), (_, _, wu) in zip(got, want, strict=True) if wu)
 
 
-def test_deletion_gantt_shows_the_replicas_still_waiting(spark: SparkSession) -> None:
-    bundle, truth = _open(spark, "deletion-stuck-2.8")
+def test_deletion_gantt_shows_the_replicas_still_waiting(with_truth: Any) -> None:
+    bundle, truth = with_truth("deletion-stuck-2.8")
     (topic,) = truth["deletions"]
     progress = deletion.replica_progress(bundle, topic).toPandas()
     left = sorted(
@@ -76,8 +76,8 @@ def test_deletion_gantt_shows_the_replicas_still_waiting(spark: SparkSession) ->
     assert len(down) == len(left) and topic in fig.axes[0].get_title()
 
 
-def test_a_completed_deletion_has_every_replica_removed(spark: SparkSession) -> None:
-    bundle, truth = _open(spark, "deletion-complete-3.6")
+def test_a_completed_deletion_has_every_replica_removed(with_truth: Any) -> None:
+    bundle, truth = with_truth("deletion-complete-3.6")
     halted = next(t for t, d in truth["deletions"].items() if d["halted"])
     progress = deletion.replica_progress(bundle, halted).toPandas()
     assert len(progress) == truth["topics"][halted]["partitions"] * 3
@@ -85,8 +85,8 @@ def test_a_completed_deletion_has_every_replica_removed(spark: SparkSession) -> 
     assert _ms(progress.requested.min()) == truth["deletions"][halted]["requested_ms"]
 
 
-def test_controller_epochs_and_the_gap_without_one(spark: SparkSession) -> None:
-    bundle, truth = _open(spark, "controller-failover-2.5")
+def test_controller_epochs_and_the_gap_without_one(with_truth: Any) -> None:
+    bundle, truth = with_truth("controller-failover-2.5")
     elections = controller.elections(bundle)
     fig = plots.controller_epochs(elections)
     (line,) = [x for x in fig.axes[0].get_lines() if x.get_label().startswith("controller epoch")]
@@ -106,8 +106,8 @@ def test_controller_epochs_and_the_gap_without_one(spark: SparkSession) -> None:
     } <= set(texts)
 
 
-def test_failover_durations_follow_the_new_controllers_log(spark: SparkSession) -> None:
-    bundle, truth = _open(spark, "controller-failover-2.5")
+def test_failover_durations_follow_the_new_controllers_log(with_truth: Any) -> None:
+    bundle, truth = with_truth("controller-failover-2.5")
     new = truth["controllers"][1]
     steps = controller.failover_steps(bundle)
     fig = plots.failover_durations(steps, new["broker"], new["epoch"])
@@ -122,8 +122,8 @@ def test_failover_durations_follow_the_new_controllers_log(spark: SparkSession) 
         plots.failover_durations(steps, 9, 1)
 
 
-def test_leader_balance_before_and_after_the_failover(spark: SparkSession) -> None:
-    bundle, truth = _open(spark, "controller-failover-2.5")
+def test_leader_balance_before_and_after_the_failover(with_truth: Any) -> None:
+    bundle, truth = with_truth("controller-failover-2.5")
     h = workbench.health(bundle)
     assert h is not None
     (crash,) = truth["broker_failures"]
@@ -142,8 +142,8 @@ def test_leader_balance_before_and_after_the_failover(spark: SparkSession) -> No
     assert [p.get_height() for p in leaders.patches[len(first) :]] == [last.get(b, 0) for b in sorted(first)]
 
 
-def test_partition_health_counts_and_marks(spark: SparkSession) -> None:
-    bundle, truth = _open(spark, "controller-failover-2.5")
+def test_partition_health_counts_and_marks(with_truth: Any) -> None:
+    bundle, truth = with_truth("controller-failover-2.5")
     h = workbench.health(bundle)
     assert h is not None
     marks = plots.moments(controller.elections(bundle), health.offline_windows(bundle))
@@ -161,8 +161,8 @@ def test_partition_health_counts_and_marks(spark: SparkSession) -> None:
     assert len([x for x in fig.axes[0].get_lines() if x.get_linestyle() == "--"]) == len(marks)
 
 
-def test_isr_sizes_show_the_restarted_broker_leaving(spark: SparkSession) -> None:
-    bundle, truth = _open(spark, "topicid-mismatch-2.8")
+def test_isr_sizes_show_the_restarted_broker_leaving(with_truth: Any) -> None:
+    bundle, truth = with_truth("topicid-mismatch-2.8")
     h = workbench.health(bundle)
     assert h is not None
     span = views(bundle).span
@@ -187,8 +187,8 @@ def test_isr_sizes_show_the_restarted_broker_leaving(spark: SparkSession) -> Non
     assert open_windows and {rows[i] for i in hatched} == open_windows
 
 
-def test_topic_id_matrix_marks_each_stale_replica(spark: SparkSession) -> None:
-    bundle, truth = _open(spark, "topicid-mismatch-2.8")
+def test_topic_id_matrix_marks_each_stale_replica(with_truth: Any) -> None:
+    bundle, truth = with_truth("topicid-mismatch-2.8")
     fig = plots.topic_id_matrix(topic_ids.replica_ids(bundle), "orders")
     stale = _bars(fig, plots.VERMILLION)
     assert len(stale) == len([s for s in truth["stale_topic_ids"] if s["topic"] == "orders"])
@@ -205,8 +205,8 @@ def test_topic_id_matrix_marks_each_stale_replica(spark: SparkSession) -> None:
     assert len(crosses) == sum(len(set(r.replicas) - set(r.isr)) for r in state) > 0
 
 
-def test_znode_versions_name_each_writer(spark: SparkSession) -> None:
-    bundle, truth = _open(spark, "topicid-mismatch-2.8")
+def test_znode_versions_name_each_writer(with_truth: Any) -> None:
+    bundle, truth = with_truth("topicid-mismatch-2.8")
     fig = plots.znode_versions(topic_ids.znode_history(bundle), "orders")
     ax = fig.axes[0]
     changes = [c for c in truth["topic_id_changes"] if c["topic"] == "orders"]
@@ -226,10 +226,10 @@ def test_a_plot_refuses_rows_that_were_not_aggregated(
     assert len(plots.frame(spark.range(5))) == 5
 
 
-def test_partition_health_shades_each_stretch_without_an_acting_leader(spark: SparkSession) -> None:
+def test_partition_health_shades_each_stretch_without_an_acting_leader(with_truth: Any) -> None:
     """The partitions whose ZooKeeper leader refuses them, from the refusal to the capture, and the
     offline stretch of a broker's death, a few milliseconds drawn wide enough to see with its length."""
-    bundle, truth = _open(spark, "topicid-mismatch-2.8")
+    bundle, truth = with_truth("topicid-mismatch-2.8")
     h = workbench.health(bundle)
     span = views(bundle).span
     assert h is not None and span is not None
@@ -256,8 +256,8 @@ def test_partition_health_shades_each_stretch_without_an_acting_leader(spark: Sp
     assert ends and max(ends) == pytest.approx(mdates.date2num(h.minutes.agg({"minute": "max"}).first()[0]))
 
 
-def test_healthy_cluster_has_no_shade_without_an_acting_leader(spark: SparkSession) -> None:
-    bundle, _ = _open(spark, "healthy-3.6")
+def test_healthy_cluster_has_no_shade_without_an_acting_leader(with_truth: Any) -> None:
+    bundle, _ = with_truth("healthy-3.6")
     h = workbench.health(bundle)
     assert h is not None
     leaderless = health.leaderless_windows(h, health.captured_at(bundle))
@@ -268,11 +268,11 @@ def test_healthy_cluster_has_no_shade_without_an_acting_leader(spark: SparkSessi
 
 
 @pytest.mark.parametrize("name", samples("zk"))
-def test_every_report_figure_can_be_read_and_spans_the_evidence(spark: SparkSession, name: str) -> None:
+def test_every_report_figure_can_be_read_and_spans_the_evidence(with_truth: Any, name: str) -> None:
     """The report's figures for the topics the incident is about: no text covering another or cut off,
     legends beside the plots, every axis labelled, and time axes from ZooKeeper's first txn to the
     capture, not to the last event."""
-    bundle, truth = _open(spark, name)
+    bundle, truth = with_truth(name)
     topics = {s["topic"] for s in truth["stale_topic_ids"]}
     named = [Finding("topic_id.mismatch", "critical", {"topic": t}, "") for t in sorted(topics)]
     named += [Finding("deletion.stuck", "critical", {"topic": t}, "") for t in sorted(truth["deletions"])]

@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +22,17 @@ from pyspark.sql import SparkSession
 
 from workbench import remediation
 from workbench.cli import main
-from workbench.frames import open_bundle
+from workbench.frames import Bundle, open_bundle
 from workbench.testing.zookeeper import classpath
 
 MISMATCH = SAMPLE_DATA / "topicid-mismatch-2.8"
 
 
 @pytest.fixture(scope="module")
-def mismatch_plan(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
-    plan = remediation.plan(open_bundle(MISMATCH, spark))
+def mismatch_plan(
+    sample: Callable[[str], Bundle], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Any, Path]:
+    plan = remediation.plan(sample(MISMATCH.name))
     out = tmp_path_factory.mktemp("plan") / "repair"
     plan.write(out)
     return plan, out
@@ -78,7 +81,7 @@ def test_the_plan_names_exactly_the_stale_replicas_in_the_order_its_forecast_cho
 
 
 @pytest.mark.parametrize(
-    ("sample", "said"),
+    ("name", "said"),
     [
         ("healthy-3.6", "nothing to repair"),
         ("deletion-stuck-2.8", "nothing to repair"),
@@ -86,9 +89,9 @@ def test_the_plan_names_exactly_the_stale_replicas_in_the_order_its_forecast_cho
     ],
 )
 def test_no_plan_where_no_replica_is_stale(
-    spark: SparkSession, tmp_path: Path, sample: str, said: str
+    sample: Callable[[str], Bundle], tmp_path: Path, name: str, said: str
 ) -> None:
-    plan = remediation.plan(open_bundle(SAMPLE_DATA / sample, spark))
+    plan = remediation.plan(sample(name))
     written = plan.write(tmp_path / "plan")
     assert not plan.steps and [p.name for p in written] == ["PLAN.md"]
     assert said in written[0].read_text()

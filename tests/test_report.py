@@ -8,18 +8,18 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
 import pytest
 from conftest import REPO
-from pyspark.sql import SparkSession
 
 from workbench import report
 from workbench.analysis.findings import ranges
-from workbench.analysis.triage import triage
+from workbench.analysis.triage import Triage
 from workbench.cli import main
-from workbench.frames import open_bundle
+from workbench.frames import Bundle
 
 STUCK = REPO / "sample_data" / "deletion-stuck-2.8"
 
@@ -34,8 +34,15 @@ def stuck_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def stale_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo's report: the topic-id incident, with its repair plan's tables, the widest of all."""
-    return report.write(STALE, tmp_path_factory.mktemp("report") / "report")
+    """The demo's report: the topic-id incident, with its repair plan's tables, the widest of all. The
+    template is committed executed on it (its default bundle_path), and nbval runs it again and compares
+    every output (make test's notebooks step): its page is rendered from those outputs, so that the suite
+    runs papermill once (`stuck_report`)."""
+    (parameters,) = [
+        c for c in nbformat.read(report.TEMPLATE, 4).cells if "parameters" in c.metadata.get("tags", [])
+    ]
+    assert f'bundle_path = "../sample_data/{STALE.name}"' in parameters.source
+    return report.html(report.TEMPLATE, tmp_path_factory.mktemp("report") / "postmortem.html")
 
 
 def test_report_of_a_stuck_deletion_reads_as_a_postmortem(stuck_report: Path) -> None:
@@ -152,11 +159,12 @@ def test_report_command_refuses_a_missing_bundle(tmp_path: Path, capsys: pytest.
     assert "no such bundle" in capsys.readouterr().err and not (tmp_path / "r").exists()
 
 
-def test_plots_only_where_their_evidence_is(spark: SparkSession) -> None:
+def test_plots_only_where_their_evidence_is(
+    sample: Callable[[str], Bundle], triaged: Callable[[str], Triage]
+) -> None:
     """A bundle without ZooKeeper's history gets no health, leadership or election plots, and no plot
     that would be empty; coverage says what was missing instead."""
-    bundle = open_bundle(REPO / "sample_data" / "handmade-2.8", spark)
-    result = triage(bundle)
+    bundle, result = sample("handmade-2.8"), triaged("handmade-2.8")
     drawn = report.standard_plots(bundle, result)
     titles = [title for title, _ in drawn]
     assert all(not isinstance(f, str) or f.startswith("not drawn: ") for _, f in drawn)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import shared
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
@@ -49,7 +50,8 @@ def bundles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, d
 
 
 def opened(spark: SparkSession, path: Path) -> Bundle:
-    return open_bundle(path, spark)
+    """The module's simulated bundle, shared by the tests that read it."""
+    return shared(spark, path)
 
 
 EVERY = [
@@ -284,7 +286,7 @@ def test_committed_samples_are_a_fresh_regeneration(tmp_path: Path) -> None:
 def test_racks_clock_skew_and_gzipped_rolled_logs(spark: SparkSession, tmp_path: Path) -> None:
     scale = Scale(brokers=3, topics=2, partitions=3, hours=2, racks=3)
     truth = simulate("healthy", tmp_path, seed=5, scale=scale, clock_skew_ms=3_000, gzip_rolled=True)
-    b = opened(spark, tmp_path)
+    b = open_bundle(tmp_path, spark)
     assert b.bad_records.count() == 0
     racks = {json.loads(r.data)["rack"] for r in b.znodes.where("path like '/brokers/ids/%'").collect()}
     assert racks == {"rack-1", "rack-2", "rack-3"}

@@ -8,14 +8,13 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pyspark.sql import SparkSession
 
-from workbench.analysis.triage import triage
-from workbench.frames import open_bundle
+from workbench.analysis.triage import Triage
 from workbench.testing.spark_standalone import SparkStandalone
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data" / "topicid-mismatch-2.8"
@@ -29,8 +28,10 @@ def comparable(result: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-def test_triage_on_a_standalone_cluster_equals_local(spark: SparkSession, tmp_path: Path) -> None:
-    local = comparable(triage(open_bundle(SAMPLE, spark)).as_dict())
+def test_triage_on_a_standalone_cluster_equals_local(
+    triaged: Callable[[str], Triage], tmp_path: Path
+) -> None:
+    local = comparable(triaged(SAMPLE.name).as_dict())
     cluster = SparkStandalone(tmp_path / "spark", cores=2, memory="2g")
     cluster.start()
     try:

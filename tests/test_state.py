@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from pyspark.sql import functions as F
 
 import workbench
 from workbench.analysis.state import ClusterState, diff
-from workbench.frames import open_bundle
+from workbench.frames import Bundle, open_bundle
 
 SAMPLES = samples()
 
@@ -35,8 +36,10 @@ def _moving(state: ClusterState) -> dict[tuple[str, int], list[int]]:
 
 
 @pytest.mark.parametrize("name", SAMPLES)
-def test_at_the_capture_zxid_the_state_is_the_captured_tree(spark: SparkSession, name: str) -> None:
-    bundle = open_bundle(SAMPLE_DATA / name, spark)
+def test_at_the_capture_zxid_the_state_is_the_captured_tree(
+    sample: Callable[[str], Bundle], name: str
+) -> None:
+    bundle = sample(name)
     replayed = workbench.state_at(bundle, _truth(name)["last_zxid"])
     captured = workbench.state_at(bundle)
     assert (
@@ -52,11 +55,11 @@ def test_at_the_capture_zxid_the_state_is_the_captured_tree(spark: SparkSession,
     assert diff(replayed, captured).partitions.count() == 0 and not diff(replayed, captured).changes
 
 
-def test_the_counts_at_a_moment_are_the_health_series_counts(spark: SparkSession) -> None:
+def test_the_counts_at_a_moment_are_the_health_series_counts(sample: Callable[[str], Bundle]) -> None:
     """One definition of offline, without an acting leader and under-replicated: a moment's summary
     counts what the health series counts at the end of that minute (the truth's, from the model)."""
     name = "topicid-mismatch-2.8"
-    bundle = open_bundle(SAMPLE_DATA / name, spark)
+    bundle = sample(name)
     minutes = _truth(name)["health"]["minutes"]
     counts = ("offline", "no_acting_leader", "under_replicated")
     firsts = [next((m for m in minutes if m[c]), minutes[-1]) for c in counts]
@@ -68,8 +71,10 @@ def test_the_counts_at_a_moment_are_the_health_series_counts(spark: SparkSession
 
 
 @pytest.mark.parametrize("name", SAMPLES)
-def test_at_each_election_the_state_has_the_truths_controller(spark: SparkSession, name: str) -> None:
-    bundle = open_bundle(SAMPLE_DATA / name, spark)
+def test_at_each_election_the_state_has_the_truths_controller(
+    sample: Callable[[str], Bundle], name: str
+) -> None:
+    bundle = sample(name)
     for c in _truth(name)["controllers"]:
         state = workbench.state_at(bundle, _at(c["elected_ms"]))
         assert (state.controller, state.controller_epoch) == (c["broker"], c["epoch"])
@@ -77,9 +82,9 @@ def test_at_each_election_the_state_has_the_truths_controller(spark: SparkSessio
         assert before.controller_epoch != c["epoch"]
 
 
-def test_reassignments_are_in_progress_between_start_and_completion(spark: SparkSession) -> None:
+def test_reassignments_are_in_progress_between_start_and_completion(sample: Callable[[str], Bundle]) -> None:
     name = "controller-failover-2.5"
-    bundle = open_bundle(SAMPLE_DATA / name, spark)
+    bundle = sample(name)
     moves = _truth(name)["reassignments"]
     # the first and the last to complete (each call replays ZooKeeper's tree: not all of them)
     picked = [min(moves, key=lambda m: m["completed_ms"]), max(moves, key=lambda m: m["completed_ms"])]
@@ -94,8 +99,8 @@ def test_reassignments_are_in_progress_between_start_and_completion(spark: Spark
 
 
 @pytest.mark.parametrize("name", ["deletion-complete-3.6", "deletion-stuck-2.8"])
-def test_deletion_markers_live_from_request_to_completion(spark: SparkSession, name: str) -> None:
-    bundle = open_bundle(SAMPLE_DATA / name, spark)
+def test_deletion_markers_live_from_request_to_completion(sample: Callable[[str], Bundle], name: str) -> None:
+    bundle = sample(name)
     deletions = _truth(name)["deletions"]
     assert deletions
     for topic, d in deletions.items():
@@ -109,9 +114,9 @@ def test_deletion_markers_live_from_request_to_completion(spark: SparkSession, n
             assert gone.partitions.where(F.col("topic") == topic).count() == 0
 
 
-def test_diff_across_a_failover_names_the_new_controller(spark: SparkSession) -> None:
+def test_diff_across_a_failover_names_the_new_controller(sample: Callable[[str], Bundle]) -> None:
     name = "controller-failover-2.5"
-    bundle = open_bundle(SAMPLE_DATA / name, spark)
+    bundle = sample(name)
     first, second = _truth(name)["controllers"]
     failure = _truth(name)["broker_failures"][0]
     assert failure["broker"] == first["broker"]
@@ -129,7 +134,7 @@ def test_diff_across_a_failover_names_the_new_controller(spark: SparkSession) ->
 
 
 def test_without_zookeeper_history_the_state_is_rebuilt_from_the_logs(
-    spark: SparkSession, tmp_path: Path
+    sample: Callable[[str], Bundle], spark: SparkSession, tmp_path: Path
 ) -> None:
     name = "controller-failover-2.5"
     shutil.copytree(SAMPLE_DATA / name, tmp_path / name, ignore=shutil.ignore_patterns("zk"))
@@ -143,7 +148,7 @@ def test_without_zookeeper_history_the_state_is_rebuilt_from_the_logs(
         state = workbench.state_at(bundle, _at(c["ready_ms"]))
         assert not state.exact and "logs" in state.source and "assignments" in state.unknown
         assert (state.controller, state.controller_epoch) == (c["broker"], c["epoch"])
-    exact = workbench.state_at(open_bundle(SAMPLE_DATA / name, spark)).partitions
+    exact = workbench.state_at(sample(name)).partitions
     rebuilt = workbench.state_at(bundle, _at(truth["captured_ms"])).partitions
     pairs = exact.alias("z").join(rebuilt.alias("l"), ["topic", "partition"])
     assert pairs.count() == exact.count()

@@ -5,65 +5,26 @@ txn it reports; the CLI prints the timeline of every sample bundle."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from conftest import SAMPLE_DATA, samples
-from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from stories import SKEWED, Stories
 
 from workbench.analysis.timeline import milestones, timeline
 from workbench.cli import main
-from workbench.frames import open_bundle
+from workbench.frames import Bundle
 from workbench.model.skew import skew
-from workbench.simulate import deletion, story
-from workbench.simulate.cluster import Cluster
-from workbench.simulate.run import simulate
-from workbench.simulate.scenarios import SCENARIOS, Scale
 
 SAMPLES = samples("manifest.json")
-SKEWED = {
-    "topicid-mismatch@2.8.2": ("topicid-mismatch", "2.8.2", 5),
-    "deletion-stuck@3.6.2": ("deletion-stuck", "3.6.2", 6),
-    "controller-failover@2.5.1": ("controller-failover", "2.5.1", 7),
-    "recreated@2.8.2": ("recreated", "2.8.2", 8),
-}
-
-
-def recreated(c: Cluster, s: Scale) -> None:
-    """A topic whose ISR changes, deleted and created again, whose ISR changes again: its state znodes'
-    versions restart, so the same version is written in both lives."""
-    for life in range(2):
-        story.create_topic(c, "again", s.partitions, s.replication)
-        story.produce(c, s.hours * 10, s.per_second)
-        story.restart(c, max(b for b in c.brokers if b != c.controller))
-        story.produce(c, s.hours * 10, s.per_second)
-        if not life:
-            deletion.request(c, "again")
-            story.produce(c, s.hours * 10, s.per_second)
-
-
-@pytest.fixture(scope="module")
-def skewed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dict[str, Any]]]:
-    root = tmp_path_factory.mktemp("skewed")
-    out = {}
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setitem(SCENARIOS, "recreated", recreated)
-        for name, (scenario, version, seed) in SKEWED.items():
-            path = root / name.replace("@", "-")
-            scale = Scale(brokers=4, topics=2, partitions=4, hours=0.4)
-            truth = simulate(scenario, path, seed, version, scale, clock_skew_ms=5000, noise_rate=0.0)
-            out[name] = (path, truth)
-    return out
 
 
 @pytest.mark.parametrize("name", sorted(SKEWED))
-def test_the_skew_estimate_recovers_each_brokers_clock_within_its_bounds(
-    spark: SparkSession, skewed: dict[str, tuple[Path, dict[str, Any]]], name: str
-) -> None:
-    path, truth = skewed[name]
-    estimates = {s.broker: s for s in skew(open_bundle(path, spark))}
+def test_the_skew_estimate_recovers_each_brokers_clock_within_its_bounds(stories: Stories, name: str) -> None:
+    truth = stories.truth(name)
+    estimates = {s.broker: s for s in skew(stories.bundle(name))}
     assert set(estimates) == {int(b) for b in truth["clock_skew_ms"]}
     assert any(abs(ms) > 1000 for ms in truth["clock_skew_ms"].values())  # the clocks really were off
     for b, ms in truth["clock_skew_ms"].items():
@@ -73,14 +34,12 @@ def test_the_skew_estimate_recovers_each_brokers_clock_within_its_bounds(
         assert s.upper_ms - s.lower_ms < 100 and s.pairs >= 2  # tight: registration and session pairs
 
 
-def test_corrected_a_brokers_line_comes_after_the_txn_it_reports(
-    spark: SparkSession, skewed: dict[str, tuple[Path, dict[str, Any]]]
-) -> None:
+def test_corrected_a_brokers_line_comes_after_the_txn_it_reports(stories: Stories) -> None:
     """Registrations: the create of /brokers/ids/N comes before "Registered broker N" on the merged
     timeline, with the correction; without it, a clock running behind puts the line first."""
-    path, truth = skewed["deletion-stuck@3.6.2"]
+    truth = stories.truth("deletion-stuck@3.6.2#5s")
     assert min(truth["clock_skew_ms"].values()) < -1000
-    bundle = open_bundle(path, spark)
+    bundle = stories.bundle("deletion-stuck@3.6.2#5s")
 
     def out_of_order(rows: Any) -> int:
         lines = rows.where(F.col("kind") == "broker.registered").select(
@@ -99,8 +58,8 @@ def test_corrected_a_brokers_line_comes_after_the_txn_it_reports(
     assert out_of_order(timeline(bundle, skews=[])) > 0  # a broker whose clock is behind
 
 
-def test_filters_narrow_the_timeline(spark: SparkSession) -> None:
-    bundle = open_bundle(SAMPLE_DATA / "topicid-mismatch-2.8", spark)
+def test_filters_narrow_the_timeline(sample: Callable[[str], Bundle]) -> None:
+    bundle = sample("topicid-mismatch-2.8")
     one = timeline(bundle, topic="orders", partition=0)
     kinds = {r.kind for r in one.select("kind").distinct().collect()}
     sources = {r.source for r in one.select("source").distinct().collect()}
@@ -112,11 +71,11 @@ def test_filters_narrow_the_timeline(spark: SparkSession) -> None:
     assert times == sorted(times)
 
 
-def test_milestones_keep_the_incident_and_say_what_they_stand_for(spark: SparkSession) -> None:
+def test_milestones_keep_the_incident_and_say_what_they_stand_for(sample: Callable[[str], Bundle]) -> None:
     """The postmortem's timeline: the elections, the restarts, the old tool's write and the refusals are
     there, each kind once per broker, topic and minute with the rows it stands for; routine lines are not."""
     name = "topicid-mismatch-2.8"
-    bundle = open_bundle(SAMPLE_DATA / name, spark)
+    bundle = sample(name)
     truth = json.loads((SAMPLE_DATA / name / "truth.json").read_text())
     rows = milestones(bundle).collect()
     kinds = [r.kind for r in rows]

@@ -4,85 +4,42 @@ Kafka versions, racks, clock skew), each truth fact has its finding and no findi
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import SAMPLE_DATA, samples
 from pyspark.sql import SparkSession
+from stories import FRESH, OLDER, SCENARIOS_TRIAGED, VERSIONS, Stories
 from truth_facts import check
 
 from workbench.analysis import triage as runner
 from workbench.analysis.contract import Analysis, Need
 from workbench.analysis.registry import ANALYSES
-from workbench.analysis.triage import triage
+from workbench.analysis.triage import Triage, triage
 from workbench.frames import open_bundle
-from workbench.model.views import release
-from workbench.simulate.run import simulate
-from workbench.simulate.scenarios import Scale
 from workbench.spark import SMALL_EVIDENCE_MB
 
 SAMPLES = samples()
 SMALL_EVIDENCE_JOBS = 85  # triage of a sample bundle, in Spark jobs, at most (71 on topicid-mismatch-2.8)
-VERSIONS = ("2.5.1", "2.8.2", "3.6.2")
-SCENARIOS = ("healthy", "topicid-mismatch", "deletion-stuck", "deletion-complete", "controller-failover")
-# name -> (scenario, version, seed, scale, clock skew)
-FRESH: dict[str, tuple[str, str, int, Scale, int]] = {}
-# Each scenario on each version; the seed alternates, and with it the scale and racks (brokers 3 or 4,
-# 3 or 4 partitions a topic, no racks or two), so every scenario also meets both shapes.
-for _i, (_scenario, _version) in enumerate((s, v) for s in SCENARIOS for v in VERSIONS):
-    if _scenario == "topicid-mismatch" and _version == "2.5.1":
-        continue
-    _seed = 3 + _i % 2
-    _brokers = 4 if _scenario == "controller-failover" else 3 + (_seed % 2)
-    _scale = Scale(brokers=_brokers, topics=2, partitions=3 + _seed % 2, hours=0.4, racks=_seed % 2 * 2)
-    FRESH[f"{_scenario}@{_version}#{_seed}"] = (_scenario, _version, _seed, _scale, 0)
-# Older wordings, each line the listing of its release's source holds (test_simulate), and their znodes
-# (kafka/jvm_order.SUPPORTED): 2.4.1 as 2.5.1; 1.1.1 elects in two transactions, writes version 1 topic
-# znodes, fences nothing and words many lines its own way.
-OLDER = ("2.4.1", "1.1.1")
-for _scenario in ("deletion-stuck", "controller-failover"):
-    _scale = Scale(brokers=4 if _scenario == "controller-failover" else 3, topics=2, partitions=3, hours=0.4)
-    for _version in OLDER:
-        FRESH[f"{_scenario}@{_version}#3"] = (_scenario, _version, 3, _scale, 0)
-for _scenario, _version in (("deletion-stuck", "3.6.2"), ("topicid-mismatch", "2.8.2")):
-    FRESH[f"{_scenario}@{_version}#skewed"] = (
-        _scenario,
-        _version,
-        5,
-        Scale(topics=2, partitions=4, hours=0.4),
-        4000,
-    )
-
-
-@pytest.fixture(scope="module")
-def fresh(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, dict[str, Any]]]:
-    out = {}
-    root = tmp_path_factory.mktemp("triage")
-    for name, (scenario, version, seed, scale, skew) in FRESH.items():
-        path = root / name.replace("@", "-").replace("#", "-")
-        out[name] = (path, simulate(scenario, path, seed, version, scale, clock_skew_ms=skew, noise_rate=0.0))
-    return out
 
 
 def test_the_fresh_bundles_cover_every_scenario_and_version() -> None:
     assert len(FRESH) >= 16
-    assert {s for s, *_ in FRESH.values()} == set(SCENARIOS)
-    assert {v for _, v, *_ in FRESH.values()} == {*VERSIONS, *OLDER}
+    assert {s.scenario for s in FRESH.values()} == set(SCENARIOS_TRIAGED)
+    assert {s.version for s in FRESH.values()} == {*VERSIONS, *OLDER}
 
 
 @pytest.mark.parametrize("name", SAMPLES)
-def test_sample_bundles_triage_to_their_truth(spark: SparkSession, name: str) -> None:
-    path = SAMPLE_DATA / name
-    check(spark, path, json.loads((path / "truth.json").read_text()))
+def test_sample_bundles_triage_to_their_truth(triaged: Callable[[str], Triage], name: str) -> None:
+    check(triaged(name), json.loads((SAMPLE_DATA / name / "truth.json").read_text()))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(FRESH))
-def test_fresh_bundles_triage_to_their_truth(spark: SparkSession, fresh: Any, name: str) -> None:
-    path, truth = fresh[name]
-    check(spark, path, truth)
+def test_fresh_bundles_triage_to_their_truth(stories: Stories, name: str) -> None:
+    check(stories.triage(name), stories.truth(name))
 
 
 @pytest.mark.parametrize("name", ["topicid-mismatch-2.8", "deletion-stuck-2.8"])
@@ -110,7 +67,7 @@ def test_no_answer_depends_on_the_plan_spark_chose(
                 [spark.conf.get(k) for k in ("spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions")]
             )
             jobs.append(len(tracker.getJobIdsForGroup(group)))
-            release(bundle)
+            bundle.release()
             return result.findings, result.coverage.as_dict()
         finally:
             spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from pyspark.sql import SparkSession
 
 from workbench.analysis.findings import STATUSES
 from workbench.analysis.triage import Triage, triage
-from workbench.cli import main
+from workbench.cli import main, render
 from workbench.frames import open_bundle
 
 
@@ -25,8 +26,9 @@ def copy(sample: str, tmp_path: Path) -> Path:
     return out
 
 
-def run(spark: SparkSession, path: Path) -> Triage:
-    return triage(open_bundle(path, spark))
+def run(spark: SparkSession, path: Path, *only: str) -> Triage:
+    """The triage of the bundle at `path` by the analyses a test asserts on (every one when it names none)."""
+    return triage(open_bundle(path, spark), only=only)
 
 
 def kinds(result: Triage) -> set[str]:
@@ -36,7 +38,7 @@ def kinds(result: Triage) -> set[str]:
 def test_without_zookeeper_history_the_root_cause_is_only_likely(spark: SparkSession, tmp_path: Path) -> None:
     path = copy("topicid-mismatch-2.8", tmp_path)
     shutil.rmtree(path / "zk" / "txnlog")
-    result = run(spark, path)
+    result = run(spark, path, "topic_ids", "controller")
     (cause,) = result.of_kind("topic_id.root_cause")
     assert cause.subject["certainty"] == "likely" and cause.subject["cause"] == 1
     assert "txn logs" in cause.summary
@@ -51,7 +53,7 @@ def test_without_zookeeper_history_the_root_cause_is_only_likely(spark: SparkSes
 def test_without_zookeeper_no_comparison_is_made(spark: SparkSession, tmp_path: Path) -> None:
     path = copy("topicid-mismatch-2.8", tmp_path)
     shutil.rmtree(path / "zk")
-    result = run(spark, path)
+    result = run(spark, path, "topic_ids", "deletion")
     assert not result.of_kind("topic_id.mismatch") and not result.of_kind("topic_id.missing")
     assert not result.of_kind("deletion.stray_dir"), "no ZooKeeper state is not 'the topic is gone'"
     assert {f.subject["broker"] for f in result.of_kind("topic_id.refused")} == {
@@ -68,15 +70,15 @@ def test_a_broker_without_logs_or_data_dir_is_reported_not_judged(
 ) -> None:
     path = copy("topicid-mismatch-2.8", tmp_path)
     shutil.rmtree(path / "brokers" / "3")
-    result = run(spark, path)
+    result = run(spark, path, "topic_ids")
     assert 3 not in {f.subject["broker"] for f in result.of_kind("topic_id.mismatch")}
     assert 3 not in {f.subject["broker"] for f in result.of_kind("topic_id.refused")}
     missing = " ".join(result.coverage["topic_ids"].missing)
     assert "data dirs of broker 3" in missing and "logs of broker 3" in missing
 
 
-def test_kafka_before_2_8_has_no_topic_id_checks(spark: SparkSession) -> None:
-    result = run(spark, SAMPLE_DATA / "controller-failover-2.5")
+def test_kafka_before_2_8_has_no_topic_id_checks(triaged: Callable[[str], Triage]) -> None:
+    result = triaged("controller-failover-2.5")
     assert result.coverage["topic_ids"].status == "not_applicable"
     assert not [f for f in result.findings if f.kind.startswith("topic_id.")]
 
@@ -85,11 +87,13 @@ def test_delete_dirs_past_the_delay_linger_only_by_a_later_capture(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     path = copy("deletion-complete-3.6", tmp_path)
-    assert not run(spark, path).of_kind("deletion.lingering_dir")  # renamed seconds before the capture
+    assert not run(spark, path, "deletion").of_kind(
+        "deletion.lingering_dir"
+    )  # renamed seconds before the capture
     manifest = json.loads((path / "manifest.json").read_text())
     manifest["captured_at"] = "2024-03-12T11:00:00.000Z"  # the same dirs, an hour later
     (path / "manifest.json").write_text(json.dumps(manifest))
-    lingering = run(spark, path).of_kind("deletion.lingering_dir")
+    lingering = run(spark, path, "deletion").of_kind("deletion.lingering_dir")
     assert {f.subject["topic"] for f in lingering} == {"topic-2"}
     assert {f.subject["broker"] for f in lingering} == {1, 2, 3}
     assert all("logs/server.log" in f.evidence[0] for f in lingering)
@@ -100,7 +104,7 @@ def test_a_live_dir_of_a_topic_zookeeper_lacks_is_a_stray(spark: SparkSession, t
     listing = path / "brokers" / "2" / "datadirs" / "0" / "listing.tsv"
     with listing.open("a") as f:
         f.write("ghost-0/00000000000000000000.log\t0\t1710230400.0\n")
-    (stray,) = run(spark, path).of_kind("deletion.stray_dir")
+    (stray,) = run(spark, path, "deletion").of_kind("deletion.stray_dir")
     assert (stray.subject["topic"], stray.subject["broker"]) == ("ghost", 2)
 
 
@@ -120,7 +124,7 @@ def test_real_data_dir_against_its_real_snapshots(
     (bundle / "manifest.json").write_text(
         json.dumps({"format": "kafka-evidence/1", "kafka_version": "3.1.0"})
     )
-    result = run(spark, bundle)
+    result = run(spark, bundle, "topic_ids")
     mismatched = {f.subject["topic"]: f for f in result.of_kind("topic_id.mismatch")}
     assert "design1" in mismatched and "design" not in mismatched
     assert "RJI454yPScCX7IO2JuPZvQ" in mismatched["design1"].summary
@@ -134,17 +138,28 @@ def test_real_data_dir_against_its_real_snapshots(
     assert result.coverage["topic_ids"].status == "partial"
 
 
-def test_cli_triage_formats_and_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["triage", str(SAMPLE_DATA / "topicid-mismatch-2.8"), "--format", "json"]) == 1
-    doc = json.loads(capsys.readouterr().out)
+def test_triage_formats(triaged: Callable[[str], Triage]) -> None:
+    """What `workbench triage` prints in each --format, rendered from the session's triages."""
+    doc = json.loads(triaged("topicid-mismatch-2.8").json())
     assert set(doc) == {"findings", "coverage", "bad_records"} and doc["bad_records"] == 0
     assert {f["kind"] for f in doc["findings"]} >= {"topic_id.mismatch", "topic_id.root_cause"}
-    assert main(["triage", str(SAMPLE_DATA / "healthy-3.6"), "--format", "markdown"]) == 0
-    out = capsys.readouterr().out
+    healthy = triaged("healthy-3.6")
+    out = render.triage_markdown(healthy)
     assert out.startswith("# Triage of") and "| topic_ids | done |" in out
-    assert main(["triage", str(SAMPLE_DATA / "healthy-3.6")]) == 0
-    table = capsys.readouterr().out.split("\nCoverage\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert not healthy.critical  # the command's exit 0
+    table = render.triage_text(healthy).split("\nCoverage\n", 1)[1].split("\n\n", 1)[0].splitlines()
     # every row a name, spaces, a status: the longest name does not run into its status
     row = re.compile(rf"  \S+ +({'|'.join(STATUSES)})(: .*)?")
     assert len(table) > 10 and all(row.fullmatch(line) for line in table), table
+
+
+def test_cli_triage_end_to_end_and_exit_codes(
+    triaged: Callable[[str], Triage], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command itself, once: it opens the bundle, triages it and prints what the session's triage of
+    it renders to (exit 1: something is critical); exit 2 when there is no bundle."""
+    mismatch = SAMPLE_DATA / "topicid-mismatch-2.8"
+    assert main(["triage", str(mismatch), "--quiet"]) == 1
+    printed = capsys.readouterr().out
+    assert printed.strip() == render.triage_text(triaged(mismatch.name)).strip()
     assert main(["triage", str(tmp_path / "nothing-here")]) == 2

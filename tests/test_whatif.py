@@ -5,10 +5,10 @@ ids a pre-2.8 tool would wipe; nothing is run."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 from conftest import REPO
-from pyspark.sql import SparkSession
 
 from workbench.analysis.whatif import (
     delete_would_mark,
@@ -17,7 +17,7 @@ from workbench.analysis.whatif import (
     offline_if_stopped,
 )
 from workbench.cli import main
-from workbench.frames import open_bundle
+from workbench.frames import Bundle
 
 MISMATCH = REPO / "sample_data" / "topicid-mismatch-2.8"
 STUCK = REPO / "sample_data" / "deletion-stuck-2.8"
@@ -27,8 +27,8 @@ def test_include_list_reads_the_pattern_as_topic_command_does() -> None:
     assert include_list_regex(" 'orders, topic-.*' ") == "orders|topic-.*"
 
 
-def test_a_delete_regex_chooses_whole_names_only(spark: SparkSession) -> None:
-    bundle = open_bundle(MISMATCH, spark)
+def test_a_delete_regex_chooses_whole_names_only(sample: Callable[[str], Bundle]) -> None:
+    bundle = sample(MISMATCH.name)
     truth = json.loads((MISMATCH / "truth.json").read_text())
 
     def chosen(pattern: str) -> list[str]:
@@ -37,17 +37,17 @@ def test_a_delete_regex_chooses_whole_names_only(spark: SparkSession) -> None:
     assert chosen("topic-.*") == sorted(t for t in truth["topics"] if t.startswith("topic-"))
     assert chosen("orders,topic-0") == ["orders", "topic-0"]
     assert chosen("topic") == [] and chosen("order") == []  # a whole-name match, not a search
-    stuck = delete_would_mark(open_bundle(STUCK, spark), ".*old").collect()
+    stuck = delete_would_mark(sample(STUCK.name), ".*old").collect()
     assert [(r.topic, r.already_marked, r.internal) for r in stuck] == [("clickstream-old", True, False)]
 
 
 def test_stopping_brokers_leaves_exactly_the_partitions_without_another_live_isr_member(
-    spark: SparkSession,
+    sample: Callable[[str], Bundle],
 ) -> None:
     """deletion-stuck: broker 3 is down, the ISRs hold 1 and 2; stopping 1 leaves 2 to lead everything,
     stopping 1 and 2 leaves every partition (but the topic being deleted) without a leader."""
     truth = json.loads((STUCK / "truth.json").read_text())
-    bundle = open_bundle(STUCK, spark)
+    bundle = sample(STUCK.name)
     (dead,) = [f["broker"] for f in truth["broker_failures"]]
     brokers = json.loads((STUCK / "manifest.json").read_text())["brokers"]
     alive = sorted(b for b in brokers if b != dead)
@@ -56,15 +56,15 @@ def test_stopping_brokers_leaves_exactly_the_partitions_without_another_live_isr
     assert offline_if_stopped(bundle, alive).count() == kept > 0
 
 
-def test_an_old_tool_would_wipe_the_ids_zookeeper_holds(spark: SparkSession) -> None:
+def test_an_old_tool_would_wipe_the_ids_zookeeper_holds(sample: Callable[[str], Bundle]) -> None:
     truth = json.loads((MISMATCH / "truth.json").read_text())
     now = {t: x["topic_id"] for t, x in truth["topics"].items()}
     for change in truth["topic_id_changes"]:
         now[change["topic"]] = change["to"]
-    rows = ids_an_old_tool_would_wipe(open_bundle(MISMATCH, spark)).collect()
+    rows = ids_an_old_tool_would_wipe(sample(MISMATCH.name)).collect()
     assert {r.topic: r.topic_id for r in rows} == {t: i for t, i in now.items() if i is not None}
-    failover = REPO / "sample_data" / "controller-failover-2.5"  # Kafka 2.5: no topic ids to lose
-    assert ids_an_old_tool_would_wipe(open_bundle(failover, spark)).count() == 0
+    failover = sample("controller-failover-2.5")  # Kafka 2.5: no topic ids to lose
+    assert ids_an_old_tool_would_wipe(failover).count() == 0
 
 
 def test_the_cli_says_what_a_change_would_touch(capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from zoneinfo import ZoneInfo
 from conftest import SAMPLE_DATA, with_pastes
 from pyspark.sql import SparkSession
 
+from workbench.analysis.triage import Triage
 from workbench.frames import open_bundle
 
 SAMPLE = SAMPLE_DATA / "topicid-mismatch-2.8"
@@ -330,7 +332,9 @@ def test_what_is_not_a_fact_is_said(spark: SparkSession, tmp_path: Path) -> None
     }
 
 
-def test_topic_ids_from_a_transcript_where_zookeeper_is_missing(spark: SparkSession, tmp_path: Path) -> None:
+def test_topic_ids_from_a_transcript_where_zookeeper_is_missing(
+    spark: SparkSession, triaged: Callable[[str], Triage], tmp_path: Path
+) -> None:
     """Without ZooKeeper's tree, the topic znodes a pasted zookeeper-shell showed stand in for it: the same
     mismatches as the collected bundle; a znode shown without topic_id is found, with the moment."""
     from workbench.analysis import topic_ids
@@ -356,7 +360,7 @@ def test_topic_ids_from_a_transcript_where_zookeeper_is_missing(spark: SparkSess
             if f.kind == kind
         }
 
-    collected = TopicIds(open_bundle(SAMPLE, spark))
+    collected = triaged(SAMPLE.name)
     pasted = TopicIds(open_bundle(_bundle(tmp_path / "1", {"zk.txt": paste}, said, zk=False), spark))
     assert found(pasted, "topic_id.mismatch") == found(collected, "topic_id.mismatch") != set()
     assert not pasted.of_kind("topic_id.missing")

@@ -4,15 +4,11 @@ and each finding of these kinds must be required by a fact (tests/test_triage.py
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
-
-from pyspark.sql import SparkSession
 
 from workbench.analysis.findings import Finding
 from workbench.analysis.registry import kinds
-from workbench.analysis.triage import triage
-from workbench.frames import open_bundle
+from workbench.analysis.triage import Triage
 
 # Every finding kind an analysis may emit (analysis/registry.py): each instance must come from a truth
 # fact, so a kind the simulated stories never make (topic.likely_typo, ...) must never be found.
@@ -224,10 +220,9 @@ def observed(findings: Iterable[Finding]) -> set[tuple[Any, ...]]:
     return out
 
 
-def check(spark: SparkSession, path: Path, truth: dict[str, Any]) -> list[Finding]:
-    """Triage the bundle: its findings must equal the truth fact by fact, each with evidence, every check
+def check(result: Triage, truth: dict[str, Any]) -> list[Finding]:
+    """A bundle's triage: its findings must equal the truth fact by fact, each with evidence, every check
     done or not applicable, no bad record. Returns the findings."""
-    result = triage(open_bundle(path, spark))
     want, got = expected(truth), observed(result.findings)
     assert got - want == set(), f"findings without a truth fact: {sorted(got - want, key=str)}"
     assert want - got == set(), f"truth facts without their finding: {sorted(want - got, key=str)}"
