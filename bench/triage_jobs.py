@@ -6,12 +6,18 @@ Issue 28's targets, both measured in this one run: at most 25 jobs a sample tria
 than Spark's own start-up (the ratio column). The jobs show where the time goes on a small bundle: each
 costs tens of milliseconds of scheduling whatever the data's size.
 
-    .venv/bin/python bench/triage_jobs.py [--samples sample_data]
+With --fresh SAMPLE it measures instead what an SRE waits for: `workbench triage SAMPLE` in a process of
+its own, against a process that only starts Spark and runs one job (the baseline), alternated --runs
+times (issue 50's target: under 30 s for topicid-mismatch-2.8).
+
+    .venv/bin/python bench/triage_jobs.py [--samples sample_data] [--fresh SAMPLE [--runs 3]]
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -30,7 +36,12 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--samples", type=Path, default=REPO / "sample_data")
+    parser.add_argument("--fresh", type=Path, help="a bundle to triage in fresh processes")
+    parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    if args.fresh:
+        fresh(args.fresh, args.runs)
+        return
     start = time.perf_counter()
     spark = spark_session()
     spark.range(1).count()  # the first job pays the JVM's and the Python workers' start
@@ -64,6 +75,27 @@ def main() -> None:
         print(f"{path.name:<24}{total:>6}{took:>9.1f}{took / started:>13.1f}  {' '.join(map(str, per))}")
         release(bundle)
     spark.stop()
+
+
+def fresh(bundle: Path, runs: int) -> None:
+    """Wall seconds of `workbench triage BUNDLE` in its own process, beside a process that only starts
+    Spark (the same session settings) and runs one job, alternated."""
+    start_only = [
+        sys.executable,
+        "-c",
+        "from workbench.spark import spark_session; spark_session().range(1).count()",
+    ]
+    triage_cmd = [sys.executable, "-m", "workbench.cli", "triage", str(bundle), "--quiet"]
+    seconds: dict[str, list[float]] = {"Spark start-up": [], "workbench triage": []}
+    for _ in range(runs):
+        for name, cmd in (("Spark start-up", start_only), ("workbench triage", triage_cmd)):
+            began = time.perf_counter()
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            seconds[name].append(time.perf_counter() - began)
+    base = min(seconds["Spark start-up"])
+    for name, took in seconds.items():
+        shown = ", ".join(f"{t:.1f}" for t in took)
+        print(f"{name:<18} {shown} s (best {min(took):.1f} s, {min(took) / base:.1f}x the start-up)")
 
 
 if __name__ == "__main__":
