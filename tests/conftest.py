@@ -87,10 +87,22 @@ def shared(spark: SparkSession, path: Path) -> Bundle:
 
 
 def shared_triage(spark: SparkSession, path: Path) -> Triage:
-    """The triage of the shared bundle at `path`, made once per test session."""
+    """The triage of the shared bundle at `path`, made once per test session, with the Spark jobs it ran
+    and the plan it ran under (`TRIAGE_JOBS`)."""
     if path not in _TRIAGED:
-        _TRIAGED[path] = triage(shared(spark, path))
+        group = f"shared triage of {path}"
+        spark.sparkContext.setJobGroup(group, group)
+        try:
+            _TRIAGED[path] = triage(shared(spark, path))
+            plan = [spark.conf.get(k) for k in ("spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions")]
+            jobs = spark.sparkContext.statusTracker().getJobIdsForGroup(group)
+            TRIAGE_JOBS[path] = (len(jobs), plan)
+        finally:
+            spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
     return _TRIAGED[path]
+
+
+TRIAGE_JOBS: dict[Path, tuple[int, list[str | None]]] = {}
 
 
 @pytest.fixture(scope="session")

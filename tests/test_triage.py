@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from conftest import SAMPLE_DATA, samples
+from conftest import SAMPLE_DATA, TRIAGE_JOBS, samples
 from pyspark.sql import SparkSession
 from stories import FRESH, OLDER, SCENARIOS_TRIAGED, VERSIONS, Stories
 from truth_facts import check
@@ -19,7 +19,6 @@ from workbench.analysis.contract import Analysis, Need
 from workbench.analysis.registry import ANALYSES
 from workbench.analysis.triage import Triage, triage
 from workbench.frames import open_bundle
-from workbench.spark import SMALL_EVIDENCE_MB
 
 SAMPLES = samples()
 SMALL_EVIDENCE_JOBS = 85  # triage of a sample bundle, in Spark jobs, at most (71 on topicid-mismatch-2.8)
@@ -44,43 +43,32 @@ def test_fresh_bundles_triage_to_their_truth(stories: Stories, name: str) -> Non
 
 @pytest.mark.parametrize("name", ["topicid-mismatch-2.8", "deletion-stuck-2.8"])
 def test_no_answer_depends_on_the_plan_spark_chose(
-    spark: SparkSession, name: str, monkeypatch: pytest.MonkeyPatch
+    spark: SparkSession, triaged: Callable[[str], Triage], name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Spark leaves rows in whatever order its plan makes: an analysis that takes "the first" or "the
     last" of rows that tie answers by chance. The bundle planned as small evidence (spark.fit_to_evidence:
-    one shuffle partition, no adaptive execution, no broadcast joins) and with the session's own settings
-    (adaptive, broadcasts, its shuffle partitions) must give the same findings, word for word, and the same
-    coverage. The first runs its analyses side by side in threads, the second one after another: the
-    threads must not change the answer either. As small evidence, triage's Spark jobs (the threads' too:
-    they carry the caller's job group) stay under a ceiling, so that the count cannot creep back (issue
-    28 aims at 25; each job costs tens of milliseconds whatever the data's size)."""
-    tracker, plans, jobs = spark.sparkContext.statusTracker(), [], []
-
-    def triaged(small: bool) -> tuple[list[Any], dict[str, Any]]:
-        monkeypatch.setenv("WORKBENCH_SMALL_EVIDENCE_MB", str(SMALL_EVIDENCE_MB if small else 0))
-        group = f"plan-{name}-{small}"
-        spark.sparkContext.setJobGroup(group, group)
-        try:
-            bundle = open_bundle(SAMPLE_DATA / name, spark)
-            result = triage(bundle, threads=4 if small else 1)
-            plans.append(
-                [spark.conf.get(k) for k in ("spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions")]
-            )
-            jobs.append(len(tracker.getJobIdsForGroup(group)))
-            bundle.release()
-            return result.findings, result.coverage.as_dict()
-        finally:
-            spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-
-    (found, covered), (found_too, covered_too) = triaged(True), triaged(False)
-    assert plans[0] == ["false", "1"] and plans[1][0] == "true" and plans[1][1] != "1", plans
+    one shuffle partition, no adaptive execution, no broadcast joins; the session's triage of the sample)
+    and with the session's own settings (adaptive, broadcasts, its shuffle partitions) must give the same
+    findings, word for word, and the same coverage. The first runs its analyses side by side in threads,
+    the second one after another: the threads must not change the answer either. As small evidence,
+    triage's Spark jobs (the threads' too: they carry the caller's job group) stay under a ceiling, so
+    that the count cannot creep back (issue 28 aims at 25; each job costs tens of milliseconds whatever
+    the data's size)."""
+    small = triaged(name)
+    jobs, plan = TRIAGE_JOBS[SAMPLE_DATA / name]
+    monkeypatch.setenv("WORKBENCH_SMALL_EVIDENCE_MB", "0")
+    with open_bundle(SAMPLE_DATA / name, spark) as bundle:
+        large = triage(bundle, threads=1)
+        large_plan = [
+            spark.conf.get(k) for k in ("spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions")
+        ]
+    assert plan == ["false", "1"] and large_plan[0] == "true" and large_plan[1] != "1", (plan, large_plan)
+    found, found_too = small.findings, large.findings
     assert found, "a sample with findings"
     only_one = [repr(f) for f in found_too if f not in found] + [repr(f) for f in found if f not in found_too]
     assert not only_one, "findings one plan gave and the other did not"
-    assert found_too == found and covered_too == covered
-    assert 0 < jobs[0] <= SMALL_EVIDENCE_JOBS, (
-        f"{jobs[0]} Spark jobs for one triage of {name} (the other plan: {jobs[1]})"
-    )
+    assert found_too == found and large.coverage.as_dict() == small.coverage.as_dict()
+    assert 0 < jobs <= SMALL_EVIDENCE_JOBS, f"{jobs} Spark jobs for one triage of {name}"
 
 
 def test_an_analysis_that_fails_fails_triage_at_once(

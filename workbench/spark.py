@@ -166,8 +166,9 @@ def fit_to_evidence(spark: SparkSession, size_bytes: int) -> bool:
     own: triage of topicid-mismatch-2.8 in 71 jobs instead of 308), and one shuffle partition per
     SMALL_PARTITION_MB of evidence, at most one per core (bench/README.md). Larger evidence gets the
     session's own settings back.
-    The settings are the session's, so the last bundle opened decides: that changes the speed and the
-    order Spark leaves rows in, never an answer (the analyses break every tie themselves;
+    The settings are the session's: the last bundle opened decides, and `triage` fits them to its own
+    bundle again before it starts. That changes the speed and the order Spark leaves rows in, never an
+    answer (the analyses break every tie themselves;
     tests/test_triage.py triages under both plans). It may change the order in which a row's expressions
     are evaluated: a cast that a filter was meant to guard must be a try_cast (a path that is no
     partition's failed the query before 1f6221f).

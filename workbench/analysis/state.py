@@ -27,6 +27,7 @@ from workbench.model.cluster_state import PARTITION_COLUMNS, ClusterState, State
 from workbench.model.deletion_steps import topics_of
 from workbench.model.partition_history import counted
 from workbench.model.views import views
+from workbench.spark import kept
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -58,7 +59,8 @@ def state_at(bundle: Bundle, at: int | datetime | str | None = None) -> ClusterS
     when = _as_time(at) if isinstance(at, (datetime, str)) else None
     if v.evidence.zk_history and at is not None:
         zxid, time = _last_txn(bundle, at if isinstance(at, int) else None, when)
-        state = _from_zookeeper(bundle.znodes_at(zxid)[0], _shown(at), zxid, time)
+        # kept: each question asked of the state would replay ZooKeeper's tree again
+        state = _from_zookeeper(kept(bundle.znodes_at(zxid)[0]), _shown(at), zxid, time)
         changes = v.partition_changes
         state.counted = None if changes is None else _counted_at(counted(bundle, changes), zxid, when or time)
         hidden = _gaps_before(bundle, zxid)
