@@ -173,3 +173,17 @@ def test_small_evidence_is_planned_as_small_and_larger_gets_the_sessions_own_set
     views(open_bundle(SAMPLE, spark))
     assert {k: spark.conf.get(k) for k in planned} == own
     release(small)
+
+
+def test_the_workbenchs_own_errors_share_one_base() -> None:
+    """One `except workbench.WorkbenchError` tells what the workbench was given from its own bugs."""
+    import workbench
+    from workbench.capture.zk import ZkCaptureError
+    from workbench.kafka.zkdata_decode import ZkDataError
+    from workbench.simulate.real_zk import RealZooKeeperError
+    from workbench.testing.zookeeper import ZooKeeperMissing
+    from workbench.zookeeper.jute import JuteError
+
+    for error in (BundleError, ZkCaptureError, ZkDataError, RealZooKeeperError, ZooKeeperMissing, JuteError):
+        assert issubclass(error, workbench.WorkbenchError), error
+    assert issubclass(ZkDataError, ValueError) and issubclass(ZooKeeperMissing, RuntimeError)  # as before

@@ -8,18 +8,32 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["Bundle", "BundleError", "health", "open_bundle", "spark_session", "state_at", "triage"]
+__all__ = [
+    "Bundle",
+    "BundleError",
+    "WorkbenchError",
+    "health",
+    "open_bundle",
+    "spark_session",
+    "state_at",
+    "triage",
+]
 
 if TYPE_CHECKING:
     from workbench.analysis.health import health
     from workbench.analysis.state import state_at
     from workbench.analysis.triage import triage
+    from workbench.errors import WorkbenchError
     from workbench.frames import Bundle, open_bundle
     from workbench.manifest import BundleError
     from workbench.spark import spark_session
 
 
 def __getattr__(name: str) -> Any:
+    if name == "WorkbenchError":  # the base of the errors about what the workbench was given
+        from workbench.errors import WorkbenchError
+
+        return WorkbenchError
     if name == "BundleError":
         from workbench.manifest import BundleError
 

@@ -9,11 +9,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from workbench.errors import WorkbenchError
+
 FORMAT = "kafka-evidence/1"
 MANIFEST = "manifest.json"
 
 
-class BundleError(Exception):
+class BundleError(WorkbenchError):
     """Evidence that cannot be opened: names the file and what was expected."""
 
     def __init__(self, path: str | Path, problem: str, expected: str) -> None:

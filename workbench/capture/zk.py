@@ -46,6 +46,7 @@ from kazoo.retry import KazooRetry, RetryFailedError
 
 from workbench.bundle import znode_json
 from workbench.capture.redact import redact_znode
+from workbench.errors import WorkbenchError
 from workbench.manifest import record_part
 
 WINDOW = 200  # requests in flight; must stay well below what kazoo can queue while disconnected (_Walk.run)
@@ -58,7 +59,7 @@ RETRYABLE = (ConnectionLoss, SessionExpiredError, OperationTimeoutError)
 Progress = Callable[[int], object]
 
 
-class ZkCaptureError(Exception):
+class ZkCaptureError(WorkbenchError):
     """Nothing could be captured (no connection, no such root): says what to check."""
 
 

@@ -17,6 +17,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.zk_history import run_history
+    from workbench.cli.zk_history import run_history
 
     return run_history(args)

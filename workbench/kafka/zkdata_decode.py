@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from workbench.errors import WorkbenchError
 from workbench.kafka import topic_id as uuids
 from workbench.kafka.zkdata import (
     BrokerIdZNode,
@@ -45,7 +46,7 @@ from workbench.kafka.znodes import (
 )
 
 
-class ZkDataError(ValueError):
+class ZkDataError(WorkbenchError, ValueError):
     """A znode's data is not what Kafka writes there."""
 
 

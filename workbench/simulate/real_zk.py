@@ -31,6 +31,7 @@ from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.serialization import CheckVersion, Create, Delete, SetData
 from kazoo.security import OPEN_ACL_UNSAFE
 
+from workbench.errors import WorkbenchError
 from workbench.zookeeper import txns as op
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ CODES: dict[type[Exception], int] = {
 }
 
 
-class RealZooKeeperError(RuntimeError):
+class RealZooKeeperError(WorkbenchError, RuntimeError):
     """The real server could not be used, or answered other than the model expected."""
 
 

@@ -14,13 +14,14 @@ import subprocess
 import time
 from pathlib import Path
 
+from workbench.errors import WorkbenchError
 from workbench.testing import free_port
 
 JARS = Path(os.environ.get("WORKBENCH_ZK_JARS", "/usr/share/java"))
 INSTALL_HINT = "On Debian/Ubuntu: sudo apt-get install zookeeper (it puts zookeeper.jar in /usr/share/java)"
 
 
-class ZooKeeperMissing(RuntimeError):
+class ZooKeeperMissing(WorkbenchError, RuntimeError):
     """ZooKeeper's jar or Java is not installed."""
 
 

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import struct
 
+from workbench.errors import WorkbenchError
+
 _INT = struct.Struct(">i")
 _LONG = struct.Struct(">q")
 # BinaryInputArchive.maxBuffer: jute.maxbuffer defaults to 0xfffff; the reader allows an extra 1 KiB.
 MAX_BUFFER = 0xFFFFF + 1024
 
 
-class JuteError(ValueError):
+class JuteError(WorkbenchError, ValueError):
     """Bytes that are not the record expected; `offset` is where reading failed."""
 
     def __init__(self, message: str, offset: int) -> None:
