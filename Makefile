@@ -9,7 +9,7 @@ REPORT    ?= postmortem
 NBVAL     := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: demo test lint lab java clean sample-data bench notebooks
+.PHONY: demo test check lint lab java clean sample-data bench notebooks
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -65,6 +65,10 @@ test: lint $(JAR) $(VENV)/.jvm-archive java
 	$(BIN)/pytest
 	@# the notebooks, as their own step: outputs compared (notebooks/sanitize.cfg), plots checked to exist
 	$(BIN)/pytest $(NBVAL) notebooks/
+
+# While working: lint, then the tests not marked slow (CI runs them all, `make test`).
+check: lint $(JAR) $(VENV)/.jvm-archive java
+	$(BIN)/pytest -m "not slow"
 
 # Execute every notebook again and keep its outputs (commit them: nbval compares against them).
 notebooks: $(VENV)/.installed $(JAR) $(VENV)/.jvm-archive java

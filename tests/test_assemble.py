@@ -17,6 +17,7 @@ from workbench.cli import main
 from workbench.frames import open_bundle
 
 
+@pytest.mark.slow
 def test_loose_files_sorted_by_what_they_hold(
     spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -39,6 +39,7 @@ def restarted_thrice(c: Cluster, s: Scale) -> None:
     story.produce(c, 10, s.per_second)
 
 
+@pytest.mark.slow
 def test_isr_departures_of_the_truth_are_seen_and_one_restart_does_not_flap(
     sample: Callable[[str], Bundle],
 ) -> None:
@@ -60,6 +61,7 @@ def test_isr_departures_of_the_truth_are_seen_and_one_restart_does_not_flap(
     assert truth["broker_restarts"]  # healthy: one restart, its replicas left and rejoined once
 
 
+@pytest.mark.slow
 def test_a_broker_restarted_three_times_in_minutes_flaps(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -79,6 +81,7 @@ def test_a_broker_restarted_three_times_in_minutes_flaps(
     assert len(found[0].evidence) >= 3 and all(e.startswith("zk:txn@") for e in found[0].evidence)
 
 
+@pytest.mark.slow
 def test_reassignment_steps_equal_the_truth(sample: Callable[[str], Bundle]) -> None:
     truth = json.loads((REPO / "sample_data" / "controller-failover-2.5" / "truth.json").read_text())
     bundle = sample("controller-failover-2.5")
@@ -95,6 +98,7 @@ def test_reassignment_steps_equal_the_truth(sample: Callable[[str], Bundle]) -> 
     assert reassignment.findings(bundle, Coverage()) == []
 
 
+@pytest.mark.slow
 def test_a_reassignment_waiting_for_a_broker_that_never_returns_is_stuck(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -111,6 +111,7 @@ def test_log_kind() -> None:
     assert log_kind("02a_x_controller.log") == "controller"
 
 
+@pytest.mark.slow
 def test_cli_load_summarises_the_sample(spark, capsys) -> None:
     assert main(["load", str(SAMPLE), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)

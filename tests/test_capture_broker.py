@@ -312,6 +312,7 @@ def test_runs_with_the_standard_library_only(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+@pytest.mark.slow
 def test_the_bundle_loads_in_spark(spark: SparkSession, tmp_path: Path) -> None:
     out = tmp_path / "bundle"
     expected = set()

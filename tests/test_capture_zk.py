@@ -354,6 +354,7 @@ def test_vanished_znodes_are_problems(zookeeper: Any, zk: KazooClient, tmp_path:
     assert len([p for p in got if p.startswith("/t")]) == len(nodes) - 8
 
 
+@pytest.mark.slow
 def test_lost_connection_keeps_what_was_walked(zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
     """The server stops mid-walk for good: the capture returns within its timeout with complete=false,
     says so, and keeps every znode it had read."""
@@ -381,6 +382,7 @@ def test_lost_connection_keeps_what_was_walked(zookeeper: Any, zk: KazooClient, 
     assert [p["part"] for p in read_manifest(tmp_path / "b")["parts"]] == ["zk"]
 
 
+@pytest.mark.slow
 def test_restarted_server_walk_completes(zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
     """The server restarts mid-walk: the capture reconnects (KazooRetry), notes the loss and when it
     was regained, and still holds every znode, equal to the server."""
@@ -405,6 +407,7 @@ def test_restarted_server_walk_completes(zookeeper: Any, zk: KazooClient, tmp_pa
         assert_same(got[path], data, stat)
 
 
+@pytest.mark.slow
 def test_expired_session_walk_goes_on_in_a_new_session(
     zookeeper: Any, zk: KazooClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -437,6 +440,7 @@ def test_expired_session_walk_goes_on_in_a_new_session(
         assert_same(got[path], data, stat)
 
 
+@pytest.mark.slow
 def test_znode_gone_between_its_read_and_its_listing(zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
     """A znode read (its stat says it has children) and deleted before its children are listed: it is
     written as read, its children are not, and the problem says what happened."""
@@ -539,6 +543,7 @@ def test_cli(
         parser.parse_args(["--hosts", zookeeper.hosts, "--out", "x", "--root", "kafka"])
 
 
+@pytest.mark.slow
 def test_large_tree_rate(zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
     """~20k znodes: all captured, a sample equal to the server; the rate is printed (run with -s)."""
     nodes = topics_tree("/brokers/topics", topics=2000, partitions=4)

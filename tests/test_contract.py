@@ -140,6 +140,7 @@ def test_lacking_brokers_are_named_and_a_run_can_add_what_it_found_missing(
     assert check.missing == ["logs of broker 2: their lines", "something only the run knew"]
 
 
+@pytest.mark.slow
 def test_triage_records_a_check_for_every_analysis(triaged: Callable[[str], Triage]) -> None:
     result = triaged("healthy-3.6")
     assert {a.name for a in ANALYSES} <= set(result.coverage)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import with_pastes
 from pyspark.sql import SparkSession
 
@@ -58,6 +59,7 @@ def _of(result: Any, prefix: str) -> list[Any]:
     return [f for f in result.findings if f.kind.startswith(prefix)]
 
 
+@pytest.mark.slow
 def test_a_pasted_describe_and_transcript_at_their_moment(spark: SparkSession, tmp_path: Path) -> None:
     pastes = {"describe.txt": INCIDENT, "zk.txt": TRANSCRIPT}
     result = _Found(
@@ -82,6 +84,7 @@ def test_a_pasted_describe_and_transcript_at_their_moment(spark: SparkSession, t
     assert health_line.endswith("read from pastes instead: kafka-topics --describe (pasted)")
 
 
+@pytest.mark.slow
 def test_nothing_where_the_paste_shows_health_or_zookeeper_tells_it(
     sample: Callable[[str], Bundle], spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -116,6 +119,7 @@ Received log directory information from brokers 1,2
 """
 
 
+@pytest.mark.slow
 def test_kafka_log_dirs_in_both_key_orders(spark: SparkSession, tmp_path: Path) -> None:
     cut = LOG_DIRS_3_6[: LOG_DIRS_3_6.index('"version"')] + "\n"  # the paste ends inside the JSON
     pastes = {"a.txt": LOG_DIRS_2_8, "b.txt": LOG_DIRS_3_6, "c.txt": cut}

@@ -62,6 +62,7 @@ def _check_series(bundle: Bundle) -> dict[str, Any]:
     return truth
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SAMPLES)
 def test_each_minute_of_each_sample_equals_the_truth(sample: Callable[[str], Bundle], name: str) -> None:
     truth = _check_series(sample(name))
@@ -81,6 +82,7 @@ def test_other_seeds_and_versions_equal_their_truth(stories: Stories, name: str)
         assert max(m["no_acting_leader_peak"] for m in truth["health"]["minutes"]) > 0
 
 
+@pytest.mark.slow
 def test_imbalance_at_the_end_is_the_truths_and_only_a_live_uncorrected_broker_is_a_finding(
     sample: Callable[[str], Bundle],
 ) -> None:
@@ -133,6 +135,7 @@ def test_offline_and_sustained_under_replication_are_found_only_where_they_happe
             assert urp[0].severity == "warning" and all(f.evidence for f in found)
 
 
+@pytest.mark.slow
 def test_under_min_isr_counts_where_server_properties_set_it(spark: SparkSession, tmp_path: Path) -> None:
     """The stuck deletion's crashed broker leaves 2 of 3 replicas in the ISR: under min ISR with
     min.insync.replicas=3, not with 2; without the brokers' files it is not known."""

@@ -49,6 +49,7 @@ def _damage(bundle: Path, zxid: int) -> int:
     return at
 
 
+@pytest.mark.slow
 def test_a_damaged_txn_is_a_gap_named_by_its_damage(spark: SparkSession, tmp_path: Path) -> None:
     bundle = _copy(tmp_path, "damaged")
     at = _damage(bundle, 0x75)
@@ -114,6 +115,7 @@ def _made_by(f: Finding, intact: Iterable[Finding]) -> bool:
     return any(all(g.subject.get(k) == f.subject.get(k) for k in keys) for g in same)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("sample", "zxid"),
     [

@@ -35,6 +35,7 @@ def _start(tmp_path: Path, **env: str) -> tuple[subprocess.CompletedProcess[str]
     return run, [s for s in sources if s == ARCHIVED or s.startswith(("file:", "jar:"))]
 
 
+@pytest.mark.slow
 def test_a_session_maps_sparks_classes_from_the_archive(tmp_path: Path) -> None:
     if not jvm_archive().is_file():
         if os.environ.get("CI") == "true":
@@ -50,6 +51,7 @@ def test_a_session_maps_sparks_classes_from_the_archive(tmp_path: Path) -> None:
     assert mapped > 0.9 * len(sources), f"{mapped} of {len(sources)} Spark classes from the archive"
 
 
+@pytest.mark.slow
 def test_an_archive_the_jvm_refuses_costs_only_the_speed(tmp_path: Path) -> None:
     stale = tmp_path / "stale.jsa"
     stale.write_bytes(b"not an archive of this JDK" * 100)

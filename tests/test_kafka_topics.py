@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import SAMPLE_DATA, with_pastes
 from pyspark.sql import SparkSession
 
@@ -58,6 +59,7 @@ def _rows(spark: SparkSession, tmp: Path, text: str) -> tuple[list[Any], set[tup
     return rows, bad
 
 
+@pytest.mark.slow
 def test_over_zookeeper_at_2_8(spark: SparkSession, tmp_path: Path) -> None:
     rows, bad = _rows(spark, tmp_path, ZK_2_8)
     got = [
@@ -106,6 +108,7 @@ billing         orders          0          1200            1250            50   
 """  # kafka-consumer-groups --describe: a kind not read
 
 
+@pytest.mark.slow
 def test_topic_lines_alone_and_files_of_other_kinds(spark: SparkSession, tmp_path: Path) -> None:
     overrides = f"Topic: orders{T}PartitionCount: 3{T}ReplicationFactor: 3{T}Configs: retention.ms=1000\n"
     b = open_bundle(
@@ -178,6 +181,7 @@ def describe_2_8(znodes_jsonl: Path) -> str:
     return describe(znodes_jsonl, "2.8")
 
 
+@pytest.mark.slow
 def test_the_mismatch_found_from_describe_where_zookeeper_is_missing(
     spark: SparkSession, triaged: Callable[[str], Triage], tmp_path: Path
 ) -> None:

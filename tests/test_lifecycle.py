@@ -94,6 +94,7 @@ def test_odd_topics_are_found_with_their_evidence(
     assert by["clicks"] == 2 and by["payments"] is None  # its own session vs a tool's
 
 
+@pytest.mark.slow
 def test_a_history_that_begins_after_the_creations(
     spark: SparkSession, tmp_path: Path, zookeeper_factory: Any
 ) -> None:

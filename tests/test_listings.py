@@ -96,6 +96,7 @@ FORMATS = {  # name: (command, its files: all or the visible ones, sizes, precis
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(FORMATS))
 def test_each_format_gives_the_files_it_shows(spark: SparkSession, tmp_path: Path, name: str) -> None:
     command, shown, sized, precision = FORMATS[name]
@@ -222,6 +223,7 @@ def test_every_line_is_a_fact_structure_or_a_bad_record(spark: SparkSession, tmp
     }
 
 
+@pytest.mark.slow
 def test_triage_finds_the_same_in_pasted_listings(
     triaged: Callable[[str], Triage], spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -245,6 +247,7 @@ def test_triage_finds_the_same_in_pasted_listings(
     assert found(pasted) == found(collected) and found(collected)
 
 
+@pytest.mark.slow
 def test_topic_ids_from_a_pasted_listing_and_the_files_beside_it(
     triaged: Callable[[str], Triage], spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -279,6 +282,7 @@ def test_topic_ids_from_a_pasted_listing_and_the_files_beside_it(
     assert said == [f"broker 2: {unread}"]
 
 
+@pytest.mark.slow
 def test_stat_of_a_few_files_is_no_whole_listing(spark: SparkSession, tmp_path: Path) -> None:
     """A dir missing from `stat`'s output is not gone: only a listing of the whole log dir says so."""
     from workbench.model.views import views

@@ -62,6 +62,7 @@ def _subjects(result: Any, kind: str, *keys: str) -> set[tuple[Any, ...]]:
 READ_PASTES = ("topic_ids", "deletion", "health", "leaderless")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SAMPLES)
 def test_the_pastes_of_a_sample_give_its_findings(
     spark: SparkSession, sample: Callable[[str], Bundle], tmp_path: Path, name: str

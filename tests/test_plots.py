@@ -267,6 +267,7 @@ def test_healthy_cluster_has_no_shade_without_an_acting_leader(with_truth: Any) 
     assert not [p for p in fig.axes[0].patches if to_hex(p.get_facecolor()) in colours]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", samples("zk"))
 def test_every_report_figure_can_be_read_and_spans_the_evidence(with_truth: Any, name: str) -> None:
     """The report's figures for the topics the incident is about: no text covering another or cut off,

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from pyspark.sql import SparkSession
 
 from workbench.progress import Progress
@@ -19,6 +20,7 @@ def _job(spark: SparkSession) -> None:
     spark.range(0, 60_000_000, numPartitions=24).selectExpr("sum(id * id % 7)").collect()
 
 
+@pytest.mark.slow
 def test_progress_shows_the_running_stage_and_ends_with_the_time(spark: SparkSession) -> None:
     out = io.StringIO()
     with Progress(spark, "3 log files, 12 MB", enabled=True, every=0.05, out=out):
@@ -31,6 +33,7 @@ def test_progress_shows_the_running_stage_and_ends_with_the_time(spark: SparkSes
     assert lines[-1].startswith("done in ")
 
 
+@pytest.mark.slow
 def test_progress_is_quiet_when_stderr_is_no_terminal(spark: SparkSession) -> None:
     out = io.StringIO()  # isatty() is False, as for a pipe or a file
     with Progress(spark, "3 log files", every=0.05, out=out):
@@ -58,6 +61,7 @@ def _simulate_stderr(out: Path, *flags: str) -> str:
     return shown.decode()
 
 
+@pytest.mark.slow
 def test_simulate_shows_its_progress_on_a_terminal_unless_quiet(tmp_path: Path) -> None:
     shown = _simulate_stderr(tmp_path / "a")
     assert "deletion-stuck: 1 of ~3 h simulated" in shown, shown

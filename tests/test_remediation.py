@@ -241,6 +241,7 @@ def broker_3_host(
     return env, logs
 
 
+@pytest.mark.slow
 def test_apply_backs_up_removes_restarts_and_waits_for_the_broker_to_rejoin(
     mismatch_plan: tuple[remediation.RepairPlan, Path], tmp_path: Path, zookeeper: Any
 ) -> None:
@@ -275,6 +276,7 @@ def test_apply_backs_up_removes_restarts_and_waits_for_the_broker_to_rejoin(
     assert again.returncode == 1 and "no longer holds" in again.stderr
 
 
+@pytest.mark.slow
 def test_apply_stops_and_says_what_is_missing_when_the_broker_does_not_rejoin(
     mismatch_plan: tuple[remediation.RepairPlan, Path], tmp_path: Path, zookeeper: Any
 ) -> None:
@@ -288,6 +290,7 @@ def test_apply_stops_and_says_what_is_missing_when_the_broker_does_not_rejoin(
     assert "not yet in the ISR of topic-0" not in run.stdout and "done:" not in run.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("others_back", [True, False])
 def test_the_step_that_completes_a_partition_waits_until_its_isr_is_whole(
     mismatch_plan: tuple[remediation.RepairPlan, Path], tmp_path: Path, zookeeper: Any, others_back: bool
@@ -322,6 +325,7 @@ def test_check_refuses_the_wrong_host(
     assert run.returncode == 1 and "is not broker 3's" in run.stderr
 
 
+@pytest.mark.slow
 def test_cli_writes_the_plan_and_refuses_a_folder_of_other_files(tmp_path: Path) -> None:
     out = tmp_path / "plan"
     assert main(["remediate", str(MISMATCH), "--out", str(out)]) == 0
@@ -333,6 +337,7 @@ def test_cli_writes_the_plan_and_refuses_a_folder_of_other_files(tmp_path: Path)
     assert main(["remediate", str(tmp_path / "nothing-here"), "--out", str(tmp_path / "p2")]) == 2
 
 
+@pytest.mark.slow
 def test_where_the_log_dirs_and_zookeeper_are_comes_from_the_bundle(
     spark: SparkSession, tmp_path: Path
 ) -> None:

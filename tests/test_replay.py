@@ -51,6 +51,7 @@ def _replayed(bundle: Path, spark: SparkSession, scratch: Path) -> tuple[remedia
     return plan, wrong
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES), ids=lambda c: "-".join(map(str, c)))
 def test_a_fresh_bundles_plan_replays_to_a_repaired_cluster_within_its_forecast(
     case: tuple[str, int, int, int], spark: SparkSession, tmp_path: Path
@@ -65,6 +66,7 @@ def test_a_fresh_bundles_plan_replays_to_a_repaired_cluster_within_its_forecast(
     assert (every_replica_stale, any(s.controller for s in plan.steps)) == CASES[case]
 
 
+@pytest.mark.slow
 def test_the_samples_plan_replays_to_a_repaired_cluster_within_its_forecast(
     spark: SparkSession, tmp_path: Path
 ) -> None:

@@ -45,6 +45,7 @@ def stale_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return report.html(report.TEMPLATE, tmp_path_factory.mktemp("report") / "postmortem.html")
 
 
+@pytest.mark.slow
 def test_report_of_a_stuck_deletion_reads_as_a_postmortem(stuck_report: Path) -> None:
     out = stuck_report
     page = out.read_text(encoding="utf-8")
@@ -116,6 +117,7 @@ window.addEventListener("load", () => {
 </script>"""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["stuck_report", "stale_report"])
 def test_the_report_fits_a_1400_px_browser_and_every_image_loads(
     which: str, request: pytest.FixtureRequest, tmp_path: Path
@@ -159,6 +161,7 @@ def test_report_command_refuses_a_missing_bundle(tmp_path: Path, capsys: pytest.
     assert "no such bundle" in capsys.readouterr().err and not (tmp_path / "r").exists()
 
 
+@pytest.mark.slow
 def test_plots_only_where_their_evidence_is(
     sample: Callable[[str], Bundle], triaged: Callable[[str], Triage]
 ) -> None:

@@ -59,6 +59,7 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, An
     return path, truth
 
 
+@pytest.mark.slow
 def test_a_reassignment_halts_a_queued_deletion_only_once_a_controller_resumes_it(
     spark: SparkSession, bundle: tuple[Path, dict[str, Any]]
 ) -> None:

@@ -31,6 +31,7 @@ def _what(t: Txn) -> tuple[Any, ...]:
     return (t.zxid, t.type, t.path, t.data, t.err, t.version, t.parent_cversion, t.ephemeral, t.timeout, ops)
 
 
+@pytest.mark.slow
 def test_the_real_server_logs_the_txns_the_model_logs(
     spark: SparkSession, tmp_path: Path, zookeeper: Any
 ) -> None:

@@ -70,6 +70,7 @@ def test_the_counts_at_a_moment_are_the_health_series_counts(sample: Callable[[s
         assert {c: got[c] for c in counts} == {c: m[c] for c in counts}, m["minute_ms"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SAMPLES)
 def test_at_each_election_the_state_has_the_truths_controller(
     sample: Callable[[str], Bundle], name: str
@@ -82,6 +83,7 @@ def test_at_each_election_the_state_has_the_truths_controller(
         assert before.controller_epoch != c["epoch"]
 
 
+@pytest.mark.slow
 def test_reassignments_are_in_progress_between_start_and_completion(sample: Callable[[str], Bundle]) -> None:
     name = "controller-failover-2.5"
     bundle = sample(name)
@@ -98,6 +100,7 @@ def test_reassignments_are_in_progress_between_start_and_completion(sample: Call
         assert row is not None and sorted(row.replicas) == sorted(m["to"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["deletion-complete-3.6", "deletion-stuck-2.8"])
 def test_deletion_markers_live_from_request_to_completion(sample: Callable[[str], Bundle], name: str) -> None:
     bundle = sample(name)

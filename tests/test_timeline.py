@@ -90,6 +90,7 @@ def test_milestones_keep_the_incident_and_say_what_they_stand_for(sample: Callab
     assert [r.time for r in rows] == sorted(r.time for r in rows)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SAMPLES)
 def test_the_cli_prints_the_timeline_of_every_sample(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     bundle = str(SAMPLE_DATA / name)

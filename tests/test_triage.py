@@ -30,6 +30,7 @@ def test_the_fresh_bundles_cover_every_scenario_and_version() -> None:
     assert {s.version for s in FRESH.values()} == {*VERSIONS, *OLDER}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SAMPLES)
 def test_sample_bundles_triage_to_their_truth(triaged: Callable[[str], Triage], name: str) -> None:
     check(triaged(name), json.loads((SAMPLE_DATA / name / "truth.json").read_text()))
@@ -41,6 +42,7 @@ def test_fresh_bundles_triage_to_their_truth(stories: Stories, name: str) -> Non
     check(stories.triage(name), stories.truth(name))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["topicid-mismatch-2.8", "deletion-stuck-2.8"])
 def test_no_answer_depends_on_the_plan_spark_chose(
     spark: SparkSession, triaged: Callable[[str], Triage], name: str, monkeypatch: pytest.MonkeyPatch

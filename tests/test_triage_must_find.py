@@ -12,6 +12,7 @@ from stories import MUST_FIND, Stories
 from truth_facts import check
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(MUST_FIND))
 def test_triage_finds_what_only_this_story_provokes(stories: Stories, name: str) -> None:
     findings = check(stories.triage(name), stories.truth(name))

@@ -35,6 +35,7 @@ def kinds(result: Triage) -> set[str]:
     return {f.kind for f in result.findings}
 
 
+@pytest.mark.slow
 def test_without_zookeeper_history_the_root_cause_is_only_likely(spark: SparkSession, tmp_path: Path) -> None:
     path = copy("topicid-mismatch-2.8", tmp_path)
     shutil.rmtree(path / "zk" / "txnlog")
@@ -50,6 +51,7 @@ def test_without_zookeeper_history_the_root_cause_is_only_likely(spark: SparkSes
     assert failover.subject["epoch"] == 2 and "gap_ms" not in failover.subject
 
 
+@pytest.mark.slow
 def test_without_zookeeper_no_comparison_is_made(spark: SparkSession, tmp_path: Path) -> None:
     path = copy("topicid-mismatch-2.8", tmp_path)
     shutil.rmtree(path / "zk")
@@ -65,6 +67,7 @@ def test_without_zookeeper_no_comparison_is_made(spark: SparkSession, tmp_path: 
     assert result.coverage["deletion"].status == "partial"
 
 
+@pytest.mark.slow
 def test_a_broker_without_logs_or_data_dir_is_reported_not_judged(
     spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -83,6 +86,7 @@ def test_kafka_before_2_8_has_no_topic_id_checks(triaged: Callable[[str], Triage
     assert not [f for f in result.findings if f.kind.startswith("topic_id.")]
 
 
+@pytest.mark.slow
 def test_delete_dirs_past_the_delay_linger_only_by_a_later_capture(
     spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -99,6 +103,7 @@ def test_delete_dirs_past_the_delay_linger_only_by_a_later_capture(
     assert all("logs/server.log" in f.evidence[0] for f in lingering)
 
 
+@pytest.mark.slow
 def test_a_live_dir_of_a_topic_zookeeper_lacks_is_a_stray(spark: SparkSession, tmp_path: Path) -> None:
     path = copy("healthy-3.6", tmp_path)
     listing = path / "brokers" / "2" / "datadirs" / "0" / "listing.tsv"
@@ -108,6 +113,7 @@ def test_a_live_dir_of_a_topic_zookeeper_lacks_is_a_stray(spark: SparkSession, t
     assert (stray.subject["topic"], stray.subject["broker"]) == ("ghost", 2)
 
 
+@pytest.mark.slow
 def test_real_data_dir_against_its_real_snapshots(
     spark: SparkSession, real_evidence: Path, tmp_path: Path
 ) -> None:
@@ -138,6 +144,7 @@ def test_real_data_dir_against_its_real_snapshots(
     assert result.coverage["topic_ids"].status == "partial"
 
 
+@pytest.mark.slow
 def test_triage_formats(triaged: Callable[[str], Triage]) -> None:
     """What `workbench triage` prints in each --format, rendered from the session's triages."""
     doc = json.loads(triaged("topicid-mismatch-2.8").json())
@@ -153,6 +160,7 @@ def test_triage_formats(triaged: Callable[[str], Triage]) -> None:
     assert len(table) > 10 and all(row.fullmatch(line) for line in table), table
 
 
+@pytest.mark.slow
 def test_cli_triage_end_to_end_and_exit_codes(
     triaged: Callable[[str], Triage], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -44,6 +44,7 @@ def _txns(path: Path) -> list[Txn]:
     return [t for t in out if isinstance(t, Txn)]
 
 
+@pytest.mark.slow
 def test_every_txn_log_matches_txn_log_toolkit(data_dir: Path) -> None:
     logs = _logs(data_dir)
     assert len(logs) >= 3, "snapCount 20 should have rolled several txn logs"
@@ -208,6 +209,7 @@ def test_35_format_without_digests_is_read_like_zookeeper_reads_it(data_dir: Pat
     assert tree_diff(oracle["nodes"], snapshot_nodes(again)) == []
 
 
+@pytest.mark.slow
 def test_a_damaged_snapshot_is_skipped_as_a_real_server_skips_it(
     real_evidence: Path, tmp_path: Path, zk_tools: None
 ) -> None:

@@ -86,6 +86,7 @@ def _tree_at(spark: SparkSession, root: Path, zxid: int) -> tuple[set[tuple[str,
     return {(r.path, r.version, r.mzxid) for r in rows}, {r.source for r in rows}
 
 
+@pytest.mark.slow
 def test_a_fuzzy_snapshot_is_not_used_for_an_earlier_zxid(spark: SparkSession, tmp_path: Path,
                                                           kafka_zk_data_dir: Path) -> None:  # fmt: skip
     """A snapshot is named after the zxid it began at but holds changes made while it was written. The
@@ -156,6 +157,7 @@ def test_zk_history_command(bundle_dir: Path, capsys: pytest.CaptureFixture[str]
 SECRETS = ("salt=c2FsdA==,stored_key=U1RPUkVE", "server_key=U0VSVkVS", "s3cr3t-keystore")
 
 
+@pytest.mark.slow
 def test_capture_zk_files_redacts_and_keeps_the_files_readable(zookeeper, tmp_path: Path) -> None:
     """Secrets written through a real server end in its txn log and snapshot; the copies hold none of
     them, every checksum holds, and ZooKeeper's own tools and a ZooKeeper server read them."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import pytest
 from conftest import SAMPLE_DATA, with_pastes
 from pyspark.sql import SparkSession
 
@@ -144,6 +145,7 @@ COMMANDS = [
 ]
 
 
+@pytest.mark.slow
 def test_transcripts_of_each_version_read_back_to_zookeepers_tree(
     spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -182,6 +184,7 @@ def test_transcripts_of_each_version_read_back_to_zookeepers_tree(
         assert all(r.ctime is None for r in by_file[f"pasted/{name}"])
 
 
+@pytest.mark.slow
 def test_the_real_zookeeper_shell(spark: SparkSession, tmp_path: Path, zookeeper: Any) -> None:
     """zookeeper-shell.sh runs ZooKeeperMain with a host and a command; here Debian's ZooKeeper's own,
     against a server holding the sample's tree, the JVM in India's zone as the on-call's host was."""
@@ -293,6 +296,7 @@ where is 2?
 TREE_ALONE = "├── brokers\n│   ├── ids\n"
 
 
+@pytest.mark.slow
 def test_what_is_not_a_fact_is_said(spark: SparkSession, tmp_path: Path) -> None:
     """A line wrapped by the terminal, a write typed, a stray line, a zone named ambiguously, a paste cut
     short and a tree without its command: each said in bad_records or left null, never guessed."""
@@ -332,6 +336,7 @@ def test_what_is_not_a_fact_is_said(spark: SparkSession, tmp_path: Path) -> None
     }
 
 
+@pytest.mark.slow
 def test_topic_ids_from_a_transcript_where_zookeeper_is_missing(
     spark: SparkSession, triaged: Callable[[str], Triage], tmp_path: Path
 ) -> None:

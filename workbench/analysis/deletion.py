@@ -28,6 +28,7 @@ from workbench.analysis.findings import (
     zk_ref,
 )
 from workbench.kafka.defaults import FILE_DELETE_DELAY_MS
+from workbench.kafka.znode_frames import reassignment_requested
 from workbench.kafka.znodes import TOPIC_PATH
 from workbench.model.deletion_steps import IN_ORDER, timeline
 from workbench.model.deletion_steps import replica_progress as replica_progress  # the notebooks' name
@@ -91,8 +92,8 @@ def _stuck(bundle: Bundle, steps: DataFrame) -> list[Finding]:
         .collect()
     )
     halted = {r.topic: r.last for r in halts}
-    reassign = bundle.znodes.where(F.col("path") == "/admin/reassign_partitions").select("data").collect()
-    zk_reassign = reassign[0].data or "" if reassign else ""
+    requested = reassignment_requested(bundle.znodes).where(F.col("topic").isin(names))
+    asked = {r.topic for r in requested.select("topic").distinct().collect()}
     # A replica is gone once its broker's data dir (when the bundle has it) holds no live dir for it.
     on_disk = {
         (r.topic, r.partition, r.broker_id)
@@ -112,7 +113,7 @@ def _stuck(bundle: Bundle, steps: DataFrame) -> list[Finding]:
             reasons.append(f"replicas on offline broker(s) {', '.join(map(str, down))}")
             refs.append(zk_ref("/brokers/ids"))
         reassigning = [p for p in (t.reassigning if t else []) if p is not None]
-        if reassigning or f'"{m.topic}"' in zk_reassign:
+        if reassigning or m.topic in asked:
             reasons.append(
                 "a reassignment in progress (partitions "
                 f"{ranges(reassigning) or 'in /admin/reassign_partitions'})"

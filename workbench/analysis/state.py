@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, IntegerType, StringType, StructField, StructType
 
 from workbench.analysis.elections import elected_lines
 from workbench.kafka import znodes as paths
 from workbench.kafka.zkdata_decode import ZkDataError, decode_controller, decode_controller_epoch
-from workbench.kafka.znode_frames import partitions_in
+from workbench.kafka.znode_frames import partitions_in, reassignment_requested
 from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH
 from workbench.model.cluster_state import PARTITION_COLUMNS, ClusterState, StateDiff, diff
 from workbench.model.deletion_steps import topics_of
@@ -33,23 +32,6 @@ if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 __all__ = ["ClusterState", "StateDiff", "diff", "state_at"]
-
-_REASSIGN_REQUEST = StructType(
-    [
-        StructField(
-            "partitions",
-            ArrayType(
-                StructType(
-                    [
-                        StructField("topic", StringType()),
-                        StructField("partition", IntegerType()),
-                        StructField("replicas", ArrayType(IntegerType())),
-                    ]
-                )
-            ),
-        )
-    ]
-)
 
 
 def state_at(bundle: Bundle, at: int | datetime | str | None = None) -> ClusterState:
@@ -177,11 +159,7 @@ def _reassignments(partitions: DataFrame, znodes: DataFrame) -> DataFrame:
     in `/admin/reassign_partitions` (the request a controller has not yet taken up, or a pre-2.4 one);
     target: the requested replicas, else the replicas without those being removed."""
     moving = partitions.where((F.size("adding") > 0) | (F.size("removing") > 0))
-    requested = (
-        znodes.where(F.col("path") == paths.REASSIGN_PARTITIONS)
-        .select(F.explode(F.from_json("data", _REASSIGN_REQUEST)["partitions"]).alias("r"))
-        .select("r.topic", "r.partition", F.col("r.replicas").alias("requested"))
-    )
+    requested = reassignment_requested(znodes).withColumnRenamed("replicas", "requested")
     both = moving.join(requested, ["topic", "partition"], "full").join(
         partitions.select("topic", "partition", F.col("replicas").alias("now")),
         ["topic", "partition"],

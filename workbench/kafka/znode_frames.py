@@ -8,7 +8,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, IntegerType, MapType, StringType, StructField, StructType
 
-from workbench.kafka.znodes import STATE_PATH, TOPIC_PATH
+from workbench.kafka.znodes import REASSIGN_PARTITIONS, STATE_PATH, TOPIC_PATH
 
 _REPLICAS = MapType(StringType(), ArrayType(IntegerType()))
 TOPIC_ZNODE = StructType(
@@ -18,6 +18,23 @@ TOPIC_ZNODE = StructType(
         StructField("adding_replicas", _REPLICAS),
         StructField("removing_replicas", _REPLICAS),
         StructField("topic_id", StringType()),
+    ]
+)
+# `/admin/reassign_partitions` (ReassignPartitionsZNode): the moves asked for and not yet taken up
+REASSIGN_ZNODE = StructType(
+    [
+        StructField(
+            "partitions",
+            ArrayType(
+                StructType(
+                    [
+                        StructField("topic", StringType()),
+                        StructField("partition", IntegerType()),
+                        StructField("replicas", ArrayType(IntegerType())),
+                    ]
+                )
+            ),
+        )
     ]
 )
 PARTITION_STATE = StructType(
@@ -117,4 +134,13 @@ def partitions_in(znodes: DataFrame) -> DataFrame:
         "zk_version",
         "state_mzxid",
         "state_path",
+    )
+
+
+def reassignment_requested(znodes: DataFrame) -> DataFrame:
+    """Each move `/admin/reassign_partitions` asks for in a tree: topic, partition, replicas (the target)."""
+    return (
+        znodes.where(F.col("path") == REASSIGN_PARTITIONS)
+        .select(F.explode(F.from_json("data", REASSIGN_ZNODE)["partitions"]).alias("r"))
+        .select("r.topic", "r.partition", "r.replicas")
     )
