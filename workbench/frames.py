@@ -7,7 +7,6 @@ Kept apart from `bundle.py`, which uses only the standard library so the broker-
 from __future__ import annotations
 
 import os
-import weakref
 from typing import TYPE_CHECKING, Any
 
 from workbench.bundle import ZNODES_JSONL, Evidence
@@ -30,7 +29,6 @@ class Bundle:
     def __init__(self, evidence: Evidence, spark: SparkSession | None = None) -> None:
         self.evidence = evidence
         self._spark = spark
-        OPEN.add(self)
 
     def __enter__(self) -> Bundle:
         return self
@@ -218,11 +216,6 @@ class Bundle:
         "znodes_observed",
         "bad_records",
     )
-
-
-# Every bundle opened in this process and not yet collected: a test session lets go of those its test
-# opened (tests/conftest.py), while the bundles it shares stay kept.
-OPEN: weakref.WeakSet[Bundle] = weakref.WeakSet()
 
 
 def open_bundle(path: str | os.PathLike[str], spark: SparkSession | None = None) -> Bundle:
