@@ -18,7 +18,7 @@ from workbench.analysis.findings import Coverage, Finding, Severity
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
-    from workbench.model.views import Evidence
+    from workbench.model.evidence import Held
 
 
 class Need(Enum):
@@ -31,7 +31,7 @@ class Need(Enum):
     CAPTURE_TIME = "capture time"
     PASTED = "pasted output"  # what the on-call pasted: a stand-in, never said missing
 
-    def held(self, ev: Evidence) -> bool:
+    def held(self, ev: Held) -> bool:
         """Whether the bundle holds any of it (an analysis with a need held runs)."""
         return {
             Need.ZK_STATE: ev.zk_state,
@@ -42,7 +42,7 @@ class Need(Enum):
             Need.PASTED: ev.pasted,
         }[self]
 
-    def lacking(self, ev: Evidence) -> str | None:
+    def lacking(self, ev: Held) -> str | None:
         """What of it the bundle lacks, as a reader would fetch it; None when nothing is."""
         if self is Need.LOGS or self is Need.DATA_DIRS:
             have = ev.with_logs if self is Need.LOGS else ev.with_datadirs

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from workbench.bundle import Evidence as Files
+    from workbench.bundle import Evidence
 
 
 @dataclass(frozen=True)
-class Evidence:
+class Held:
     """What the bundle holds, per kind, from its file list alone (no Spark)."""
 
     brokers: frozenset[int]  # every broker the bundle names (manifest, logs, data dirs)
@@ -53,7 +53,7 @@ def _read_properties(path: Path) -> dict[str, str]:
     return out
 
 
-def evidence_of(files: Files) -> Evidence:
+def evidence_of(files: Evidence) -> Held:
     """The bundle's evidence at a glance, from its files (`bundle.Evidence`)."""
     with_logs = frozenset(f.broker_id for f in files.log_files if f.broker_id is not None)
     with_dirs = frozenset(d.broker_id for d in files.log_dirs if d.broker_id is not None)
@@ -70,7 +70,7 @@ def evidence_of(files: Files) -> Evidence:
         props = files.root / "brokers" / str(b) / "server.properties"
         if props.is_file():
             configs[b] = _read_properties(props)
-    return Evidence(
+    return Held(
         brokers=frozenset(named | with_logs | with_dirs),
         with_logs=with_logs,
         with_datadirs=with_dirs,

@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 from workbench.kafka import behaviour
 from workbench.kafka.znode_frames import partitions_in, topics_in
 from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH, STATE_PATH, TOPIC_PATH
-from workbench.model.evidence import Evidence, evidence_of
+from workbench.model.evidence import Held, evidence_of
 from workbench.model.history_gaps import Gap, history_gaps
 from workbench.once import lock_for, once
 from workbench.spark import fit_to_evidence, kept
@@ -86,7 +86,7 @@ class ClusterViews:
 
     # -- what evidence there is --------------------------------------------------------------------
     @once
-    def evidence(self) -> Evidence:
+    def evidence(self) -> Held:
         return evidence_of(self.bundle.evidence)
 
     @once

@@ -171,9 +171,13 @@ def _arrow_batches(rows: Iterable[tuple[Any, ...]], schema: StructType) -> Itera
 
 def _per_file(spark: SparkSession, files: list[ZkFile], fn: Callable[[str, str], Iterable[tuple[Any, ...]]],
               schema: StructType) -> DataFrame:  # fmt: skip
-    """One task per file: mapInArrow over a one-row-per-partition frame of (path, file)."""
-    pairs = [(str(f.path), f.file) for f in files]
-    paths = spark.sparkContext.parallelize(pairs, max(len(pairs), 1)).toDF("path string, file string")
+    """One task per file (at least one): mapInArrow over a frame of one (path, file) row a partition, the
+    row picked from the list by `spark.range`'s id (each of its partitions holds one id)."""
+    listed = F.array(
+        *(F.struct(F.lit(str(f.path)).alias("path"), F.lit(f.file).alias("file")) for f in files)
+    )
+    one_each = spark.range(0, len(files), 1, max(len(files), 1))
+    paths = one_each.select(F.element_at(listed, F.col("id").cast("int") + 1).alias("f")).select("f.*")
 
     def parse(batches: Iterator[Any]) -> Iterator[Any]:
         for b in batches:
