@@ -23,7 +23,7 @@ from pyspark.sql import SparkSession
 from workbench import remediation
 from workbench.cli import main
 from workbench.frames import Bundle, open_bundle
-from workbench.testing.zookeeper import classpath
+from workbench.testing.zookeeper import SHORT_LIVED_JVM, classpath
 
 MISMATCH = SAMPLE_DATA / "topicid-mismatch-2.8"
 
@@ -175,7 +175,7 @@ def kafka_bin(tmp_path: Path) -> Path:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     shell = bin_dir / "zookeeper-shell.sh"
-    main_class = f"java -cp {classpath()} org.apache.zookeeper.ZooKeeperMain"
+    main_class = f"java {' '.join(SHORT_LIVED_JVM)} -cp {classpath()} org.apache.zookeeper.ZooKeeperMain"
     tls = f'if [ "$1" = -zk-tls-config-file ]; then echo "$2" > {bin_dir}/zk-tls; shift 2; fi\n'
     shell.write_text(f'#!/bin/sh\nhost=$1; shift\n{tls}exec {main_class} -server "$host" "$@"\n')
     for p in bin_dir.iterdir():

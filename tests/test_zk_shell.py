@@ -190,7 +190,7 @@ def test_the_real_zookeeper_shell(spark: SparkSession, tmp_path: Path, zookeeper
     against a server holding the sample's tree, the JVM in India's zone as the on-call's host was."""
     from kazoo.client import KazooClient
 
-    from workbench.testing.zookeeper import classpath
+    from workbench.testing.zookeeper import SHORT_LIVED_JVM, classpath
 
     nodes = _nodes(SAMPLE / "zk" / "znodes.jsonl")
     zk = KazooClient(hosts=zookeeper.hosts)
@@ -205,6 +205,7 @@ def test_the_real_zookeeper_shell(spark: SparkSession, tmp_path: Path, zookeeper
             paste.append(f"[kafka@b1 ~]$ bin/zookeeper-shell.sh {zookeeper.hosts} {cmd}")
             java = [
                 "java",
+                *SHORT_LIVED_JVM,
                 "-Duser.timezone=Asia/Kolkata",
                 "-cp",
                 classpath(),

@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour
 from workbench.model.refs import file_ref
-from workbench.model.views import session_of, views
+from workbench.model.views import fact, session_of, views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -38,6 +38,7 @@ ENDINGS = {
 }
 
 
+@fact
 def session_ends(bundle: Bundle) -> dict[int, tuple[str, str | None]]:
     """Session id -> (how it ended: shutdown, session_expiry, crash, unknown; the log ref that says so),
     for every broker session ZooKeeper's history saw end. Read from that broker's own log only."""

@@ -376,6 +376,18 @@ def view(make: Callable[[Bundle], DataFrame]) -> Callable[[Bundle], DataFrame]:
     return shared
 
 
+def fact(make: Callable[[Bundle], T]) -> Callable[[Bundle], T]:
+    """What several analyses learn from a bundle in a query and read as plain values (how each broker
+    session ended): asked once while the bundle's views live. Its readers must not change it."""
+    key = f"{make.__module__}.{make.__qualname__}"
+
+    @functools.wraps(make)
+    def shared(bundle: Bundle) -> T:
+        return views(bundle).memo(key, lambda: make(bundle))
+
+    return shared
+
+
 def forget(bundle: Bundle) -> None:
     """Let go of a bundle's views and what they keep: Spark's context cleaner frees their checkpoints once
     the JVM collects them (`Bundle.release` frees the bundle's own cached frames too)."""

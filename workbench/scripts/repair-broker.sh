@@ -108,7 +108,7 @@ wait_for() {
       [ -z "${EXPLAIN:-}" ] || "$EXPLAIN"
       fail "after ${WAIT_SECONDS}s, not yet: $what"
     fi
-    sleep 5
+    sleep $(( deadline - SECONDS < 5 ? deadline - SECONDS + 1 : 5 ))  # every 5 s, and once at the deadline
   done
   say "ok: $what"
 }
