@@ -81,12 +81,11 @@ class Bundle:
         from pyspark.sql import functions as F
 
         from workbench.kafka.messages import BACKGROUND_AREAS
-        from workbench.spark import in_kept_partitions
 
         parsed = self._parsed_logs[0]  # starts Spark, which a column needs
         area = F.substring_index(F.col("event"), ".", 1)
         cluster = F.col("event").isNotNull() & ~area.isin(*BACKGROUND_AREAS)
-        return in_kept_partitions(parsed.where(F.col("reason").isNotNull() | cluster)).cache()
+        return parsed.where(F.col("reason").isNotNull() | cluster).cache()
 
     @once
     def _datadirs(self) -> DataDirFrames:

@@ -154,9 +154,6 @@ def leaf_parallelism(spark: SparkSession) -> int:
         return os.cpu_count() or 1
 
 
-# The partitions of a kept view (`kept`), where `fit_to_evidence` sets them: our own key in the session's
-# runtime conf, so that it is scoped like the settings beside it.
-KEPT_PARTITIONS = "spark.workbench.kept.partitions"
 _SAVED: dict[str, str | None] = {}  # the session's own values of what `fit_to_evidence` changes
 
 
@@ -193,8 +190,6 @@ def fit_to_evidence(spark: SparkSession, size_bytes: int) -> bool:
             # builds a runtime bloom filter (1 MB of bits, a job of its own) for every join against it.
             "spark.sql.optimizer.runtime.bloomFilter.enabled": "false",
             "spark.sql.shuffle.partitions": str(partitions),
-            # A kept view in as many partitions as a shuffle makes (`kept`), not one per file read.
-            KEPT_PARTITIONS: str(partitions),
         }
         for key, value in wanted.items():
             _SAVED.setdefault(key, spark.conf.get(key, None))
@@ -212,17 +207,5 @@ def kept(frame: DataFrame) -> DataFrame:
     of re-planning (and matching against the cache) the whole history's plan: on a small bundle that
     planning was most of triage's time. Its blocks live on the executors and are freed when the view is
     garbage-collected (not by clearCache()); an executor lost on a cluster fails the query that needs them
-    instead of recomputing them.
-
-    On small evidence it is kept in as few partitions as a shuffle makes (`fit_to_evidence`): a view read
-    from a dozen log files was a dozen tasks in every stage of every query that read it, and on a small
-    bundle stages and tasks are what a query's time is (a story's triage about 15% faster, bench/README.md).
-    """
-    return in_kept_partitions(frame).localCheckpoint(eager=False)
-
-
-def in_kept_partitions(frame: DataFrame) -> DataFrame:
-    """The frame in as few partitions as `fit_to_evidence` keeps a view of small evidence in (no shuffle),
-    else unchanged: for what is kept or cached."""
-    partitions = frame.sparkSession.conf.get(KEPT_PARTITIONS, None)
-    return frame.coalesce(int(partitions)) if partitions else frame
+    instead of recomputing them."""
+    return frame.localCheckpoint(eager=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from workbench.cli.common import add_bundle, open_or_say, progress
 
@@ -16,7 +17,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Exit 0 when the plan is written (an empty one says why), 2 when the bundle or --out is unusable."""
     from workbench import remediation
+    from workbench.remediation.planner import writable
 
+    try:
+        writable(Path(args.out))
+    except OSError as e:
+        print(f"workbench: {e}", file=sys.stderr)
+        return 2
     bundle = open_or_say(args.bundle, "Planning the repair of")
     if bundle is None:
         return 2

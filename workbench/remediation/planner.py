@@ -107,11 +107,7 @@ class RepairPlan:
         else: a folder holding other files is refused)."""
         out = Path(out)
         if out.exists():
-            others = sorted(p.name for p in out.iterdir() if p.name != PLAN and not SCRIPT.fullmatch(p.name))
-            if others:
-                raise FileExistsError(
-                    f"{out}: holds {', '.join(others[:3])}; expected an empty folder or an earlier plan"
-                )
+            writable(out)
             shutil.rmtree(out)
         out.mkdir(parents=True)
         from workbench.remediation import scripts
@@ -124,6 +120,17 @@ class RepairPlan:
             path.chmod(0o755)
             written.append(path)
         return written
+
+
+def writable(out: Path) -> None:
+    """Raise FileExistsError when `out` holds anything but an earlier plan: checked before planning too,
+    so that a wrong --out is said at once, not after the plan is made."""
+    if out.is_dir():
+        others = sorted(p.name for p in out.iterdir() if p.name != PLAN and not SCRIPT.fullmatch(p.name))
+        if others:
+            raise FileExistsError(
+                f"{out}: holds {', '.join(others[:3])}; expected an empty folder or an earlier plan"
+            )
 
 
 def plan(bundle: Bundle) -> RepairPlan:

@@ -70,21 +70,31 @@ zk_get() {
 registered() { zk_get "/brokers/ids/$BROKER_ID" | grep -q '"endpoints"'; }
 not_registered() { ! registered; }
 ISR_OF_ME="\"isr\":\[([0-9]+,)*$BROKER_ID(,[0-9]+)*\]"
-in_isr() { zk_get "/brokers/topics/$1/partitions/$2/state" | grep -Eq "$ISR_OF_ME"; }
-# Every partition in REJOINS has this broker in its ISR: one zookeeper-shell reads them all (commands on
-# its standard input), and the states naming this broker in their ISR are counted.
+# The state of every partition in REJOINS from one zookeeper-shell (its commands on standard input, a JVM
+# started once, not once a partition): a line each, in REJOINS' order, "-" where ZooKeeper has none
+# (ZooKeeperMain prints a znode's data on stdout, "Node does not exist: PATH" on stderr).
+rejoin_states() {
+  local c
+  for c in "${REJOINS[@]}"; do set -- $c; printf 'get /brokers/topics/%s/partitions/%s/state\n' "$1" "$2"; done \
+    | "$KAFKA_BIN/zookeeper-shell.sh" "$ZOOKEEPER" ${ZK_TLS_CONFIG:+-zk-tls-config-file "$ZK_TLS_CONFIG"} 2>&1 \
+    | sed -n -e '/^{/p' -e 's/^Node does not exist.*/-/p' || true
+}
+# Every partition in REJOINS has this broker in its ISR.
 all_in_isr() {
-  local c n
-  n=$(for c in "${REJOINS[@]}"; do set -- $c; printf 'get /brokers/topics/%s/partitions/%s/state\n' "$1" "$2"; done \
-    | "$KAFKA_BIN/zookeeper-shell.sh" "$ZOOKEEPER" ${ZK_TLS_CONFIG:+-zk-tls-config-file "$ZK_TLS_CONFIG"} 2>/dev/null \
-    | grep -Ec "$ISR_OF_ME") || true
+  local n
+  n=$(rejoin_states | grep -Ec "$ISR_OF_ME") || true
   [ "${n:-0}" -ge "${#REJOINS[@]}" ]
 }
 missing_isr() {
-  local c shown=0
+  local c i=0 shown=0 state states
+  mapfile -t states < <(rejoin_states)
+  # not one answer per partition (a shell that printed otherwise): each partition is asked alone
+  [ "${#states[@]}" -eq "${#REJOINS[@]}" ] || states=()
   for c in "${REJOINS[@]}"; do
     set -- $c
-    in_isr "$1" "$2" && continue
+    state=${states[i]:-$(zk_get "/brokers/topics/$1/partitions/$2/state")}
+    i=$((i + 1))
+    grep -Eq "$ISR_OF_ME" <<<"$state" && continue
     say "  not yet in the ISR of $1-$2"
     shown=$((shown + 1)); [ "$shown" -lt 20 ] || { say "  ..."; return; }
   done

@@ -20,7 +20,6 @@ from workbench.bundle import LISTING, LogDir, metadata_files
 from workbench.kafka import logdir as kafka
 from workbench.sources.common import cut, decoded_path, empty
 from workbench.sources.listings import read_listings
-from workbench.spark import in_kept_partitions
 
 METADATA_GLOB = "{" + ",".join(sorted(kafka.ROOT_METADATA_FILES | kafka.PARTITION_METADATA_FILES)) + "}"
 ENTRY_LINE = r"^(-?\d+)\s+(-?\d+)\s*$"  # leader-epoch-checkpoint: epoch start_offset
@@ -40,7 +39,7 @@ class DataDirFrames:
         return [getattr(self, f.name) for f in fields(self)]
 
     def cache(self) -> DataDirFrames:
-        return DataDirFrames(*(in_kept_partitions(frame).cache() for frame in self.frames()))
+        return DataDirFrames(*(frame.cache() for frame in self.frames()))
 
 
 def read_log_dirs(spark: SparkSession, dirs: list[LogDir]) -> DataDirFrames:
