@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from workbench.analysis.findings import Coverage, Finding, Severity
 
@@ -83,6 +83,19 @@ class Kind:
 
 
 Run = Callable[["Bundle", Coverage], list[Finding]]
+T = TypeVar("T")
+
+
+def two_halves(facts: Callable[[Bundle], T], judge: Callable[[T, Coverage], list[Finding]]) -> Run:
+    """An analysis's run in two halves: `facts` asks Spark, in a few queries over the shared views, for the
+    few rows its findings need and returns them as plain values; `judge` makes the findings from those
+    values in plain Python (wording, thresholds, grouping, what partial evidence allows), so that its
+    tests need no Spark. `reassignment` is the worked example (docs/ARCHITECTURE.md)."""
+
+    def run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+        return judge(facts(bundle), coverage)
+
+    return run
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,15 @@ has run for STUCK_AFTER_MS.
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from workbench.analysis.contract import NO_TXN, WARNING, Analysis, Kind, Need
+from workbench.analysis.contract import NO_TXN, WARNING, Analysis, Kind, Need, two_halves
 from workbench.analysis.findings import Coverage, Finding, txn_ref
 from workbench.model.partition_history import stretches
 from workbench.model.views import views
@@ -67,27 +70,57 @@ def reassignments(bundle: Bundle) -> DataFrame | None:
     )
 
 
-def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
-    """Reassignments under way at the capture that cannot finish or have run for STUCK_AFTER_MS."""
-    v = views(bundle)
+@dataclass(frozen=True)
+class UnderWay:
+    """A reassignment still under way at the capture."""
+
+    topic: str
+    partition: int
+    origin: list[int]
+    target: list[int]
+    started: datetime
+    started_zxid: int
+    in_isr: int  # target replicas in the ISR at its last change
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the findings need, asked of Spark in one query (two when more than SHOWN are under way)."""
+
+    under_way: list[UnderWay]  # the first SHOWN by topic and partition
+    beyond: int  # under way beyond those
+    live: frozenset[int]  # brokers registered at the capture
+    as_of_ms: int | None  # the capture's time
+
+
+def facts(bundle: Bundle) -> Facts | None:
+    """The reassignments under way at the capture; None without ZooKeeper's history."""
     moves = reassignments(bundle)
     if moves is None:
+        return None
+    v = views(bundle)
+    running = moves.where(F.col("completed").isNull())
+    fields = [f.name for f in dataclasses.fields(UnderWay)]
+    rows = running.orderBy("topic", "partition").select(*fields).limit(SHOWN).collect()
+    beyond = running.count() - SHOWN if len(rows) == SHOWN else 0
+    return Facts([UnderWay(**r.asDict()) for r in rows], beyond, frozenset(v.live_brokers), v.as_of_ms)
+
+
+def judge(facts: Facts | None, coverage: Coverage) -> list[Finding]:
+    """Reassignments under way at the capture that cannot finish (a target broker is not registered)
+    or have run for STUCK_AFTER_MS. Plain Python: tested from hand-written facts."""
+    if facts is None:
         coverage.add("reassignment", [NO_TXN])
         return []
-    live = v.live_brokers
-    now = v.as_of_ms
-    running = moves.where(F.col("completed").isNull())
-    rows = running.orderBy("topic", "partition").limit(SHOWN).collect()
-    beyond = running.count() - SHOWN if len(rows) == SHOWN else 0
-    if beyond:
+    if facts.beyond:
         coverage.add(
             "reassignment",
-            [f"{beyond} reassignments under way beyond the first {SHOWN} (by topic) were not examined"],
+            [f"{facts.beyond} reassignments under way beyond the first {SHOWN} (by topic) were not examined"],
         )
     out = []
-    for r in rows:
-        down = sorted(b for b in r.target if b not in live)
-        ran_ms = (now or 0) - int(r.started.timestamp() * 1000)
+    for r in facts.under_way:
+        down = sorted(b for b in r.target if b not in facts.live)
+        ran_ms = (facts.as_of_ms or 0) - int(r.started.timestamp() * 1000)
         if not down and ran_ms < STUCK_AFTER_MS:
             continue
         why = (
@@ -114,7 +147,7 @@ ANALYSIS = Analysis(
     "reassignment",
     needs={Need.ZK_HISTORY: "when each reassignment began"},
     wants={Need.ZK_STATE: "which brokers are registered at the capture"},
-    run=_run,
+    run=two_halves(facts, judge),
     kinds=(
         Kind(
             "reassignment.stuck",
