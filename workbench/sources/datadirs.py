@@ -20,6 +20,7 @@ from workbench.bundle import LISTING, LogDir, metadata_files
 from workbench.kafka import logdir as kafka
 from workbench.sources.common import cut, decoded_path, empty
 from workbench.sources.listings import read_listings
+from workbench.spark import leaf_parallelism
 
 METADATA_GLOB = "{" + ",".join(sorted(kafka.ROOT_METADATA_FILES | kafka.PARTITION_METADATA_FILES)) + "}"
 ENTRY_LINE = r"^(-?\d+)\s+(-?\d+)\s*$"  # leader-epoch-checkpoint: epoch start_offset
@@ -178,7 +179,7 @@ def _metadata_files(spark: SparkSession, dirs: list[LogDir]) -> DataFrame:
     )
     if not placed:
         return origin.select("*", *[F.lit(None).alias(c) for c in ("value",)]).limit(0).transform(_place)
-    tasks = max(1, min(len(placed) // 500, 4 * spark.sparkContext.defaultParallelism))
+    tasks = max(1, min(len(placed) // 500, 4 * leaf_parallelism(spark)))
     schema = origin.schema.add("value", "binary")
     return _place(origin.repartition(tasks).mapInArrow(_with_content, schema))
 
