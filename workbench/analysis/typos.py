@@ -11,12 +11,15 @@ count and replication factor (num.partitions, default.replication.factor) where 
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from workbench.analysis.contract import WARNING, Analysis, Kind, Need
+from workbench.analysis.contract import WARNING, Analysis, Kind, Need, two_halves
 from workbench.analysis.findings import Coverage, Finding, zk_ref
 from workbench.kafka import znodes as paths
 from workbench.model.creations import creations
@@ -77,8 +80,30 @@ def candidates(bundle: Bundle) -> DataFrame:
     ).join(by.withColumnRenamed("topic", "typo"), "typo", "left")
 
 
-def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
-    """A warning per likely typo, with the signs that nobody meant it."""
+@dataclass(frozen=True)
+class Pair:
+    """A newer topic one slip from an older one (`candidates`), with what may show nobody meant it."""
+
+    typo: str
+    sibling: str
+    partitions: int
+    replication: int
+    sibling_partitions: int
+    sibling_replication: int
+    created: datetime
+    czxid: int
+    swapped: bool  # two neighbouring letters swapped, else one edit apart
+    by: int | None  # the broker whose own session created it (an automatic creation)
+
+
+@dataclass(frozen=True)
+class Facts:
+    pairs: list[Pair]  # the first SHOWN, oldest first
+    default: tuple[int, int] | None  # the brokers' num.partitions and default.replication.factor
+
+
+def facts(bundle: Bundle) -> Facts:
+    """The first SHOWN candidate pairs (one query), and the brokers' defaults where all agree on them."""
     v = views(bundle)
     partitions = set(v.evidence.config("num.partitions", "1").values()) or {"1"}
     replication = set(v.evidence.config("default.replication.factor", "1").values()) or {"1"}
@@ -87,11 +112,19 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         if len(partitions) == len(replication) == 1 and all(x.isdigit() for x in (*partitions, *replication))
         else None
     )
+    names = [f.name for f in dataclasses.fields(Pair)]
+    rows = candidates(bundle).orderBy("created", "typo", "sibling").select(*names).limit(SHOWN).collect()
+    return Facts([Pair(**r.asDict()) for r in rows], default)
+
+
+def judge(facts: Facts, coverage: Coverage) -> list[Finding]:
+    """A warning per likely typo, with the signs that nobody meant it; a pair without one is a name
+    someone chose. Plain Python: tested from hand-written facts."""
+    default = facts.default
     if not default:
         coverage.add("topic_typos", ["server.properties: num.partitions and default.replication.factor"])
-    rows = candidates(bundle).orderBy("created", "typo", "sibling").limit(SHOWN).collect()
     out = []
-    for r in rows:
+    for r in facts.pairs:
         signs = []
         if r.by is not None:
             signs.append(f"broker {r.by}'s own ZooKeeper session created it (an automatic creation)")
@@ -122,7 +155,7 @@ ANALYSIS = Analysis(
     "topic_typos",
     needs={Need.ZK_STATE: "the topics"},
     wants={Need.ZK_HISTORY: "who created each topic"},
-    run=_run,
+    run=two_halves(facts, judge),
     kinds=(Kind("topic.likely_typo", (WARNING,), {"topic": str, "sibling": str}),),
 )
 findings = ANALYSIS.findings
