@@ -14,12 +14,15 @@ brokers' logs).
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need
+from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, two_halves
 from workbench.analysis.findings import Coverage, Finding, file_ref, file_ref_col, hex_zxid, txn_ref
 from workbench.model.views import views
 
@@ -106,13 +109,50 @@ def truncations(bundle: Bundle) -> DataFrame:
     )
 
 
-def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
-    """Each unclean election and each truncation that dropped records, critical where records are lost."""
-    out: list[Finding] = []
+@dataclass(frozen=True)
+class UncleanElection:
+    """An election of a leader outside the ISR before it, with its "starts at leader epoch" line where
+    its log has one."""
+
+    topic: str
+    partition: int
+    zxid: int
+    time: datetime
+    leader: int
+    leader_epoch: int
+    isr_before: list[int]
+    before_zxid: int
+    from_offset: str | None
+    file: str | None
+    line_no: int | None
+
+
+@dataclass(frozen=True)
+class Truncation:
+    """A truncation that dropped records (below the high watermark) or may have (by a former leader)."""
+
+    broker: int
+    topic: str
+    partition: int
+    ts: datetime
+    offset: int
+    high_watermark: int | None
+    led_before: bool
+    ref: str
+
+
+@dataclass(frozen=True)
+class Facts:
+    elections: list[UncleanElection]  # the first SHOWN by zxid
+    truncations: list[Truncation]  # the first SHOWN by time
+    no_txn: bool  # ZooKeeper's history is held but none of its txns could be read
+
+
+def facts(bundle: Bundle) -> Facts:
+    """The unclean elections and the truncations, in a query each."""
     elected = unclean_elections(bundle)
-    if elected is None and views(bundle).evidence.zk_history:
-        coverage.add("data_loss", [NO_TXN])
-    elif elected is not None:
+    elections = []
+    if elected is not None:
         starts = bundle.cluster_events.where(F.col("event") == "partition.became_leader").select(
             F.col("broker_id").alias("leader"),
             "topic",
@@ -125,68 +165,79 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
         rows = (
             elected.join(starts, ["leader", "topic", "partition", "leader_epoch"], "left")
             .orderBy("zxid", "topic", "partition")
+            .select(*[f.name for f in dataclasses.fields(UncleanElection)])
             .limit(SHOWN)
             .collect()
         )
-        for r in rows:
-            since = f" from offset {r.from_offset}" if r.from_offset is not None else ""
-            out.append(
-                Finding(
-                    "data_loss.unclean_election",
-                    CRITICAL,
-                    {
-                        "topic": r.topic,
-                        "partition": r.partition,
-                        "broker": r.leader,
-                        "zxid": hex_zxid(r.zxid),
-                    },
-                    f"{r.topic}-{r.partition}: broker {r.leader}, not in the ISR {list(r.isr_before)}, was "
-                    f"elected leader at zxid {hex_zxid(r.zxid)} ({r.time:%Y-%m-%d %H:%M:%S} ZooKeeper time, "
-                    f"leader epoch {r.leader_epoch}{since}): an unclean election. Records the ISR held "
-                    f"beyond broker {r.leader}'s log end are lost, acknowledged ones included.",
-                    (
-                        txn_ref(r.before_zxid),
-                        txn_ref(r.zxid),
-                        *([file_ref(r.file, r.line_no)] if r.file else []),
-                    ),
-                )
+        elections = [UncleanElection(**r.asDict()) for r in rows]
+    cut = truncations(bundle).orderBy("ts", "broker", "topic", "partition")
+    cut = cut.select(*[f.name for f in dataclasses.fields(Truncation)]).limit(SHOWN)
+    return Facts(
+        elections,
+        [Truncation(**r.asDict()) for r in cut.collect()],
+        elected is None and views(bundle).evidence.zk_history,
+    )
+
+
+def judge(facts: Facts, coverage: Coverage) -> list[Finding]:
+    """Each unclean election and each truncation that dropped records, critical where records are lost.
+    Plain Python: tested from hand-written facts."""
+    if facts.no_txn:
+        coverage.add("data_loss", [NO_TXN])
+    out: list[Finding] = []
+    for r in facts.elections:
+        since = f" from offset {r.from_offset}" if r.from_offset is not None else ""
+        out.append(
+            Finding(
+                "data_loss.unclean_election",
+                CRITICAL,
+                {"topic": r.topic, "partition": r.partition, "broker": r.leader, "zxid": hex_zxid(r.zxid)},
+                f"{r.topic}-{r.partition}: broker {r.leader}, not in the ISR {list(r.isr_before)}, was "
+                f"elected leader at zxid {hex_zxid(r.zxid)} ({r.time:%Y-%m-%d %H:%M:%S} ZooKeeper time, "
+                f"leader epoch {r.leader_epoch}{since}): an unclean election. Records the ISR held "
+                f"beyond broker {r.leader}'s log end are lost, acknowledged ones included.",
+                (
+                    txn_ref(r.before_zxid),
+                    txn_ref(r.zxid),
+                    *([file_ref(r.file, r.line_no)] if r.file else []),
+                ),
             )
-    for r in truncations(bundle).orderBy("ts", "broker", "topic", "partition").limit(SHOWN).collect():
-        if r.high_watermark is not None:
-            lost = r.high_watermark - r.offset
-            out.append(
-                Finding(
-                    "data_loss.truncation",
-                    CRITICAL,
-                    {"topic": r.topic, "partition": r.partition, "broker": r.broker, "below_hw": True},
-                    f"Broker {r.broker} truncated {r.topic}-{r.partition} to offset {r.offset}, below its "
-                    f"high watermark {r.high_watermark} ({r.ts:%Y-%m-%d %H:%M:%S} broker time): at least "
-                    f"{lost} committed record(s) are gone from its copy; the leader's log diverged from "
-                    "what was committed (an unclean election, or a leader that lost them).",
-                    (r.ref,),
-                )
-            )
-        else:
-            out.append(
-                Finding(
-                    "data_loss.truncation",
-                    WARNING,
-                    {"topic": r.topic, "partition": r.partition, "broker": r.broker, "below_hw": False},
-                    f"Broker {r.broker}, which had led {r.topic}-{r.partition}, truncated it to offset "
-                    f"{r.offset} ({r.ts:%Y-%m-%d %H:%M:%S} broker time): records it appended as leader "
-                    "beyond that offset are dropped, and any a producer had been told were written (acks=1, "
-                    "or acks=all while it was alone in the ISR) are lost.",
-                    (r.ref,),
-                )
-            )
+        )
+    for t in facts.truncations:
+        out.append(_truncation(t))
     return out
+
+
+def _truncation(r: Truncation) -> Finding:
+    subject = {"topic": r.topic, "partition": r.partition, "broker": r.broker}
+    if r.high_watermark is not None:
+        return Finding(
+            "data_loss.truncation",
+            CRITICAL,
+            {**subject, "below_hw": True},
+            f"Broker {r.broker} truncated {r.topic}-{r.partition} to offset {r.offset}, below its "
+            f"high watermark {r.high_watermark} ({r.ts:%Y-%m-%d %H:%M:%S} broker time): at least "
+            f"{r.high_watermark - r.offset} committed record(s) are gone from its copy; the leader's log "
+            "diverged from what was committed (an unclean election, or a leader that lost them).",
+            (r.ref,),
+        )
+    return Finding(
+        "data_loss.truncation",
+        WARNING,
+        {**subject, "below_hw": False},
+        f"Broker {r.broker}, which had led {r.topic}-{r.partition}, truncated it to offset "
+        f"{r.offset} ({r.ts:%Y-%m-%d %H:%M:%S} broker time): records it appended as leader "
+        "beyond that offset are dropped, and any a producer had been told were written (acks=1, "
+        "or acks=all while it was alone in the ISR) are lost.",
+        (r.ref,),
+    )
 
 
 _REPLICA = {"topic": str, "partition": int, "broker": int}
 ANALYSIS = Analysis(
     "data_loss",
     needs={Need.ZK_HISTORY: "unclean leader elections", Need.LOGS: "truncations"},
-    run=_run,
+    run=two_halves(facts, judge),
     kinds=(
         Kind("data_loss.unclean_election", (CRITICAL,), {**_REPLICA, "zxid": str}),
         Kind("data_loss.truncation", (CRITICAL, WARNING), {**_REPLICA, "below_hw": bool}),
