@@ -6,17 +6,18 @@ then removes the topic's znodes and the marker. It halts while a replica's broke
 partition is being reassigned, or after a replica deletion failed (a storage error); with
 delete.topic.enable=false it drops the marker and keeps the topic. A broker renames the log to
 `<t>-<p>.<uuid>-delete` and removes it file.delete.delay.ms later (LogManager.asyncDelete).
+
+In two halves (`contract.two_halves`): `facts` asks Spark what each deletion's steps, ZooKeeper's tree and the
+data dirs say; `judge` words the findings in plain Python (tests/test_deletion.py calls it without Spark).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-from pyspark.sql import DataFrame, Window
-from pyspark.sql import functions as F
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from workbench.analysis import described
-from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe
+from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe, two_halves
 from workbench.analysis.findings import (
     Coverage,
     Finding,
@@ -28,9 +29,8 @@ from workbench.analysis.findings import (
     zk_ref,
 )
 from workbench.kafka.defaults import FILE_DELETE_DELAY_MS
-from workbench.kafka.znode_frames import reassignment_requested
-from workbench.kafka.znodes import TOPIC_PATH
-from workbench.model.deletion_steps import IN_ORDER, timeline
+from workbench.model import deletion_steps
+from workbench.model.deletion_steps import DeleteDir, Marker, Steps, Stray, timeline
 from workbench.model.deletion_steps import replica_progress as replica_progress  # the notebooks' name
 from workbench.model.views import views
 
@@ -41,85 +41,77 @@ CHECK = "deletion"
 CLOCK_MARGIN_MS = 30_000  # a broker's clock may be off by seconds from the capture's
 
 
-def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
-    ev = views(bundle).evidence
-    steps = timeline(bundle).cache()
-    out: list[Finding] = []
-    if ev.zk_state:
-        out += _stuck(bundle, steps)
-        out += _strays(bundle)
-    else:  # what a paste shows marked stands in for the markers in ZooKeeper's tree, at its moment
-        out += described.marked(bundle, coverage, CHECK)
-    out += _completed(steps)
-    out += _refused(steps)
-    out += _lingering(bundle, steps)
-    if ev.zk_history:
-        out += _recreated(bundle)
-    steps.unpersist()
-    return out
+# -- facts: what the steps, the tree and the data dirs say ---------------------------------------------------
+@dataclass(frozen=True)
+class Facts:
+    """What the deletion analysis judges. `zk_state`: the bundle has ZooKeeper's tree (markers and strays
+    are known, else the pastes' marks stand in); `live`: the brokers registered in it; `whole`: brokers
+    whose data dirs were listed whole (a replica missing there is gone); `delays`: file.delete.delay.ms
+    per broker with server.properties; `captured_ms`: the capture (None: dirs cannot be aged);
+    `recreated`: (topic, deleted at zxid, created again at zxid)."""
+
+    zk_state: bool
+    markers: list[Marker]
+    steps: dict[str, Steps]
+    live: set[int]
+    whole: frozenset[int]
+    delete_dirs: list[DeleteDir]
+    delays: dict[int, str]
+    captured_ms: int | None
+    strays: list[Stray]
+    recreated: list[tuple[str, int, int]]
+    pasted: list[described.Marked]
 
 
-def _stuck(bundle: Bundle, steps: DataFrame) -> list[Finding]:
-    """Topics still marked for deletion, with what holds each up."""
+def facts(bundle: Bundle) -> Facts:
     v = views(bundle)
-    markers = v.delete_markers.collect()
-    if not markers:
-        return []
-    names = [m.topic for m in markers]
-    live = v.live_brokers
-    parts = (
-        v.partitions.where(F.col("topic").isin(names))
-        .groupBy("topic")
-        .agg(
-            F.collect_list(F.struct("partition", "replicas")).alias("parts"),
-            F.sort_array(
-                F.collect_list(
-                    F.when(
-                        F.size(F.coalesce("adding", F.array())) + F.size(F.coalesce("removing", F.array()))
-                        > 0,
-                        F.col("partition"),
-                    )
-                )
-            ).alias("reassigning"),
-        )
-        .collect()
+    ev = v.evidence
+    steps = timeline(bundle)
+    markers = deletion_steps.markers(bundle) if ev.zk_state else []
+    return Facts(
+        ev.zk_state,
+        markers,
+        deletion_steps.steps_by_topic(steps, [m.topic for m in markers]),
+        v.live_brokers if markers else set(),
+        v.listed_whole if markers else frozenset(),
+        deletion_steps.delete_dirs(bundle, steps) if ev.captured_ms is not None else [],
+        ev.config("file.delete.delay.ms", str(FILE_DELETE_DELAY_MS)),
+        ev.captured_ms,
+        deletion_steps.strays(bundle) if ev.zk_state else [],
+        deletion_steps.recreations(bundle) if ev.zk_history else [],
+        [] if ev.zk_state else described.marked_facts(bundle),
     )
-    per_topic = {r.topic: r for r in parts}
-    halts = (
-        steps.where(F.col("topic").isin(names) & F.col("step").isin("deletion.halted", "log_dir.io_error"))
-        .groupBy("topic")
-        .agg(F.max_by(F.struct("detail", "ref", "step"), F.struct(*IN_ORDER)).alias("last"))
-        .collect()
-    )
-    halted = {r.topic: r.last for r in halts}
-    requested = reassignment_requested(bundle.znodes).where(F.col("topic").isin(names))
-    asked = {r.topic for r in requested.select("topic").distinct().collect()}
-    # A replica is gone once its broker's data dir (when the bundle has it) holds no live dir for it.
-    on_disk = {
-        (r.topic, r.partition, r.broker_id)
-        for r in v.replicas.where(F.col("topic").isin(names) & (F.col("dir_state") == "live"))
-        .select("topic", "partition", "broker_id")
-        .collect()
-    }
-    seen = v.listed_whole
+
+
+# -- judge: the findings, in plain Python ------------------------------------------------------------------
+def judge(f: Facts, coverage: Coverage) -> list[Finding]:
+    out = _stuck(f) if f.zk_state else described.marked(f.pasted, coverage, CHECK)
+    out += _completed(f)
+    out += _refused(f)
+    out += _lingering(f)
+    return out + _stray(f) + _recreation(f)
+
+
+def _stuck(f: Facts) -> list[Finding]:
+    """Topics still marked for deletion, with what holds each up."""
     out = []
-    for m in sorted(markers, key=lambda m: m.topic):
-        t = per_topic.get(m.topic)
-        assigned = [(p.partition, r) for p in (t.parts if t else []) for r in (p.replicas or [])]
-        left = [(p, r) for p, r in assigned if r not in seen or (m.topic, p, r) in on_disk]
-        down = sorted({r for _, r in left if r not in live}) if live else []
+    for m in f.markers:
+        assigned = [(p, r) for p, rs in (m.replicas or {}).items() for r in rs]
+        left = [(p, r) for p, r in assigned if r not in f.whole or (p, r) in m.on_disk]
+        down = sorted({r for _, r in left if r not in f.live}) if f.live else []
         reasons, refs = [], [zk_ref(m.path, czxid=m.czxid)]
         if down:
             reasons.append(f"replicas on offline broker(s) {', '.join(map(str, down))}")
             refs.append(zk_ref("/brokers/ids"))
-        reassigning = [p for p in (t.reassigning if t else []) if p is not None]
-        if reassigning or m.topic in asked:
+        reassigning = [p for p in m.reassigning if p is not None]
+        if reassigning or m.reassignment_asked:
             reasons.append(
                 "a reassignment in progress (partitions "
                 f"{ranges(reassigning) or 'in /admin/reassign_partitions'})"
             )
             refs.append(zk_ref(f"/brokers/topics/{m.topic}"))
-        last = halted.get(m.topic)
+        known = f.steps.get(m.topic)
+        last = known.last_halt if known is not None else None
         if last is not None:
             reasons.append(
                 "a storage error"
@@ -127,7 +119,7 @@ def _stuck(bundle: Bundle, steps: DataFrame) -> list[Finding]:
                 else f"the controller halted it: {last.detail}"
             )
             refs.append(last.ref)
-        if t is None:
+        if m.replicas is None:
             reasons.append("its topic znode is gone but the marker stayed")
         if not reasons:
             reasons.append("no blocker in the evidence: the controller may not have acted on it")
@@ -145,174 +137,105 @@ def _stuck(bundle: Bundle, steps: DataFrame) -> list[Finding]:
     return out
 
 
-def _completed(steps: DataFrame) -> list[Finding]:
+def _completed(f: Facts) -> list[Finding]:
     """Deletions that finished: the topic znode removed (ZooKeeper) or the controller's 'successfully
     completed' line; timed from the request to the marker's removal, the last step. A marker removed
     alone is no completion (delete.topic.enable=false removes it too)."""
-    finished = F.col("step").isin("topic znode removed", "deletion.completed")
-    done = (
-        steps.where(finished | (F.col("step") == "marker removed"))
-        .groupBy("topic")
-        .agg(
-            F.max_by(
-                F.struct("ts", "ref", "zxid"), F.struct(F.coalesce(F.col("zxid"), F.lit(0)), *IN_ORDER)
-            ).alias("done"),
-            F.max(finished).alias("finished"),
-        )
-        .where("finished")
-    )
-    asked = (
-        steps.where(F.col("step").isin("requested", "deletion.started"))
-        .groupBy("topic")
-        .agg(
-            F.min_by(
-                F.struct("ts", "ref", "zxid", "source"), F.struct(F.col("zxid").isNull(), *IN_ORDER)
-            ).alias("asked")
-        )
-    )
-    halts = (
-        steps.where(F.col("step") == "deletion.halted")
-        .groupBy("topic")
-        .agg(
-            F.sort_array(F.collect_set("detail")).alias("halted"),
-            F.slice(F.sort_array(F.collect_list("ref")), 1, 2).alias("halt_refs"),
-        )
-    )
-    rows = done.join(asked, "topic", "left").join(halts, "topic", "left").orderBy("topic").collect()
     out = []
-    for r in rows:
-        a, d = r.asked, r.done
+    for s in sorted(
+        (s for s in f.steps.values() if s.finished and s.done is not None), key=lambda s: s.topic
+    ):
+        a, d = s.asked, s.done
+        assert d is not None
         took = ""
-        if a is not None and a.zxid is not None and d.zxid is not None:
+        if a is not None and a.zxid is not None and d.zxid is not None and a.ts and d.ts:
             ms = round((d.ts - a.ts).total_seconds() * 1000)
             took = f" in {ms} ms" if ms < 10_000 else f" in {ms / 1000:.0f} s"
             took += f" (ZooKeeper's clock, zxid {hex_zxid(a.zxid)} to {hex_zxid(d.zxid)})"
-        halted = [h for h in (r.halted or []) if h]
-        text = f"Deletion of {r.topic} completed{took}" + (
+        halted = [h for h in s.halts if h]
+        text = f"Deletion of {s.topic} completed{took}" + (
             f", after halting for {'; '.join(halted)}" if halted else ""
         )
-        refs = [x for x in ((a.ref if a else None), d.ref, *(r.halt_refs or [])) if x]
+        refs = [x for x in ((a.ref if a else None), d.ref, *s.halt_refs) if x]
         out.append(
-            Finding("deletion.completed", INFO, {"topic": r.topic, "halted": halted}, text + ".", tuple(refs))
+            Finding("deletion.completed", INFO, {"topic": s.topic, "halted": halted}, text + ".", tuple(refs))
         )
     return out
 
 
-def _refused(steps: DataFrame) -> list[Finding]:
+def _refused(f: Facts) -> list[Finding]:
     """Deletions dropped because delete.topic.enable=false: the marker goes, the topic stays."""
-    rows = (
-        steps.where(F.col("step") == "deletion.disabled")
-        .groupBy("topic")
-        .agg(F.min("ref").alias("ref"))
-        .collect()
-    )
     return [
         Finding(
             "deletion.refused",
             WARNING,
-            {"topic": r.topic},
-            f"Deletion of {r.topic} was asked for and dropped: delete.topic.enable=false on the controller, "
+            {"topic": s.topic},
+            f"Deletion of {s.topic} was asked for and dropped: delete.topic.enable=false on the controller, "
             "so the topic and its data stay.",
-            (r.ref,),
+            (s.refused,),
         )
-        for r in rows
+        for s in sorted(f.steps.values(), key=lambda s: s.topic)
+        if s.refused is not None
     ]
 
 
-def _lingering(bundle: Bundle, steps: DataFrame) -> list[Finding]:
+def _lingering(f: Facts) -> list[Finding]:
     """'-delete' dirs still on disk longer than file.delete.delay.ms after their rename (the broker's log
     says when), by the capture time."""
-    v = views(bundle)
-    captured = v.evidence.captured_ms
-    if captured is None:
+    if f.captured_ms is None:
         return []
-    delays = v.evidence.config("file.delete.delay.ms", str(FILE_DELETE_DELAY_MS))
-    dirs = v.replicas.where(F.col("dir_state") == "delete").select(
-        "broker_id", "log_dir", "dir_name", "topic", "partition"
-    )
-    renamed = steps.where(F.col("step") == "log.renamed_for_deletion").select(
-        F.col("broker").alias("broker_id"),
-        F.regexp_extract("detail", r"([^/]+)$", 1).alias("dir_name"),
-        "ts",
-        "ref",
-    )
-    rows = dirs.join(renamed, ["broker_id", "dir_name"], "left").collect()
-    late: dict[tuple[int, str], list[Any]] = {}
-    for r in rows:
-        delay = int(delays.get(r.broker_id, FILE_DELETE_DELAY_MS))
-        if r.ts is not None and captured - r.ts.timestamp() * 1000 > delay + CLOCK_MARGIN_MS:
-            late.setdefault((r.broker_id, r.topic), []).append(r)
+    late: dict[tuple[int, str], list[DeleteDir]] = {}
+    for d in f.delete_dirs:
+        delay = int(f.delays.get(d.broker, FILE_DELETE_DELAY_MS))
+        if d.renamed is not None and f.captured_ms - d.renamed.timestamp() * 1000 > delay + CLOCK_MARGIN_MS:
+            late.setdefault((d.broker, d.topic), []).append(d)
     out = []
-    for (broker, topic), rs in sorted(late.items()):
-        oldest = min(x.ts for x in rs)
+    for (broker, topic), ds in sorted(late.items()):
+        oldest = min(d.renamed for d in ds if d.renamed is not None)
         out.append(
             Finding(
                 "deletion.lingering_dir",
                 WARNING,
-                {"topic": topic, "broker": broker, "partitions": sorted(x.partition for x in rs)},
-                f"Broker {broker} still holds {len(rs)} '-delete' dir(s) of {topic} renamed as early as "
+                {"topic": topic, "broker": broker, "partitions": sorted(d.partition for d in ds)},
+                f"Broker {broker} still holds {len(ds)} '-delete' dir(s) of {topic} renamed as early as "
                 f"{oldest:%Y-%m-%d %H:%M:%S} (broker time), past file.delete.delay.ms: the broker stopped "
                 "before removing them or could not.",
-                tuple(first_refs([x.ref for x in rs], 3)),
+                tuple(first_refs([d.ref for d in ds if d.ref], 3)),
             )
         )
     return out
 
 
-def _strays(bundle: Bundle) -> list[Finding]:
+def _stray(f: Facts) -> list[Finding]:
     """Live partition dirs of topics ZooKeeper does not have."""
-    v = views(bundle)
-    stray = (
-        v.replicas.where(F.col("dir_state") == "live")
-        .join(v.topics.select("topic"), "topic", "left_anti")
-        .groupBy("broker_id", "topic")
-        .agg(F.sort_array(F.collect_set("partition")).alias("partitions"), F.min("log_dir").alias("log_dir"))
-        .orderBy("topic", "broker_id")
-        .collect()
-    )
     return [
         Finding(
             "deletion.stray_dir",
             WARNING,
-            {"topic": r.topic, "broker": r.broker_id, "partitions": list(r.partitions)},
-            f"Broker {r.broker_id} holds live dirs of {r.topic} (partitions {ranges(r.partitions)}), a topic "
+            {"topic": s.topic, "broker": s.broker, "partitions": s.partitions},
+            f"Broker {s.broker} holds live dirs of {s.topic} (partitions {ranges(s.partitions)}), a topic "
             "ZooKeeper does not have: left by a deletion the broker missed, or by a wiped ZooKeeper.",
             (
-                file_ref(f"brokers/{r.broker_id}/datadirs/{r.log_dir}/{r.topic}-{r.partitions[0]}"),
+                file_ref(f"brokers/{s.broker}/datadirs/{s.log_dir}/{s.topic}-{s.partitions[0]}"),
                 zk_ref("/brokers/topics"),
             ),
         )
-        for r in stray
+        for s in sorted(f.strays, key=lambda s: (s.topic, s.broker))
     ]
 
 
-def _recreated(bundle: Bundle) -> list[Finding]:
-    """Topics created again under a name that was deleted (ZooKeeper's history): each create whose
-    previous write to the topic znode was its delete."""
-    h = (
-        views(bundle)
-        .history.where(
-            F.col("applied") & F.col("path").rlike(TOPIC_PATH) & F.col("op").isin("create", "delete")
-        )
-        .select(F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"), "op", "zxid")
-    )
-    w = Window.partitionBy("topic").orderBy("zxid")
-    again = (
-        h.select("*", F.lag("op").over(w).alias("before"), F.lag("zxid").over(w).alias("deleted"))
-        .where((F.col("op") == "create") & (F.col("before") == "delete"))
-        .orderBy("topic", "zxid")
-        .collect()
-    )
+def _recreation(f: Facts) -> list[Finding]:
+    """Topics created again under a name that was deleted."""
     return [
         Finding(
             "deletion.recreated",
             INFO,
-            {"topic": r.topic, "zxid": hex_zxid(r.zxid)},
-            f"{r.topic} was deleted at zxid {hex_zxid(r.deleted)} and created again at zxid "
-            f"{hex_zxid(r.zxid)}: replicas offline in between keep the old topic's data and id.",
-            (txn_ref(r.deleted), txn_ref(r.zxid)),
+            {"topic": topic, "zxid": hex_zxid(zxid)},
+            f"{topic} was deleted at zxid {hex_zxid(deleted)} and created again at zxid "
+            f"{hex_zxid(zxid)}: replicas offline in between keep the old topic's data and id.",
+            (txn_ref(deleted), txn_ref(zxid)),
         )
-        for r in again
+        for topic, deleted, zxid in sorted(f.recreated)
     ]
 
 
@@ -329,7 +252,7 @@ ANALYSIS = Analysis(
         Need.ZK_HISTORY: "deletion requests and completions from the logs only",
         Need.CAPTURE_TIME: "lingering -delete dirs cannot be aged",
     },
-    run=_run,
+    run=two_halves(facts, judge),
     kinds=(
         Kind(
             "deletion.stuck",

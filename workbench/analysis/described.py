@@ -5,6 +5,8 @@ says when its paste was taken and that a paste shows a moment, not how long anyt
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
@@ -92,28 +94,46 @@ def under_replicated(bundle: Bundle, coverage: Coverage, check: str) -> list[Fin
     return out
 
 
-def marked(bundle: Bundle, coverage: Coverage, check: str) -> list[Finding]:
-    """deletion.marked: topics a paste shows marked for deletion, with the replicas of each that the data
-    dirs (copied or listed) still hold live."""
+@dataclass(frozen=True)
+class Marked:
+    """A topic a paste shows marked for deletion, and the replicas of it the data dirs (copied or listed)
+    still hold live, as `partition@broker`."""
+
+    topic: str
+    how: str
+    file: str
+    line_no: int
+    taken_at: datetime | None
+    replicas_left: list[str]
+
+
+def marked_facts(bundle: Bundle) -> list[Marked]:
+    """The topics pastes show marked for deletion (none without pastes), each paste's own row."""
     if not bundle.evidence.pasted:
         return []
     rows = described.marked_for_deletion(bundle).orderBy("topic", "file").collect()
     if not rows:
         return []
-    coverage.add(check, used=["the topics a pasted output shows marked for deletion"])
-    names = sorted({r.topic for r in rows})
     left: dict[str, list[str]] = {}
     for r in (
         views(bundle)
-        .replicas.where(F.col("topic").isin(names) & (F.col("dir_state") == "live"))
+        .replicas.where(F.col("topic").isin(sorted({r.topic for r in rows})) & (F.col("dir_state") == "live"))
         .groupBy("topic")
         .agg(F.sort_array(F.collect_set(F.concat_ws("@", "partition", "broker_id"))).alias("left"))
         .collect()
     ):
         left[r.topic] = list(r.left)
+    return [Marked(r.topic, r.how, r.file, r.line_no, r.taken_at, left.get(r.topic, [])) for r in rows]
+
+
+def marked(rows: list[Marked], coverage: Coverage, check: str) -> list[Finding]:
+    """deletion.marked: what each paste shows marked, with the replicas still on disk."""
+    if not rows:
+        return []
+    coverage.add(check, used=["the topics a pasted output shows marked for deletion"])
     out = []
     for r in rows:
-        on_disk = left.get(r.topic, [])
+        on_disk = r.replicas_left
         dirs = (
             f"; the data dirs in the bundle still hold {len(on_disk)} live replica(s) of it "
             f"({', '.join(first_refs(on_disk, 6))})"

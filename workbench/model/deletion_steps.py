@@ -5,11 +5,14 @@ judges them)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from workbench.kafka.znode_frames import reassignment_requested
 from workbench.kafka.znodes import DELETE_MARKER_PATH, TOPIC_PATH
 from workbench.model.views import views
 
@@ -129,3 +132,204 @@ def replica_progress(bundle: Bundle, topic: str) -> DataFrame:
             F.lit(topic).alias("topic"), "partition", "broker", "requested", "renamed", "deleted", "state"
         )
     )
+
+
+# -- what the steps, the tree and the data dirs say of each deletion: the deletion analysis's facts ----------
+@dataclass(frozen=True)
+class Step:
+    """One step of a deletion: when (its source's clock), the evidence to open, its zxid (ZooKeeper's)."""
+
+    ts: datetime | None
+    ref: str
+    zxid: int | None = None
+
+
+@dataclass(frozen=True)
+class Halt:
+    """The last halt of a deletion: the controller's reason (step deletion.halted), or a storage error
+    (step log_dir.io_error)."""
+
+    step: str
+    detail: str | None
+    ref: str
+
+
+@dataclass(frozen=True)
+class Steps:
+    """What a topic's deletion steps say, over every source."""
+
+    topic: str
+    asked: Step | None = None  # the first request: the marker's create, else the controller's line
+    done: Step | None = None  # the last finishing step (the marker's removal included)
+    finished: bool = False  # the topic znode removed or the controller's 'completed' line
+    halts: tuple[str, ...] = ()  # the controller's halting reasons, sorted
+    halt_refs: tuple[str, ...] = ()  # the first two of their lines
+    last_halt: Halt | None = None
+    refused: str | None = None  # the line saying delete.topic.enable=false dropped it
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A topic still marked for deletion in ZooKeeper's tree, with its partitions' replicas (None: its
+    topic znode is gone), those being reassigned, whether /admin/reassign_partitions names it, and the
+    (partition, broker) replicas with a live dir in the data dirs."""
+
+    topic: str
+    path: str
+    czxid: int
+    ctime: datetime
+    replicas: dict[int, list[int]] | None
+    reassigning: list[int] = field(default_factory=list)
+    reassignment_asked: bool = False
+    on_disk: frozenset[tuple[int, int]] = frozenset()
+
+
+@dataclass(frozen=True)
+class DeleteDir:
+    """A '-delete' dir on a broker's disk, with its rename where the broker's log says it."""
+
+    broker: int
+    topic: str
+    partition: int
+    renamed: datetime | None
+    ref: str | None
+
+
+@dataclass(frozen=True)
+class Stray:
+    """Live dirs of a topic ZooKeeper does not have, on one broker."""
+
+    broker: int
+    topic: str
+    partitions: list[int]
+    log_dir: str
+
+
+def markers(bundle: Bundle) -> list[Marker]:
+    v = views(bundle)
+    found = v.delete_markers.collect()
+    if not found:
+        return []
+    names = [m.topic for m in found]
+    moving = F.size(F.coalesce("adding", F.array())) + F.size(F.coalesce("removing", F.array())) > 0
+    parts = {
+        r.topic: r
+        for r in v.partitions.where(F.col("topic").isin(names))
+        .groupBy("topic")
+        .agg(
+            F.collect_list(F.struct("partition", "replicas")).alias("parts"),
+            F.sort_array(F.collect_list(F.when(moving, F.col("partition")))).alias("reassigning"),
+        )
+        .collect()
+    }
+    requested = reassignment_requested(bundle.znodes).where(F.col("topic").isin(names))
+    asked = {r.topic for r in requested.select("topic").distinct().collect()}
+    on_disk: dict[str, set[tuple[int, int]]] = {}
+    for r in (
+        v.replicas.where(F.col("topic").isin(names) & (F.col("dir_state") == "live"))
+        .select("topic", "partition", "broker_id")
+        .collect()
+    ):
+        on_disk.setdefault(r.topic, set()).add((r.partition, r.broker_id))
+    out = []
+    for m in sorted(found, key=lambda m: m.topic):
+        t = parts.get(m.topic)
+        replicas = {p.partition: list(p.replicas or []) for p in t.parts} if t is not None else None
+        reassigning = list(t.reassigning) if t is not None else []
+        held = frozenset(on_disk.get(m.topic, ()))
+        out.append(Marker(m.topic, m.path, m.czxid, m.ctime, replicas, reassigning, m.topic in asked, held))
+    return out
+
+
+def steps_by_topic(steps: DataFrame, marked: list[str]) -> dict[str, Steps]:
+    """Per topic, in one pass over the steps: its request, its end, its halts and a refusal; only the
+    topics whose deletion finished, was refused or is still marked."""
+
+    def at(step: str, *more: str) -> Column:
+        return F.col("step").isin(step, *more)
+
+    finished = at("topic znode removed", "deletion.completed")
+    halted = at("deletion.halted")
+    rows = (
+        steps.groupBy("topic")
+        .agg(
+            F.min_by(
+                F.struct("ts", "ref", "zxid"),
+                F.when(at("requested", "deletion.started"), F.struct(F.col("zxid").isNull(), *IN_ORDER)),
+            ).alias("asked"),
+            F.max_by(
+                F.struct("ts", "ref", "zxid"),
+                F.when(
+                    finished | at("marker removed"),
+                    F.struct(F.coalesce(F.col("zxid"), F.lit(0)), *IN_ORDER),
+                ),
+            ).alias("done"),
+            F.max(finished).alias("finished"),
+            F.sort_array(F.collect_set(F.when(halted, F.col("detail")))).alias("halts"),
+            F.slice(F.sort_array(F.collect_list(F.when(halted, F.col("ref")))), 1, 2).alias("halt_refs"),
+            F.max_by(
+                F.struct("step", "detail", "ref"),
+                F.when(at("deletion.halted", "log_dir.io_error"), F.struct(*IN_ORDER)),
+            ).alias("last_halt"),
+            F.min(F.when(at("deletion.disabled"), F.col("ref"))).alias("refused"),
+        )
+        .where(F.col("finished") | F.col("refused").isNotNull() | F.col("topic").isin(marked))
+        .collect()
+    )
+    return {
+        r.topic: Steps(
+            r.topic,
+            Step(r.asked.ts, r.asked.ref, r.asked.zxid) if r.asked is not None else None,
+            Step(r.done.ts, r.done.ref, r.done.zxid) if r.done is not None else None,
+            bool(r.finished),
+            tuple(r.halts),
+            tuple(r.halt_refs),
+            Halt(r.last_halt.step, r.last_halt.detail, r.last_halt.ref) if r.last_halt is not None else None,
+            r.refused,
+        )
+        for r in rows
+    }
+
+
+def delete_dirs(bundle: Bundle, steps: DataFrame) -> list[DeleteDir]:
+    dirs = (
+        views(bundle)
+        .replicas.where(F.col("dir_state") == "delete")
+        .select("broker_id", "dir_name", "topic", "partition")
+    )
+    renamed = steps.where(F.col("step") == "log.renamed_for_deletion").select(
+        F.col("broker").alias("broker_id"),
+        F.regexp_extract("detail", r"([^/]+)$", 1).alias("dir_name"),
+        "ts",
+        "ref",
+    )
+    rows = dirs.join(renamed, ["broker_id", "dir_name"], "left").collect()
+    return [DeleteDir(r.broker_id, r.topic, r.partition, r.ts, r.ref) for r in rows]
+
+
+def strays(bundle: Bundle) -> list[Stray]:
+    v = views(bundle)
+    rows = (
+        v.replicas.where(F.col("dir_state") == "live")
+        .join(v.topics.select("topic"), "topic", "left_anti")
+        .groupBy("broker_id", "topic")
+        .agg(F.sort_array(F.collect_set("partition")).alias("partitions"), F.min("log_dir").alias("log_dir"))
+        .collect()
+    )
+    return [Stray(r.broker_id, r.topic, list(r.partitions), r.log_dir) for r in rows]
+
+
+def recreations(bundle: Bundle) -> list[tuple[str, int, int]]:
+    """Each create of a topic znode whose previous write to it was its delete (ZooKeeper's history)."""
+    h = (
+        views(bundle)
+        .history.where(
+            F.col("applied") & F.col("path").rlike(TOPIC_PATH) & F.col("op").isin("create", "delete")
+        )
+        .select(F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"), "op", "zxid")
+    )
+    w = Window.partitionBy("topic").orderBy("zxid")
+    again = h.select("*", F.lag("op").over(w).alias("before"), F.lag("zxid").over(w).alias("deleted")).where(
+        (F.col("op") == "create") & (F.col("before") == "delete")
+    )
+    return [(r.topic, r.deleted, r.zxid) for r in again.collect()]

@@ -1,0 +1,159 @@
+"""The deletion analysis's findings half (`judge`), from hand-written facts: no Spark. Its facts half is
+checked on the samples (test_golden) and on simulated stories by the truth tests (test_triage:
+deletion-stuck and deletion-complete on every version; test_triage_must_find: a refused and a recreated
+topic)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+
+from workbench.analysis.deletion import CLOCK_MARGIN_MS, Facts, judge
+from workbench.analysis.described import Marked
+from workbench.analysis.findings import Coverage
+from workbench.kafka.defaults import FILE_DELETE_DELAY_MS
+from workbench.model.deletion_steps import DeleteDir, Halt, Marker, Step, Steps, Stray
+
+ASKED = datetime(2024, 3, 12, 9, 0, tzinfo=timezone.utc)
+CAPTURED_MS = int((ASKED + timedelta(hours=1)).timestamp() * 1000)
+HALT = Halt("deletion.halted", "replica deletion failed", "broker-1:logs/controller.log:88")
+
+
+def checked() -> Coverage:
+    """Coverage as the runner leaves it before `judge` (contract.Analysis.findings)."""
+    coverage = Coverage()
+    coverage.record("deletion", ["ZooKeeper state", "broker logs"])
+    return coverage
+
+
+def nothing(**kw: object) -> Facts:
+    """Facts of a bundle with ZooKeeper's tree and history where nothing was deleted."""
+    empty = Facts(True, [], {}, set(), frozenset(), [], {}, CAPTURED_MS, [], [], [])
+    return replace(empty, **kw)  # type: ignore[arg-type]
+
+
+def marker(**kw: object) -> Marker:
+    m = Marker("clickstream-old", "/admin/delete_topics/clickstream-old", 0x20000002A, ASKED, {0: [1, 2, 3]})
+    return replace(m, **kw)  # type: ignore[arg-type]
+
+
+def test_nothing_to_find_where_nothing_was_deleted() -> None:
+    assert judge(nothing(), checked()) == []
+    # a finished deletion's steps are no stuck one, and a marker's removal alone is no completion
+    alone = Steps("t", Step(ASKED, "zk:txn@0x10", 0x10), Step(ASKED, "zk:txn@0x11", 0x11), finished=False)
+    assert judge(nothing(steps={"t": alone}), checked()) == []
+
+
+def test_a_marker_with_replicas_on_an_offline_broker_is_stuck() -> None:
+    """Broker 3 is down and holds its replicas; brokers 1 and 2 were listed whole and hold none."""
+    m = marker(on_disk=frozenset({(0, 3)}))
+    facts = nothing(
+        markers=[m], steps={m.topic: Steps(m.topic, last_halt=HALT)}, live={1, 2}, whole=frozenset({1, 2, 3})
+    )
+    (stuck,) = judge(facts, checked())
+    assert stuck.kind == "deletion.stuck"
+    assert stuck.subject == {
+        "topic": "clickstream-old",
+        "zxid": "0x20000002a",
+        "replicas_left": ["0@3"],
+        "brokers_down": [3],
+        "reassigning": [],
+        "halted": "replica deletion failed",
+    }
+    assert "1 replica(s) left on broker(s) 3" in stuck.summary
+    assert (
+        "replicas on offline broker(s) 3; the controller halted it: replica deletion failed" in stuck.summary
+    )
+    assert stuck.evidence == (
+        "zk:/admin/delete_topics/clickstream-old@czxid=0x20000002a",
+        "zk:/brokers/ids",
+        "broker-1:logs/controller.log:88",
+    )
+
+
+def test_what_holds_a_deletion_up_when_no_broker_is_down() -> None:
+    # data dirs not listed whole: every assigned replica may still be there
+    (moving,) = judge(nothing(markers=[marker(reassigning=[0])], live={1, 2, 3}), checked())
+    assert "a reassignment in progress (partitions 0)" in moving.summary
+    assert moving.subject["replicas_left"] == ["0@1", "0@2", "0@3"] and moving.subject["brokers_down"] == []
+    (asked,) = judge(nothing(markers=[marker(reassignment_asked=True)], live={1, 2, 3}), checked())
+    assert "partitions in /admin/reassign_partitions" in asked.summary
+    storage = Halt("log_dir.io_error", "/data/kafka-2", "broker-2:logs/server.log:7")
+    m = marker()
+    (broken,) = judge(nothing(markers=[m], steps={m.topic: Steps(m.topic, last_halt=storage)}), checked())
+    assert broken.summary.endswith("held up by a storage error.")
+    assert broken.evidence[-1] == "broker-2:logs/server.log:7"
+    (gone,) = judge(nothing(markers=[marker(replicas=None)]), checked())
+    assert "its topic znode is gone but the marker stayed" in gone.summary
+    assert gone.subject["replicas_left"] == []
+    (unknown,) = judge(nothing(markers=[marker()], live={1, 2, 3}), checked())
+    assert "no blocker in the evidence" in unknown.summary
+
+
+def test_a_completed_deletion_is_timed_on_zookeepers_clock() -> None:
+    asked = Step(ASKED, "zk:txn@0x20000002a", 0x20000002A)
+    done = Step(ASKED + timedelta(seconds=42), "zk:txn@0x200000040", 0x200000040)
+    halted = Steps("topic-1", asked, done, True, ("offline replicas",), ("broker-1:logs/controller.log:12",))
+    (found,) = judge(nothing(steps={"topic-1": halted}), checked())
+    assert found.kind == "deletion.completed"
+    assert found.subject == {"topic": "topic-1", "halted": ["offline replicas"]}
+    assert found.summary == (
+        "Deletion of topic-1 completed in 42 s (ZooKeeper's clock, zxid 0x20000002a to 0x200000040), "
+        "after halting for offline replicas."
+    )
+    assert found.evidence == ("zk:txn@0x20000002a", "zk:txn@0x200000040", "broker-1:logs/controller.log:12")
+    # from the controller's lines alone: no zxid, so no duration stated
+    line = Step(ASKED, "broker-1:logs/controller.log:40")
+    (logs_only,) = judge(nothing(steps={"t": Steps("t", line, line, True)}), checked())
+    assert logs_only.summary == "Deletion of t completed."
+
+
+def test_a_refused_deletion() -> None:
+    refused = Steps("payments", refused="broker-1:logs/controller.log:5")
+    (found,) = judge(nothing(steps={"payments": refused}), checked())
+    assert found.kind == "deletion.refused" and found.evidence == ("broker-1:logs/controller.log:5",)
+    assert "delete.topic.enable=false" in found.summary
+
+
+def test_delete_dirs_linger_only_past_their_brokers_delay() -> None:
+    def renamed(ago_ms: int, partition: int, broker: int = 1) -> DeleteDir:
+        at = datetime.fromtimestamp((CAPTURED_MS - ago_ms) / 1000, tz=timezone.utc)
+        return DeleteDir(broker, "topic-2", partition, at, f"broker-{broker}:logs/server.log:{partition}")
+
+    past = FILE_DELETE_DELAY_MS + CLOCK_MARGIN_MS + 1
+    dirs = [
+        renamed(past, 0),
+        renamed(past + 5, 1),
+        renamed(FILE_DELETE_DELAY_MS, 2),
+        renamed(past, 3, broker=2),
+    ]
+    dirs.append(DeleteDir(1, "topic-2", 4, None, None))  # no rename line: cannot be aged
+    (late,) = judge(nothing(delete_dirs=dirs, delays={2: str(10 * FILE_DELETE_DELAY_MS)}), checked())
+    assert late.subject == {"topic": "topic-2", "broker": 1, "partitions": [0, 1]}
+    assert late.evidence == ("broker-1:logs/server.log:0", "broker-1:logs/server.log:1")
+    assert judge(nothing(delete_dirs=dirs, captured_ms=None), checked()) == []
+
+
+def test_strays_and_recreated_topics() -> None:
+    facts = nothing(
+        strays=[Stray(2, "old", [3, 0, 1], "/data/k1")], recreated=[("payments", 0x200000010, 0x200000020)]
+    )
+    recreated, stray = sorted(judge(facts, checked()), key=lambda f: f.kind)
+    assert stray.subject == {"topic": "old", "broker": 2, "partitions": [3, 0, 1]}
+    assert "(partitions 0-1,3)" in stray.summary
+    assert stray.evidence == ("broker-2:datadirs//data/k1/old-3", "zk:/brokers/topics")
+    assert recreated.subject == {"topic": "payments", "zxid": "0x200000020"}
+    assert recreated.evidence == ("zk:txn@0x200000010", "zk:txn@0x200000020")
+
+
+def test_without_zookeepers_tree_a_paste_shows_the_marks() -> None:
+    pasted = Marked(
+        "orders", "kafka-topics --describe printed MarkedForDeletion", "pasted/d.txt", 4, ASKED, []
+    )
+    coverage = checked()
+    (found,) = judge(nothing(zk_state=False, pasted=[pasted]), coverage)
+    assert found.kind == "deletion.marked" and found.evidence == ("pasted/d.txt:4",)
+    assert found.subject == {"topic": "orders", "taken_at": "2024-03-12T09:00:00Z", "replicas_left": []}
+    assert "the topics a pasted output shows marked for deletion" in coverage["deletion"].used
+    # a marker in ZooKeeper's tree is not read where there is no tree
+    assert judge(nothing(zk_state=False, markers=[marker()]), checked()) == []
