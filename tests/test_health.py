@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,10 @@ from stories import HEALTH, Stories
 
 from workbench.analysis import balance, leaderless
 from workbench.analysis import health as health_analysis
-from workbench.analysis.findings import Coverage
-from workbench.analysis.health import health
+from workbench.analysis.contract import INFO, NO_TXN, WARNING
+from workbench.analysis.described import FailedDir, Group, Shown
+from workbench.analysis.findings import TP, Coverage
+from workbench.analysis.health import Episodes, Facts, health
 from workbench.frames import Bundle, open_bundle
 
 SAMPLES = samples()
@@ -153,10 +156,11 @@ def test_under_min_isr_counts_where_server_properties_set_it(spark: SparkSession
     assert counts["3"] == (18, 18) and counts["2"] == (18, 0) and counts[None] == (18, 0)
     for props in path.glob("brokers/*/server.properties"):
         props.unlink()
-    h = health(open_bundle(path, spark))
+    bundle = open_bundle(path, spark)
+    h = health(bundle)
     assert h is not None and h.minutes.agg(F.max("under_min_isr")).first()[0] is None
     coverage = Coverage()
-    health_analysis.findings(open_bundle(path, spark), coverage)
+    health_analysis.findings(bundle, coverage)
     assert coverage["health"].status == "partial" and "min.insync.replicas" in coverage["health"].missing[0]
 
 
@@ -168,3 +172,66 @@ def test_without_zookeeper_history_nothing_is_guessed(sample: Callable[[str], Bu
     assert coverage["health"].status == "skipped" and coverage["leader_balance"].status == "skipped"
     with pytest.raises(ValueError, match="expected a count and a unit"):
         health(bundle, "fortnightly")
+
+
+# -- the findings half (`health_analysis.judge`), from hand-written facts: no Spark -----------------------
+BEGAN = datetime(2024, 3, 12, 9, 0, tzinfo=timezone.utc)
+
+
+def checked() -> Coverage:
+    """Coverage as the runner leaves it before `judge` (contract.Analysis.findings)."""
+    coverage = Coverage()
+    coverage.record("health", ["ZooKeeper history"])
+    return coverage
+
+
+def sustained(still: int, ended: int | None) -> Episodes:
+    tps = [TP("orders", 0), TP("orders", 1), TP("orders", 2)]
+    return Episodes([3], 3, 12 * 60_000, still, tps, BEGAN, (0x200000030, ended))
+
+
+def test_sustained_under_replication_is_a_warning_while_it_lasts() -> None:
+    now = Facts([], [sustained(2, None)], None, True)
+    (still,) = health_analysis.judge(now, checked())
+    assert (still.kind, still.severity) == ("partition.under_replicated", WARNING)
+    assert still.subject == {"partitions": 3, "brokers": [3], "still": 2}
+    assert still.summary == (
+        "3 partition(s) (orders 0-2) were under-replicated for up to 12 min, 2 still at the capture: "
+        "broker(s) 3 out of their ISR from 2024-03-12 09:00:00 ZooKeeper time."
+    )
+    assert still.evidence == ("zk:txn@0x200000030",)
+    (over,) = health_analysis.judge(Facts([], [sustained(0, 0x200000050)], None, True), checked())
+    assert over.severity == INFO and ", all recovered before the capture" in over.summary
+    assert over.evidence == ("zk:txn@0x200000030", "zk:txn@0x200000050")
+
+
+def test_nothing_sustained_is_no_finding_and_an_unknown_min_isr_is_said() -> None:
+    coverage = checked()
+    assert health_analysis.judge(Facts([], [], None, True), coverage) == []
+    assert coverage["health"].missing == []
+    coverage = checked()
+    assert health_analysis.judge(Facts([], [], None, False), coverage) == []
+    assert "min.insync.replicas" in coverage["health"].missing[0]
+
+
+def test_without_the_history_a_pasted_describe_and_log_dirs_stand_in() -> None:
+    shown = Group("pasted/d.txt", BEGAN, 1, [TP("orders", 3)], [1, 2, 3], [5], out_of_isr=[3])
+    failed = FailedDir("pasted/l.txt", None, 1, "/data/kafka-2", "org.apache.kafka.common.errors.X", 3)
+    coverage = checked()
+    found = health_analysis.judge(Facts([failed], None, Shown([shown], True), False), coverage)
+    (dead, under) = sorted(found, key=lambda f: f.kind)
+    assert dead.kind == "log_dir.offline" and dead.subject["taken_at"] == "unknown"
+    assert "had failed (X) when kafka-log-dirs --describe was taken at a time not known" in dead.summary
+    assert under.subject == {"partitions": 1, "brokers": [3], "still": 1, "taken_at": "2024-03-12T09:00:00Z"}
+    assert under.evidence == ("pasted/d.txt:5",)
+    assert coverage["health"].missing == [NO_TXN]
+    assert {"kafka-topics --describe (pasted)", "kafka-log-dirs --describe (pasted)"} <= set(
+        coverage["health"].used
+    )
+    # a describe pasted that shows no partition under-replicated is read, and says so; no paste, nothing
+    coverage = checked()
+    assert health_analysis.judge(Facts([], None, Shown([], True), False), coverage) == []
+    assert "kafka-topics --describe (pasted)" in coverage["health"].used
+    coverage = checked()
+    assert health_analysis.judge(Facts([], None, None, False), coverage) == []
+    assert coverage["health"].used == ["ZooKeeper history"]

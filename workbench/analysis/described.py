@@ -5,7 +5,7 @@ says when its paste was taken and that a paste shows a moment, not how long anyt
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +13,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL, WARNING
-from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, tp_list
+from workbench.analysis.findings import TP, Coverage, Finding, file_ref, first_refs, tp_list
 from workbench.model import described
 from workbench.model.views import views
 
@@ -32,9 +32,34 @@ def _moment(at: Any) -> str:
     return f"{at:%Y-%m-%dT%H:%M:%SZ}" if at else "unknown"
 
 
-def _grouped(rows: DataFrame, *keys: str) -> list[Any]:
-    """Per paste (and keys): the partitions, their replicas and the first lines that show them."""
-    return (
+@dataclass(frozen=True)
+class Group:
+    """Partitions one paste shows alike (without a leader; under-replicated with the same brokers out of
+    their ISR): how many, which, the brokers holding their replicas and the first lines showing them."""
+
+    file: str
+    taken_at: datetime | None
+    partitions: int
+    tps: list[TP]
+    brokers: list[int]
+    lines: list[int]
+    out_of_isr: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What the pastes show of a check's partitions: the groups, and whether any describe was pasted (so
+    that none found is a describe read, not an absent one)."""
+
+    groups: list[Group]
+    described: bool
+
+
+def _shown(bundle: Bundle, rows: DataFrame, *keys: str) -> Shown | None:
+    """Per paste (and keys) the partitions `rows` holds; None for a bundle without pastes (no query)."""
+    if not bundle.evidence.pasted:
+        return None
+    found = (
         rows.groupBy("file", "taken_at", *keys)
         .agg(
             F.count("*").alias("n"),
@@ -45,51 +70,77 @@ def _grouped(rows: DataFrame, *keys: str) -> list[Any]:
         .orderBy("file", *keys)
         .collect()
     )
+    groups = [
+        Group(
+            g.file,
+            g.taken_at,
+            g.n,
+            [TP(t.topic, t.partition) for t in g.tps],
+            list(g.brokers),
+            list(g.lines),
+            list(g.out_of_isr) if "out_of_isr" in keys else [],
+        )
+        for g in found
+    ]
+    return Shown(groups, bool(groups) or not bundle.partition_descriptions.isEmpty())
 
 
-def offline(bundle: Bundle, coverage: Coverage, check: str) -> list[Finding]:
+def offline_facts(bundle: Bundle) -> Shown | None:
+    return _shown(bundle, described.offline(bundle))
+
+
+def under_replicated_facts(bundle: Bundle) -> Shown | None:
+    return _shown(bundle, described.under_replicated(bundle), "out_of_isr")
+
+
+def offline(shown: Shown | None, coverage: Coverage, check: str) -> list[Finding]:
     """partition.offline: the partitions a pasted describe shows with no leader."""
-    if not bundle.evidence.pasted:  # no query for a bundle without pastes
+    if shown is None:
         return []
     out = []
-    for g in _grouped(described.offline(bundle)):
+    for g in shown.groups:
         brokers = ", ".join(map(str, g.brokers))
         out.append(
             Finding(
                 "partition.offline",
                 CRITICAL,
-                {"partitions": g.n, "taken_at": _moment(g.taken_at)},
-                f"{g.n} partition(s) ({tp_list(g.tps)}) had no leader when kafka-topics --describe was "
-                f"{taken(g.taken_at)} (`Leader: none`); their replicas are on broker(s) {brokers}. A paste "
-                "shows one moment: when they went offline and for how long is not known.",
+                {"partitions": g.partitions, "taken_at": _moment(g.taken_at)},
+                f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no leader when kafka-topics --describe "
+                f"was {taken(g.taken_at)} (`Leader: none`); their replicas are on broker(s) {brokers}. A "
+                "paste shows one moment: when they went offline and for how long is not known.",
                 tuple(file_ref(g.file, line) for line in g.lines),
             )
         )
-    if out or not bundle.partition_descriptions.isEmpty():
+    if shown.described:
         coverage.add(check, used=[DESCRIBE])
     return out
 
 
-def under_replicated(bundle: Bundle, coverage: Coverage, check: str) -> list[Finding]:
+def under_replicated(shown: Shown | None, coverage: Coverage, check: str) -> list[Finding]:
     """partition.under_replicated: the partitions a pasted describe shows with a leader and fewer in-sync
     replicas than their replication factor, grouped by the brokers out of their ISR."""
-    if not bundle.evidence.pasted:
+    if shown is None:
         return []
     out = []
-    for g in _grouped(described.under_replicated(bundle), "out_of_isr"):
-        brokers = list(g.out_of_isr)
+    for g in shown.groups:
+        brokers = g.out_of_isr
         out.append(
             Finding(
                 "partition.under_replicated",
                 WARNING,
-                {"partitions": g.n, "brokers": brokers, "still": g.n, "taken_at": _moment(g.taken_at)},
-                f"{g.n} partition(s) ({tp_list(g.tps)}) were under-replicated when kafka-topics --describe "
-                f"was {taken(g.taken_at)}: broker(s) {', '.join(map(str, brokers))} out of their ISR. A "
-                "paste shows one moment: how long they were is not known.",
+                {
+                    "partitions": g.partitions,
+                    "brokers": brokers,
+                    "still": g.partitions,
+                    "taken_at": _moment(g.taken_at),
+                },
+                f"{g.partitions} partition(s) ({tp_list(g.tps)}) were under-replicated when kafka-topics "
+                f"--describe was {taken(g.taken_at)}: broker(s) {', '.join(map(str, brokers))} out of their "
+                "ISR. A paste shows one moment: how long they were is not known.",
                 tuple(file_ref(g.file, line) for line in g.lines),
             )
         )
-    if out or not bundle.partition_descriptions.isEmpty():
+    if shown.described:
         coverage.add(check, used=[DESCRIBE])
     return out
 
@@ -154,9 +205,19 @@ def marked(rows: list[Marked], coverage: Coverage, check: str) -> list[Finding]:
     return out
 
 
-def failed_log_dirs(bundle: Bundle, coverage: Coverage, check: str) -> list[Finding]:
-    """log_dir.offline: a log dir a pasted kafka-log-dirs --describe shows with an error. ZooKeeper does not
-    record a failed dir, so this is read whatever else the bundle holds."""
+@dataclass(frozen=True)
+class FailedDir:
+    """A log dir a pasted kafka-log-dirs --describe shows with an error, at the first line showing it."""
+
+    file: str
+    taken_at: datetime | None
+    broker: int
+    log_dir: str
+    error: str
+    line_no: int
+
+
+def failed_dir_facts(bundle: Bundle) -> list[FailedDir]:
     if not bundle.evidence.pasted:
         return []
     rows = (
@@ -166,6 +227,12 @@ def failed_log_dirs(bundle: Bundle, coverage: Coverage, check: str) -> list[Find
         .orderBy("broker_id", "log_dir", "file")
         .collect()
     )
+    return [FailedDir(r.file, r.taken_at, r.broker_id, r.log_dir, r.error, r.line_no) for r in rows]
+
+
+def failed_log_dirs(rows: list[FailedDir], coverage: Coverage, check: str) -> list[Finding]:
+    """log_dir.offline: a log dir a pasted kafka-log-dirs --describe shows with an error. ZooKeeper does not
+    record a failed dir, so this is read whatever else the bundle holds."""
     if not rows:
         return []
     coverage.add(check, used=["kafka-log-dirs --describe (pasted)"])
@@ -173,8 +240,8 @@ def failed_log_dirs(bundle: Bundle, coverage: Coverage, check: str) -> list[Find
         Finding(
             "log_dir.offline",
             CRITICAL,
-            {"broker": r.broker_id, "log_dir": r.log_dir, "taken_at": _moment(r.taken_at)},
-            f"Broker {r.broker_id}'s log dir {r.log_dir} had failed ({r.error.rsplit('.', 1)[-1]}) when "
+            {"broker": r.broker, "log_dir": r.log_dir, "taken_at": _moment(r.taken_at)},
+            f"Broker {r.broker}'s log dir {r.log_dir} had failed ({r.error.rsplit('.', 1)[-1]}) when "
             f"kafka-log-dirs --describe was {taken(r.taken_at)}: a broker marks every replica in a failed "
             "dir offline, stops fetching them and tells the controller (ReplicaManager.handleLogDirFailure, "
             "2.8.2 l.1837-1874).",

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from workbench import schemas
 from workbench.model.refs import file_ref as file_ref
@@ -156,6 +156,13 @@ def ranges(numbers: Iterable[int]) -> str:
         out.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
         i = j + 1
     return ",".join(out)
+
+
+class TP(NamedTuple):
+    """A topic partition, as a finding's facts carry it."""
+
+    topic: str
+    partition: int
 
 
 def tp_list(rows: Iterable[Any], topics: int = 6) -> str:

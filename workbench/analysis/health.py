@@ -30,8 +30,8 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis import described
-from workbench.analysis.contract import CRITICAL, INFO, NO_TXN, WARNING, Analysis, Kind, Need
-from workbench.analysis.findings import Coverage, Finding, tp_list, txn_ref
+from workbench.analysis.contract import CRITICAL, INFO, NO_TXN, WARNING, Analysis, Kind, Need, two_halves
+from workbench.analysis.findings import TP, Coverage, Finding, tp_list, txn_ref
 from workbench.model.partition_history import WHOLE_CLUSTER, counted, min_isr, stretches
 from workbench.model.views import views
 from workbench.spark import kept
@@ -263,21 +263,69 @@ def leaderless_windows(h: Health, captured: Any) -> DataFrame:
     )
 
 
-def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
-    """Partitions under-replicated for SUSTAINED_MS or more (grouped by the brokers out of their ISR);
-    those without a working leader are `leaderless`'s."""
-    failed = described.failed_log_dirs(bundle, coverage, "health")
+@dataclass(frozen=True)
+class Episodes:
+    """Partitions under-replicated for SUSTAINED_MS or more with the same brokers out of their ISR: how
+    many, the longest stretch, how many still at the capture, the first of them by name, when the first
+    began, and the txns that began and ended the longest (ended None: still)."""
+
+    out_of_isr: list[int]
+    partitions: int
+    longest_ms: int
+    still: int
+    tps: list[TP]
+    began: datetime
+    worst: tuple[int, int | None]
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the health analysis judges: failed log dirs a paste shows; `episodes` from ZooKeeper's
+    history (None without it, when `pasted` stands in: what a pasted describe shows); whether the brokers'
+    min.insync.replicas is known (their server.properties agree)."""
+
+    failed_dirs: list[described.FailedDir]
+    episodes: list[Episodes] | None
+    pasted: described.Shown | None
+    min_isr_known: bool
+
+
+def facts(bundle: Bundle) -> Facts:
+    failed = described.failed_dir_facts(bundle)
     h = health(bundle)
     if h is None:
+        return Facts(failed, None, described.under_replicated_facts(bundle), False)
+    ep = episodes(h.partitions, "under_replicated", captured_at(bundle)).where(
+        F.col("lasted_ms") >= SUSTAINED_MS
+    )
+    found = [
+        Episodes(
+            sorted(g.out_of_isr or []),
+            g.n,
+            g.longest,
+            g.still,
+            [TP(t.topic, t.partition) for t in g.tps],
+            g.began,
+            (g.worst.began_zxid, g.worst.ended_zxid),
+        )
+        for g in grouped(ep, ["out_of_isr"])
+    ]
+    return Facts(failed, found, None, min_isr(bundle)[1] is not None)
+
+
+def judge(f: Facts, coverage: Coverage) -> list[Finding]:
+    """Partitions under-replicated for SUSTAINED_MS or more (grouped by the brokers out of their ISR);
+    those without a working leader are `leaderless`'s."""
+    failed = described.failed_log_dirs(f.failed_dirs, coverage, "health")
+    if f.episodes is None:
         coverage.add("health", [NO_TXN])
-        return failed + described.under_replicated(bundle, coverage, "health")
-    _, default_min_isr = min_isr(bundle)
-    if default_min_isr is None:
+        return failed + described.under_replicated(f.pasted, coverage, "health")
+    if not f.min_isr_known:
         coverage.add(
             "health",
             ["server.properties: min.insync.replicas (under-min-ISR counted only where a topic sets it)"],
         )
-    return failed + _under_replicated(h, captured_at(bundle))
+    return failed + [_under_replicated(e) for e in f.episodes]
 
 
 ANALYSIS = Analysis(
@@ -286,7 +334,7 @@ ANALYSIS = Analysis(
         Need.ZK_HISTORY: "offline and under-replicated partitions over time",
         Need.PASTED: "under-replicated partitions (kafka-topics) and failed log dirs (kafka-log-dirs)",
     },
-    run=_run,
+    run=two_halves(facts, judge),
     kinds=(
         Kind(
             "partition.under_replicated",
@@ -335,21 +383,15 @@ def grouped(ep: DataFrame, keys: list[str]) -> list[Any]:
     )
 
 
-def _under_replicated(h: Health, captured: datetime | None) -> list[Finding]:
-    out = []
-    ep = episodes(h.partitions, "under_replicated", captured).where(F.col("lasted_ms") >= SUSTAINED_MS)
-    for g in grouped(ep, ["out_of_isr"]):
-        brokers = ", ".join(map(str, sorted(g.out_of_isr or [])))
-        still = f", {g.still} still at the capture" if g.still else ", all recovered before the capture"
-        out.append(
-            Finding(
-                "partition.under_replicated",
-                WARNING if g.still else INFO,
-                {"partitions": g.n, "brokers": sorted(g.out_of_isr or []), "still": g.still},
-                f"{g.n} partition(s) ({tp_list(g.tps)}) were under-replicated for up to {duration(g.longest)}"
-                f"{still}: broker(s) {brokers} out of their ISR from {g.began:%Y-%m-%d %H:%M:%S} "
-                "ZooKeeper time.",
-                tuple(txn_ref(z) for z in (g.worst.began_zxid, g.worst.ended_zxid) if z is not None),
-            )
-        )
-    return out
+def _under_replicated(e: Episodes) -> Finding:
+    brokers = ", ".join(map(str, e.out_of_isr))
+    still = f", {e.still} still at the capture" if e.still else ", all recovered before the capture"
+    return Finding(
+        "partition.under_replicated",
+        WARNING if e.still else INFO,
+        {"partitions": e.partitions, "brokers": e.out_of_isr, "still": e.still},
+        f"{e.partitions} partition(s) ({tp_list(e.tps)}) were under-replicated for up to "
+        f"{duration(e.longest_ms)}{still}: broker(s) {brokers} out of their ISR from "
+        f"{e.began:%Y-%m-%d %H:%M:%S} ZooKeeper time.",
+        tuple(txn_ref(z) for z in e.worst if z is not None),
+    )

@@ -35,7 +35,7 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
     h = health(bundle)
     if h is None:
         coverage.add("leaderless", [NO_TXN])
-        return described.offline(bundle, coverage, "leaderless")
+        return described.offline(described.offline_facts(bundle), coverage, "leaderless")
     captured = captured_at(bundle)
     return _offline(bundle, h, captured, views(bundle)) + _not_acting(h, captured)
 
