@@ -161,5 +161,5 @@ def test_0_10_session_expiry_in_zkclient_s_words(spark: SparkSession, tmp_path: 
     assert connected.event == "zk.client_connected"
     assert recorded.event.startswith("source.partition.recorded_replica_log_end_offset")
     assert (recorded.topic, recorded.partition) == ("orders", 0), recorded.attrs
-    (found,) = sessions.expiry_findings(bundle, {})
+    (found,) = sessions.expiry_findings(sessions.expiries(bundle, {}))
     assert found.subject == {"broker": 1, "cause": "session_expiry"}

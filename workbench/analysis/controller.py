@@ -9,16 +9,17 @@ steps and what it resumed.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe
+from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe, two_halves
 from workbench.analysis.elections import elected, elected_lines, elections, failover_steps
 from workbench.analysis.findings import Coverage, Finding, file_ref, hex_zxid, ranges, txn_ref
 from workbench.analysis.outage import Failover, Outage, outages
-from workbench.analysis.sessions import CAUSE_TEXT, expiry_findings
+from workbench.analysis.sessions import CAUSE_TEXT, Expired, expiries, expiry_findings
 from workbench.model.history_gaps import Gap
 from workbench.model.session_ends import session_ends
 from workbench.model.skew import skew_ms
@@ -34,44 +35,93 @@ __all__ = ["ANALYSIS", "elected", "elected_lines", "elections", "failover_steps"
 
 
 @dataclass
-class _Election:
+class Election:
+    """One election, linked to the one before it (`previous`), with how its controller's tenure ended:
+    `gone_zxid`/`gone_time` the close of its session or /controller's delete, `gone_by` the session that
+    deleted it, `session` the controller's own."""
+
     epoch: int | None
     broker: int | None
     zxid: int | None
     time: Any
     ref: str
-    previous: _Election | None = None
+    previous: Election | None = None
     gone_zxid: int | None = None
     gone_time: Any = None
     gone_by: int | None = None
     session: int | None = None
 
 
-def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+@dataclass(frozen=True)
+class Line:
+    """A new controller's log line from its election to 'Ready to serve'."""
+
+    event: str
+    step: str | None
+    ts: datetime
+    file: str
+    line_no: int
+
+
+@dataclass
+class FailoverLog:
+    """A new controller's failover, as its own log tells it: its lines, its election and 'Ready to serve'
+    lines, and what it resumed (kind -> what)."""
+
+    steps: list[Line] = field(default_factory=list)
+    elected: Line | None = None
+    ready: Line | None = None
+    resumed: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def ready_ms(self) -> int | None:
+        if self.elected is None or self.ready is None:
+            return None
+        return round((self.ready.ts - self.elected.ts).total_seconds() * 1000)
+
+
+@dataclass
+class Facts:
+    """What the controller analysis judges: the elections in order; per (broker, epoch) its failover log;
+    how each session ended (`session_ends`); the brokers with logs; the gap the history resumed after;
+    each failover's outage (epoch -> `outage.Outage`); the sessions brokers lost."""
+
+    chain: list[Election]
+    logs: dict[tuple[int, int], FailoverLog]
+    ends: dict[int, tuple[str, str | None]]
+    with_logs: frozenset[int]
+    resumed_after: Gap | None
+    outages: dict[int, Outage]
+    expired: list[Expired]
+
+
+def facts(bundle: Bundle) -> Facts:
     v = views(bundle)
     ends = session_ends(bundle)
     chain = _chain(bundle)
     logs = _election_logs(bundle)
-    out: list[Finding] = []
     lost = _outages(bundle, chain, ends, logs)
-    for e in chain:
-        log = logs.get((e.broker, e.epoch), {}) if e.broker is not None and e.epoch is not None else {}
-        after_gap = v.resumed_after if e is chain[0] and e.zxid is not None else None
-        outage = lost.get(e.epoch) if e.epoch is not None else None
-        out.append(_election_finding(e, ends, log, v.evidence.with_logs, after_gap, outage))
-    out += _flapping(chain)
-    out += expiry_findings(bundle, ends)
-    return out
+    return Facts(chain, logs, ends, v.evidence.with_logs, v.resumed_after, lost, expiries(bundle, ends))
 
 
-def _chain(bundle: Bundle) -> list[_Election]:
+def judge(f: Facts, coverage: Coverage) -> list[Finding]:
+    out: list[Finding] = []
+    for e in f.chain:
+        log = f.logs.get((e.broker, e.epoch)) if e.broker is not None and e.epoch is not None else None
+        after_gap = f.resumed_after if e is f.chain[0] and e.zxid is not None else None
+        outage = f.outages.get(e.epoch) if e.epoch is not None else None
+        out.append(_election_finding(e, f.ends, log or FailoverLog(), f.with_logs, after_gap, outage))
+    return out + _flapping(f.chain) + expiry_findings(f.expired)
+
+
+def _chain(bundle: Bundle) -> list[Election]:
     """Elections in order: from ZooKeeper's history when there is one, else from the controllers' logs."""
     v = views(bundle)
-    out: list[_Election] = []
+    out: list[Election] = []
     if v.evidence.zk_history:
         for r in elections(bundle).orderBy("zxid").collect():
             out.append(
-                _Election(
+                Election(
                     r.epoch,
                     r.broker,
                     r.zxid,
@@ -89,26 +139,27 @@ def _chain(bundle: Bundle) -> list[_Election]:
         for r in rows:
             if out and out[-1].epoch == r.epoch:
                 continue
-            out.append(_Election(r.epoch, r.broker_id, None, r.ts, file_ref(r.file, r.line_no)))
+            out.append(Election(r.epoch, r.broker_id, None, r.ts, file_ref(r.file, r.line_no)))
     for before, after in itertools.pairwise(out):
         after.previous = before
     return out
 
 
-def _election_logs(bundle: Bundle) -> dict[tuple[int, int], dict[str, Any]]:
-    """Per (broker, epoch): its election line, time to 'Ready to serve', slowest step, and what it resumed."""
+def _election_logs(bundle: Bundle) -> dict[tuple[int, int], FailoverLog]:
+    """Per (broker, epoch): its lines from its election to 'Ready to serve', and what it resumed."""
     steps = failover_steps(bundle).orderBy("broker_id", "epoch", "ts", "line_no").collect()
-    out: dict[tuple[int, int], dict[str, Any]] = {}
+    out: dict[tuple[int, int], FailoverLog] = {}
     for r in steps:
-        d = out.setdefault((r.broker_id, r.epoch), {"steps": []})
-        d["steps"].append(r)
+        log = out.setdefault((r.broker_id, r.epoch), FailoverLog())
+        line = Line(r.event, r.step, r.ts, r.file, r.line_no)
+        log.steps.append(line)
         if r.event == "controller.elected":
-            d["elected"] = r
+            log.elected = line
         if r.event == "controller.ready":
-            d["ready"] = r
+            log.ready = line
     resumed = _resumed(bundle)
-    for key, d in out.items():
-        d["resumed"] = resumed.get(key, {})
+    for key, log in out.items():
+        log.resumed = resumed.get(key, {})
     return out
 
 
@@ -156,9 +207,9 @@ def _resumed(bundle: Bundle) -> dict[tuple[int, int], dict[str, list[str]]]:
 
 
 def _election_finding(
-    e: _Election,
+    e: Election,
     ends: dict[int, tuple[str, str | None]],
-    log: dict[str, Any],
+    log: FailoverLog,
     with_logs: frozenset[int],
     after_gap: Gap | None = None,
     outage: Outage | None = None,
@@ -206,20 +257,16 @@ def _election_finding(
             refs.append(why_ref)
         subject["previous"] = p.broker
     subject["cause"] = cause
-    if "elected" in log and "ready" in log:
-        ready_ms = round((log["ready"].ts - log["elected"].ts).total_seconds() * 1000)
-        subject["ready_ms"] = ready_ms
-        slow = _slowest(log["steps"])
-        text += f"; ready to serve {ready_ms} ms after its election" + (
+    if log.elected is not None and log.ready is not None:
+        subject["ready_ms"] = log.ready_ms
+        slow = _slowest(log.steps)
+        text += f"; ready to serve {log.ready_ms} ms after its election" + (
             f" (slowest step: {slow})" if slow else ""
         )
-        refs += [
-            file_ref(log["elected"].file, log["elected"].line_no),
-            file_ref(log["ready"].file, log["ready"].line_no),
-        ]
+        refs += [file_ref(log.elected.file, log.elected.line_no), file_ref(log.ready.file, log.ready.line_no)]
     elif e.broker is not None and e.broker not in with_logs:
         text += f"; no log from broker {e.broker} for its failover steps"
-    resumed = log.get("resumed", {})
+    resumed = log.resumed
     if resumed and p is not None:
         subject.update({k.replace(" ", "_"): v for k, v in resumed.items()})
         text += "; it resumed " + "; ".join(f"{k} {', '.join(_short(v))}" for k, v in sorted(resumed.items()))
@@ -227,7 +274,10 @@ def _election_finding(
 
 
 def _outages(
-    bundle: Bundle, chain: list[_Election], ends: dict[int, tuple[str, str | None]], logs: dict[Any, Any]
+    bundle: Bundle,
+    chain: list[Election],
+    ends: dict[int, tuple[str, str | None]],
+    logs: dict[tuple[int, int], FailoverLog],
 ) -> dict[int, Outage]:
     """Epoch -> the real outage of each failover that ZooKeeper's history shows (outage.py)."""
     failovers = []
@@ -235,10 +285,8 @@ def _outages(
         p = e.previous
         if p is None or p.gone_zxid is None or e.time is None or e.epoch is None or p.broker is None:
             continue
-        log = logs.get((e.broker, e.epoch), {})
-        ready = log.get("ready")
-        elected = log.get("elected")
-        ready_ms = round((ready.ts - elected.ts).total_seconds() * 1000) if ready and elected else None
+        log = logs.get((e.broker, e.epoch)) if e.broker is not None else None
+        ready_ms = log.ready_ms if log is not None else None
         cause = _cause(p, ends)[0]
         failovers.append(
             Failover(e.epoch, p.broker, p.session, p.gone_zxid, p.gone_time, cause, e.time, ready_ms)
@@ -248,7 +296,7 @@ def _outages(
     return outages(bundle, failovers, skew_ms(bundle))
 
 
-def _cause(p: _Election, ends: dict[int, tuple[str, str | None]]) -> tuple[str, str | None]:
+def _cause(p: Election, ends: dict[int, tuple[str, str | None]]) -> tuple[str, str | None]:
     if p.gone_by is not None:
         return "deleted", None
     if p.session is not None and p.session in ends:
@@ -260,7 +308,7 @@ def _by(session: int | None) -> str:
     return f"session 0x{session:x}" if session is not None else "?"
 
 
-def _slowest(steps: list[Any]) -> str | None:
+def _slowest(steps: list[Line]) -> str | None:
     best, took = None, -1.0
     for a, b in itertools.pairwise(steps):
         ms = (b.ts - a.ts).total_seconds() * 1000
@@ -273,7 +321,7 @@ def _short(items: list[str], n: int = 6) -> list[str]:
     return items if len(items) <= n else [*items[:n], f"and {len(items) - n} more"]
 
 
-def _flapping(chain: list[_Election]) -> list[Finding]:
+def _flapping(chain: list[Election]) -> list[Finding]:
     """Several elections within FLAPPING_WINDOW_MS (ZooKeeper's clock, or one broker's log when alone)."""
     out = []
     i = 0
@@ -312,7 +360,7 @@ ANALYSIS = Analysis(
         Need.ZK_HISTORY: "elections and gaps from the brokers' logs only (their clocks differ)",
         Need.LOGS: "causes unknown there",
     },
-    run=_run,
+    run=two_halves(facts, judge),
     kinds=(
         Kind("controller.election", (INFO,), _ELECTED, {"zxid": str, "ready_ms": int}),
         Kind(

@@ -1,0 +1,128 @@
+"""The controller analysis's findings half (`judge`), from hand-written facts: no Spark. Its facts half is
+checked on the samples (test_golden) and on simulated stories by the truth tests (test_triage:
+controller-failover on every version; test_triage_must_find: flapping, a hang and a network partition)."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import datetime, timedelta, timezone
+
+from workbench.analysis.controller import Election, Facts, FailoverLog, Line, judge
+from workbench.analysis.findings import Coverage
+from workbench.analysis.outage import Outage
+from workbench.analysis.sessions import Expired
+from workbench.model.history_gaps import Gap
+
+T0 = datetime(2024, 3, 12, 9, 0, tzinfo=timezone.utc)
+LOG = "brokers/2/logs/controller.log"
+
+
+def checked() -> Coverage:
+    """Coverage as the runner leaves it before `judge` (contract.Analysis.findings)."""
+    coverage = Coverage()
+    coverage.record("controller", ["ZooKeeper history", "broker logs"])
+    return coverage
+
+
+def chain(*elections: Election) -> list[Election]:
+    for before, after in itertools.pairwise(elections):
+        after.previous = before
+    return list(elections)
+
+
+def elected(epoch: int, broker: int, zxid: int, at: timedelta, **gone: object) -> Election:
+    return Election(epoch, broker, zxid, T0 + at, f"zk:txn@{zxid:#x}", **gone)  # type: ignore[arg-type]
+
+
+def facts(elections: list[Election], **kw: object) -> Facts:
+    said = Facts(elections, {}, {}, frozenset({1, 2, 3}), None, {}, [])
+    for k, v in kw.items():
+        setattr(said, k, v)
+    return said
+
+
+def test_the_first_election_in_the_evidence_is_no_failover() -> None:
+    (first,) = judge(facts(chain(elected(3, 1, 0x10, timedelta()))), checked())
+    assert (first.kind, first.subject) == ("controller.election", {"epoch": 3, "broker": 1, "zxid": "0x10",
+                                                                    "cause": "first"})  # fmt: skip
+    assert "the first election in the evidence (the 2 before it are not)" in first.summary
+    # read after a gap in the history, an epoch above 1 had a controller the gap hides
+    gap = Gap(0x0F, 0x10, None, None, ())
+    (hidden,) = judge(facts(chain(elected(3, 1, 0x10, timedelta())), resumed_after=gap), checked())
+    assert (hidden.kind, hidden.subject["cause"]) == ("controller.failover", "unknown")
+
+
+def test_a_failover_says_its_outage_its_cause_and_the_new_controllers_steps() -> None:
+    old = elected(1, 1, 0x10, timedelta(), gone_zxid=0x40, gone_time=T0 + timedelta(seconds=60), session=0xA1)
+    new = elected(2, 2, 0x42, timedelta(seconds=61))
+    lines = [
+        Line("controller.elected", None, T0 + timedelta(seconds=61), LOG, 10),
+        Line("state_machine.started", "replica_state_machine", T0 + timedelta(seconds=63), LOG, 11),
+        Line("controller.ready", None, T0 + timedelta(seconds=63, milliseconds=500), LOG, 12),
+    ]
+    log = FailoverLog(lines, lines[0], lines[2], {"deletions": ["payments"]})
+    outage = Outage(
+        66_000, 70_000, None, "", 18_000, "its registration's negotiated timeout", ("zk:txn@0x3f",)
+    )
+    said = facts(
+        chain(old, new),
+        logs={(2, 2): log},
+        ends={0xA1: ("crash", "broker-1:logs/server.log:90")},
+        outages={2: outage},
+    )
+    first, moved = judge(said, checked())
+    assert first.kind == "controller.election"
+    assert moved.kind == "controller.failover"
+    assert moved.subject == {"epoch": 2, "broker": 2, "zxid": "0x42", "outage_ms": [66_000, 70_000],
+                             "gap_ms": 1000, "previous": 1, "cause": "crash", "ready_ms": 2500,
+                             "deletions": ["payments"]}  # fmt: skip
+    assert moved.summary.startswith(
+        "Controller moved from broker 1 (epoch 1) to broker 2 (epoch 2), leaving the cluster without a "
+        "working controller for 66.0 s to 70.0 s: broker 1 stopped without a shutdown"
+    )
+    assert "ready to serve 2500 ms after its election (slowest step: controller.elected 2000 ms)" in (
+        moved.summary
+    )
+    assert moved.summary.endswith("; it resumed deletions payments.")
+    assert moved.evidence == (
+        "zk:txn@0x42",
+        "zk:txn@0x3f",
+        "zk:txn@0x40",
+        "broker-1:logs/server.log:90",
+        "broker-2:logs/controller.log:10",
+        "broker-2:logs/controller.log:12",
+    )
+    # without the new controller's log its steps are not known, and the finding says whose log is missing
+    said.logs, said.with_logs = {}, frozenset({1})
+    _, unlogged = judge(said, checked())
+    assert "no log from broker 2 for its failover steps" in unlogged.summary
+    assert "ready_ms" not in unlogged.subject
+
+
+def test_three_elections_in_ten_minutes_flap_and_three_in_eleven_do_not() -> None:
+    def three(apart: timedelta) -> list[Election]:
+        return chain(*(elected(e, e, 0x10 * e, apart * e) for e in (1, 2, 3)))
+
+    found = judge(facts(three(timedelta(minutes=4))), checked())
+    (flapping,) = [f for f in found if f.kind == "controller.flapping"]
+    assert flapping.subject == {"epochs": [1, 2, 3], "brokers": [1, 2, 3]}
+    assert flapping.evidence == ("zk:txn@0x10", "zk:txn@0x20", "zk:txn@0x30")
+    assert not [f for f in judge(facts(three(timedelta(minutes=5, seconds=31))), checked()) if
+                f.kind == "controller.flapping"]  # fmt: skip
+
+
+def test_a_lost_session_is_a_finding_and_a_shutdown_is_not() -> None:
+    crashed = Expired(3, 0xB2, "crash", "broker-3:logs/server.log:7", T0, zxids=(0x11, 0x55))
+    stopped = Expired(1, 0xB1, "shutdown", None, T0, zxids=(0x12, 0x56))
+    (lost,) = judge(facts([], expired=[crashed, stopped]), checked())
+    assert lost.subject == {"broker": 3, "session": "0xb2", "zxid": "0x55", "cause": "crash"}
+    assert lost.evidence == ("zk:txn@0x11", "zk:txn@0x55", "broker-3:logs/server.log:7")
+    assert "session 0xb2 (registered at zxid 0x11) ended at zxid 0x55, 2024-03-12 09:00:00" in lost.summary
+    # from the brokers' logs alone: the client's line naming the session, or Kafka's own lines
+    client = Expired(2, 0xC3, "hang", "broker-2:logs/server.log:40", T0, "broker-2:logs/server.log:41")
+    kafka = Expired(4, None, "session_expiry", None, T0, "broker-4:logs/server.log:3", lines=2)
+    named, bare = judge(facts([], expired=[client, kafka]), checked())
+    assert named.subject == {"broker": 2, "session": "0xc3", "cause": "hang"}
+    assert named.evidence == ("broker-2:logs/server.log:41", "broker-2:logs/server.log:40")
+    assert bare.subject == {"broker": 4, "cause": "session_expiry"}
+    assert "(2 line(s), first at 2024-03-12 09:00:00 broker time)" in bare.summary
