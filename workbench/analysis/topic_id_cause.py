@@ -10,6 +10,8 @@ and the finding says which evidence would settle it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
@@ -35,21 +37,101 @@ CAUSES = {
 }
 
 
-def causes(
-    bundle: Bundle, affected: list[str], stale: list[Any], ids: DataFrame, writes: DataFrame | None
-) -> list[Finding]:
-    """A `topic_id.root_cause` for each affected topic, a `topic_id.impact` for each with stale replicas.
-    `ids` and `writes` are topic_ids' replica_ids and znode_history (None without ZooKeeper's history)."""
+@dataclass(frozen=True)
+class Znode:
+    """A topic znode in ZooKeeper's tree: its id (None: none) and its stat."""
+
+    topic: str
+    path: str
+    topic_id: str | None
+    znode_version: int | None
+    czxid: int
+    mzxid: int
+    data_version: int | None
+
+
+@dataclass(frozen=True)
+class Write:
+    """A write to a topic znode that created, deleted or changed its id (topic_ids.znode_history)."""
+
+    zxid: int
+    change: str
+    topic_id: str | None
+    previous_id: str | None
+    session_id: int | None
+    writer_broker: int | None  # None: no broker's session
+    fenced: bool  # checked /controller_epoch: a controller's write
+    znode_version: int | None
+    partitions: int | None
+    controller_epoch: int | None
+
+
+@dataclass(frozen=True)
+class Impact:
+    """A topic's stale replicas against its partitions' ISRs: how many, those out of the ISR and those in
+    it (as partition@broker), the partitions whose every in-sync replica is stale, their state znodes."""
+
+    topic: str
+    replicas: int
+    out_of_isr: list[str]
+    will_leave: list[str]
+    unavailable: list[int]
+    paths: list[str]
+
+
+@dataclass(frozen=True)
+class Stale:
+    """A broker's replicas of a topic whose partition.metadata holds `disk_topic_id`."""
+
+    topic: str
+    broker_id: int
+    disk_topic_id: str
+
+
+@dataclass
+class Facts:
+    """What the causes are judged from: brokers whose meta.properties names another cluster (broker ->
+    (disk id, ZooKeeper's, file)); each affected topic's id-changing writes (with ZooKeeper's history) and
+    znode; controller epoch -> (election zxid, broker); the stale replicas' impact; whether the version
+    refuses against the log on disk (3.x); how far the history reaches, as said."""
+
+    foreign: dict[int, tuple[str, str, str]]
+    history: dict[str, list[Write]]
+    elections: dict[int, tuple[int, int | None]]
+    known: dict[str, Znode]
+    impact: list[Impact]
+    checks_disk: bool
+    history_read: str
+    zk_history: bool
+
+
+def facts(
+    bundle: Bundle, affected: list[str], stale: Sequence[Stale], ids: DataFrame, writes: DataFrame | None
+) -> Facts:
+    """`ids` and `writes` are topic_ids' replica_ids and znode_history (None without ZooKeeper's history)."""
     v = views(bundle)
-    foreign = _foreign_cluster(bundle)
-    history = _changes(writes, affected) if writes is not None else {}
-    elections = _elections(bundle) if v.evidence.zk_history else {}
+    version = behaviour.parse(v.evidence.kafka_version)
     known = {
-        r.topic: r
+        r.topic: Znode(r.topic, r.path, r.topic_id, r.znode_version, r.czxid, r.mzxid, r.data_version)
         for r in v.topics.where(F.col("topic").isin(affected))
         .select("topic", "path", "topic_id", "znode_version", "czxid", "mzxid", "data_version")
         .collect()
     }
+    with_stale = sorted({r.topic for r in stale} & set(affected))
+    return Facts(
+        _foreign_cluster(bundle),
+        _changes(writes, affected) if writes is not None else {},
+        _elections(bundle) if v.evidence.zk_history else {},
+        known,
+        _impact(bundle, ids, with_stale) if stale else [],
+        bool(version and version >= (3, 0)),
+        v.history_read,
+        v.evidence.zk_history,
+    )
+
+
+def causes(f: Facts, affected: list[str], stale: Sequence[Stale]) -> list[Finding]:
+    """A `topic_id.root_cause` for each affected topic, a `topic_id.impact` for each with stale replicas."""
     stale_ids: dict[str, set[str]] = {}
     stale_brokers: dict[str, set[int]] = {}
     for r in stale:
@@ -57,16 +139,16 @@ def causes(
         stale_brokers.setdefault(r.topic, set()).add(r.broker_id)
     out = []
     for topic in affected:
-        on_foreign = sorted(stale_brokers.get(topic, set()) & set(foreign))
+        on_foreign = sorted(stale_brokers.get(topic, set()) & set(f.foreign))
         if on_foreign:
-            out.append(_wiped(topic, on_foreign, foreign))
-        elif topic in history:
-            out.append(_proved(topic, history[topic], elections, stale_ids.get(topic, set()), v.history_read))
-        elif topic in known:
-            out.append(_likely(topic, known[topic], v.evidence.zk_history))
-    if stale:
-        out += _impact(bundle, ids, [t for t in affected if t in stale_ids])
-    return out
+            out.append(_wiped(topic, on_foreign, f.foreign))
+        elif topic in f.history:
+            out.append(
+                _proved(topic, f.history[topic], f.elections, stale_ids.get(topic, set()), f.history_read)
+            )
+        elif topic in f.known:
+            out.append(_likely(topic, f.known[topic], f.zk_history))
+    return out + [_impact_finding(i, f.checks_disk) for i in f.impact]
 
 
 # -- evidence ---------------------------------------------------------------------------------------
@@ -87,12 +169,25 @@ def _foreign_cluster(bundle: Bundle) -> dict[int, tuple[str, str, str]]:
     }
 
 
-def _changes(writes: DataFrame, topics: list[str]) -> dict[str, list[Any]]:
+def _changes(writes: DataFrame, topics: list[str]) -> dict[str, list[Write]]:
     """The writes that changed each topic's id (or created or deleted it), in zxid order."""
     rows = writes.where(F.col("topic").isin(topics) & (F.col("change") != "kept")).orderBy("zxid").collect()
-    out: dict[str, list[Any]] = {}
+    out: dict[str, list[Write]] = {}
     for r in rows:
-        out.setdefault(r.topic, []).append(r)
+        out.setdefault(r.topic, []).append(
+            Write(
+                r.zxid,
+                r.change,
+                r.topic_id,
+                r.previous_id,
+                r.session_id,
+                r.writer_broker,
+                bool(r.fenced),
+                r.znode_version,
+                r.partitions,
+                r.controller_epoch,
+            )
+        )
     return out
 
 
@@ -102,7 +197,7 @@ def _elections(bundle: Bundle) -> dict[int, tuple[int, int | None]]:
     return {r.epoch: (r.zxid, r.broker) for r in rows.collect()}
 
 
-def _session(r: Any) -> str:
+def _session(r: Write) -> str:
     sid = f"session 0x{r.session_id:x}" if r.session_id is not None else "a session"
     if r.writer_broker is not None:
         return f"{sid} (broker {r.writer_broker}'s)"
@@ -135,7 +230,7 @@ def _wiped(topic: str, brokers: list[int], foreign: dict[int, tuple[str, str, st
 
 
 def _proved(
-    topic: str, changes: list[Any], elections: dict[int, tuple[int, int | None]], stale: set[str], read: str
+    topic: str, changes: list[Write], elections: dict[int, tuple[int, int | None]], stale: set[str], read: str
 ) -> Finding:
     """From the znode's writes: a deletion and re-creation that left a replica's old id behind (4), or the
     write that removed topic_id (1 or 2) and the mint after it."""
@@ -200,18 +295,18 @@ def _proved(
     return _cause(topic, cause, "proved", text + ".", refs, **subject)
 
 
-def _count(changes: list[Any], r: Any) -> int | None:
+def _count(changes: list[Write], r: Write) -> int | None:
     before = [c for c in changes if c.zxid < r.zxid and c.partitions]
     return before[-1].partitions if before else None
 
 
-def _writer(r: Any) -> str:
+def _writer(r: Write) -> str:
     if r.writer_broker is not None:
         return f"broker {r.writer_broker}"
     return "controller (fenced)" if r.fenced else "outside tool"
 
 
-def _likely(topic: str, t: Any, have_history: bool) -> Finding:
+def _likely(topic: str, t: Znode, have_history: bool) -> Finding:
     """From the state only: the znode's form and versions point at a cause; txn logs would settle it."""
     settle = (
         f"ZooKeeper's txn logs covering zxid {hex_zxid(t.mzxid)} would show the session that wrote it"
@@ -254,11 +349,10 @@ def _likely(topic: str, t: Any, have_history: bool) -> Finding:
 
 
 # -- impact -----------------------------------------------------------------------------------------
-def _impact(bundle: Bundle, ids: DataFrame, topics: list[str]) -> list[Finding]:
+def _impact(bundle: Bundle, ids: DataFrame, topics: list[str]) -> list[Impact]:
     """Per topic: which replicas will be refused, which ISRs they left or will leave, and which partitions
     have no in-sync replica left that accepts the current id."""
     v = views(bundle)
-    version = behaviour.parse(v.evidence.kafka_version)
     stale = (
         ids.where((F.col("state") == "mismatch") & F.col("topic").isin(topics))
         .groupBy("topic", "partition")
@@ -295,41 +389,48 @@ def _impact(bundle: Bundle, ids: DataFrame, topics: list[str]) -> list[Finding]:
         )
         .collect()
     )
+    return [
+        Impact(
+            r.topic,
+            r.replicas,
+            sorted(r.out_of_isr),
+            sorted(r.will_leave),
+            [p for p in r.unavailable if p is not None],
+            [p for p in r.paths if p],
+        )
+        for r in per_topic
+    ]
+
+
+def _impact_finding(r: Impact, checks_disk: bool) -> Finding:
     rule = (
         "3.x checks the log on disk, so every LeaderAndIsr for them is refused"
-        if version and version >= (3, 0)
+        if checks_disk
         else "at 2.8 a broker refuses it once the partition is loaded: from the second LeaderAndIsr "
         "after its start"
     )
-    out = []
-    for r in per_topic:
-        unavailable = [p for p in r.unavailable if p is not None]
-        severity = CRITICAL if unavailable else WARNING
-        text = (
-            f"{r.topic}: {r.replicas} replica(s) with a stale topic id will be refused by their brokers "
-            f"({rule}); "
-            f"{len(r.out_of_isr)} are out of the ISR ({', '.join(sorted(r.out_of_isr)) or 'none'}), "
-            f"{len(r.will_leave)} in it will leave it ({', '.join(sorted(r.will_leave)) or 'none'})"
+    text = (
+        f"{r.topic}: {r.replicas} replica(s) with a stale topic id will be refused by their brokers "
+        f"({rule}); "
+        f"{len(r.out_of_isr)} are out of the ISR ({', '.join(r.out_of_isr) or 'none'}), "
+        f"{len(r.will_leave)} in it will leave it ({', '.join(r.will_leave) or 'none'})"
+    )
+    if r.unavailable:
+        text += (
+            f"; partitions {ranges(r.unavailable)} have no in-sync replica with the current id: unavailable"
         )
-        if unavailable:
-            text += (
-                f"; partitions {ranges(unavailable)} have no in-sync replica with the current id: unavailable"
-            )
-        out.append(
-            Finding(
-                "topic_id.impact",
-                severity,
-                {
-                    "topic": r.topic,
-                    "out_of_isr": sorted(r.out_of_isr),
-                    "will_leave": sorted(r.will_leave),
-                    "unavailable": unavailable,
-                },
-                text + ".",
-                tuple(zk_ref(p) for p in r.paths if p),
-            )
-        )
-    return out
+    return Finding(
+        "topic_id.impact",
+        CRITICAL if r.unavailable else WARNING,
+        {
+            "topic": r.topic,
+            "out_of_isr": r.out_of_isr,
+            "will_leave": r.will_leave,
+            "unavailable": r.unavailable,
+        },
+        text + ".",
+        tuple(zk_ref(p) for p in r.paths),
+    )
 
 
 KINDS = (

@@ -11,13 +11,15 @@ The id changes when a controller finds a topic znode without `topic_id` and mint
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis import topic_id_cause
-from workbench.analysis.contract import CRITICAL, WARNING, Analysis, Kind, Need, maybe
+from workbench.analysis.contract import CRITICAL, WARNING, Analysis, Kind, Need, maybe, two_halves
 from workbench.analysis.described import taken
 from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, ranges, zk_ref
 from workbench.kafka.logdir import PARTITION_METADATA
@@ -231,97 +233,228 @@ def znode_history(bundle: Bundle) -> DataFrame:
     )
 
 
-def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
-    """Every topic-id finding, with the root cause and impact of each affected topic."""
+@dataclass(frozen=True)
+class Mismatch(topic_id_cause.Stale):
+    """A broker's replicas of a topic whose partition.metadata holds another id than `said_id`: ZooKeeper's
+    (`printed` None), or the one a paste printed (`printed`: how, file, line, when it was taken)."""
+
+    said_id: str
+    partitions: list[int]
+    files: list[str]
+    printed: Printed | None = None
+
+
+@dataclass(frozen=True)
+class Printed:
+    """Where pasted output printed something: what printed it, the file and line, when it was taken."""
+
+    how: str
+    file: str
+    line_no: int
+    taken_at: datetime | None
+    command: str | None = None
+
+
+@dataclass(frozen=True)
+class Disagreeing:
+    """One id a topic's replicas hold on disk, where they hold more than one."""
+
+    topic: str
+    disk_topic_id: str
+    replicas: int
+    files: list[str]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A broker's lines refusing a topic id for a topic (per pair of ids): the partitions, how many lines,
+    the first and last (broker's clock) and the first lines as (file, line)."""
+
+    broker_id: int
+    topic: str | None
+    log_topic_id: str | None
+    request_topic_id: str | None
+    partitions: list[int]
+    lines: int
+    first: datetime
+    last: datetime
+    refs: list[tuple[str, int]]
+
+
+@dataclass(frozen=True)
+class ShownWithout:
+    """A topic znode a pasted ZooKeeper shell showed without topic_id."""
+
+    topic: str
+    znode_version: int | None
+    mzxid: int | None
+    printed: Printed
+
+
+@dataclass
+class Facts:
+    """What the topic-id analysis judges. `expected`: whether the version has topic ids (None: version
+    unknown); `unread`: the replicas whose partition.metadata a pasted listing shows but no copy holds;
+    `mismatches` against ZooKeeper's tree, the topic znodes of those topics and of those without an id
+    (`absent`); the replicas' disagreements and the brokers' refusals; without the tree, what pastes
+    printed (`pasted`: the kinds of paste read, None where none was); the causes' facts (None: no topic
+    affected)."""
+
+    expected: bool | None
+    version: str | None
+    unread: list[str] = field(default_factory=list)
+    mismatches: list[Mismatch] = field(default_factory=list)
+    known: dict[str, topic_id_cause.Znode] = field(default_factory=dict)
+    absent: list[topic_id_cause.Znode] = field(default_factory=list)
+    disagreements: list[Disagreeing] = field(default_factory=list)
+    refusals: list[Refusal] = field(default_factory=list)
+    pasted: list[str] | None = None
+    printed: list[Mismatch] = field(default_factory=list)
+    shown_without: list[ShownWithout] = field(default_factory=list)
+    affected: list[str] = field(default_factory=list)
+    causes: topic_id_cause.Facts | None = None
+
+
+def facts(bundle: Bundle) -> Facts:
     v = views(bundle)
     ev = v.evidence
-    if v.topic_ids_expected is False:
-        coverage.not_applicable(
-            CHECK, f"Kafka {ev.kafka_version} has no topic ids (they came with 2.8, KIP-516)"
+    f = Facts(v.topic_ids_expected, ev.kafka_version)
+    if f.expected is False:
+        return f
+    f.unread = unread_metadata(bundle)
+    if ev.zk_state:
+        f.mismatches = [
+            Mismatch(r.topic, r.broker_id, r.disk_topic_id, r.zk_topic_id, list(r.partitions), list(r.files))
+            for r in mismatches(bundle).collect()
+        ]
+        f.absent = [_znode(t) for t in v.topics.where(F.col("topic_id").isNull()).collect()]
+    elif ev.pasted:  # the ids pasted output printed stand in
+        _from_pastes(bundle, f)
+    named = sorted({r.topic for r in f.mismatches} | {t.topic for t in f.absent})
+    if named:
+        f.known = {r.topic: _znode(r) for r in v.topics.where(F.col("topic").isin(named)).collect()}
+    f.disagreements = [
+        Disagreeing(r.topic, r.disk_topic_id, r.replicas, list(r.files))
+        for r in disagreements(bundle).collect()
+    ]
+    f.refusals = [
+        Refusal(
+            r.broker_id,
+            r.topic,
+            r.log_topic_id,
+            r.request_topic_id,
+            [p for p in r.partitions if p is not None],
+            r.lines,
+            r.first,
+            r.last,
+            [(x.file, x.line_no) for x in r.refs],
         )
-        return []
-    if v.topic_ids_expected is None:
-        coverage.add(CHECK, ["the Kafka version (manifest kafka_version): topic ids assumed in use"])
-    out: list[Finding] = []
-    known = v.topics.select(
-        "topic", "path", "topic_id", "znode_version", "czxid", "mzxid", "ctime", "data_version"
+        for r in refusals(bundle).collect()
+    ]
+    f.affected = sorted(
+        {r.topic for r in f.mismatches}
+        | {r.topic for r in f.disagreements}
+        | {r.topic for r in f.refusals if r.topic}
+        | {t.topic for t in f.absent}
     )
-    stale = mismatches(bundle).collect() if ev.zk_state else []
-    coverage.add(CHECK, unread_metadata(bundle))
-    if not ev.zk_state and bundle.evidence.pasted:  # the ids pasted output printed stand in
-        out += _from_pastes(bundle, coverage)
-    absent = known.where(F.col("topic_id").isNull()).collect() if ev.zk_state else []
-    named = sorted({r.topic for r in stale} | {t.topic for t in absent})
-    topics = {r.topic: r for r in known.where(F.col("topic").isin(named)).collect()} if named else {}
-    for r in stale:
-        out.append(_mismatch(r, topics[r.topic]))
-    split = disagreements(bundle).collect()
-    by_topic: dict[str, list[Any]] = {}
-    for r in split:
-        by_topic.setdefault(r.topic, []).append(r)
-    for topic, ids in sorted(by_topic.items()):
-        out.append(_disagreement(topic, ids))
-    refused = refusals(bundle).collect()
-    for r in refused:
-        out.append(_refusal(r))
-    for t in sorted(absent, key=lambda t: t.topic):
-        out.append(_missing(t))
-    affected = sorted(
-        {r.topic for r in stale}
-        | set(by_topic)
-        | {r.topic for r in refused if r.topic}
-        | {t.topic for t in absent}
-    )
-    if affected:
+    if f.affected:
         writes = znode_history(bundle) if ev.zk_history else None
-        out += topic_id_cause.causes(bundle, affected, stale, replica_ids(bundle), writes)
-    return out
+        f.causes = topic_id_cause.facts(bundle, f.affected, f.mismatches, replica_ids(bundle), writes)
+    return f
 
 
-def _mismatch(r: Any, t: Any) -> Finding:
-    return _stale(r, r.zk_topic_id, f"ZooKeeper says {r.zk_topic_id}", zk_ref(t.path, t.mzxid))
+def _znode(r: Any) -> topic_id_cause.Znode:
+    return topic_id_cause.Znode(
+        r.topic, r.path, r.topic_id, r.znode_version, r.czxid, r.mzxid, r.data_version
+    )
 
 
-def _from_pastes(bundle: Bundle, coverage: Coverage) -> list[Finding]:
+def _from_pastes(bundle: Bundle, f: Facts) -> None:
     """Without ZooKeeper's tree: the mismatches against the ids pasted output printed, and the topic
-    znodes a pasted shell showed without `topic_id`, each said with the moment it was taken."""
+    znodes a pasted shell showed without `topic_id`."""
     printed = printed_ids(bundle).cache()
-    used = sorted(r.source for r in printed.select("source").distinct().collect())
-    coverage.add(CHECK, used=[f"the topic ids a pasted {u} printed" for u in used])
-    out = [_printed_mismatch(r) for r in printed_mismatches(bundle).collect()]
-    out += [_missing_shown(r) for r in printed.where(F.col("printed_id").isNull()).orderBy("topic").collect()]
+    f.pasted = sorted(r.source for r in printed.select("source").distinct().collect())
+    f.printed = [
+        Mismatch(
+            r.topic,
+            r.broker_id,
+            r.disk_topic_id,
+            r.printed_id,
+            list(r.partitions),
+            list(r.files),
+            Printed(r.how, r.file, r.line_no, r.taken_at),
+        )
+        for r in printed_mismatches(bundle).collect()
+    ]
+    f.shown_without = [
+        ShownWithout(
+            r.topic, r.znode_version, r.mzxid, Printed(r.how, r.file, r.line_no, r.taken_at, r.command)
+        )
+        for r in printed.where(F.col("printed_id").isNull()).orderBy("topic").collect()
+    ]
     printed.unpersist()
+
+
+def judge(f: Facts, coverage: Coverage) -> list[Finding]:
+    """Every topic-id finding, with the root cause and impact of each affected topic."""
+    if f.expected is False:
+        coverage.not_applicable(CHECK, f"Kafka {f.version} has no topic ids (they came with 2.8, KIP-516)")
+        return []
+    if f.expected is None:
+        coverage.add(CHECK, ["the Kafka version (manifest kafka_version): topic ids assumed in use"])
+    coverage.add(CHECK, f.unread)
+    out: list[Finding] = []
+    if f.pasted is not None:
+        coverage.add(CHECK, used=[f"the topic ids a pasted {u} printed" for u in f.pasted])
+        out += [_printed_mismatch(r) for r in f.printed]
+        out += [_missing_shown(r) for r in f.shown_without]
+    out += [_mismatch(r, f.known[r.topic]) for r in f.mismatches]
+    by_topic: dict[str, list[Disagreeing]] = {}
+    for d in f.disagreements:
+        by_topic.setdefault(d.topic, []).append(d)
+    out += [_disagreement(topic, ids) for topic, ids in sorted(by_topic.items())]
+    out += [_refusal(r) for r in f.refusals]
+    out += [_missing(t) for t in sorted(f.absent, key=lambda t: t.topic)]
+    if f.causes is not None:
+        out += topic_id_cause.causes(f.causes, f.affected, f.mismatches)
     return out
 
 
-def _printed_mismatch(r: Any) -> Finding:
-    said = f"{r.how} {r.printed_id} ({taken(r.taken_at)}; the partition.metadata as copied into the bundle)"
-    return _stale(r, r.printed_id, said, file_ref(r.file, r.line_no))
+def _mismatch(r: Mismatch, t: topic_id_cause.Znode) -> Finding:
+    return _stale(r, f"ZooKeeper says {r.said_id}", zk_ref(t.path, t.mzxid))
 
 
-def _missing_shown(r: Any) -> Finding:
-    said = f"as a pasted `{r.command}` showed, {taken(r.taken_at)}"
-    return _no_id(r.topic, r.znode_version, r.mzxid, said, file_ref(r.file, r.line_no))
+def _printed_mismatch(r: Mismatch) -> Finding:
+    p = r.printed
+    assert p is not None
+    said = f"{p.how} {r.said_id} ({taken(p.taken_at)}; the partition.metadata as copied into the bundle)"
+    return _stale(r, said, file_ref(p.file, p.line_no))
 
 
-def _stale(r: Any, topic_id: str, said: str, ref: str) -> Finding:
+def _missing_shown(r: ShownWithout) -> Finding:
+    p = r.printed
+    said = f"as a pasted `{p.command}` showed, {taken(p.taken_at)}"
+    return _no_id(r.topic, r.znode_version, r.mzxid, said, file_ref(p.file, p.line_no))
+
+
+def _stale(r: Mismatch, said: str, ref: str) -> Finding:
     """A broker's replicas whose partition.metadata holds another id than the cluster's (`said`)."""
     return Finding(
         "topic_id.mismatch",
         CRITICAL,
-        {"topic": r.topic, "broker": r.broker_id, "partitions": list(r.partitions), "topic_id": topic_id},
+        {"topic": r.topic, "broker": r.broker_id, "partitions": r.partitions, "topic_id": r.said_id},
         f"Broker {r.broker_id} holds {len(r.partitions)} replica(s) of {r.topic} (partitions "
         f"{ranges(r.partitions)}) whose partition.metadata says topic id {r.disk_topic_id}, but {said}: the "
         "broker refuses the controller's LeaderAndIsr for them (INCONSISTENT_TOPIC_ID).",
-        (ref, *first_refs([file_ref(f) for f in r.files], 3)),
+        (ref, *first_refs([file_ref(x) for x in r.files], 3)),
     )
 
 
-def _disagreement(topic: str, ids: list[Any]) -> Finding:
+def _disagreement(topic: str, ids: list[Disagreeing]) -> Finding:
     shown = "; ".join(
         f"{r.disk_topic_id} on {r.replicas} replica(s)" for r in sorted(ids, key=lambda r: -r.replicas)
     )
-    refs = [file_ref(f) for r in ids for f in r.files]
+    refs = [file_ref(x) for r in ids for x in r.files]
     return Finding(
         "topic_id.replicas_disagree",
         WARNING,
@@ -331,21 +464,19 @@ def _disagreement(topic: str, ids: list[Any]) -> Finding:
     )
 
 
-def _refusal(r: Any) -> Finding:
-    parts = ranges(p for p in r.partitions if p is not None)
+def _refusal(r: Refusal) -> Finding:
     return Finding(
         "topic_id.refused",
         CRITICAL,
-        {"topic": r.topic, "broker": r.broker_id, "partitions": [p for p in r.partitions if p is not None]},
-        f"Broker {r.broker_id} refused the topic id {r.request_topic_id} for {r.topic} partitions {parts}: "
-        "its log "
-        f"holds {r.log_topic_id} ({r.lines} line(s), {r.first:%Y-%m-%d %H:%M:%S} to {r.last:%H:%M:%S} "
-        "broker time).",
-        tuple(file_ref(x.file, x.line_no) for x in r.refs),
+        {"topic": r.topic, "broker": r.broker_id, "partitions": r.partitions},
+        f"Broker {r.broker_id} refused the topic id {r.request_topic_id} for {r.topic} partitions "
+        f"{ranges(r.partitions)}: its log holds {r.log_topic_id} ({r.lines} line(s), "
+        f"{r.first:%Y-%m-%d %H:%M:%S} to {r.last:%H:%M:%S} broker time).",
+        tuple(file_ref(file, line) for file, line in r.refs),
     )
 
 
-def _missing(t: Any) -> Finding:
+def _missing(t: topic_id_cause.Znode) -> Finding:
     return _no_id(
         t.topic, t.znode_version, t.mzxid, f"last written at zxid 0x{t.mzxid:x}", zk_ref(t.path, t.mzxid)
     )
@@ -375,7 +506,7 @@ ANALYSIS = Analysis(
         Need.PASTED: "the topic ids a kafka-topics --describe or a ZooKeeper shell printed, at their moment",
     },
     wants={Need.ZK_HISTORY: "the root cause can only be 'likely'"},
-    run=_run,
+    run=two_halves(facts, judge),
     kinds=(
         Kind(
             "topic_id.mismatch", (CRITICAL,), {**_TOPIC, "broker": int, "partitions": list, "topic_id": str}
