@@ -20,6 +20,7 @@ from workbench.analysis.contract import CRITICAL, WARNING, Kind, maybe
 from workbench.analysis.elections import elected
 from workbench.analysis.findings import Finding, file_ref, hex_zxid, ranges, txn_ref, zk_ref
 from workbench.kafka import behaviour
+from workbench.model.topic_ids import Impact, Stale, Write, Znode, foreign_cluster, id_changes, impact
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -35,57 +36,6 @@ CAUSES = {
     3: "ZooKeeper was wiped or replaced while the brokers' disks survived",
     4: "the topic was deleted and created again while a replica was offline",
 }
-
-
-@dataclass(frozen=True)
-class Znode:
-    """A topic znode in ZooKeeper's tree: its id (None: none) and its stat."""
-
-    topic: str
-    path: str
-    topic_id: str | None
-    znode_version: int | None
-    czxid: int
-    mzxid: int
-    data_version: int | None
-
-
-@dataclass(frozen=True)
-class Write:
-    """A write to a topic znode that created, deleted or changed its id (topic_ids.znode_history)."""
-
-    zxid: int
-    change: str
-    topic_id: str | None
-    previous_id: str | None
-    session_id: int | None
-    writer_broker: int | None  # None: no broker's session
-    fenced: bool  # checked /controller_epoch: a controller's write
-    znode_version: int | None
-    partitions: int | None
-    controller_epoch: int | None
-
-
-@dataclass(frozen=True)
-class Impact:
-    """A topic's stale replicas against its partitions' ISRs: how many, those out of the ISR and those in
-    it (as partition@broker), the partitions whose every in-sync replica is stale, their state znodes."""
-
-    topic: str
-    replicas: int
-    out_of_isr: list[str]
-    will_leave: list[str]
-    unavailable: list[int]
-    paths: list[str]
-
-
-@dataclass(frozen=True)
-class Stale:
-    """A broker's replicas of a topic whose partition.metadata holds `disk_topic_id`."""
-
-    topic: str
-    broker_id: int
-    disk_topic_id: str
 
 
 @dataclass
@@ -119,11 +69,11 @@ def facts(
     }
     with_stale = sorted({r.topic for r in stale} & set(affected))
     return Facts(
-        _foreign_cluster(bundle),
-        _changes(writes, affected) if writes is not None else {},
+        foreign_cluster(bundle),
+        id_changes(writes, affected) if writes is not None else {},
         _elections(bundle) if v.evidence.zk_history else {},
         known,
-        _impact(bundle, ids, with_stale) if stale else [],
+        impact(bundle, ids, with_stale) if stale else [],
         bool(version and version >= (3, 0)),
         v.history_read,
         v.evidence.zk_history,
@@ -152,45 +102,6 @@ def causes(f: Facts, affected: list[str], stale: Sequence[Stale]) -> list[Findin
 
 
 # -- evidence ---------------------------------------------------------------------------------------
-def _foreign_cluster(bundle: Bundle) -> dict[int, tuple[str, str, str]]:
-    """Brokers whose meta.properties names another cluster than `/cluster/id`:
-    broker -> (disk id, zk id, file)."""
-    zk = bundle.znodes.where(F.col("path") == "/cluster/id").select(
-        F.get_json_object("data", "$.id").alias("id")
-    )
-    rows = zk.collect()
-    if not rows or rows[0].id is None:
-        return {}
-    zk_id = rows[0].id
-    disks = bundle.meta_properties.where(F.col("cluster_id").isNotNull() & (F.col("cluster_id") != zk_id))
-    return {
-        r.broker_id: (r.cluster_id, zk_id, r.file)
-        for r in disks.select("broker_id", "cluster_id", "file").collect()
-    }
-
-
-def _changes(writes: DataFrame, topics: list[str]) -> dict[str, list[Write]]:
-    """The writes that changed each topic's id (or created or deleted it), in zxid order."""
-    rows = writes.where(F.col("topic").isin(topics) & (F.col("change") != "kept")).orderBy("zxid").collect()
-    out: dict[str, list[Write]] = {}
-    for r in rows:
-        out.setdefault(r.topic, []).append(
-            Write(
-                r.zxid,
-                r.change,
-                r.topic_id,
-                r.previous_id,
-                r.session_id,
-                r.writer_broker,
-                bool(r.fenced),
-                r.znode_version,
-                r.partitions,
-                r.controller_epoch,
-            )
-        )
-    return out
-
-
 def _elections(bundle: Bundle) -> dict[int, tuple[int, int | None]]:
     """Controller epoch -> (zxid of its election, the elected broker), from ZooKeeper's history."""
     rows = elected(bundle).where(F.col("epoch").isNotNull()).select("epoch", "zxid", "broker")
@@ -346,60 +257,6 @@ def _likely(topic: str, t: Znode, have_history: bool) -> Finding:
         ref,
         zxid=hex_zxid(t.mzxid),
     )
-
-
-# -- impact -----------------------------------------------------------------------------------------
-def _impact(bundle: Bundle, ids: DataFrame, topics: list[str]) -> list[Impact]:
-    """Per topic: which replicas will be refused, which ISRs they left or will leave, and which partitions
-    have no in-sync replica left that accepts the current id."""
-    v = views(bundle)
-    stale = (
-        ids.where((F.col("state") == "mismatch") & F.col("topic").isin(topics))
-        .groupBy("topic", "partition")
-        .agg(F.collect_set("broker_id").alias("stale"))
-    )
-    parts = v.partitions.where(F.col("topic").isin(topics)).select(
-        "topic", "partition", "isr", "leader", "state_path"
-    )
-    joined = stale.join(parts, ["topic", "partition"], "left").select(
-        "topic",
-        "partition",
-        "stale",
-        "state_path",
-        F.array_except("stale", F.coalesce("isr", F.array())).alias("out"),
-        F.array_intersect("stale", F.coalesce("isr", F.array())).alias("leaving"),
-        (F.size(F.array_except(F.coalesce("isr", F.array()), "stale")) == 0).alias("unavailable"),
-    )
-    pair = F.transform(
-        "out", lambda b: F.concat(F.col("partition").cast("string"), F.lit("@"), b.cast("string"))
-    )
-    leave = F.transform(
-        "leaving", lambda b: F.concat(F.col("partition").cast("string"), F.lit("@"), b.cast("string"))
-    )
-    per_topic = (
-        joined.groupBy("topic")
-        .agg(
-            F.sum(F.size("stale")).alias("replicas"),
-            F.flatten(F.collect_list(pair)).alias("out_of_isr"),
-            F.flatten(F.collect_list(leave)).alias("will_leave"),
-            F.sort_array(F.collect_list(F.when(F.col("unavailable"), F.col("partition")))).alias(
-                "unavailable"
-            ),
-            F.slice(F.sort_array(F.collect_list("state_path")), 1, 3).alias("paths"),
-        )
-        .collect()
-    )
-    return [
-        Impact(
-            r.topic,
-            r.replicas,
-            sorted(r.out_of_isr),
-            sorted(r.will_leave),
-            [p for p in r.unavailable if p is not None],
-            [p for p in r.paths if p],
-        )
-        for r in per_topic
-    ]
 
 
 def _impact_finding(r: Impact, checks_disk: bool) -> Finding:

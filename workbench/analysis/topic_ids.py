@@ -6,7 +6,8 @@ started (Partition.checkOrSetTopicId, 2.8.2 l.438-463), at 3.x against the log o
 (ReplicaManager.hasConsistentTopicId, 3.6.2 l.1966). A refused follower never fetches and leaves the ISR.
 The id changes when a controller finds a topic znode without `topic_id` and mints one
 (initializeControllerContext / processTopicChange): the znode lost it because a pre-2.8 tool rewrote it
-(KAFKA-14190) or a controller with IBP < 2.8 did (KAFKA-12835). The causes are in `topic_id_cause.py`.
+(KAFKA-14190) or a controller with IBP < 2.8 did (KAFKA-12835). The causes are in `topic_id_cause.py`;
+the evidence both read is `model/topic_ids.py`'s.
 """
 
 from __future__ import annotations
@@ -15,16 +16,24 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis import topic_id_cause
 from workbench.analysis.contract import CRITICAL, WARNING, Analysis, Kind, Need, maybe, two_halves
 from workbench.analysis.described import taken
 from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, ranges, zk_ref
-from workbench.kafka.logdir import PARTITION_METADATA
-from workbench.kafka.znode_frames import epoch_of
-from workbench.kafka.znodes import CONTROLLER_EPOCH, TOPIC_PATH
+from workbench.model.topic_ids import (
+    Stale,
+    Znode,
+    disagreements,
+    mismatches,
+    printed_ids,
+    printed_mismatches,
+    refusals,
+    unread_metadata,
+)
+from workbench.model.topic_ids import replica_ids as replica_ids  # the notebooks' and plots' names
+from workbench.model.topic_ids import znode_history as znode_history
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -33,208 +42,8 @@ if TYPE_CHECKING:
 CHECK = "topic_ids"
 
 
-def replica_ids(bundle: Bundle) -> DataFrame:
-    """Every live replica with the id on its disk and ZooKeeper's: broker_id, topic, partition,
-    disk_topic_id, zk_topic_id, state (match, mismatch, zk_missing, no_metadata, no_topic), metadata_file."""
-    v = views(bundle)
-    live = v.replicas.where(F.col("dir_state") == "live")
-    zk = v.topics.select("topic", F.col("topic_id").alias("zk_topic_id"), F.lit(True).alias("in_zk"))
-    state = (
-        F.when(F.col("in_zk").isNull(), "no_topic")
-        .when(F.col("disk_topic_id").isNull(), "no_metadata")
-        .when(F.col("zk_topic_id").isNull(), "zk_missing")
-        .when(F.col("disk_topic_id") == F.col("zk_topic_id"), "match")
-        .otherwise("mismatch")
-    )
-    return live.join(zk, "topic", "left").select(
-        "broker_id",
-        "log_dir",
-        "topic",
-        "partition",
-        "disk_topic_id",
-        "zk_topic_id",
-        state.alias("state"),
-        "metadata_file",
-    )
-
-
-def unread_metadata(bundle: Bundle) -> list[str]:
-    """Per broker, the live replicas whose topic id is unknown because a pasted listing shows their dir
-    (with its partition.metadata, or without its files as `ls -l` does) but no copy of the file is there."""
-    pasted = sorted({d.broker_id for d in bundle.evidence.log_dirs if d.pasted and d.broker_id is not None})
-    if not pasted:
-        return []
-    where = ["broker_id", "log_dir", "dir_name"]
-    dirs = (
-        bundle.datadir_files.where(
-            F.col("broker_id").isin(pasted) & (F.col("dir_state") == "live") & F.col("line_no").isNotNull()
-        )
-        .groupBy(*where)
-        .agg(
-            F.max((F.col("file") == PARTITION_METADATA).cast("int")).alias("listed"),
-            F.count("file").alias("files"),
-        )
-        .where((F.col("listed") == 1) | (F.col("files") == 0))
-    )
-    unread = dirs.join(bundle.partition_metadata.select(*where), where, "left_anti")
-    return [
-        f"broker {r.broker_id}: partition.metadata of {r['count']} replica(s) a pasted listing shows, "
-        "not copied beside it"
-        for r in unread.groupBy("broker_id").count().orderBy("broker_id").collect()
-    ]
-
-
-def printed_ids(bundle: Bundle) -> DataFrame:
-    """The topic ids pasted output printed, where the bundle has no ZooKeeper tree to read them from: the
-    TopicIds of `kafka-topics --describe`, and the `topic_id` of topic znodes a pasted ZooKeeper shell
-    showed (null where the znode has none). topic, printed_id, source, how, command (the shell's), file,
-    line_no, taken_at, znode_version, mzxid (where the shell printed the stat)."""
-    described = (
-        bundle.partition_descriptions.where(F.col("topic_id").isNotNull())
-        .groupBy("topic", F.col("topic_id").alias("printed_id"), "file", "taken_at")
-        .agg(F.min("line_no").alias("line_no"))
-        .select(
-            "*",
-            F.lit("kafka-topics --describe").alias("source"),
-            F.lit("kafka-topics --describe printed TopicId").alias("how"),
-            F.lit(None).cast("int").alias("znode_version"),
-        )
-    )
-    shown = bundle.znodes_observed.where(
-        F.col("path").rlike(TOPIC_PATH) & F.col("exists") & F.col("data_shown") & F.col("data").isNotNull()
-    ).select(
-        F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"),
-        F.get_json_object("data", "$.topic_id").alias("printed_id"),
-        "file",
-        "taken_at",
-        "line_no",
-        F.lit("a ZooKeeper shell transcript").alias("source"),
-        F.concat(F.lit("its topic znode (a pasted `"), F.col("command"), F.lit("`) holds topic_id")).alias(
-            "how"
-        ),
-        F.get_json_object("data", "$.version").cast("int").alias("znode_version"),
-        "mzxid",
-        "command",
-    )
-    return described.select(
-        "*", F.lit(None).cast("long").alias("mzxid"), F.lit(None).cast("string").alias("command")
-    ).unionByName(shown)
-
-
-def printed_mismatches(bundle: Bundle) -> DataFrame:
-    """Replicas whose partition.metadata id differs from one pasted output printed (`printed_ids`), per
-    topic, broker and paste (with when it was taken)."""
-    printed = printed_ids(bundle).where(F.col("printed_id").isNotNull())
-    disk = replica_ids(bundle).where(F.col("disk_topic_id").isNotNull())
-    return (
-        disk.join(printed, "topic")
-        .where(F.col("disk_topic_id") != F.col("printed_id"))
-        .groupBy("topic", "broker_id", "disk_topic_id", "printed_id", "how", "file", "line_no", "taken_at")
-        .agg(
-            F.sort_array(F.collect_set("partition")).alias("partitions"),
-            F.slice(F.sort_array(F.collect_set("metadata_file")), 1, 5).alias("files"),
-        )
-    )
-
-
-def mismatches(bundle: Bundle) -> DataFrame:
-    """Replicas whose partition.metadata id differs from ZooKeeper's, per topic and broker."""
-    return (
-        replica_ids(bundle)
-        .where(F.col("state") == "mismatch")
-        .groupBy("topic", "broker_id", "disk_topic_id", "zk_topic_id")
-        .agg(
-            F.sort_array(F.collect_set("partition")).alias("partitions"),
-            F.slice(F.sort_array(F.collect_set("metadata_file")), 1, 5).alias("files"),
-        )
-    )
-
-
-def disagreements(bundle: Bundle) -> DataFrame:
-    """Topics whose replicas disagree among themselves: each id on disk with the replicas holding it."""
-    ids = replica_ids(bundle).where(F.col("disk_topic_id").isNotNull())
-    per_id = ids.groupBy("topic", "disk_topic_id").agg(
-        F.count("*").alias("replicas"),
-        F.slice(F.sort_array(F.collect_set("metadata_file")), 1, 3).alias("files"),
-    )
-    w = Window.partitionBy("topic")
-    return per_id.withColumn("ids", F.count("*").over(w)).where(F.col("ids") > 1).drop("ids")
-
-
-def refusals(bundle: Bundle) -> DataFrame:
-    """The brokers' own lines: LeaderAndIsr refused for a topic id (both wordings) and 'inconsistent
-    topic id' errors, per broker, topic and pair of ids."""
-    ev = bundle.cluster_events.where(F.col("event").isin("topic_id.mismatch", "topic_id.inconsistent"))
-    return ev.groupBy(
-        "broker_id",
-        "topic",
-        F.col("attrs")["log_topic_id"].alias("log_topic_id"),
-        F.coalesce(F.col("attrs")["request_topic_id"], F.col("attrs")["topic_id"]).alias("request_topic_id"),
-    ).agg(
-        F.sort_array(F.collect_set("partition")).alias("partitions"),
-        F.count("*").alias("lines"),
-        F.min("ts").alias("first"),
-        F.max("ts").alias("last"),
-        F.slice(F.sort_array(F.collect_list(F.struct("file", "line_no"))), 1, 5).alias("refs"),
-    )
-
-
-def znode_history(bundle: Bundle) -> DataFrame:
-    """Every write to a topic znode in ZooKeeper's history with the topic_id before and after it:
-    zxid, time, topic, op, session_id, writer_broker (null: no broker's session), fenced (a controller's
-    write checks /controller_epoch), controller_epoch in force, znode_version, topic_id, previous_id,
-    partitions count, change (created, minted, removed, replaced, kept, deleted)."""
-    v = views(bundle)
-    h = views(bundle).history.where(F.col("applied"))
-    writes = h.where(
-        F.col("path").rlike(TOPIC_PATH) & F.col("op").isin("create", "setData", "delete")
-    ).select(
-        "zxid",
-        "time",
-        F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"),
-        "path",
-        "op",
-        "session_id",
-        F.get_json_object("data", "$.topic_id").alias("topic_id"),
-        F.get_json_object("data", "$.version").cast("int").alias("znode_version"),
-        F.size(F.from_json(F.get_json_object("data", "$.partitions"), "map<string,array<int>>")).alias(
-            "partitions"
-        ),
-    )
-    fenced = h.where((F.col("op") == "check") & (F.col("path") == CONTROLLER_EPOCH)).select(
-        "zxid", F.lit(True).alias("fenced")
-    )
-    epochs = h.where((F.col("path") == CONTROLLER_EPOCH) & F.col("op").isin("create", "setData")).select(
-        F.col("zxid").alias("epoch_zxid"), epoch_of(F.col("data")).alias("epoch")
-    )
-    owners = v.sessions.groupBy("session_id").agg(F.min("broker_id").alias("writer_broker"))
-    w = Window.partitionBy("topic").orderBy("zxid")
-    prev = F.lag("topic_id").over(w)
-    prev_op = F.lag("op").over(w)
-    change = (
-        F.when(F.col("op") == "delete", "deleted")
-        .when((F.col("op") == "create") | (prev_op == "deleted") | prev_op.isNull(), "created")
-        .when(prev.isNull() & F.col("topic_id").isNotNull(), "minted")
-        .when(prev.isNotNull() & F.col("topic_id").isNull(), "removed")
-        .when(prev != F.col("topic_id"), "replaced")
-        .otherwise("kept")
-    )
-    in_force = (
-        writes.join(epochs, epochs.epoch_zxid <= writes.zxid, "left")
-        .groupBy(*writes.columns)
-        .agg(F.max_by("epoch", "epoch_zxid").alias("controller_epoch"))
-    )
-    return (
-        in_force.join(fenced.distinct(), "zxid", "left")
-        .join(owners, "session_id", "left")
-        .withColumn("fenced", F.coalesce("fenced", F.lit(False)))
-        .withColumn("previous_id", prev)
-        .withColumn("change", change)
-    )
-
-
 @dataclass(frozen=True)
-class Mismatch(topic_id_cause.Stale):
+class Mismatch(Stale):
     """A broker's replicas of a topic whose partition.metadata holds another id than `said_id`: ZooKeeper's
     (`printed` None), or the one a paste printed (`printed`: how, file, line, when it was taken)."""
 
@@ -304,8 +113,8 @@ class Facts:
     version: str | None
     unread: list[str] = field(default_factory=list)
     mismatches: list[Mismatch] = field(default_factory=list)
-    known: dict[str, topic_id_cause.Znode] = field(default_factory=dict)
-    absent: list[topic_id_cause.Znode] = field(default_factory=list)
+    known: dict[str, Znode] = field(default_factory=dict)
+    absent: list[Znode] = field(default_factory=list)
     disagreements: list[Disagreeing] = field(default_factory=list)
     refusals: list[Refusal] = field(default_factory=list)
     pasted: list[str] | None = None
@@ -363,10 +172,8 @@ def facts(bundle: Bundle) -> Facts:
     return f
 
 
-def _znode(r: Any) -> topic_id_cause.Znode:
-    return topic_id_cause.Znode(
-        r.topic, r.path, r.topic_id, r.znode_version, r.czxid, r.mzxid, r.data_version
-    )
+def _znode(r: Any) -> Znode:
+    return Znode(r.topic, r.path, r.topic_id, r.znode_version, r.czxid, r.mzxid, r.data_version)
 
 
 def _from_pastes(bundle: Bundle, f: Facts) -> None:
@@ -420,7 +227,7 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
     return out
 
 
-def _mismatch(r: Mismatch, t: topic_id_cause.Znode) -> Finding:
+def _mismatch(r: Mismatch, t: Znode) -> Finding:
     return _stale(r, f"ZooKeeper says {r.said_id}", zk_ref(t.path, t.mzxid))
 
 
@@ -476,7 +283,7 @@ def _refusal(r: Refusal) -> Finding:
     )
 
 
-def _missing(t: topic_id_cause.Znode) -> Finding:
+def _missing(t: Znode) -> Finding:
     return _no_id(
         t.topic, t.znode_version, t.mzxid, f"last written at zxid 0x{t.mzxid:x}", zk_ref(t.path, t.mzxid)
     )
