@@ -11,14 +11,15 @@ its last log line and last write, and the session timeout), up to the new leader
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
 from workbench.analysis import described
-from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, maybe
-from workbench.analysis.findings import Coverage, Finding, hex_zxid, tp_list, txn_ref
+from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, maybe, two_halves
+from workbench.analysis.findings import TP, Coverage, Finding, hex_zxid, tp_list, txn_ref
 from workbench.analysis.health import Health, captured_at, duration, episodes, grouped, health
 from workbench.analysis.outage import SILENT_CAUSES, Failover, Outage, outages
 from workbench.model.session_ends import session_ends
@@ -29,15 +30,76 @@ if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 
-def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
-    """Offline episodes (grouped by the txn that took their leader) and windows without an acting leader
-    (grouped by the refusing broker and the txn that named it)."""
+@dataclass(frozen=True)
+class Offline:
+    """Partitions that had no live leader, grouped by the txn that began it and their leader then (the
+    leader's id, or None and -1: none set; `registered`: whether it was), or (`known_start` False) those
+    already without one when the history read first showed them: how many, the first by name, the
+    longest stretch, how many still at the capture, when the first began, and the txns that began the
+    group (the longest's, where the start is not known) and ended its longest."""
+
+    partitions: int
+    tps: list[TP]
+    longest_ms: int
+    still: int
+    began: datetime
+    began_zxid: int
+    ended_zxid: int | None
+    leader: int | None = None
+    registered: bool = False
+    known_start: bool = True
+
+
+@dataclass(frozen=True)
+class NotActing:
+    """Partitions whose ZooKeeper leader refused to lead them, grouped by that leader and the txn that
+    named it (`epoch`: the leader epoch; `refs`: the first lines of its refusals)."""
+
+    leader: int
+    began_zxid: int
+    partitions: int
+    tps: list[TP]
+    longest_ms: int
+    still: int
+    began: datetime
+    epoch: int | None
+    ended_zxid: int | None
+    refs: list[str]
+
+
+@dataclass
+class Facts:
+    """What the leaderless analysis judges: without ZooKeeper's history (`history` False) what a pasted
+    describe shows; with it the offline groups, the outage of each group whose leader went silent
+    (began_zxid -> (outage, how its session ended)), the groups without an acting leader, and how the
+    history read is said."""
+
+    history: bool
+    pasted: described.Shown | None = None
+    offline: list[Offline] = field(default_factory=list)
+    silent: dict[int, tuple[Outage, str]] = field(default_factory=dict)
+    not_acting: list[NotActing] = field(default_factory=list)
+    history_read: str = ""
+
+
+def facts(bundle: Bundle) -> Facts:
     h = health(bundle)
     if h is None:
-        coverage.add("leaderless", [NO_TXN])
-        return described.offline(described.offline_facts(bundle), coverage, "leaderless")
+        return Facts(False, described.offline_facts(bundle))
+    v = views(bundle)
     captured = captured_at(bundle)
-    return _offline(bundle, h, captured, views(bundle)) + _not_acting(h, captured)
+    offline = _offline(h, captured, v)
+    led = [g for g in offline if g.known_start and g.leader is not None and g.leader >= 0]
+    return Facts(True, None, offline, _silent_leaders(bundle, led), _not_acting(h, captured), v.history_read)
+
+
+def judge(f: Facts, coverage: Coverage) -> list[Finding]:
+    """Offline episodes (grouped by the txn that took their leader) and windows without an acting leader
+    (grouped by the refusing broker and the txn that named it)."""
+    if not f.history:
+        coverage.add("leaderless", [NO_TXN])
+        return described.offline(f.pasted, coverage, "leaderless")
+    return [_offline_finding(g, f) for g in f.offline] + [_not_acting_finding(g) for g in f.not_acting]
 
 
 ANALYSIS = Analysis(
@@ -47,7 +109,7 @@ ANALYSIS = Analysis(
         Need.PASTED: "the partitions a kafka-topics --describe shows without a leader, at its moment",
     },
     wants={Need.LOGS: "which leaders refused to act"},
-    run=_run,
+    run=two_halves(facts, judge),
     kinds=(
         Kind(
             "partition.offline",
@@ -72,67 +134,85 @@ ANALYSIS = Analysis(
 findings = ANALYSIS.findings
 
 
-def _offline(bundle: Bundle, h: Health, captured: datetime | None, v: ClusterViews) -> list[Finding]:
+def _offline(h: Health, captured: datetime | None, v: ClusterViews) -> list[Offline]:
     """Offline episodes grouped by the txn that began them. Over a tree not known (the history read
     starts after a gap or a purge, without a snapshot) an episode before which whether the partition
-    had a live leader was not known began at an unknown moment: those are one finding that says so."""
+    had a live leader was not known began at an unknown moment: those are one group that says so."""
     out = []
     ep = episodes(h.partitions, "offline", captured)
     if not v.history_base[1]:
         unseen = ep.where("first_seen")
         ep = ep.where(~F.col("first_seen"))
         for g in grouped(unseen, ["first_seen"]):
-            still = f"; {g.still} still offline at the capture" if g.still else ""
+            tps = [TP(t.topic, t.partition) for t in g.tps]
             out.append(
-                Finding(
-                    "partition.offline",
-                    CRITICAL if g.still else WARNING,
-                    {"partitions": g.n, "zxid": hex_zxid(g.worst.began_zxid), "began": "unknown"},
-                    f"{g.n} partition(s) ({tp_list(g.tps)}) had no live leader when {v.history_read} "
-                    f"first shows their state ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time on), for up to "
-                    f"{duration(g.longest)}{still}; when that began is not known.",
-                    tuple(txn_ref(z) for z in (g.worst.began_zxid, g.worst.ended_zxid) if z is not None),
+                Offline(
+                    g.n,
+                    tps,
+                    g.longest,
+                    g.still,
+                    g.began,
+                    g.worst.began_zxid,
+                    g.worst.ended_zxid,
+                    known_start=False,
                 )
             )
-    groups = grouped(ep, ["began_zxid", "leader", "registered"])
-    silent = _silent_leaders(bundle, [g for g in groups if g.leader is not None and g.leader >= 0])
-    for g in groups:
-        why = (
-            f"broker {g.leader}, their leader, was no longer registered"
-            if g.leader is not None and g.leader >= 0 and not g.registered
-            else "no leader was set (-1)"
-        )
-        still = f"; {g.still} still offline at the capture" if g.still else ""
-        subject: dict[str, Any] = {"partitions": g.n, "zxid": hex_zxid(g.began_zxid), "broker": g.leader}
-        refs: tuple[str, ...] = ()
-        summary = (
-            f"{g.n} partition(s) ({tp_list(g.tps)}) had no live leader from zxid {hex_zxid(g.began_zxid)} "
-            f"({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time), when {why}, for up to "
-            f"{duration(g.longest)}{still}."
-        )
-        if g.began_zxid in silent:  # the leader stopped working before ZooKeeper noticed: lead with that
-            o, cause = silent[g.began_zxid]
-            span = _bounds(o.lower_ms, o.upper_ms)
-            said = o.detail()
-            summary = (
-                f"{g.n} partition(s) ({tp_list(g.tps)}) had no working leader for {span}{still}: broker "
-                f"{g.leader}, their leader, {STOPPED.get(cause, STOPPED['unknown'])} from "
-                f"then{': ' + said if said else ''}; ZooKeeper kept its registration "
-                f"until zxid {hex_zxid(g.began_zxid)} ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time), and they "
-                f"had no live leader for up to {duration(g.longest)} after that."
-            )
-            subject.update(outage_ms=[o.lower_ms, o.upper_ms], offline_ms=g.longest)
-            refs = o.refs
+    for g in grouped(ep, ["began_zxid", "leader", "registered"]):
+        tps = [TP(t.topic, t.partition) for t in g.tps]
         out.append(
-            Finding(
-                "partition.offline",
-                CRITICAL if g.still else WARNING,
-                subject,
-                summary,
-                (*(txn_ref(z) for z in (g.began_zxid, g.worst.ended_zxid) if z is not None), *refs),
+            Offline(
+                g.n,
+                tps,
+                g.longest,
+                g.still,
+                g.began,
+                g.began_zxid,
+                g.worst.ended_zxid,
+                g.leader,
+                bool(g.registered),
             )
         )
     return out
+
+
+def _offline_finding(g: Offline, f: Facts) -> Finding:
+    still = f"; {g.still} still offline at the capture" if g.still else ""
+    severity = CRITICAL if g.still else WARNING
+    refs = tuple(txn_ref(z) for z in (g.began_zxid, g.ended_zxid) if z is not None)
+    if not g.known_start:
+        return Finding(
+            "partition.offline",
+            severity,
+            {"partitions": g.partitions, "zxid": hex_zxid(g.began_zxid), "began": "unknown"},
+            f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no live leader when {f.history_read} "
+            f"first shows their state ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time on), for up to "
+            f"{duration(g.longest_ms)}{still}; when that began is not known.",
+            refs,
+        )
+    why = (
+        f"broker {g.leader}, their leader, was no longer registered"
+        if g.leader is not None and g.leader >= 0 and not g.registered
+        else "no leader was set (-1)"
+    )
+    subject: dict[str, Any] = {"partitions": g.partitions, "zxid": hex_zxid(g.began_zxid), "broker": g.leader}
+    summary = (
+        f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no live leader from zxid "
+        f"{hex_zxid(g.began_zxid)} ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time), when {why}, for up to "
+        f"{duration(g.longest_ms)}{still}."
+    )
+    if g.began_zxid in f.silent:  # the leader stopped working before ZooKeeper noticed: lead with that
+        o, cause = f.silent[g.began_zxid]
+        said = o.detail()
+        summary = (
+            f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no working leader for "
+            f"{_bounds(o.lower_ms, o.upper_ms)}{still}: broker {g.leader}, their leader, "
+            f"{STOPPED.get(cause, STOPPED['unknown'])} from then{': ' + said if said else ''}; ZooKeeper "
+            f"kept its registration until zxid {hex_zxid(g.began_zxid)} ({g.began:%Y-%m-%d %H:%M:%S} "
+            f"ZooKeeper time), and they had no live leader for up to {duration(g.longest_ms)} after that."
+        )
+        subject.update(outage_ms=[o.lower_ms, o.upper_ms], offline_ms=g.longest_ms)
+        refs += o.refs
+    return Finding("partition.offline", severity, subject, summary, refs)
 
 
 # How a leader whose session ZooKeeper expired stopped leading (model.session_ends)
@@ -152,7 +232,7 @@ def _bounds(lower: int, upper: int) -> str:
     return f"{lower / 60_000:.1f} to {upper / 60_000:.1f} min"
 
 
-def _silent_leaders(bundle: Bundle, groups: list[Any]) -> dict[int, tuple[Outage, str]]:
+def _silent_leaders(bundle: Bundle, groups: list[Offline]) -> dict[int, tuple[Outage, str]]:
     """began_zxid -> (the outage from the leader's last sign of life to the group's longest episode's
     end, how its session ended), for the groups whose leader's registration ended at began_zxid and whose
     session ended without a shutdown."""
@@ -168,25 +248,37 @@ def _silent_leaders(bundle: Bundle, groups: list[Any]) -> dict[int, tuple[Outage
     ends = session_ends(bundle)
     failovers, causes = [], {}
     for i, g in enumerate(groups):
+        if g.leader is None:
+            continue
         session = regs.get((g.leader, g.began_zxid))
         cause = ends.get(session, ("unknown", None))[0] if session is not None else None
         if cause not in SILENT_CAUSES:
             continue
-        end = g.began + timedelta(milliseconds=g.longest)
+        end = g.began + timedelta(milliseconds=g.longest_ms)
         failovers.append(Failover(i, g.leader, session, g.began_zxid, g.began, cause, end, 0))
         causes[i] = (g.began_zxid, cause or "unknown")
     found = outages(bundle, failovers, skew_ms(bundle))
     return {causes[i][0]: (o, causes[i][1]) for i, o in found.items()}
 
 
-def _not_acting(h: Health, captured: datetime | None) -> list[Finding]:
+def _not_acting(h: Health, captured: datetime | None) -> list[NotActing]:
     """Partitions whose ZooKeeper leader refused to lead them, grouped by that leader and the txn that
-    named it: nobody served them (a produce there fails 'Leader not local', Partition.scala
-    appendRecordsToLeader 2.8.2:1074), yet every count Kafka keeps shows them healthy."""
-    out = []
+    named it."""
     ep = episodes(h.partitions, "no_acting_leader", captured)
-    for g in (
-        ep.groupBy("leader", "began_zxid")
+    return [
+        NotActing(
+            g.leader,
+            g.began_zxid,
+            g.n,
+            [TP(t.topic, t.partition) for t in g.tps],
+            g.longest,
+            g.still,
+            g.began,
+            g.epoch,
+            g.ended_zxid,
+            list(g.refs),
+        )
+        for g in ep.groupBy("leader", "began_zxid")
         .agg(
             F.count("*").alias("n"),
             F.max("lasted_ms").alias("longest"),
@@ -199,24 +291,23 @@ def _not_acting(h: Health, captured: datetime | None) -> list[Finding]:
         )
         .orderBy("began_zxid")
         .collect()
-    ):
-        still = ", still at the capture" if g.still else ""
-        out.append(
-            Finding(
-                "partition.no_acting_leader",
-                CRITICAL,
-                {"partitions": g.n, "broker": g.leader, "zxid": hex_zxid(g.began_zxid), "still": g.still},
-                f"{g.n} partition(s) ({tp_list(g.tps)}) had no acting leader for up to "
-                f"{duration(g.longest)}{still}: from zxid {hex_zxid(g.began_zxid)} "
-                f"({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time) ZooKeeper names broker {g.leader} their "
-                f"leader (leader epoch {g.epoch}), but broker {g.leader} refused the LeaderAndIsr "
-                "(INCONSISTENT_TOPIC_ID) and did not lead them. The controller does not act on that error, "
-                "so ZooKeeper, OfflinePartitionsCount and --under-replicated-partitions show them healthy "
-                "while nobody serves them.",
-                (
-                    *(txn_ref(z) for z in (g.began_zxid, g.ended_zxid) if z is not None),
-                    *g.refs,
-                ),
-            )
-        )
-    return out
+    ]
+
+
+def _not_acting_finding(g: NotActing) -> Finding:
+    """Nobody served them (a produce there fails 'Leader not local', Partition.scala appendRecordsToLeader
+    2.8.2:1074), yet every count Kafka keeps shows them healthy."""
+    still = ", still at the capture" if g.still else ""
+    return Finding(
+        "partition.no_acting_leader",
+        CRITICAL,
+        {"partitions": g.partitions, "broker": g.leader, "zxid": hex_zxid(g.began_zxid), "still": g.still},
+        f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no acting leader for up to "
+        f"{duration(g.longest_ms)}{still}: from zxid {hex_zxid(g.began_zxid)} "
+        f"({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time) ZooKeeper names broker {g.leader} their "
+        f"leader (leader epoch {g.epoch}), but broker {g.leader} refused the LeaderAndIsr "
+        "(INCONSISTENT_TOPIC_ID) and did not lead them. The controller does not act on that error, "
+        "so ZooKeeper, OfflinePartitionsCount and --under-replicated-partitions show them healthy "
+        "while nobody serves them.",
+        (*(txn_ref(z) for z in (g.began_zxid, g.ended_zxid) if z is not None), *g.refs),
+    )

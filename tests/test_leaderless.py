@@ -1,0 +1,94 @@
+"""The leaderless analysis's findings half (`judge`), from hand-written facts: no Spark. Its facts half is
+checked on the samples (test_golden, test_health's offline and under-replicated episodes) and on simulated
+stories by the truth tests (test_triage_must_find: a hang and a network partition, whose leaders went
+silent before ZooKeeper expired them)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from workbench.analysis.contract import NO_TXN
+from workbench.analysis.described import Group, Shown
+from workbench.analysis.findings import TP, Coverage
+from workbench.analysis.leaderless import Facts, NotActing, Offline, judge
+from workbench.analysis.outage import Outage
+
+AT = datetime(2024, 3, 12, 9, 0, tzinfo=timezone.utc)
+TPS = [TP("orders", 0), TP("orders", 1)]
+
+
+def checked() -> Coverage:
+    """Coverage as the runner leaves it before `judge` (contract.Analysis.findings)."""
+    coverage = Coverage()
+    coverage.record("leaderless", ["ZooKeeper history"])
+    return coverage
+
+
+def crashed(still: int = 0) -> Offline:
+    """Broker 3's registration ended at 0x40 and took the lead of two partitions for up to 20 s."""
+    return Offline(2, TPS, 20_000, still, AT, 0x40, 0x48, leader=3, registered=False)
+
+
+def test_nothing_where_every_partition_had_a_working_leader() -> None:
+    assert judge(Facts(True, history_read="the txn logs read"), checked()) == []
+
+
+def test_an_offline_group_is_critical_while_it_lasts() -> None:
+    (found,) = judge(Facts(True, offline=[crashed(still=2)]), checked())
+    assert (found.kind, found.severity.value) == ("partition.offline", "critical")
+    assert found.subject == {"partitions": 2, "zxid": "0x40", "broker": 3}
+    assert found.summary == (
+        "2 partition(s) (orders 0-1) had no live leader from zxid 0x40 (2024-03-12 09:00:00 ZooKeeper time), "
+        "when broker 3, their leader, was no longer registered, for up to 20.0 s; 2 still offline at the "
+        "capture."
+    )
+    assert found.evidence == ("zk:txn@0x40", "zk:txn@0x48")
+    unset = Offline(1, TPS[:1], 500, 0, AT, 0x41, 0x42, leader=-1)
+    (over,) = judge(Facts(True, offline=[unset]), checked())
+    assert (
+        over.severity.value == "warning" and "when no leader was set (-1), for up to 500 ms." in over.summary
+    )
+
+
+def test_a_silent_leaders_outage_leads_the_finding() -> None:
+    outage = Outage(
+        31_000, 38_000, None, "", 18_000, "its registration's negotiated timeout", ("zk:txn@0x3a",)
+    )
+    (found,) = judge(Facts(True, offline=[crashed()], silent={0x40: (outage, "hang")}), checked())
+    assert found.subject == {"partitions": 2, "zxid": "0x40", "broker": 3, "outage_ms": [31_000, 38_000],
+                             "offline_ms": 20_000}  # fmt: skip
+    assert found.summary.startswith(
+        "2 partition(s) (orders 0-1) had no working leader for 31.0 s to 38.0 s: broker 3, their leader, "
+        "stood still (a long GC pause, a stalled disk or VM) and did no leader's work from then: its "
+        "ZooKeeper session timeout was 18000 ms"
+    )
+    assert "ZooKeeper kept its registration until zxid 0x40" in found.summary
+    assert found.evidence == ("zk:txn@0x40", "zk:txn@0x48", "zk:txn@0x3a")
+
+
+def test_a_start_the_history_does_not_show_is_said_unknown() -> None:
+    unseen = Offline(2, TPS, 60_000, 0, AT, 0x10, 0x20, known_start=False)
+    (found,) = judge(Facts(True, offline=[unseen], history_read="the txn logs from 0x10"), checked())
+    assert found.subject == {"partitions": 2, "zxid": "0x10", "began": "unknown"}
+    assert "had no live leader when the txn logs from 0x10 first shows their state" in found.summary
+    assert found.summary.endswith("; when that began is not known.")
+
+
+def test_a_leader_that_refuses_to_act() -> None:
+    refused = NotActing(2, 0x30, 2, TPS, 90_000, 2, AT, 5, None, ["broker-2:logs/state-change.log:9"])
+    (found,) = judge(Facts(True, not_acting=[refused]), checked())
+    assert found.subject == {"partitions": 2, "broker": 2, "zxid": "0x30", "still": 2}
+    assert "for up to 90.0 s, still at the capture: from zxid 0x30" in found.summary
+    assert "(leader epoch 5)" in found.summary
+    assert found.evidence == ("zk:txn@0x30", "broker-2:logs/state-change.log:9")
+
+
+def test_without_the_history_a_pasted_describe_stands_in() -> None:
+    shown = Shown([Group("pasted/d.txt", AT, 1, TPS[1:], [2, 3, 1], [4])], True)
+    coverage = checked()
+    (found,) = judge(Facts(False, shown), coverage)
+    assert found.subject == {"partitions": 1, "taken_at": "2024-03-12T09:00:00Z"}
+    assert found.evidence == ("pasted/d.txt:4",)
+    assert coverage["leaderless"].missing == [NO_TXN]
+    coverage = checked()
+    assert judge(Facts(False, None), coverage) == [] and coverage["leaderless"].missing == [NO_TXN]
