@@ -143,36 +143,16 @@ def _offline(h: Health, captured: datetime | None, v: ClusterViews) -> list[Offl
     if not v.history_base[1]:
         unseen = ep.where("first_seen")
         ep = ep.where(~F.col("first_seen"))
-        for g in grouped(unseen, ["first_seen"]):
-            tps = [TP(t.topic, t.partition) for t in g.tps]
-            out.append(
-                Offline(
-                    g.n,
-                    tps,
-                    g.longest,
-                    g.still,
-                    g.began,
-                    g.worst.began_zxid,
-                    g.worst.ended_zxid,
-                    known_start=False,
-                )
-            )
+        out += [_group(g, g.worst.began_zxid, known_start=False) for g in grouped(unseen, ["first_seen"])]
     for g in grouped(ep, ["began_zxid", "leader", "registered"]):
-        tps = [TP(t.topic, t.partition) for t in g.tps]
-        out.append(
-            Offline(
-                g.n,
-                tps,
-                g.longest,
-                g.still,
-                g.began,
-                g.began_zxid,
-                g.worst.ended_zxid,
-                g.leader,
-                bool(g.registered),
-            )
-        )
+        out.append(_group(g, g.began_zxid, leader=g.leader, registered=bool(g.registered)))
     return out
+
+
+def _group(g: Any, began_zxid: int, **kw: Any) -> Offline:
+    """An offline group from `health.grouped`'s row."""
+    tps = [TP(t.topic, t.partition) for t in g.tps]
+    return Offline(g.n, tps, g.longest, g.still, g.began, began_zxid, g.worst.ended_zxid, **kw)
 
 
 def _offline_finding(g: Offline, f: Facts) -> Finding:
