@@ -11,12 +11,13 @@ and, before 3.4, the automatic leader rebalance waits for every reassignment
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from workbench.analysis.contract import INFO, WARNING, Analysis, Kind, Need
+from workbench.analysis.contract import INFO, WARNING, Analysis, Kind, Need, two_halves
 from workbench.analysis.findings import Coverage, Finding, ranges, txn_ref, zk_ref
 from workbench.analysis.reassignment import reassignments
 from workbench.analysis.state import state_at
@@ -30,11 +31,37 @@ if TYPE_CHECKING:
 SHOWN = 60  # partitions of one topic named in a finding
 
 
-def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
-    """One finding per topic with a reassignment under way, one listing the topics queued for deletion,
-    one for a preferred replica election request still in ZooKeeper."""
+@dataclass(frozen=True)
+class Moving:
+    """A topic's partitions under reassignment at the capture: how many, when the first began (ZooKeeper's
+    history; None without it) and its topic znode's last rewrite (the bound without it), and the first
+    SHOWN as (partition, target replicas, target replicas not in the ISR)."""
+
+    topic: str
+    partitions: int
+    started: datetime | None
+    started_zxid: int | None
+    written: datetime | None
+    written_zxid: int | None
+    parts: list[tuple[int, list[int], list[int]]]
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What was in flight at the capture (`now`: its time): the reassignments, the topics queued for
+    deletion with when each was asked for (None: not known), a preferred election request's (ctime,
+    czxid), and whether the version's automatic leader rebalance waits for reassignments (None: the
+    version is not known)."""
+
+    now: int | None
+    moving: list[Moving]
+    queued: dict[str, datetime | None]
+    election: tuple[datetime, int] | None
+    waits_rebalance: bool | None
+
+
+def facts(bundle: Bundle) -> Facts:
     v = views(bundle)
-    now = v.as_of_ms
     state = state_at(bundle)
     times = {
         r.path: r
@@ -42,45 +69,57 @@ def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
             F.col("path").startswith(paths.DELETE_TOPICS + "/")
             | F.col("path").isin(paths.PREFERRED_REPLICA_ELECTION, paths.REASSIGN_PARTITIONS)
         )
-        .select("path", "ctime", "mzxid", "czxid", "data")
+        .select("path", "ctime", "czxid")
         .collect()
     }  # a znode per pending deletion or request
-    queued = set(state.delete_markers or ())
-    out = _reassignments(bundle, state.partitions, state.reassignments, queued, now)
-    if queued:
-        ages = {t: _age(now, times.get(paths.delete_topic_path(t))) for t in sorted(queued)}
-        shown = ", ".join(f"{t} ({a})" for t, a in ages.items())
+    queued = {}
+    for t in sorted(state.delete_markers or ()):
+        marker = times.get(paths.delete_topic_path(t))
+        queued[t] = marker.ctime if marker is not None else None
+    election = times.get(paths.PREFERRED_REPLICA_ELECTION)
+    return Facts(
+        v.as_of_ms,
+        _reassignments(bundle, state.partitions, state.reassignments),
+        queued,
+        (election.ctime, election.czxid) if election is not None else None,
+        behaviour.holds("auto_rebalance_waits_for_reassignments", v.evidence.kafka_version),
+    )
+
+
+def judge(f: Facts, coverage: Coverage) -> list[Finding]:
+    """One finding per topic with a reassignment under way, one listing the topics queued for deletion,
+    one for a preferred replica election request still in ZooKeeper."""
+    out = [_reassignment(m, f) for m in f.moving]
+    if f.queued:
+        shown = ", ".join(f"{t} ({_age(f.now, at)})" for t, at in f.queued.items())
         out.append(
             Finding(
                 "in_flight.deletion",
                 INFO,
-                {"topics": sorted(queued)},
-                f"{len(queued)} topic(s) queued for deletion at the capture, with how long ago each was "
+                {"topics": list(f.queued)},
+                f"{len(f.queued)} topic(s) queued for deletion at the capture, with how long ago each was "
                 f"asked for: {shown}.",
-                tuple(zk_ref(paths.delete_topic_path(t)) for t in sorted(queued)[:5]),
+                tuple(zk_ref(paths.delete_topic_path(t)) for t in list(f.queued)[:5]),
             )
         )
-    election = times.get(paths.PREFERRED_REPLICA_ELECTION)
-    if election is not None:
+    if f.election is not None:
+        asked, czxid = f.election
         out.append(
             Finding(
                 "in_flight.preferred_election",
                 WARNING,
                 {"path": paths.PREFERRED_REPLICA_ELECTION},
-                f"A preferred replica election asked for through ZooKeeper ({_age(now, election)}) was "
+                f"A preferred replica election asked for through ZooKeeper ({_age(f.now, asked)}) was "
                 "still waiting at the capture: the controller deletes the request once it has run it, so no "
                 "controller has taken it up.",
-                (zk_ref(paths.PREFERRED_REPLICA_ELECTION, czxid=election.czxid),),
+                (zk_ref(paths.PREFERRED_REPLICA_ELECTION, czxid=czxid),),
             )
         )
     return out
 
 
-def _reassignments(
-    bundle: Bundle, partitions: Any, moving: Any, queued: set[str], now: int | None
-) -> list[Finding]:
-    """Per topic: the partitions under way, how long, each target replica not yet in the ISR, and what
-    waits for them."""
+def _reassignments(bundle: Bundle, partitions: Any, moving: Any) -> list[Moving]:
+    """Per topic: the partitions under way, since when, and each target replica not yet in the ISR."""
     if moving.isEmpty():
         return []
     history = reassignments(bundle)
@@ -121,48 +160,56 @@ def _reassignments(
         .orderBy("topic")
         .collect()
     )
-    version = views(bundle).evidence.kafka_version
-    waits_rebalance = behaviour.holds("auto_rebalance_waits_for_reassignments", version)
-    out = []
-    for r in per_topic:
-        since = r.started or r.written
-        exact = r.started is not None
-        age = _age(now, since, exact)
-        targets = "; ".join(f"{p.partition} -> {list(p.target)}" for p in r.parts)
-        out_of_isr = [f"{p.partition}@{b}" for p in r.parts for b in sorted(p.waiting or [])]
-        joined = (
-            f"target replicas not yet in the ISR: {', '.join(out_of_isr)}"
-            if out_of_isr
-            else "every target replica is in the ISR (the controller has yet to finish it)"
+    return [
+        Moving(
+            r.topic,
+            r.n,
+            r.started,
+            r.started_zxid,
+            r.written,
+            r.written_zxid,
+            [(p.partition, list(p.target), sorted(p.waiting or [])) for p in r.parts],
         )
-        holds = []
-        if r.topic in queued:
-            holds.append(f"the deletion of {r.topic}, queued, waits until it ends")
-        if waits_rebalance:
-            holds.append("the controller's automatic leader rebalance elects nothing anywhere while it runs")
-        elif waits_rebalance is None:
-            holds.append(
-                "before Kafka 3.4 the automatic leader rebalance also waits for it (version unknown)"
-            )
-        partitions = ranges([p.partition for p in r.parts])
-        out.append(
-            Finding(
-                "in_flight.reassignment",
-                WARNING if r.topic in queued else INFO,
-                {"topic": r.topic, "partitions": [p.partition for p in r.parts], "waiting": out_of_isr},
-                f"The reassignment of {r.topic} partition(s) {partitions} ({r.n}) was under way at the "
-                f"capture ({age}): {targets}; {joined}."
-                + (f" Meanwhile {'; '.join(holds)}." if holds else ""),
-                (txn_ref(r.started_zxid) if exact else zk_ref(paths.topic_path(r.topic), r.written_zxid),),
-            )
-        )
-    return out
+        for r in per_topic
+    ]
 
 
-def _age(now: int | None, znode_or_time: Any, exact: bool = True) -> str:
+def _reassignment(m: Moving, f: Facts) -> Finding:
+    """A topic's reassignment under way: how long, each target replica not yet in the ISR, what waits."""
+    exact = m.started is not None
+    age = _age(f.now, m.started or m.written, exact)
+    targets = "; ".join(f"{p} -> {target}" for p, target, _ in m.parts)
+    out_of_isr = [f"{p}@{b}" for p, _, waiting in m.parts for b in waiting]
+    joined = (
+        f"target replicas not yet in the ISR: {', '.join(out_of_isr)}"
+        if out_of_isr
+        else "every target replica is in the ISR (the controller has yet to finish it)"
+    )
+    holds = []
+    if m.topic in f.queued:
+        holds.append(f"the deletion of {m.topic}, queued, waits until it ends")
+    if f.waits_rebalance:
+        holds.append("the controller's automatic leader rebalance elects nothing anywhere while it runs")
+    elif f.waits_rebalance is None:
+        holds.append("before Kafka 3.4 the automatic leader rebalance also waits for it (version unknown)")
+    shown = [p for p, _, _ in m.parts]
+    return Finding(
+        "in_flight.reassignment",
+        WARNING if m.topic in f.queued else INFO,
+        {"topic": m.topic, "partitions": shown, "waiting": out_of_isr},
+        f"The reassignment of {m.topic} partition(s) {ranges(shown)} ({m.partitions}) was under way at the "
+        f"capture ({age}): {targets}; {joined}." + (f" Meanwhile {'; '.join(holds)}." if holds else ""),
+        (
+            txn_ref(m.started_zxid)
+            if exact and m.started_zxid is not None
+            else zk_ref(paths.topic_path(m.topic), m.written_zxid),
+        ),
+    )
+
+
+def _age(now: int | None, since: datetime | None, exact: bool = True) -> str:
     """'42 min, since 2024-03-12 08:20:31 ZooKeeper time'; 'at least ...' when only a bound is known."""
-    since = znode_or_time if isinstance(znode_or_time, datetime) else getattr(znode_or_time, "ctime", None)
-    if not isinstance(since, datetime):
+    if since is None:
         return "since a moment not known"
     shown = f"since {since.astimezone(timezone.utc):%Y-%m-%d %H:%M:%S} ZooKeeper time"
     if now is None:
@@ -176,7 +223,7 @@ ANALYSIS = Analysis(
     "in_flight",
     needs={Need.ZK_STATE: "what was under way at the capture"},
     wants={Need.ZK_HISTORY: "a reassignment's age is bounded by its topic znode"},
-    run=_run,
+    run=two_halves(facts, judge),
     kinds=(
         Kind("in_flight.reassignment", (WARNING, INFO), {"topic": str, "partitions": list, "waiting": list}),
         Kind("in_flight.deletion", (INFO,), {"topics": list}),
