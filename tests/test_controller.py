@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 from datetime import datetime, timedelta, timezone
 
-from workbench.analysis.controller import Election, Facts, FailoverLog, Line, judge
+from workbench.analysis.controller import Election, Facts, FailoverLog, Line, Picked, judge, picked_up
 from workbench.analysis.findings import Coverage
 from workbench.analysis.outage import Outage
 from workbench.analysis.sessions import Expired
@@ -126,3 +126,28 @@ def test_a_lost_session_is_a_finding_and_a_shutdown_is_not() -> None:
     assert named.evidence == ("broker-2:logs/server.log:41", "broker-2:logs/server.log:40")
     assert bare.subject == {"broker": 4, "cause": "session_expiry"}
     assert "(2 line(s), first at 2024-03-12 09:00:00 broker time)" in bare.summary
+
+
+def test_a_controller_resumes_only_what_an_earlier_one_had_under_way() -> None:
+    """Broker 1 (epoch 3) starts moving orders-0 and deleting logs-old; broker 2 (epoch 4) takes both over
+    and is asked, in its own term, to move orders-1 and delete tmp: those two are its own, not resumed.
+    Broker 1 comes back as controller (epoch 5) and finishes orders-1: resumed from broker 2."""
+    picked = [
+        Picked(1, 3, "reassignments", "orders-0"),
+        Picked(1, 3, "deletions", "logs-old"),
+        Picked(2, 4, "reassignments", "orders-0"),
+        Picked(2, 4, "deletions", "logs-old"),
+        Picked(2, 4, "reassignments", "orders-1"),
+        Picked(2, 4, "deletions", "tmp"),
+        Picked(2, 4, "preferred elections", "orders-2"),
+        Picked(1, 5, "reassignments", "orders-1"),
+    ]
+    assert picked_up(picked) == {
+        (2, 4): {
+            "reassignments": ["orders-0"],
+            "deletions": ["logs-old"],
+            "preferred elections": ["orders-2"],
+        },
+        (1, 5): {"reassignments": ["orders-1"]},
+    }
+    assert picked_up(picked[:1] + picked[4:6]) == {}  # nothing under way before anyone's term

@@ -268,6 +268,20 @@ def test_topic_ids_need_kafka_2_8(tmp_path: Path) -> None:
         simulate("topicid-mismatch", tmp_path / "x", kafka_version="2.5.1", scale=SMALL)
 
 
+def test_chained_scenarios_keep_their_topics_apart_in_one_cluster(tmp_path: Path) -> None:
+    """a+b: each scenario's topics under its own prefix, one after the other in one cluster; a part that
+    is no scenario is named."""
+    truth = simulate("healthy+deletion-stuck", tmp_path / "chain", seed=3, scale=SMALL)
+    assert {t for t in truth["topics"] if not t.startswith("__")} == {
+        *(f"s1-topic-{i}" for i in range(SMALL.topics)),
+        *(f"s2-topic-{i}" for i in range(SMALL.topics)),
+        "s2-clickstream-old",
+    }
+    assert list(truth["deletions"]) == ["s2-clickstream-old"]
+    with pytest.raises(ValueError, match="unknown scenario 'nope'"):
+        simulate("healthy+nope", tmp_path / "x", scale=SMALL)
+
+
 def test_a_directory_it_did_not_write_is_never_wiped(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(ValueError, match=r"holds no truth\.json"):

@@ -16,4 +16,4 @@ from truth_facts import check
 @pytest.mark.parametrize("name", sorted(MUST_FIND))
 def test_triage_finds_what_only_this_story_provokes(stories: Stories, name: str) -> None:
     findings = check(stories.triage(name), stories.truth(name))
-    assert MUST_FIND[name][1] in {f.kind for f in findings}
+    assert set(MUST_FIND[name][1]) <= {f.kind for f in findings}

@@ -157,15 +157,26 @@ def _election_logs(bundle: Bundle) -> dict[tuple[int, int], FailoverLog]:
             log.elected = line
         if r.event == "controller.ready":
             log.ready = line
-    resumed = _resumed(bundle)
+    resumed = picked_up(_picked(bundle))
     for key, log in out.items():
         log.resumed = resumed.get(key, {})
     return out
 
 
-def _resumed(bundle: Bundle) -> dict[tuple[int, int], dict[str, list[str]]]:
-    """What each new controller picked up from ZooKeeper: reassignments it sent or completed, deletions it
-    (re)started, preferred elections it resumed; from its log between its election and the next one."""
+@dataclass(frozen=True)
+class Picked:
+    """A controller's line about a reassignment, a deletion or a preferred election (`what`), the first it
+    logged of it under its epoch."""
+
+    broker_id: int
+    epoch: int
+    kind: str
+    what: str
+
+
+def _picked(bundle: Bundle) -> list[Picked]:
+    """Per controller (broker, epoch) and thing: reassignments it sent or completed, deletions it
+    (re)started, preferred elections it resumed; each line given to the broker's last election before it."""
     ev = bundle.cluster_events
     elected = elected_lines(bundle).select(
         "broker_id", F.col("failover_file").alias("file"), "epoch", F.col("ts").alias("from_ts")
@@ -188,22 +199,37 @@ def _resumed(bundle: Bundle) -> dict[tuple[int, int], dict[str, list[str]]]:
         picked.select(
             "broker_id",
             "file",
+            "line_no",
             "ts",
             kind.alias("kind"),
             F.when(F.col("partition").isNull(), F.col("topic")).otherwise(what).alias("what"),
         )
         .join(elected, ["broker_id", "file"])
         .where(F.col("ts") >= F.col("from_ts"))
-        .groupBy("broker_id", "kind", "what")
+        .groupBy("broker_id", "file", "line_no", "kind", "what")
         .agg(F.max("epoch").alias("epoch"))
-        .groupBy("broker_id", "epoch", "kind")
-        .agg(F.sort_array(F.collect_set("what")).alias("what"))
+        .where(F.col("what").isNotNull() & (F.col("what") != ""))
+        .select("broker_id", "epoch", "kind", "what")
+        .distinct()
         .collect()
     )
-    out: dict[tuple[int, int], dict[str, list[str]]] = {}
-    for r in rows:
-        out.setdefault((r.broker_id, r.epoch), {})[r.kind] = [w for w in r.what if w]
-    return out
+    return [Picked(r.broker_id, r.epoch, r.kind, r.what) for r in rows]
+
+
+def picked_up(picked: list[Picked]) -> dict[tuple[int, int], dict[str, list[str]]]:
+    """What each new controller picked up from ZooKeeper: a reassignment or a deletion that an earlier
+    controller's log already shows under way (one an operator starts during its term is its own, not
+    resumed; KafkaController.onControllerFailover resumes them after logging 'Ready to serve', 2.5.1:248-251,
+    2.8.2:264-267, 3.6.2:319-322, so the log cannot tell them apart by place), and the preferred elections
+    it says it resumes."""
+    first: dict[tuple[str, str], int] = {}
+    for p in picked:
+        first[(p.kind, p.what)] = min(first.get((p.kind, p.what), p.epoch), p.epoch)
+    out: dict[tuple[int, int], dict[str, set[str]]] = {}
+    for p in picked:
+        if p.kind == "preferred elections" or first[(p.kind, p.what)] < p.epoch:
+            out.setdefault((p.broker_id, p.epoch), {}).setdefault(p.kind, set()).add(p.what)
+    return {key: {k: sorted(v) for k, v in kinds.items()} for key, kinds in out.items()}
 
 
 def _election_finding(

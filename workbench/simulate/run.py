@@ -19,7 +19,7 @@ from workbench.simulate import deletion, story
 from workbench.simulate.cluster import DATA_DIR, Cluster
 from workbench.simulate.health import BUCKET_MS
 from workbench.simulate.real_zk import RealZooKeeper, RealZooKeeperError
-from workbench.simulate.scenarios import SCENARIOS, Scale
+from workbench.simulate.scenarios import SCENARIOS, Scale, lookup
 
 START_MS = 1_710_230_400_000  # 2024-03-12T08:00:00Z
 NOISE_RATE = 0.05  # background lines a broker writes a second: a quiet cluster's server.log
@@ -44,8 +44,7 @@ def simulate(
     a second (noise.py); `zk`, `zk_data_dir`: a fresh real ZooKeeper that gets the same requests, and
     its dataDir, whose version-2/ files become the bundle's txn logs (real_zk.py); `progress`: told
     each simulated hour that has passed (a long run's sign of life)."""
-    if scenario not in SCENARIOS:
-        raise ValueError(f"unknown scenario {scenario!r}; expected one of {', '.join(SCENARIOS)}")
+    lookup(scenario)  # known, or a ValueError naming what is
     scale = scale or Scale()
     if noise_rate < 0:
         raise ValueError(
@@ -89,7 +88,7 @@ def simulate(
         "simulated": {
             "scenario": scenario,
             "seed": seed,
-            "scale": scale.__dict__,
+            "scale": {k: v for k, v in scale.__dict__.items() if v or k != "prefix"},  # a chain's only
             "noise_rate": noise_rate,
             "clock_skew_ms": clock_skew_ms,
             "gzip_rolled": gzip_rolled,
@@ -136,7 +135,7 @@ def tell(
     c.logs.skew_ms.update(skew)
     c.truth["clock_skew_ms"] = {str(b): ms for b, ms in skew.items()}
     story.start_cluster(c)
-    SCENARIOS[scenario](c, scale)
+    lookup(scenario)(c, scale)
     for t, d in c.deleting.items():  # deletions still queued at the capture: what holds them up
         left = [
             [p.partition, r]
@@ -213,7 +212,11 @@ def topic_ids_on_disk(c: Cluster) -> dict[str, Any]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("scenario", choices=sorted(SCENARIOS))
+    parser.add_argument(
+        "scenario",
+        help=f"one of {', '.join(sorted(SCENARIOS))}; or several joined by + (a+b), told one after another "
+        "in one cluster",
+    )
     parser.add_argument("--out", type=Path, required=True, help="the bundle directory to write")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--kafka-version", default="2.8.2", help="1.1.0 to 3.6.x (wording and formats)")

@@ -6,7 +6,7 @@ A scenario gets a started cluster and tells what happens next; `run.py` writes t
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from workbench.simulate import controller as ctl
 from workbench.simulate import deletion, reassignment, story
@@ -24,12 +24,17 @@ class Scale:
     hours: float = 1.0
     per_second: float = 20.0  # records per partition per second
     racks: int = 0  # broker.rack: rack-1..rack-N round robin (0: none, rack-unaware assignment)
+    prefix: str = ""  # before each topic's name: the scenarios chained in one cluster keep theirs apart
+
+    def topic(self, name: str) -> str:
+        """The scenario's topic `name` in this cluster."""
+        return self.prefix + name
 
 
 def healthy(c: Cluster, s: Scale) -> None:
     """Topics created by current clients, traffic, one rolling restart: nothing to find."""
     for i in range(s.topics):
-        story.create_topic(c, f"topic-{i}", s.partitions, s.replication)
+        story.create_topic(c, s.topic(f"topic-{i}"), s.partitions, s.replication)
     story.produce(c, s.hours * 30, s.per_second)
     story.restart(c, max(b for b in c.brokers if b != c.controller))
     story.produce(c, s.hours * 30, s.per_second)
@@ -40,16 +45,17 @@ def topicid_mismatch(c: Cluster, s: Scale) -> None:
     ZooKeeper, so the topic znode loses topic_id; produce and consume stay fine; the controller moves and
     the new one mints a new id; brokers that recorded the old id refuse its requests, and a broker that
     must follow a new leader cannot, and leaves the ISR. Kafka 2.8 or later (topic ids)."""
+    orders = s.topic("orders")
     if not c.version_at_least(2, 8):
         raise ValueError("topicid-mismatch needs Kafka 2.8 or later: topic ids came with 2.8 (KIP-516)")
     for i in range(max(0, s.topics - 1)):
-        story.create_topic(c, f"topic-{i}", s.partitions, s.replication)
-    story.create_topic(c, "orders", s.partitions, s.replication, old_client=True)
+        story.create_topic(c, s.topic(f"topic-{i}"), s.partitions, s.replication)
+    story.create_topic(c, orders, s.partitions, s.replication, old_client=True)
     story.produce(c, s.hours * 5, s.per_second)
     story.restart(c, max(c.brokers))  # a rolling restart: logs record their topic id (partition.metadata)
     ctl.preferred_election(c)
     story.produce(c, s.hours * 5, s.per_second)
-    story.add_partitions(c, "orders", s.partitions * 2, old_client=True)
+    story.add_partitions(c, orders, s.partitions * 2, old_client=True)
     story.produce(c, s.hours * 10, s.per_second)
     story.controller_failover(c)
     story.produce(c, s.hours * 5, s.per_second)
@@ -61,12 +67,13 @@ def deletion_stuck(c: Cluster, s: Scale) -> None:
     """A topic is deleted and a broker holding its replicas dies while the deletion is in flight: the
     controller halts the deletion (replica deletion failure) and retries it in vain while that broker
     stays down. The capture finds the topic half deleted: its znodes and that broker's logs remain."""
+    doomed = s.topic("clickstream-old")
     for i in range(s.topics):
-        story.create_topic(c, f"topic-{i}", s.partitions, s.replication)
-    story.create_topic(c, "clickstream-old", s.partitions, s.replication)
+        story.create_topic(c, s.topic(f"topic-{i}"), s.partitions, s.replication)
+    story.create_topic(c, doomed, s.partitions, s.replication)
     story.produce(c, s.hours * 10, s.per_second)
-    victim = _hosting_non_controller(c, "clickstream-old")
-    deletion.request(c, "clickstream-old")
+    victim = _hosting_non_controller(c, doomed)
+    deletion.request(c, doomed)
     story.crash(c, victim)
     story.produce(c, s.hours * 50, s.per_second)
 
@@ -76,18 +83,18 @@ def deletion_complete(c: Cluster, s: Scale) -> None:
     replicas is down (halted for offline replicas, resumed when the broker returns); and one just before
     the capture, whose logs are still renamed '-delete' dirs (file.delete.delay.ms has not passed)."""
     for i in range(max(3, s.topics)):
-        story.create_topic(c, f"topic-{i}", s.partitions, s.replication)
+        story.create_topic(c, s.topic(f"topic-{i}"), s.partitions, s.replication)
     story.produce(c, s.hours * 10, s.per_second)
-    deletion.request(c, "topic-0")
+    deletion.request(c, s.topic("topic-0"))
     story.produce(c, s.hours * 5, s.per_second)
-    victim = _hosting_non_controller(c, "topic-1")
+    victim = _hosting_non_controller(c, s.topic("topic-1"))
     story.crash(c, victim)
     story.produce(c, s.hours * 5, s.per_second)
-    deletion.request(c, "topic-1")
+    deletion.request(c, s.topic("topic-1"))
     story.produce(c, s.hours * 20, s.per_second)
     story.start_again(c, victim)
     story.produce(c, s.hours * 20, s.per_second)
-    deletion.request(c, "topic-2")
+    deletion.request(c, s.topic("topic-2"))
     c.tick(c.jitter(15_000, 30_000))
 
 
@@ -97,14 +104,15 @@ def controller_failover(c: Cluster, s: Scale) -> None:
     is elected, leads what the dead broker led and resumes the reassignment from the topic znode; moves
     onto the dead broker wait for it to return. It returns, but auto.leader.rebalance.enable=false: the
     leaders stay where the failover put them (leader imbalance)."""
+    events = s.topic("events")
     c.auto_leader_rebalance = False
     for i in range(s.topics):
-        story.create_topic(c, f"topic-{i}", s.partitions, s.replication)
+        story.create_topic(c, s.topic(f"topic-{i}"), s.partitions, s.replication)
     moved = min(s.replication, len(c.brokers) - 1)
-    story.create_topic(c, "events", s.partitions, moved)
+    story.create_topic(c, events, s.partitions, moved)
     story.produce(c, s.hours * 30, s.per_second)
     moves = []
-    for p in c.topics["events"].partitions.values():
+    for p in c.topics[events].partitions.values():
         spare = [b for b in sorted(c.brokers) if b not in p.replicas]
         moves.append((p, [*p.replicas[:-1], spare[p.partition % len(spare)]]))
     reassignment.reassign(c, moves)
@@ -124,23 +132,24 @@ def reassignment_blocks_deletion(c: Cluster, s: Scale) -> None:
     broker's replicas; the controller is restarted to unstick it, and the new one resumes the moves, which
     hold the deletion (onPartitionReassignment). At the capture the copies have not caught up: the
     reassignment and the deletion are both in flight, the dead broker still down."""
+    clickstream = s.topic("clickstream")
     if len(c.brokers) <= s.replication:
         raise ValueError("reassignment-blocks-deletion needs more brokers than the replication factor")
     for i in range(s.topics):
-        story.create_topic(c, f"topic-{i}", s.partitions, s.replication)
-    story.create_topic(c, "clickstream", s.partitions, s.replication)
+        story.create_topic(c, s.topic(f"topic-{i}"), s.partitions, s.replication)
+    story.create_topic(c, clickstream, s.partitions, s.replication)
     story.produce(c, s.hours * 15, s.per_second * 100)  # a large log: its copy takes an hour at the throttle
-    lost = _hosting_non_controller(c, "clickstream")
+    lost = _hosting_non_controller(c, clickstream)
     story.crash(c, lost)
     story.produce(c, 1, s.per_second)  # its session expires; its partitions get new leaders
     moves = []
-    for p in c.topics["clickstream"].partitions.values():
+    for p in c.topics[clickstream].partitions.values():
         if lost in p.replicas:
             spare = [b for b in sorted(c.brokers) if b not in p.replicas and b != lost]
             moves.append((p, [spare[p.partition % len(spare)] if r == lost else r for r in p.replicas]))
     reassignment.reassign(c, moves)
     c.tick(c.jitter(2_000, 5_000))
-    deletion.request(c, "clickstream")
+    deletion.request(c, clickstream)
     story.produce(c, s.hours * 5, s.per_second)
     story.controller_failover(c)
     story.produce(c, s.hours * 30, s.per_second)
@@ -151,14 +160,15 @@ def unclean_election(c: Cluster, s: Scale) -> None:
     alone (ISR of one, acks=all still succeeds) and then dies too. The follower comes back first and,
     though not in the ISR, is elected leader (unclean): the records only the old leader held are gone.
     When the old leader returns it follows, and truncates below its high watermark."""
+    payments = s.topic("payments")
     if len(c.brokers) < 3:
         raise ValueError("unclean-election needs three brokers or more (one to stay controller)")
     c.unclean_leader_election = True
     for i in range(s.topics):
-        story.create_topic(c, f"topic-{i}", s.partitions, s.replication)
-    story.create_topic(c, "payments", s.partitions, 2)
+        story.create_topic(c, s.topic(f"topic-{i}"), s.partitions, s.replication)
+    story.create_topic(c, payments, s.partitions, 2)
     story.produce(c, s.hours * 10, s.per_second)
-    p = next(p for p in c.topics["payments"].partitions.values() if c.controller not in p.replicas)
+    p = next(p for p in c.topics[payments].partitions.values() if c.controller not in p.replicas)
     leader, follower = p.leader, next(r for r in p.replicas if r != p.leader)
     story.crash(c, follower)
     story.produce(c, s.hours * 10, s.per_second)  # its session expires; the leader goes on alone
@@ -178,7 +188,7 @@ def controller_hang(c: Cluster, s: Scale) -> None:
     appends what producers still send it for a moment, learns its session expired, resigns, registers
     anew and follows the new leaders: it truncates what it appended alone (acknowledged, lost)."""
     for i in range(s.topics):
-        story.create_topic(c, f"topic-{i}", s.partitions, s.replication)
+        story.create_topic(c, s.topic(f"topic-{i}"), s.partitions, s.replication)
     story.produce(c, s.hours * 20, s.per_second)
     assert c.controller is not None
     story.pause(c, c.controller, c.jitter(25_000, 40_000), s.per_second)
@@ -192,7 +202,7 @@ def controller_partitioned(c: Cluster, s: Scale) -> None:
     another broker is elected and leads its partitions. When the network heals it learns its session
     expired, resigns, registers anew and follows: it truncates the minute it appended alone."""
     for i in range(s.topics):
-        story.create_topic(c, f"topic-{i}", s.partitions, s.replication)
+        story.create_topic(c, s.topic(f"topic-{i}"), s.partitions, s.replication)
     story.produce(c, s.hours * 20, s.per_second)
     assert c.controller is not None
     story.pause(c, c.controller, c.jitter(50_000, 70_000), s.per_second, isolated=True)
@@ -215,3 +225,22 @@ SCENARIOS: dict[str, Callable[[Cluster, Scale], None]] = {
     "controller-hang": controller_hang,
     "controller-partitioned": controller_partitioned,
 }
+
+
+def lookup(name: str) -> Callable[[Cluster, Scale], None]:
+    """The scenario `name`, or `a+b+...`: those scenarios told one after another in one cluster, each with
+    topics of its own (s1-..., s2-...), so that one bundle (and one triage) holds several stories. A chain
+    should end with the story whose state the capture must show (a broker still down, a deletion half done)
+    and keep the stories that change cluster-wide settings out."""
+    parts = name.split("+")
+    unknown = [p for p in parts if p not in SCENARIOS]
+    if unknown:
+        raise ValueError(f"unknown scenario {unknown[0]!r}; expected one of {', '.join(SCENARIOS)}, or a+b")
+    if len(parts) == 1:
+        return SCENARIOS[name]
+
+    def chained(c: Cluster, s: Scale) -> None:
+        for i, part in enumerate(parts, 1):
+            SCENARIOS[part](c, replace(s, prefix=f"{s.prefix}s{i}-"))
+
+    return chained
