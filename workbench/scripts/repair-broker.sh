@@ -32,6 +32,7 @@ BROKER_ID=@BROKER@
 : "${START_BROKER:=systemctl start kafka}"
 : "${BACKUP_DIR:=@BACKUP_DIR@}"
 : "${WAIT_SECONDS:=900}"   # how long each wait may take before the script stops and says what is missing
+: "${POLL_SECONDS:=5}"   # how often a wait looks again (each look runs zookeeper-shell.sh, a JVM)
 @LOG_DIRS@
 # The replicas to repair: log dir, partition dir, topic, partition, the stale id on disk, ZooKeeper's id.
 REPLICAS=(
@@ -70,14 +71,22 @@ zk_get() {
 registered() { zk_get "/brokers/ids/$BROKER_ID" | grep -q '"endpoints"'; }
 not_registered() { ! registered; }
 ISR_OF_ME="\"isr\":\[([0-9]+,)*$BROKER_ID(,[0-9]+)*\]"
-# The state of every partition in REJOINS from one zookeeper-shell (its commands on standard input, a JVM
-# started once, not once a partition): a line each, in REJOINS' order, "-" where ZooKeeper has none
-# (ZooKeeperMain prints a znode's data on stdout, "Node does not exist: PATH" on stderr).
-rejoin_states() {
-  local c
-  for c in "${REJOINS[@]}"; do set -- $c; printf 'get /brokers/topics/%s/partitions/%s/state\n' "$1" "$2"; done \
+# Each znode's data, a line per path in their order ("-" where ZooKeeper has none), from one zookeeper-shell
+# (its commands on standard input: a JVM started once, not once a znode; ZooKeeperMain prints a znode's
+# data on stdout, "Node does not exist: PATH" on stderr); each asked alone if it did not answer once a path.
+zk_gets() {
+  local p d answers
+  mapfile -t answers < <(printf 'get %s\n' "$@" \
     | "$KAFKA_BIN/zookeeper-shell.sh" "$ZOOKEEPER" ${ZK_TLS_CONFIG:+-zk-tls-config-file "$ZK_TLS_CONFIG"} 2>&1 \
-    | sed -n -e '/^{/p' -e 's/^Node does not exist.*/-/p' || true
+    | sed -n -e '/^{/p' -e 's/^Node does not exist.*/-/p' || true)
+  if [ "${#answers[@]}" -eq "$#" ]; then printf '%s\n' "${answers[@]}"; return; fi
+  for p in "$@"; do d=$(zk_get "$p" | grep -m1 '^{') || true; printf '%s\n' "${d:--}"; done
+}
+# The state of every partition in REJOINS, a line each.
+rejoin_states() {
+  local c paths=()
+  for c in "${REJOINS[@]}"; do set -- $c; paths+=("/brokers/topics/$1/partitions/$2/state"); done
+  zk_gets "${paths[@]}"
 }
 # Every partition in REJOINS has this broker in its ISR.
 all_in_isr() {
@@ -86,15 +95,12 @@ all_in_isr() {
   [ "${n:-0}" -ge "${#REJOINS[@]}" ]
 }
 missing_isr() {
-  local c i=0 shown=0 state states
+  local c i=0 shown=0 states
   mapfile -t states < <(rejoin_states)
-  # not one answer per partition (a shell that printed otherwise): each partition is asked alone
-  [ "${#states[@]}" -eq "${#REJOINS[@]}" ] || states=()
   for c in "${REJOINS[@]}"; do
     set -- $c
-    state=${states[i]:-$(zk_get "/brokers/topics/$1/partitions/$2/state")}
     i=$((i + 1))
-    grep -Eq "$ISR_OF_ME" <<<"$state" && continue
+    grep -Eq "$ISR_OF_ME" <<<"${states[i - 1]}" && continue
     say "  not yet in the ISR of $1-$2"
     shown=$((shown + 1)); [ "$shown" -lt 20 ] || { say "  ..."; return; }
   done
@@ -103,11 +109,20 @@ disk_id() { sed -n 's/^topic_id: *//p' "$1" 2>/dev/null; }
 zk_topic_id() { zk_get "/brokers/topics/$1" | grep -o '"topic_id":"[^"]*"' | cut -d'"' -f4; }
 # "a,b,c," sorted: a partition's replicas in the topic znode (its "partitions" map comes first), its ISR.
 ids() { { grep -o "$1" | head -1 | grep -o '\[[0-9,]*\]' | tr -d '[]' | tr , '\n' | sort -n | tr '\n' ,; } || true; }
-full_isr() {
-  local assigned
-  assigned=$(zk_get "/brokers/topics/$1" | ids "\"$2\":\[[0-9,]*\]")
-  [ -n "$assigned" ] && [ "$assigned" = "$(zk_get "/brokers/topics/$1/partitions/$2/state" | ids '"isr":\[[0-9,]*\]')" ]
+# The partitions in WHOLE with a replica assigned (topic znode) but not in the ISR, "topic partition" a line.
+not_whole() {
+  local c i=0 assigned answers paths=()
+  for c in "${WHOLE[@]}"; do set -- $c; paths+=("/brokers/topics/$1" "/brokers/topics/$1/partitions/$2/state"); done
+  mapfile -t answers < <(zk_gets "${paths[@]}")
+  for c in "${WHOLE[@]}"; do
+    set -- $c
+    assigned=$(ids "\"$2\":\[[0-9,]*\]" <<<"${answers[i]}")
+    [ -n "$assigned" ] && [ "$assigned" = "$(ids '"isr":\[[0-9,]*\]' <<<"${answers[i + 1]}")" ] || say "$1 $2"
+    i=$((i + 2))
+  done
 }
+all_whole() { [ -z "$(not_whole)" ]; }
+missing_whole() { not_whole | head -20 | while read -r t q; do say "  not yet whole: $t-$q"; done; }
 # Waits until the check holds; in a dry run says what it would wait for.
 wait_for() {
   local what=$1; shift
@@ -118,7 +133,7 @@ wait_for() {
       [ -z "${EXPLAIN:-}" ] || "$EXPLAIN"
       fail "after ${WAIT_SECONDS}s, not yet: $what"
     fi
-    sleep $(( deadline - SECONDS < 5 ? deadline - SECONDS + 1 : 5 ))  # every 5 s, and once at the deadline
+    sleep $(( deadline - SECONDS < POLL_SECONDS ? deadline - SECONDS + 1 : POLL_SECONDS ))  # and at the deadline
   done
   say "ok: $what"
 }
@@ -181,8 +196,11 @@ if [ "${#REJOINS[@]}" -gt 0 ]; then
   EXPLAIN=missing_isr wait_for "broker $BROKER_ID is in the ISR of all ${#REJOINS[@]} partition(s) it rejoins at this step" \
     all_in_isr
 fi
-for c in "${WHOLE[@]}"; do
-  set -- $c
-  wait_for "every replica of $1-$2 is in its ISR" full_isr "$1" "$2"
-done
+if [ "${#WHOLE[@]}" -gt 0 ]; then
+  EXPLAIN=missing_whole wait_for "every replica of the ${#WHOLE[@]} partition(s) this step makes whole is in its ISR" \
+    all_whole
+  if [ "$MODE" = apply ]; then
+    for c in "${WHOLE[@]}"; do set -- $c; say "ok: every replica of $1-$2 is in its ISR"; done
+  fi
+fi
 say "done: broker $BROKER_ID is repaired@NEXT@"
