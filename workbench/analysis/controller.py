@@ -165,8 +165,8 @@ def _election_logs(bundle: Bundle) -> dict[tuple[int, int], FailoverLog]:
 
 @dataclass(frozen=True)
 class Picked:
-    """A controller's line about a reassignment, a deletion or a preferred election (`what`), the first it
-    logged of it under its epoch."""
+    """A controller (broker, epoch) logged that it worked on `what`: a reassignment's partition, a deleted
+    topic, preferred elections."""
 
     broker_id: int
     epoch: int
@@ -221,7 +221,7 @@ def picked_up(picked: list[Picked]) -> dict[tuple[int, int], dict[str, list[str]
     controller's log already shows under way (one an operator starts during its term is its own, not
     resumed; KafkaController.onControllerFailover resumes them after logging 'Ready to serve', 2.5.1:248-251,
     2.8.2:264-267, 3.6.2:319-322, so the log cannot tell them apart by place), and the preferred elections
-    it says it resumes."""
+    it says it resumes. Without an earlier controller's log nothing else is called resumed."""
     first: dict[tuple[str, str], int] = {}
     for p in picked:
         first[(p.kind, p.what)] = min(first.get((p.kind, p.what), p.epoch), p.epoch)

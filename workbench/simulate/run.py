@@ -88,7 +88,7 @@ def simulate(
         "simulated": {
             "scenario": scenario,
             "seed": seed,
-            "scale": {k: v for k, v in scale.__dict__.items() if v or k != "prefix"},  # a chain's only
+            "scale": {k: v for k, v in scale.__dict__.items() if v or k != "prefix"},  # prefix: if set
             "noise_rate": noise_rate,
             "clock_skew_ms": clock_skew_ms,
             "gzip_rolled": gzip_rolled,
