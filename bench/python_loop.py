@@ -14,11 +14,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from workbench.kafka.messages import CATALOG
-from workbench.sources import log4j
+from workbench.sources import log4j_lines
 
-HEADER = re.compile(log4j.HEADER)
-LOGGER = re.compile(log4j.LOGGER_AT_END, re.S)
-CONTEXT = re.compile(log4j.CONTEXT)
+HEADER = re.compile(log4j_lines.HEADER)
+LOGGER = re.compile(log4j_lines.LOGGER_AT_END, re.S)
+CONTEXT = re.compile(log4j_lines.CONTEXT)
 PATTERNS = [(t.literal, re.compile(t.pattern, re.S)) for t in CATALOG]
 FREE = [i for i, t in enumerate(CATALOG) if not t.loggers]
 BY_LOGGER: dict[str, list[int]] = {}

@@ -163,11 +163,11 @@ def _history_gaps(bundle: Bundle, coverage: Coverage) -> None:
 
 def log_attribution(bundle: Bundle, coverage: Coverage) -> None:
     """A log file holding the lines of several brokers (a logs folder they share): each line with its
-    broker's id in its context is that broker's (sources/log4j.OWN_ID); the events with none keep the
+    broker's id in its context is that broker's (sources/log4j_lines.OWN_ID); the events with none keep the
     folder's broker, or none, and are said here, file by file."""
     from pyspark.sql import functions as F
 
-    from workbench.sources.log4j import OWN_ID
+    from workbench.sources.log4j_lines import OWN_ID
 
     own = F.regexp_extract(F.coalesce(F.col("context"), F.lit("")), OWN_ID.replace("(?P<id>", "("), 1)
     rows = (

@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from workbench import schemas
 from workbench.kafka.templates import Template
-from workbench.sources import catalog, log4j
+from workbench.sources import catalog, log4j, log4j_lines
 from workbench.spark import workbench_jar
 
 SOURCE = "workbench.jvm.LogSource"
@@ -76,15 +76,15 @@ def plain(info: log4j.FileInfo) -> bool:
 
 # The rules by the name the JVM knows them by, in Python's syntax (made Java's on the way).
 RULES = {
-    "head": log4j.HEAD,
-    "broken_header": log4j.BROKEN_HEADER,
-    "logger_at_end": log4j.LOGGER_AT_END,
-    "exception_line": log4j.EXCEPTION_LINE,
-    "trace_line": log4j.TRACE_LINE,
-    "control_chars": log4j.CONTROL_CHARS,
-    "context": log4j.CONTEXT,
-    "own_id": log4j.OWN_ID,
-    "logger": log4j.LOGGER,
+    "head": log4j_lines.HEAD,
+    "broken_header": log4j_lines.BROKEN_HEADER,
+    "logger_at_end": log4j_lines.LOGGER_AT_END,
+    "exception_line": log4j_lines.EXCEPTION_LINE,
+    "trace_line": log4j_lines.TRACE_LINE,
+    "control_chars": log4j_lines.CONTROL_CHARS,
+    "context": log4j_lines.CONTEXT,
+    "own_id": log4j_lines.OWN_ID,
+    "logger": log4j_lines.LOGGER,
     "context_tp": catalog.CONTEXT_TP,
     "replica_topic": catalog.REPLICA_TOPIC,
     "one_topic": catalog.ONE_TOPIC,
@@ -133,7 +133,7 @@ def rules() -> str:
         {
             **{name: java_regex(pattern) for name, pattern in RULES.items()},
             "needs": {name: needs(pattern) for name, pattern in RULES.items()},
-            "reasons": [*log4j.REASONS, log4j.NO_EVENT, log4j.SPLIT_ORPHAN],
+            "reasons": [*log4j_lines.REASONS, log4j_lines.NO_EVENT, log4j_lines.SPLIT_ORPHAN],
             "raw_cut": schemas.RAW_CUT,
         }
     )
