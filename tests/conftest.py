@@ -21,6 +21,7 @@ from workbench.spark import spark_session
 REPO = Path(__file__).resolve().parents[1]
 REAL_EVIDENCE = REPO.parent / "shared" / "real-evidence"
 SAMPLE_DATA = REPO / "sample_data"
+STUCK = SAMPLE_DATA / "deletion-stuck-2.8"  # the postmortem report's bundle (`cluster_report`)
 
 
 def samples(holding: str = "truth.json") -> list[str]:
@@ -121,6 +122,28 @@ def triaged(spark: SparkSession) -> Callable[[str], Triage]:
 def stories(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Stories:
     """The stories of tests/stories.py, each simulated (and triaged) once per test session."""
     return Stories(tmp_path_factory.mktemp("stories"), spark)
+
+
+@pytest.fixture(scope="session")
+def cluster_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The postmortem report of deletion-stuck-2.8 (`workbench.report.write`), its kernel's Spark pointed at
+    a real standalone cluster (a master and a worker on loopback) as an SRE would point it: one papermill
+    run and one cold Spark serve test_report (the page) and test_spark_cluster (local[*]'s findings, the
+    worker's log). Returns the page; the cluster's logs stay in `spark/` beside its folder."""
+    from workbench import report
+    from workbench.testing.spark_standalone import SparkStandalone
+
+    out = tmp_path_factory.mktemp("cluster_report")
+    cluster = SparkStandalone(out / "spark", cores=2, memory="2g")
+    cluster.start()
+    try:
+        with pytest.MonkeyPatch.context() as env:  # the kernel's environment
+            env.setenv("WORKBENCH_SPARK_MASTER", cluster.url)
+            env.setenv("SPARK_DRIVER_MEMORY", "2g")
+            page = report.write(STUCK, out / "report")
+    finally:
+        cluster.stop()
+    return page
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import REPO
+from conftest import REPO, STUCK
 
 from workbench import report
 from workbench.analysis.findings import ranges
@@ -21,15 +21,13 @@ from workbench.analysis.triage import Triage
 from workbench.cli import main
 from workbench.frames import Bundle
 
-STUCK = REPO / "sample_data" / "deletion-stuck-2.8"
-
-
 STALE = REPO / "sample_data" / "topicid-mismatch-2.8"
 
 
 @pytest.fixture(scope="module")
-def stuck_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return report.write(STUCK, tmp_path_factory.mktemp("report") / "report")
+def stuck_report(cluster_report: Path) -> Path:
+    """The report of a stuck deletion, made once for the suite on a standalone cluster (`cluster_report`)."""
+    return cluster_report
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +48,7 @@ def test_report_of_a_stuck_deletion_reads_as_a_postmortem(stuck_report: Path) ->
     out = stuck_report
     page = out.read_text(encoding="utf-8")
     assert out.name == "postmortem.html" and (out.parent / "postmortem.ipynb").is_file()
+    assert json.loads((out.parent / report.FINDINGS).read_text())["findings"]  # the triage it was made from
     assert f"<code>{STUCK}</code>" in page, "not run on the bundle asked for"
     assert "Kafka version: 2.8.2" in page
     assert "Postmortem template" not in page and "papermill" not in page  # no template instructions

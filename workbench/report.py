@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 TEMPLATE = Path(str(files("workbench").joinpath("report_template.ipynb")))  # package data
+FINDINGS = "findings.json"  # beside the page: the triage the report was made from
 # A report is pasted into a postmortem page: long cells wrap rather than widen a table past the page,
 # and figures shrink to the page's width (tests/test_report.py checks the layout in Chromium).
 PAGE_STYLE = (
@@ -91,8 +92,11 @@ def standard_plots(bundle: Bundle, result: Triage) -> list[tuple[str, Figure | s
 
 def write(bundle: str | Path, out: str | Path, template: Path = TEMPLATE) -> Path:
     """Run the template on `bundle` with papermill into `out`, render it to HTML (code hidden, images
-    embedded) and return the HTML's path; the executed notebook is kept beside it."""
+    embedded) and return the HTML's path; the executed notebook is kept beside it, and the triage as
+    `workbench triage --format json` prints it (findings.json, for a ticket or a diff) from one last
+    cell the page hides."""
     try:
+        import nbformat
         import papermill
     except ImportError as e:
         raise _without_extra(e) from e
@@ -104,8 +108,11 @@ def write(bundle: str | Path, out: str | Path, template: Path = TEMPLATE) -> Pat
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     executed = out / "postmortem.ipynb"
+    notebook = nbformat.read(template, as_version=4)
+    saved = f"with open({str((out / FINDINGS).resolve())!r}, 'w') as f:\n    f.write(result.json())"
+    notebook.cells.append(nbformat.v4.new_code_cell(saved, metadata={"tags": ["template"]}))
     papermill.execute_notebook(
-        str(template),
+        notebook,
         str(executed),
         parameters={"bundle_path": str(Path(bundle).resolve())},
         cwd=str(template.parent),

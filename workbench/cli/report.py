@@ -11,7 +11,9 @@ from workbench.cli.common import BUNDLE_HELP
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("bundle", help=BUNDLE_HELP)
-    parser.add_argument("--out", required=True, help="folder for postmortem.html and the executed notebook")
+    parser.add_argument(
+        "--out", required=True, help="folder for postmortem.html, the executed notebook and findings.json"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
