@@ -94,8 +94,12 @@ def shared_triage(spark: SparkSession, path: Path) -> Triage:
         group = f"shared triage of {path}"
         spark.sparkContext.setJobGroup(group, group)
         try:
-            _TRIAGED[path] = triage(shared(spark, path))
-            plan = [spark.conf.get(k) for k in ("spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions")]
+            bundle = shared(spark, path)
+            _TRIAGED[path] = triage(bundle)
+            plan = [
+                bundle.spark.conf.get(k)
+                for k in ("spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions")
+            ]
             jobs = spark.sparkContext.statusTracker().getJobIdsForGroup(group)
             TRIAGE_JOBS[path] = (len(jobs), plan)
         finally:

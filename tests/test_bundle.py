@@ -17,7 +17,7 @@ from workbench.cli import main
 from workbench.frames import open_bundle
 from workbench.manifest import FORMAT, BundleError, read_manifest, record_part
 from workbench.model.views import release, views
-from workbench.spark import SMALL_EVIDENCE_MB, fit_to_evidence
+from workbench.spark import SMALL_EVIDENCE_MB
 
 SAMPLE = REPO / "sample_data" / "handmade-2.8"
 
@@ -149,6 +149,8 @@ def test_cluster_events_are_the_typed_events_without_background_and_only_they_ar
 def test_small_evidence_is_planned_as_small_and_larger_gets_the_sessions_own_settings(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Each bundle plans in a session of its own (`Bundle.spark`): the session it was opened with keeps
+    its settings, whatever bundles were opened, and a setting of that session reaches the bundles."""
     planned = (
         "spark.sql.codegen.wholeStage",
         "spark.sql.adaptive.enabled",
@@ -156,7 +158,6 @@ def test_small_evidence_is_planned_as_small_and_larger_gets_the_sessions_own_set
         "spark.sql.shuffle.partitions",
         "spark.sql.optimizer.runtime.bloomFilter.enabled",
     )
-    fit_to_evidence(spark, 2**62)  # whatever an earlier test opened: the session's own settings
     own = {k: spark.conf.get(k) for k in planned}
     assert [own[k] for k in planned[:2]] == ["true", "true"] and own[planned[3]] != "1"
     rotated = tmp_path / "brokers" / "1" / "logs"
@@ -166,13 +167,22 @@ def test_small_evidence_is_planned_as_small_and_larger_gets_the_sessions_own_set
     (rotated / "server.log.1.gz").write_bytes(b"x" * 100)
     assert Evidence.open(tmp_path).size_bytes() == 1000 + 100 * 10  # a .gz as about ten times its size
 
-    small = open_bundle(SAMPLE, spark)
-    assert 0 < small.evidence.size_bytes() < SMALL_EVIDENCE_MB * 2**20
-    views(small)
-    assert [spark.conf.get(k) for k in planned] == ["false", "false", "-1", "1", "false"]  # 1: < 16 MB
-    monkeypatch.setenv("WORKBENCH_SMALL_EVIDENCE_MB", "0")  # none is small: as a large bundle
-    views(open_bundle(SAMPLE, spark))
-    assert {k: spark.conf.get(k) for k in planned} == own
+    spark.conf.set("spark.sql.files.maxRecordsPerFile", "12345")  # set since the session began
+    try:
+        small = open_bundle(SAMPLE, spark)
+        assert 0 < small.evidence.size_bytes() < SMALL_EVIDENCE_MB * 2**20
+        views(small)
+        small_plan = [small.spark.conf.get(k) for k in planned]
+        assert small_plan == ["false", "false", "-1", "1", "false"]  # 1: < 16 MB
+        assert small.spark.conf.get("spark.sql.files.maxRecordsPerFile") == "12345"
+        assert small.spark.sparkContext is spark.sparkContext and small.spark is not spark
+        monkeypatch.setenv("WORKBENCH_SMALL_EVIDENCE_MB", "0")  # none is small: as a large bundle
+        large = open_bundle(SAMPLE, spark)
+        assert {k: large.spark.conf.get(k) for k in planned} == own
+        assert {k: spark.conf.get(k) for k in planned} == own  # opening bundles changed nothing of it
+        assert small.spark.conf.get("spark.sql.shuffle.partitions") == "1"  # nor of another bundle
+    finally:
+        spark.conf.unset("spark.sql.files.maxRecordsPerFile")
     release(small)
 
 

@@ -53,7 +53,7 @@ def test_no_answer_depends_on_the_plan_spark_chose(
     spark: SparkSession, stories: Stories, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Spark leaves rows in whatever order its plan makes: an analysis that takes "the first" or "the
-    last" of rows that tie answers by chance. The bundle planned as small evidence (spark.fit_to_evidence:
+    last" of rows that tie answers by chance. The bundle planned as small evidence (spark.planned_for:
     one shuffle partition, no adaptive execution, no broadcast joins; the session's triage of it) and with
     the session's own settings (adaptive, broadcasts, its shuffle partitions) must give the same findings,
     word for word, and the same coverage. The first runs its analyses side by side in threads, the second
@@ -66,7 +66,7 @@ def test_no_answer_depends_on_the_plan_spark_chose(
     with open_bundle(stories.path(CHAINED_2_8), spark) as bundle:
         large = triage(bundle, threads=1)
         large_plan = [
-            spark.conf.get(k) for k in ("spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions")
+            bundle.spark.conf.get(k) for k in ("spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions")
         ]
     assert plan == ["false", "1"] and large_plan[0] == "true" and large_plan[1] != "1", (plan, large_plan)
     found, found_too = small.findings, large.findings

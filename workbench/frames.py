@@ -55,13 +55,13 @@ class Bundle:
             f"{len(self.evidence.log_dirs)} log dirs>"
         )
 
-    @property
+    @once
     def spark(self) -> SparkSession:
-        if self._spark is None:
-            from workbench.spark import spark_session
+        """The bundle's own session (`spark.planned_for`): the one it was opened with, or this process's,
+        with the plans fitted to the bundle's size; that session's own settings stay as they were."""
+        from workbench.spark import planned_for, spark_session
 
-            self._spark = spark_session()
-        return self._spark
+        return planned_for(self._spark or spark_session(), self.evidence.size_bytes())
 
     @property
     def manifest(self) -> dict[str, Any]:

@@ -25,7 +25,7 @@ CODEGEN_CACHE_ENTRIES = "2000"
 # column function: five py4j calls each, about 2,600 per triage and a tenth of a warm triage's time. A
 # failing query still names its Python line in its traceback.
 DATAFRAME_DEBUGGING = "false"
-# Evidence up to this size is planned as small (`fit_to_evidence`); WORKBENCH_SMALL_EVIDENCE_MB=0: never.
+# Evidence up to this size is planned as small (`planned_for`); WORKBENCH_SMALL_EVIDENCE_MB=0: never.
 SMALL_EVIDENCE_MB = 64
 SMALL_PARTITION_MB = 16  # of small evidence, per shuffle partition
 # The driver JVM's class-data sharing archive (`workbench.jvm_archive` builds it; `make` does): where it is,
@@ -154,30 +154,35 @@ def leaf_parallelism(spark: SparkSession) -> int:
         return os.cpu_count() or 1
 
 
-_SAVED: dict[str, str | None] = {}  # the session's own values of what `fit_to_evidence` changes
+def small_evidence(size_bytes: int) -> bool:
+    """Whether evidence of this size is planned as small (`planned_for`): up to SMALL_EVIDENCE_MB, or
+    WORKBENCH_SMALL_EVIDENCE_MB (0: never)."""
+    limit = int(os.environ.get("WORKBENCH_SMALL_EVIDENCE_MB", SMALL_EVIDENCE_MB)) * 2**20
+    return 0 <= size_bytes <= limit and limit > 0
 
 
-def fit_to_evidence(spark: SparkSession, size_bytes: int) -> bool:
-    """Plan the session's queries for evidence of this size; returns whether it counts as small.
+def planned_for(spark: SparkSession, size_bytes: int) -> SparkSession:
+    """A session of the bundle's own (`Bundle.spark`) with `spark`'s settings, its queries planned for
+    evidence of this size. It shares `spark`'s context, cores and cache; its settings are its own, so
+    that opening a bundle never changes the plans of `spark`'s other work (a notebook's own queries,
+    another bundle's).
 
     On small evidence Spark's fixed cost per query and per job is the time, not the data. Below
     SMALL_EVIDENCE_MB: no code generation (it compiles every new plan and expression while each frame fits
     one task), no adaptive execution, no broadcast joins and no runtime bloom filters (each runs jobs of its
     own: triage of topicid-mismatch-2.8 in 71 jobs instead of 308), and one shuffle partition per
-    SMALL_PARTITION_MB of evidence, at most one per core (bench/README.md). Larger evidence gets the
-    session's own settings back.
-    The settings are the session's: the last bundle opened decides, and `triage` fits them to its own
-    bundle again before it starts. That changes the speed and the order Spark leaves rows in, never an
-    answer (the analyses break every tie themselves;
-    tests/test_triage.py triages under both plans). It may change the order in which a row's expressions
-    are evaluated: a cast that a filter was meant to guard must be a try_cast (a path that is no
-    partition's failed the query before 1f6221f).
+    SMALL_PARTITION_MB of evidence, at most one per core (bench/README.md). Larger evidence keeps the
+    settings of `spark`.
+    That changes the speed and the order Spark leaves rows in, never an answer (the analyses break every
+    tie themselves; tests/test_triage.py triages under both plans). It may change the order in which a
+    row's expressions are evaluated: a cast that a filter was meant to guard must be a try_cast (a path
+    that is no partition's failed the query before 1f6221f).
     """
-    limit = int(os.environ.get("WORKBENCH_SMALL_EVIDENCE_MB", SMALL_EVIDENCE_MB)) * 2**20
-    small = 0 <= size_bytes <= limit and limit > 0
-    if small:
+    own = spark.newSession()
+    wanted = spark.conf.getAll  # what was set on `spark` (the builder's, and since), a new session lacks
+    if small_evidence(size_bytes):
         partitions = min(leaf_parallelism(spark), 1 + size_bytes // (SMALL_PARTITION_MB * 2**20))
-        wanted = {
+        wanted |= {
             "spark.sql.codegen.wholeStage": "false",
             # Expressions interpreted, not compiled to Java one by one with Janino: a cold triage of
             # topicid-mismatch-2.8 31-38 s instead of 37-49, a warm one no slower (bench/README.md).
@@ -191,14 +196,10 @@ def fit_to_evidence(spark: SparkSession, size_bytes: int) -> bool:
             "spark.sql.optimizer.runtime.bloomFilter.enabled": "false",
             "spark.sql.shuffle.partitions": str(partitions),
         }
-        for key, value in wanted.items():
-            _SAVED.setdefault(key, spark.conf.get(key, None))
-            spark.conf.set(key, value)
-    else:
-        for key, own in _SAVED.items():
-            spark.conf.set(key, own) if own is not None else spark.conf.unset(key)
-        _SAVED.clear()
-    return small
+    for key, value in wanted.items():
+        if own.conf.get(key, None) != value and own.conf.isModifiable(key):
+            own.conf.set(key, value)
+    return own
 
 
 def kept(frame: DataFrame) -> DataFrame:

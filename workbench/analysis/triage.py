@@ -23,7 +23,6 @@ from workbench.analysis.findings import (
 from workbench.analysis.registry import ANALYSES
 from workbench.model.history_gaps import written_inside
 from workbench.model.views import views
-from workbench.spark import fit_to_evidence
 
 # Threads the analyses of small evidence run in (`triage`): 8 took topicid-mismatch-2.8 from 17-24 s to
 # 11-15 s on this 2-core machine (bench/README.md).
@@ -79,7 +78,6 @@ def triage(bundle: Bundle, threads: int | None = None, only: Iterable[str] = ())
     share the driver's memory. The answer is the same in any number of threads: each analysis records
     its own coverage, merged in the registry's order, and the findings are sorted."""
     v = views(bundle)  # made once, before the threads share them
-    fit_to_evidence(bundle.spark, bundle.evidence.size_bytes())  # this bundle's plan, whichever came since
     if threads is None:
         threads = int(os.environ.get("WORKBENCH_TRIAGE_THREADS", TRIAGE_THREADS)) if v.small else 1
     runs = [_in_thread(bundle, a) for a in chosen(only)]

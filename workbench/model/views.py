@@ -23,7 +23,7 @@ from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH, STATE_PATH, 
 from workbench.model.evidence import Held, evidence_of
 from workbench.model.history_gaps import Gap, history_gaps
 from workbench.once import lock_for, once
-from workbench.spark import fit_to_evidence, kept
+from workbench.spark import kept, small_evidence
 from workbench.zookeeper import txns as zk_ops
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ class ClusterViews:
 
     def __init__(self, bundle: Bundle, small: bool = False) -> None:
         self.bundle = bundle
-        self.small = small  # planned as small evidence (`spark.fit_to_evidence`)
+        self.small = small  # planned as small evidence (`spark.planned_for`)
         self._memo: dict[Hashable, Any] = {}
 
     def memo(self, key: Hashable, make: Callable[[], T]) -> T:
@@ -354,12 +354,10 @@ def _naive_utc(ms: int) -> datetime:
 
 
 def views(bundle: Bundle) -> ClusterViews:
-    """The bundle's views, made on first use and kept while the bundle lives (or until `release`); the
-    session's plan is fitted to the bundle's size then (`spark.fit_to_evidence`)."""
+    """The bundle's views, made on first use and kept while the bundle lives (or until `release`)."""
     with lock_for(bundle, "views"):
         if bundle not in _VIEWS:
-            small = fit_to_evidence(bundle.spark, bundle.evidence.size_bytes())
-            _VIEWS[bundle] = ClusterViews(bundle, small)
+            _VIEWS[bundle] = ClusterViews(bundle, small_evidence(bundle.evidence.size_bytes()))
         return _VIEWS[bundle]
 
 
