@@ -330,11 +330,14 @@ def test_check_refuses_the_wrong_host(
 
 
 @pytest.mark.slow
-def test_cli_writes_the_plan_and_refuses_a_folder_of_other_files(tmp_path: Path) -> None:
+def test_cli_writes_the_plan_and_refuses_a_folder_of_other_files(
+    mismatch_plan: tuple[remediation.RepairPlan, Path], tmp_path: Path
+) -> None:
     out = tmp_path / "plan"
     assert main(["remediate", str(MISMATCH), "--out", str(out)]) == 0
     assert (out / "PLAN.md").is_file() and list(out.glob("step-*-broker-*.sh"))
-    assert main(["remediate", str(MISMATCH), "--out", str(out)]) == 0  # an earlier plan is replaced
+    assert (out / "PLAN.md").read_text() == (mismatch_plan[1] / "PLAN.md").read_text()
+    assert mismatch_plan[0].write(out) and (out / "PLAN.md").is_file()  # an earlier plan is replaced
     (out / "notes.txt").write_text("mine")
     assert main(["remediate", str(MISMATCH), "--out", str(out)]) == 2
     assert (out / "notes.txt").read_text() == "mine"

@@ -14,7 +14,8 @@ from pyspark.sql import functions as F
 from stories import SKEWED, Stories
 
 from workbench.analysis.timeline import milestones, timeline
-from workbench.cli import main
+from workbench.cli import main, parser
+from workbench.cli import timeline as cli_timeline
 from workbench.frames import Bundle
 from workbench.model.skew import skew
 
@@ -90,18 +91,38 @@ def test_milestones_keep_the_incident_and_say_what_they_stand_for(sample: Callab
     assert [r.time for r in rows] == sorted(r.time for r in rows)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", SAMPLES)
-def test_the_cli_prints_the_timeline_of_every_sample(name: str, capsys: pytest.CaptureFixture[str]) -> None:
-    bundle = str(SAMPLE_DATA / name)
-    assert main(["timeline", bundle, "--quiet", "--kinds", "controller.", "--format", "jsonl"]) == 0
-    records = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+def _printed(bundle: Bundle, name: str, options: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """What `workbench timeline` prints for the sample with these options, from its shared bundle."""
+    cli_timeline.show(bundle, parser().parse_args(["timeline", str(SAMPLE_DATA / name), *options]))
+    return capsys.readouterr().out
+
+
+def _controller_records(printed: str, name: str) -> None:
+    records = [json.loads(x) for x in printed.splitlines()]
     events = [r for r in records if r["record"] == "event"]
     assert events and all(r["kind"].startswith("controller.") and r["ref"] for r in events)
     if name != "handmade-2.8":  # with ZooKeeper's history every broker's clock is bounded
         assert [r for r in records if r["record"] == "skew"]
-    assert (
-        main(["timeline", bundle, "--quiet", "--since", "2024-03-12T08:10:00", "--until", "2024-03-12 08:20"])
-        == 0
-    )
+
+
+CONTROLLER_JSONL = ["--quiet", "--kinds", "controller.", "--format", "jsonl"]
+WINDOW = ["--quiet", "--since", "2024-03-12T08:10:00", "--until", "2024-03-12 08:20"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SAMPLES)
+def test_the_cli_prints_the_timeline_of_every_sample(
+    name: str, sample: Callable[[str], Bundle], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _controller_records(_printed(sample(name), name, CONTROLLER_JSONL, capsys), name)
+    assert "Clock skew" in _printed(sample(name), name, WINDOW, capsys)
+
+
+@pytest.mark.slow
+def test_the_timeline_command_end_to_end(capsys: pytest.CaptureFixture[str]) -> None:
+    name = "deletion-stuck-2.8"
+    assert main(["timeline", str(SAMPLE_DATA / name), *CONTROLLER_JSONL]) == 0
+    _controller_records(capsys.readouterr().out, name)
+    assert main(["timeline", str(SAMPLE_DATA / name), *WINDOW]) == 0
     assert "Clock skew" in capsys.readouterr().out
+    assert main(["timeline", str(SAMPLE_DATA / "nothing-here")]) == 2

@@ -25,14 +25,15 @@ COMMANDS = (
 )  # fmt: skip
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="workbench", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+def parser() -> argparse.ArgumentParser:
+    """Every command's arguments (a test parses with it to run a command's body on a bundle it holds)."""
+    top = argparse.ArgumentParser(prog="workbench", description=__doc__.split("\n\n")[0])
+    sub = top.add_subparsers(dest="command", required=True)
     for name, text, module in COMMANDS:
         command = sub.add_parser(name, help=text)
         command.set_defaults(command_module=module)
         _module(module).add_arguments(command)
-    return parser
+    return top
 
 
 def _module(name: str) -> Any:
@@ -40,5 +41,5 @@ def _module(name: str) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = parser().parse_args(argv)
     return int(_module(args.command_module).run(args))

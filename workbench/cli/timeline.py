@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from workbench.cli import render
 from workbench.cli.common import BUNDLE_HELP, open_or_say, progress, utc_time
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,25 +27,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.analysis.timeline import timeline
-    from workbench.model.skew import skew
-
     bundle = open_or_say(args.bundle, "Ordering")
     if bundle is None:
         return 2
     with progress(bundle, args.quiet):
-        skews = skew(bundle)
-        rows = timeline(
-            bundle, args.topic, args.partition, args.broker, args.since, args.until, args.kinds, skews
-        )
-        if args.format == "jsonl":
-            for s in skews:
-                print(json.dumps({"record": "skew", **s.__dict__}))
-        else:
-            print(render.skew_table(skews))
-        for r in rows.toLocalIterator():
-            if args.format == "jsonl":
-                print(json.dumps({"record": "event", **r.asDict()}, default=str))
-            else:
-                print(render.timeline_row(r))
+        show(bundle, args)
     return 0
+
+
+def show(bundle: Bundle, args: argparse.Namespace) -> None:
+    """What the command prints for an opened bundle: the skews, then the rows as they stream."""
+    from workbench.analysis.timeline import timeline
+    from workbench.model.skew import skew
+
+    skews = skew(bundle)
+    rows = timeline(
+        bundle, args.topic, args.partition, args.broker, args.since, args.until, args.kinds, skews
+    )
+    if args.format == "jsonl":
+        for s in skews:
+            print(json.dumps({"record": "skew", **s.__dict__}))
+    else:
+        print(render.skew_table(skews))
+    for r in rows.toLocalIterator():
+        if args.format == "jsonl":
+            print(json.dumps({"record": "event", **r.asDict()}, default=str))
+        else:
+            print(render.timeline_row(r))
