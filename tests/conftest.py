@@ -16,6 +16,7 @@ from stories import Stories
 from workbench.analysis.triage import Triage, triage
 from workbench.bundle import Evidence
 from workbench.frames import Bundle
+from workbench.model.views import UNDECLARED
 from workbench.spark import spark_session
 
 REPO = Path(__file__).resolve().parents[1]
@@ -59,7 +60,8 @@ def spark() -> Iterator[SparkSession]:
 @pytest.fixture(autouse=True)
 def _let_go_of_the_tests_own_bundles(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The bundles a test opens itself are released after it (their cached frames and views), or the
-    driver fills; the bundles the session shares (`sample`) stay kept for the next test."""
+    driver fills; the bundles the session shares (`sample`) stay kept for the next test. An analysis
+    that read a view it does not declare (`model.views.UNDECLARED`) fails the test that ran it."""
     opened: list[Bundle] = []
     init = Bundle.__init__
 
@@ -72,6 +74,8 @@ def _let_go_of_the_tests_own_bundles(monkeypatch: pytest.MonkeyPatch) -> Iterato
     for bundle in opened:
         if bundle not in _SHARED.values():
             bundle.release()
+    read, UNDECLARED[:] = sorted(set(UNDECLARED)), []
+    assert not read, f"views read without their declaration (Analysis.reads): {read}"
 
 
 _SHARED: dict[Path, Bundle] = {}

@@ -19,6 +19,7 @@ from workbench.analysis.findings import Coverage, Finding, Status
 from workbench.analysis.registry import ANALYSES, kinds
 from workbench.analysis.triage import Triage
 from workbench.frames import Bundle, open_bundle
+from workbench.model import views as views_module
 
 
 def _kind_literals() -> dict[str, Path]:
@@ -63,6 +64,24 @@ def test_every_figure_an_analysis_names_can_be_drawn() -> None:
     assert {a.name for a in named} >= {"health", "controller", "topic_ids", "deletion"}
     for a in named:
         assert callable(a.figures()), a.plots
+
+
+def test_each_analysis_declares_views_that_exist_and_a_read_off_its_declaration_is_caught(
+    sample: Callable[[str], Bundle],
+) -> None:
+    """`Analysis.reads` names views (`model.views.view_names`): the runner builds them before the threads
+    start, and an analysis reading one it did not name is recorded (every test fails on it: conftest)."""
+    known = views_module.view_names()
+    assert {"partitions", "watched_history", "elections", "health", "skew", "session_ends"} <= known
+    for a in ANALYSES:
+        assert a.reads and set(a.reads) <= known, (a.name, set(a.reads) - known)
+    with pytest.raises(ValueError, match="no view named 'nope'"):
+        views_module.build(sample("handmade-2.8"), ["topics", "nope"])
+    with views_module.reading("typos", ["topics"]):
+        views_module.views(sample("handmade-2.8")).partitions  # noqa: B018 - the read is the point
+    caught = list(views_module.UNDECLARED)
+    views_module.UNDECLARED.clear()
+    assert caught == [("typos", "partitions")]
 
 
 def test_a_truth_key_is_made_for_every_kind() -> None:

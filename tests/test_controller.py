@@ -9,9 +9,9 @@ from datetime import datetime, timedelta, timezone
 
 from workbench.analysis.controller import Election, Facts, FailoverLog, Line, Picked, judge, picked_up
 from workbench.analysis.findings import Coverage
-from workbench.analysis.outage import Outage
 from workbench.analysis.sessions import Expired
 from workbench.model.history_gaps import Gap
+from workbench.model.outage import Outage
 
 T0 = datetime(2024, 3, 12, 9, 0, tzinfo=timezone.utc)
 LOG = "brokers/2/logs/controller.log"

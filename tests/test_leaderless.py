@@ -11,7 +11,7 @@ from workbench.analysis.contract import NO_TXN
 from workbench.analysis.described import Group, Shown
 from workbench.analysis.findings import TP, Coverage
 from workbench.analysis.leaderless import Facts, NotActing, Offline, judge
-from workbench.analysis.outage import Outage
+from workbench.model.outage import Outage
 
 AT = datetime(2024, 3, 12, 9, 0, tzinfo=timezone.utc)
 TPS = [TP("orders", 0), TP("orders", 1)]

@@ -10,8 +10,9 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from workbench.analysis import controller, sessions, state
+from workbench.analysis import controller, sessions
 from workbench.frames import open_bundle
+from workbench.model import state
 
 KC = "kafka.controller.KafkaController"
 ELECTOR = "kafka.server.ZookeeperLeaderElector"

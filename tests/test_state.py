@@ -17,8 +17,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import workbench
-from workbench.analysis.state import ClusterState, diff
 from workbench.frames import Bundle, open_bundle
+from workbench.model.state import ClusterState, diff
 
 SAMPLES = samples()
 

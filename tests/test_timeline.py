@@ -13,11 +13,11 @@ from conftest import SAMPLE_DATA, samples
 from pyspark.sql import functions as F
 from stories import SKEWED, Stories
 
-from workbench.analysis.timeline import milestones, timeline
 from workbench.cli import main, parser
 from workbench.cli import timeline as cli_timeline
 from workbench.frames import Bundle
 from workbench.model.skew import skew
+from workbench.model.timeline import milestones, timeline
 
 SAMPLES = samples("manifest.json")
 

@@ -13,9 +13,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql.classic.dataframe import DataFrame
 
 import workbench
-from workbench.analysis.timeline import timeline
 from workbench.analysis.triage import triage
 from workbench.frames import open_bundle
+from workbench.model.timeline import timeline
 from workbench.model.views import views
 from workbench.simulate.run import simulate
 from workbench.simulate.scenarios import Scale

@@ -10,14 +10,14 @@ from collections.abc import Callable
 import pytest
 from conftest import REPO
 
-from workbench.analysis.whatif import (
+from workbench.cli import main
+from workbench.frames import Bundle
+from workbench.model.whatif import (
     delete_would_mark,
     ids_an_old_tool_would_wipe,
     include_list_regex,
     offline_if_stopped,
 )
-from workbench.cli import main
-from workbench.frames import Bundle
 
 MISMATCH = REPO / "sample_data" / "topicid-mismatch-2.8"
 STUCK = REPO / "sample_data" / "deletion-stuck-2.8"

@@ -21,11 +21,11 @@ __all__ = [
 
 if TYPE_CHECKING:
     from workbench.analysis.health import health
-    from workbench.analysis.state import state_at
     from workbench.analysis.triage import triage
     from workbench.errors import WorkbenchError
     from workbench.frames import Bundle, open_bundle
     from workbench.manifest import BundleError
+    from workbench.model.state import state_at
     from workbench.spark import spark_session
 
 
@@ -50,8 +50,8 @@ def __getattr__(name: str) -> Any:
         from workbench.analysis.triage import triage
 
         return triage
-    if name == "state_at":  # the cluster as of a zxid, a time or now (`analysis.state`)
-        from workbench.analysis.state import state_at
+    if name == "state_at":  # the cluster as of a zxid, a time or now (`model.state`)
+        from workbench.model.state import state_at
 
         return state_at
     if name == "health":  # offline, under-replicated ... per bucket (`analysis.health`)

@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 
 from workbench.analysis.findings import Finding, hex_col, tp_list
 from workbench.analysis.health import captured_at, duration, episodes, health
-from workbench.analysis.timeline import in_order
+from workbench.model.timeline import in_order
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -287,6 +287,15 @@ ANALYSIS = Analysis(
     needs={Need.ZK_HISTORY: "how long an imbalance lasted, and which replicas flapped"},
     wants={Need.ZK_STATE: "which brokers are registered at the capture"},
     run=_run,
+    reads=(
+        "health",
+        "partitions",
+        "partition_changes",
+        "delete_markers",
+        "live_brokers",
+        "history_base",
+        "resumed_after",
+    ),
     kinds=(
         Kind("leader.imbalance", (WARNING,), {"broker": int, "ratio": float, "threshold": float}),
         Kind("isr.flapping", (WARNING,), {"broker": int, "partitions": int}),

@@ -102,29 +102,32 @@ def two_halves(facts: Callable[[Bundle], T], judge: Callable[[T, Coverage], list
 class Analysis:
     """One analysis. `needs` maps each evidence it reads to what that evidence tells it: with none held
     the check is skipped, each one lacking is said in coverage. `wants` is evidence that only sharpens it.
-    `run` finds (it may add to its check's coverage, or call it not applicable); `plots` names the
-    report's figures for it, `module:function`, imported only when a report is drawn."""
+    `run` finds (it may add to its check's coverage, or call it not applicable); `reads` names the shared
+    views it reads (`model.views.view_names`: the runner builds them before the analyses' threads start,
+    and a read of one it does not name raises); `plots` names the report's figures for it,
+    `module:function`, imported only when a report is drawn."""
 
     name: str
     needs: Mapping[Need, str]
     kinds: tuple[Kind, ...]
     run: Run
+    reads: tuple[str, ...] = ()
     wants: Mapping[Need, str] = field(default_factory=dict)
     plots: str = ""
 
     def findings(self, bundle: Bundle, coverage: Coverage) -> list[Finding]:
         """Its findings, its coverage recorded from the evidence it needs; every finding checked against
         its declared kinds (a mismatch is the analysis's bug, so it raises)."""
-        from workbench.model.views import views
+        from workbench.model.views import reading, views
 
         ev = views(bundle).evidence
-        held = [n for n in self.needs if n.held(ev)]
         said = {**self.needs, **self.wants}
         missing = [f"{lack}: {said[n]}" for n in said if (lack := n.lacking(ev)) is not None]
-        coverage.record(self.name, [n.value for n in said if n.held(ev)], missing, needed=bool(held))
-        if not held:
+        coverage.record(self.name, [n.value for n in said if n.held(ev)], missing, needed=self.runs_on(ev))
+        if not self.runs_on(ev):
             return []
-        found = self.run(bundle, coverage)
+        with reading(self.name, self.reads):
+            found = self.run(bundle, coverage)
         kinds = {k.name: k for k in self.kinds}
         for f in found:
             kind = kinds.get(f.kind)
@@ -132,6 +135,10 @@ class Analysis:
             if wrong:
                 raise TypeError(f"analysis {self.name}: finding {f.kind} has {'; '.join(wrong)}: {f.subject}")
         return found
+
+    def runs_on(self, ev: Held) -> bool:
+        """Whether it runs on a bundle holding `ev`: with any of the evidence it needs."""
+        return any(n.held(ev) for n in self.needs)
 
     def figures(self) -> Callable[..., list[Any]] | None:
         if not self.plots:

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe, two_halves
-from workbench.analysis.elections import elected, elected_lines, elections, failover_steps
 from workbench.analysis.findings import Coverage, Finding, file_ref, hex_zxid, ranges, txn_ref
-from workbench.analysis.outage import Failover, Outage, outages
 from workbench.analysis.sessions import CAUSE_TEXT, Expired, expiries, expiry_findings
+from workbench.model.elections import elected, elected_lines, elections, failover_steps
 from workbench.model.history_gaps import Gap
+from workbench.model.outage import Failover, Outage, outages
 from workbench.model.session_ends import session_ends
 from workbench.model.skew import skew_ms
 from workbench.model.views import views
@@ -387,6 +387,16 @@ ANALYSIS = Analysis(
         Need.LOGS: "causes unknown there",
     },
     run=two_halves(facts, judge),
+    reads=(
+        "elections",
+        "elected_lines",
+        "failover_steps",
+        "registrations",
+        "session_ends",
+        "skew",
+        "history",
+        "resumed_after",
+    ),
     kinds=(
         Kind("controller.election", (INFO,), _ELECTED, {"zxid": str, "ready_ms": int}),
         Kind(

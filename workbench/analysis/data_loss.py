@@ -238,6 +238,7 @@ ANALYSIS = Analysis(
     "data_loss",
     needs={Need.ZK_HISTORY: "unclean leader elections", Need.LOGS: "truncations"},
     run=two_halves(facts, judge),
+    reads=("partition_changes",),
     kinds=(
         Kind("data_loss.unclean_election", (CRITICAL,), {**_REPLICA, "zxid": str}),
         Kind("data_loss.truncation", (CRITICAL, WARNING), {**_REPLICA, "below_hw": bool}),

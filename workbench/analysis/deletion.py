@@ -253,6 +253,7 @@ ANALYSIS = Analysis(
         Need.CAPTURE_TIME: "lingering -delete dirs cannot be aged",
     },
     run=two_halves(facts, judge),
+    reads=("topics", "partitions", "delete_markers", "replicas", "listed_whole", "live_brokers", "history"),
     kinds=(
         Kind(
             "deletion.stuck",

@@ -33,7 +33,7 @@ from workbench.analysis import described
 from workbench.analysis.contract import CRITICAL, INFO, NO_TXN, WARNING, Analysis, Kind, Need, two_halves
 from workbench.analysis.findings import TP, Coverage, Finding, tp_list, txn_ref
 from workbench.model.partition_history import WHOLE_CLUSTER, counted, min_isr, stretches
-from workbench.model.views import views
+from workbench.model.views import declare, views
 from workbench.spark import kept
 
 if TYPE_CHECKING:
@@ -64,7 +64,10 @@ def health(bundle: Bundle, bucket: str = "1 minute") -> Health | None:
     be a guess at what the controller saw). Made once per bundle and bucket (`views.memo`); the series
     is computed once (`kept`)."""
     bucket_ms = _bucket_ms(bucket)
-    return views(bundle).memo(("health", bucket), lambda: _health(bundle, bucket, bucket_ms))
+    return views(bundle).memo(("health", bucket), lambda: _health(bundle, bucket, bucket_ms), "health")
+
+
+declare(health)  # a view the analyses read (`Analysis.reads`), built per bucket; the runner builds 1 minute
 
 
 def _health(bundle: Bundle, bucket: str, bucket_ms: int) -> Health | None:
@@ -335,6 +338,7 @@ ANALYSIS = Analysis(
         Need.PASTED: "under-replicated partitions (kafka-topics) and failed log dirs (kafka-log-dirs)",
     },
     run=two_halves(facts, judge),
+    reads=("health", "as_of_ms"),
     kinds=(
         Kind(
             "partition.under_replicated",

@@ -20,9 +20,9 @@ from pyspark.sql import functions as F
 from workbench.analysis.contract import INFO, WARNING, Analysis, Kind, Need, two_halves
 from workbench.analysis.findings import Coverage, Finding, ranges, txn_ref, zk_ref
 from workbench.analysis.reassignment import reassignments
-from workbench.analysis.state import state_at
 from workbench.kafka import behaviour
 from workbench.kafka import znodes as paths
+from workbench.model.state import state_at
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -224,6 +224,7 @@ ANALYSIS = Analysis(
     needs={Need.ZK_STATE: "what was under way at the capture"},
     wants={Need.ZK_HISTORY: "a reassignment's age is bounded by its topic znode"},
     run=two_halves(facts, judge),
+    reads=("partition_changes", "as_of_ms"),
     kinds=(
         Kind("in_flight.reassignment", (WARNING, INFO), {"topic": str, "partitions": list, "waiting": list}),
         Kind("in_flight.deletion", (INFO,), {"topics": list}),

@@ -21,7 +21,7 @@ from workbench.analysis import described
 from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, maybe, two_halves
 from workbench.analysis.findings import TP, Coverage, Finding, hex_zxid, tp_list, txn_ref
 from workbench.analysis.health import Health, captured_at, duration, episodes, grouped, health
-from workbench.analysis.outage import SILENT_CAUSES, Failover, Outage, outages
+from workbench.model.outage import SILENT_CAUSES, Failover, Outage, outages
 from workbench.model.session_ends import session_ends
 from workbench.model.skew import skew_ms
 from workbench.model.views import ClusterViews, views
@@ -110,6 +110,16 @@ ANALYSIS = Analysis(
     },
     wants={Need.LOGS: "which leaders refused to act"},
     run=two_halves(facts, judge),
+    reads=(
+        "health",
+        "registrations",
+        "session_ends",
+        "skew",
+        "history",
+        "history_base",
+        "resumed_after",
+        "as_of_ms",
+    ),
     kinds=(
         Kind(
             "partition.offline",

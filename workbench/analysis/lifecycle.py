@@ -28,12 +28,12 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import INFO, WARNING, Analysis, Kind, Need
-from workbench.analysis.elections import elections
 from workbench.analysis.findings import Coverage, Finding, file_ref, txn_ref, zk_ref
 from workbench.kafka import behaviour
 from workbench.kafka.names import LEGAL_CHARS, MAX_NAME_LENGTH, invalid_topic_message
 from workbench.kafka.znodes import TOPIC_PATH
 from workbench.model.creations import creations, not_default
+from workbench.model.elections import elections
 from workbench.model.views import CREATES, views
 
 if TYPE_CHECKING:
@@ -119,6 +119,15 @@ ANALYSIS = Analysis(
     needs={Need.ZK_STATE: "the topics and their assignments"},
     wants={Need.ZK_HISTORY: "who created each topic, and with what assignment"},
     run=_run,
+    reads=(
+        "topics",
+        "partitions",
+        "delete_markers",
+        "watched_history",
+        "registrations",
+        "elections",
+        "live_brokers",
+    ),
     kinds=(
         Kind("topic.manual_assignment", (INFO,), {"topics": int}),
         Kind("topic.rack_concentrated", (WARNING,), {"partitions": int, "topics": int}),

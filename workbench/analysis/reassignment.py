@@ -148,6 +148,7 @@ ANALYSIS = Analysis(
     needs={Need.ZK_HISTORY: "when each reassignment began"},
     wants={Need.ZK_STATE: "which brokers are registered at the capture"},
     run=two_halves(facts, judge),
+    reads=("partition_changes", "live_brokers", "as_of_ms"),
     kinds=(
         Kind(
             "reassignment.stuck",

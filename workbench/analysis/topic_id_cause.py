@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL, WARNING, Kind, maybe
-from workbench.analysis.elections import elected
 from workbench.analysis.findings import Finding, file_ref, hex_zxid, ranges, txn_ref, zk_ref
 from workbench.kafka import behaviour
+from workbench.model.elections import elected
 from workbench.model.topic_ids import Impact, Stale, Write, Znode, foreign_cluster, id_changes, impact
 from workbench.model.views import views
 

@@ -314,6 +314,16 @@ ANALYSIS = Analysis(
     },
     wants={Need.ZK_HISTORY: "the root cause can only be 'likely'"},
     run=two_halves(facts, judge),
+    reads=(
+        "topics",
+        "partitions",
+        "replicas",
+        "sessions",
+        "elected",
+        "topic_ids_expected",
+        "history",
+        "resumed_after",
+    ),
     kinds=(
         Kind(
             "topic_id.mismatch", (CRITICAL,), {**_TOPIC, "broker": int, "partitions": list, "topic_id": str}

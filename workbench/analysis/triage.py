@@ -22,7 +22,7 @@ from workbench.analysis.findings import (
 )
 from workbench.analysis.registry import ANALYSES
 from workbench.model.history_gaps import written_inside
-from workbench.model.views import views
+from workbench.model.views import build, views
 
 # Threads the analyses of small evidence run in (`triage`): 8 took topicid-mismatch-2.8 from 17-24 s to
 # 11-15 s on this 2-core machine (bench/README.md).
@@ -80,7 +80,9 @@ def triage(bundle: Bundle, threads: int | None = None, only: Iterable[str] = ())
     v = views(bundle)  # made once, before the threads share them
     if threads is None:
         threads = int(os.environ.get("WORKBENCH_TRIAGE_THREADS", TRIAGE_THREADS)) if v.small else 1
-    runs = [_in_thread(bundle, a) for a in chosen(only)]
+    analyses = chosen(only)
+    build(bundle, dict.fromkeys(r for a in analyses if a.runs_on(v.evidence) for r in a.reads))
+    runs = [_in_thread(bundle, a) for a in analyses]
     with ThreadPoolExecutor(max(1, threads), thread_name_prefix="triage") as pool:
         try:
             results = list(pool.map(lambda run: run(), runs))

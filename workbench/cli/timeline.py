@@ -37,8 +37,8 @@ def run(args: argparse.Namespace) -> int:
 
 def show(bundle: Bundle, args: argparse.Namespace) -> None:
     """What the command prints for an opened bundle: the skews, then the rows as they stream."""
-    from workbench.analysis.timeline import timeline
     from workbench.model.skew import skew
+    from workbench.model.timeline import timeline
 
     skews = skew(bundle)
     rows = timeline(

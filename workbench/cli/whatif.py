@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.analysis import whatif
+    from workbench.model import whatif
 
     bundle = open_or_say(args.bundle, "Reviewing")
     if bundle is None:

@@ -1,4 +1,4 @@
-"""A moment of the cluster as a value (`ClusterState`: what `analysis.state.state_at` answers, whatever it
+"""A moment of the cluster as a value (`ClusterState`: what `model.state.state_at` answers, whatever it
 read), its counts as the health series counts them, and what changed between two moments (`diff`)."""
 
 from __future__ import annotations

@@ -8,9 +8,12 @@ write by a session that is no broker's came from an outside tool (kafka-topics.s
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
@@ -67,22 +70,86 @@ def session_of(hex_text: Column) -> Column:
     return F.conv(F.regexp_replace(hex_text, "^0[xX]", ""), 16, 10).cast("long")
 
 
+# The analysis reading views in this thread and the views it declares (`Analysis.reads`); None while a
+# view is made (a view reads what it needs) and outside the analyses.
+_READING: ContextVar[tuple[str, frozenset[str]] | None] = ContextVar("reading", default=None)
+# (analysis, view) read without its declaration: made on demand all the same (a user's triage goes on),
+# and a failure of the test that caused it (tests/conftest.py).
+UNDECLARED: list[tuple[str, str]] = []
+# What the bundle holds and how it is planned: read by any code, not views of the cluster.
+NOT_VIEWS = frozenset({"bundle", "small", "evidence", "memo", "history_read"})
+# The views made by functions of their own (`view`, `fact`, `shared`), by name: what `build` can make.
+MADE_BY: dict[str, Callable[[Bundle], Any]] = {}
+
+
+@contextlib.contextmanager
+def reading(analysis: str, names: Iterable[str]) -> Iterator[None]:
+    """While `analysis` runs in this thread: it should read only the views it declares (`Analysis.reads`),
+    so that the runner, which builds them before the threads start (`build`), never misses one."""
+    token = _READING.set((analysis, frozenset(names)))
+    try:
+        yield
+    finally:
+        _READING.reset(token)
+
+
+def _read(name: str) -> contextvars.Token[tuple[str, frozenset[str]] | None]:
+    """Check a read of the view `name` against the reading analysis's declared views (`UNDECLARED`); what
+    the view's making reads in turn is its own (the returned token restores the reader)."""
+    now = _READING.get()
+    if now is not None and name not in now[1]:
+        UNDECLARED.append((now[0], name))
+    return _READING.set(None)
+
+
+def view_names() -> frozenset[str]:
+    """Every view an analysis may declare: the attributes of `ClusterViews` and the views made by
+    functions of their own."""
+    own = {n for n, a in vars(ClusterViews).items() if isinstance(a, (once, property))} - NOT_VIEWS
+    return frozenset(own | set(MADE_BY))
+
+
+def build(bundle: Bundle, names: Iterable[str]) -> None:
+    """Make the named views of the bundle (each once, kept with its views), in the order given: the
+    triage runner builds the views its analyses declare before their threads start."""
+    v, known = views(bundle), view_names()
+    for name in names:
+        if name not in known:
+            raise ValueError(f"no view named {name!r}; the views are {', '.join(sorted(known))}")
+        getattr(v, name) if name not in MADE_BY else MADE_BY[name](bundle)
+
+
 class ClusterViews:
-    """The bundle seen as a cluster. Built once per bundle (`views(bundle)`), shared by every analysis."""
+    """The bundle seen as a cluster. Built once per bundle (`views(bundle)`), shared by every analysis;
+    an analysis reads those it declares (`reading`)."""
 
     def __init__(self, bundle: Bundle, small: bool = False) -> None:
         self.bundle = bundle
         self.small = small  # planned as small evidence (`spark.planned_for`)
         self._memo: dict[Hashable, Any] = {}
 
-    def memo(self, key: Hashable, make: Callable[[], T]) -> T:
+    def __getattribute__(self, name: str) -> Any:
+        if name.startswith("_") or name in NOT_VIEWS:
+            return object.__getattribute__(self, name)
+        token = _read(name)
+        try:
+            return object.__getattribute__(self, name)
+        finally:
+            _READING.reset(token)
+
+    def memo(self, key: Hashable, make: Callable[[], T], name: str | None = None) -> T:
         """What an analysis derives once per bundle and others reuse (the health series per bucket, the
-        brokers' clock skews): made on first use, kept with the views."""
-        if key not in self._memo:
-            with lock_for(self, ("memo", key)):
-                if key not in self._memo:
-                    self._memo[key] = make()
-        return cast(T, self._memo[key])
+        brokers' clock skews): made on first use, kept with the views; `name` is the view it is."""
+        token = _read(name) if name is not None else None
+        try:
+            if key not in self._memo:
+                with lock_for(self, ("memo", key)):
+                    if key not in self._memo:
+                        self._memo[key] = make()
+            return cast(T, self._memo[key])
+        finally:
+            if token is not None:
+                _READING.reset(token)
 
     # -- what evidence there is --------------------------------------------------------------------
     @once
@@ -364,26 +431,36 @@ def views(bundle: Bundle) -> ClusterViews:
 def view(make: Callable[[Bundle], DataFrame]) -> Callable[[Bundle], DataFrame]:
     """A view derived from a bundle that several analyses (and the report) read: made on first use,
     kept (`spark.kept`) and shared while the bundle's views live, so that each reader plans against one
-    leaf instead of rebuilding it."""
-    key = f"{make.__module__}.{make.__qualname__}"
-
-    @functools.wraps(make)
-    def shared(bundle: Bundle) -> DataFrame:
-        return views(bundle).memo(key, lambda: kept(make(bundle)))
-
-    return shared
+    leaf instead of rebuilding it. Declared by its function's name."""
+    return shared(lambda bundle: kept(make(bundle)), make)
 
 
 def fact(make: Callable[[Bundle], T]) -> Callable[[Bundle], T]:
     """What several analyses learn from a bundle in a query and read as plain values (how each broker
-    session ended): asked once while the bundle's views live. Its readers must not change it."""
-    key = f"{make.__module__}.{make.__qualname__}"
+    session ended): asked once while the bundle's views live. Its readers must not change it. Declared
+    by its function's name."""
+    return shared(make, make)
 
-    @functools.wraps(make)
-    def shared(bundle: Bundle) -> T:
-        return views(bundle).memo(key, lambda: make(bundle))
 
-    return shared
+def shared(make: Callable[[Bundle], T], named: Callable[..., Any]) -> Callable[[Bundle], T]:
+    """`make` as the view named by `named` (its function): made once per bundle, read where declared."""
+    key, name = f"{named.__module__}.{named.__qualname__}", named.__name__
+
+    @functools.wraps(named)
+    def made(bundle: Bundle) -> T:
+        return views(bundle).memo(key, lambda: make(bundle), name)
+
+    return declare(made)
+
+
+def declare(made: Callable[[Bundle], T]) -> Callable[[Bundle], T]:
+    """`made` (a function of the bundle that memoises what it makes, `ClusterViews.memo` with its name) as
+    a view analyses may declare, by its name."""
+    other = MADE_BY.setdefault(made.__name__, made)
+    if (other.__module__, other.__qualname__) != (made.__module__, made.__qualname__):
+        raise ValueError(f"two views named {made.__name__}: in {made.__module__} and {other.__module__}")
+    MADE_BY[made.__name__] = made
+    return made
 
 
 def forget(bundle: Bundle) -> None:

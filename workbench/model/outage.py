@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from workbench.analysis.findings import file_ref, txn_ref
 from workbench.kafka import behaviour
+from workbench.model.refs import file_ref, txn_ref
 from workbench.model.session_ends import negotiated_timeouts, session_timeout
 from workbench.model.views import session_of, views
 

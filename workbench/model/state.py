@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from workbench.analysis.elections import elected_lines
 from workbench.kafka import znodes as paths
 from workbench.kafka.zkdata_decode import ZkDataError, decode_controller, decode_controller_epoch
 from workbench.kafka.znode_frames import partitions_in, reassignment_requested
 from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH
 from workbench.model.cluster_state import PARTITION_COLUMNS, ClusterState, StateDiff, diff
 from workbench.model.deletion_steps import topics_of
+from workbench.model.elections import elected_lines
 from workbench.model.partition_history import counted
 from workbench.model.views import views
 from workbench.spark import kept

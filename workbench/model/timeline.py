@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from workbench.analysis.findings import file_ref_col
 from workbench.kafka.znodes import BROKER_PATH, MILESTONE_PATH, UNDER_TOPIC_PATH
+from workbench.model.refs import file_ref_col
 from workbench.model.skew import Skew, skew
 
 if TYPE_CHECKING:
