@@ -16,7 +16,7 @@ from stories import Stories
 from workbench.analysis.triage import Triage, triage
 from workbench.bundle import Evidence
 from workbench.frames import Bundle
-from workbench.model.views import UNDECLARED
+from workbench.model.reads import UNDECLARED
 from workbench.spark import spark_session
 
 REPO = Path(__file__).resolve().parents[1]
@@ -61,7 +61,7 @@ def spark() -> Iterator[SparkSession]:
 def _let_go_of_the_tests_own_bundles(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The bundles a test opens itself are released after it (their cached frames and views), or the
     driver fills; the bundles the session shares (`sample`) stay kept for the next test. An analysis
-    that read a view it does not declare (`model.views.UNDECLARED`) fails the test that ran it."""
+    that read a view it does not declare (`model.reads.UNDECLARED`) fails the test that ran it."""
     opened: list[Bundle] = []
     init = Bundle.__init__
 

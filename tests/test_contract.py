@@ -19,7 +19,8 @@ from workbench.analysis.findings import Coverage, Finding, Status
 from workbench.analysis.registry import ANALYSES, kinds
 from workbench.analysis.triage import Triage
 from workbench.frames import Bundle, open_bundle
-from workbench.model import views as views_module
+from workbench.model import reads
+from workbench.model.views import views
 
 
 def _kind_literals() -> dict[str, Path]:
@@ -69,18 +70,18 @@ def test_every_figure_an_analysis_names_can_be_drawn() -> None:
 def test_each_analysis_declares_views_that_exist_and_a_read_off_its_declaration_is_caught(
     sample: Callable[[str], Bundle],
 ) -> None:
-    """`Analysis.reads` names views (`model.views.view_names`): the runner builds them before the threads
+    """`Analysis.reads` names views (`model.reads.view_names`): the runner builds them before the threads
     start, and an analysis reading one it did not name is recorded (every test fails on it: conftest)."""
-    known = views_module.view_names()
+    known = reads.view_names()
     assert {"partitions", "watched_history", "elections", "health", "skew", "session_ends"} <= known
     for a in ANALYSES:
         assert a.reads and set(a.reads) <= known, (a.name, set(a.reads) - known)
     with pytest.raises(ValueError, match="no view named 'nope'"):
-        views_module.build(sample("handmade-2.8"), ["topics", "nope"])
-    with views_module.reading("typos", ["topics"]):
-        views_module.views(sample("handmade-2.8")).partitions  # noqa: B018 - the read is the point
-    caught = list(views_module.UNDECLARED)
-    views_module.UNDECLARED.clear()
+        reads.build(sample("handmade-2.8"), ["topics", "nope"])
+    with reads.reading("typos", ["topics"]):
+        views(sample("handmade-2.8")).partitions  # noqa: B018 - the read is the point
+    caught = list(reads.UNDECLARED)
+    reads.UNDECLARED.clear()
     assert caught == [("typos", "partitions")]
 
 

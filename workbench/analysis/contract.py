@@ -103,8 +103,8 @@ class Analysis:
     """One analysis. `needs` maps each evidence it reads to what that evidence tells it: with none held
     the check is skipped, each one lacking is said in coverage. `wants` is evidence that only sharpens it.
     `run` finds (it may add to its check's coverage, or call it not applicable); `reads` names the shared
-    views it reads (`model.views.view_names`: the runner builds them before the analyses' threads start,
-    and a read of one it does not name raises); `plots` names the report's figures for it,
+    views it reads (`model.reads.view_names`: the runner makes them first, and a read of one it does
+    not name is recorded, `model.reads.UNDECLARED`); `plots` names the report's figures for it,
     `module:function`, imported only when a report is drawn."""
 
     name: str
@@ -118,7 +118,8 @@ class Analysis:
     def findings(self, bundle: Bundle, coverage: Coverage) -> list[Finding]:
         """Its findings, its coverage recorded from the evidence it needs; every finding checked against
         its declared kinds (a mismatch is the analysis's bug, so it raises)."""
-        from workbench.model.views import reading, views
+        from workbench.model.reads import reading
+        from workbench.model.views import views
 
         ev = views(bundle).evidence
         said = {**self.needs, **self.wants}

@@ -33,7 +33,8 @@ from workbench.analysis import described
 from workbench.analysis.contract import CRITICAL, INFO, NO_TXN, WARNING, Analysis, Kind, Need, two_halves
 from workbench.analysis.findings import TP, Coverage, Finding, tp_list, txn_ref
 from workbench.model.partition_history import WHOLE_CLUSTER, counted, min_isr, stretches
-from workbench.model.views import declare, views
+from workbench.model.reads import declare
+from workbench.model.views import views
 from workbench.spark import kept
 
 if TYPE_CHECKING:

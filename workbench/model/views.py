@@ -8,12 +8,9 @@ write by a session that is no broker's came from an outside tool (kafka-topics.s
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import functools
 import weakref
-from collections.abc import Callable, Hashable, Iterable, Iterator
-from contextvars import ContextVar
+from collections.abc import Callable, Hashable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
@@ -25,6 +22,7 @@ from workbench.kafka.znode_frames import partitions_in, topics_in
 from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH, STATE_PATH, TOPIC_PATH
 from workbench.model.evidence import Held, evidence_of
 from workbench.model.history_gaps import Gap, history_gaps
+from workbench.model.reads import declare, read
 from workbench.once import lock_for, once
 from workbench.spark import kept, small_evidence
 from workbench.zookeeper import txns as zk_ops
@@ -70,58 +68,13 @@ def session_of(hex_text: Column) -> Column:
     return F.conv(F.regexp_replace(hex_text, "^0[xX]", ""), 16, 10).cast("long")
 
 
-# The analysis reading views in this thread and the views it declares (`Analysis.reads`); None while a
-# view is made (a view reads what it needs) and outside the analyses.
-_READING: ContextVar[tuple[str, frozenset[str]] | None] = ContextVar("reading", default=None)
-# (analysis, view) read without its declaration: made on demand all the same (a user's triage goes on),
-# and a failure of the test that caused it (tests/conftest.py).
-UNDECLARED: list[tuple[str, str]] = []
-# What the bundle holds and how it is planned: read by any code, not views of the cluster.
+# What the bundle holds and how it is planned: read by any code, not views of the cluster (`reads`).
 NOT_VIEWS = frozenset({"bundle", "small", "evidence", "memo", "history_read"})
-# The views made by functions of their own (`view`, `fact`, `shared`), by name: what `build` can make.
-MADE_BY: dict[str, Callable[[Bundle], Any]] = {}
-
-
-@contextlib.contextmanager
-def reading(analysis: str, names: Iterable[str]) -> Iterator[None]:
-    """While `analysis` runs in this thread: it should read only the views it declares (`Analysis.reads`),
-    so that the runner, which builds them before the threads start (`build`), never misses one."""
-    token = _READING.set((analysis, frozenset(names)))
-    try:
-        yield
-    finally:
-        _READING.reset(token)
-
-
-def _read(name: str) -> contextvars.Token[tuple[str, frozenset[str]] | None]:
-    """Check a read of the view `name` against the reading analysis's declared views (`UNDECLARED`); what
-    the view's making reads in turn is its own (the returned token restores the reader)."""
-    now = _READING.get()
-    if now is not None and name not in now[1]:
-        UNDECLARED.append((now[0], name))
-    return _READING.set(None)
-
-
-def view_names() -> frozenset[str]:
-    """Every view an analysis may declare: the attributes of `ClusterViews` and the views made by
-    functions of their own."""
-    own = {n for n, a in vars(ClusterViews).items() if isinstance(a, (once, property))} - NOT_VIEWS
-    return frozenset(own | set(MADE_BY))
-
-
-def build(bundle: Bundle, names: Iterable[str]) -> None:
-    """Make the named views of the bundle (each once, kept with its views), in the order given: the
-    triage runner builds the views its analyses declare before their threads start."""
-    v, known = views(bundle), view_names()
-    for name in names:
-        if name not in known:
-            raise ValueError(f"no view named {name!r}; the views are {', '.join(sorted(known))}")
-        getattr(v, name) if name not in MADE_BY else MADE_BY[name](bundle)
 
 
 class ClusterViews:
     """The bundle seen as a cluster. Built once per bundle (`views(bundle)`), shared by every analysis;
-    an analysis reads those it declares (`reading`)."""
+    an analysis reads those it declares (`reads.reading`)."""
 
     def __init__(self, bundle: Bundle, small: bool = False) -> None:
         self.bundle = bundle
@@ -131,25 +84,18 @@ class ClusterViews:
     def __getattribute__(self, name: str) -> Any:
         if name.startswith("_") or name in NOT_VIEWS:
             return object.__getattribute__(self, name)
-        token = _read(name)
-        try:
+        with read(name):
             return object.__getattribute__(self, name)
-        finally:
-            _READING.reset(token)
 
     def memo(self, key: Hashable, make: Callable[[], T], name: str | None = None) -> T:
         """What an analysis derives once per bundle and others reuse (the health series per bucket, the
         brokers' clock skews): made on first use, kept with the views; `name` is the view it is."""
-        token = _read(name) if name is not None else None
-        try:
+        with read(name):
             if key not in self._memo:
                 with lock_for(self, ("memo", key)):
                     if key not in self._memo:
                         self._memo[key] = make()
             return cast(T, self._memo[key])
-        finally:
-            if token is not None:
-                _READING.reset(token)
 
     # -- what evidence there is --------------------------------------------------------------------
     @once
@@ -451,16 +397,6 @@ def shared(make: Callable[[Bundle], T], named: Callable[..., Any]) -> Callable[[
         return views(bundle).memo(key, lambda: make(bundle), name)
 
     return declare(made)
-
-
-def declare(made: Callable[[Bundle], T]) -> Callable[[Bundle], T]:
-    """`made` (a function of the bundle that memoises what it makes, `ClusterViews.memo` with its name) as
-    a view analyses may declare, by its name."""
-    other = MADE_BY.setdefault(made.__name__, made)
-    if (other.__module__, other.__qualname__) != (made.__module__, made.__qualname__):
-        raise ValueError(f"two views named {made.__name__}: in {made.__module__} and {other.__module__}")
-    MADE_BY[made.__name__] = made
-    return made
 
 
 def forget(bundle: Bundle) -> None:
