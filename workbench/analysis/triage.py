@@ -78,8 +78,9 @@ def triage(bundle: Bundle, threads: int | None = None, only: Iterable[str] = ())
     On small evidence the analyses run side by side in `threads` threads (`WORKBENCH_TRIAGE_THREADS`,
     else TRIAGE_THREADS): each of their queries waits mostly on Spark's planning and scheduling, not on
     its cores. Larger evidence keeps them one after another (one thread), so that their queries do not
-    share the driver's memory. The answer is the same in any number of threads: each analysis records
-    its own coverage, merged in the registry's order, and the findings are sorted."""
+    share the driver's memory. The views the analyses declare (`Analysis.reads`) are the pool's first
+    tasks. The answer is the same in any number of threads: each analysis records its own coverage,
+    merged in the registry's order, and the findings are sorted."""
     v = views(bundle)  # made once, before the threads share them
     if threads is None:
         threads = int(os.environ.get("WORKBENCH_TRIAGE_THREADS", TRIAGE_THREADS)) if v.small else 1
