@@ -1,13 +1,15 @@
 """ISR churn and reassignments from ZooKeeper's history against the simulator's truth: every ISR departure
 the truth records is seen; a broker restarted three times in ten minutes flaps, one restarted once does not;
-each reassignment's steps match the truth; one waiting for a broker that never returns is stuck."""
+each reassignment's steps match the truth; one waiting for a broker that never returns is stuck. The leader
+balance's findings half (`balance.judge`) from hand-written facts: its thresholds and its reasons."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import REPO
@@ -15,8 +17,11 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from workbench.analysis import balance, reassignment
-from workbench.analysis.findings import Coverage
+from workbench.analysis.balance import Facts, Flapped, Imbalanced, judge
+from workbench.analysis.findings import TP, Coverage
+from workbench.analysis.triage import Triage
 from workbench.frames import Bundle, open_bundle
+from workbench.model import isr
 from workbench.simulate import story
 from workbench.simulate.cluster import Cluster
 from workbench.simulate.run import simulate
@@ -41,12 +46,12 @@ def restarted_thrice(c: Cluster, s: Scale) -> None:
 
 @pytest.mark.slow
 def test_isr_departures_of_the_truth_are_seen_and_one_restart_does_not_flap(
-    sample: Callable[[str], Bundle],
+    sample: Callable[[str], Bundle], triaged: Callable[[str], Triage]
 ) -> None:
     for name in ("topicid-mismatch-2.8", "healthy-3.6"):
         truth = json.loads((REPO / "sample_data" / name / "truth.json").read_text())
         bundle = sample(name)
-        changes = balance.isr_changes(bundle)
+        changes = isr.isr_changes(bundle)
         assert changes is not None
         left = {
             (r.topic, r.partition, r.broker): _ms(r.time)
@@ -54,10 +59,10 @@ def test_isr_departures_of_the_truth_are_seen_and_one_restart_does_not_flap(
         }
         for d in truth["isr_departures"]:
             assert abs(left[(d["topic"], d["partition"], d["broker"])] - d["at_ms"]) < 1_000, d
-        churn = balance.isr_churn(bundle)
+        churn = isr.isr_churn(bundle)
         assert churn is not None
         assert churn.agg(F.sum("left")).first()[0] == changes.where(F.col("change") == "left").count() > 0
-        assert [f for f in balance.findings(bundle, Coverage()) if f.kind == "isr.flapping"] == []
+        assert [f for f in triaged(name).findings if f.kind == "isr.flapping"] == []
     assert truth["broker_restarts"]  # healthy: one restart, its replicas left and rejoined once
 
 
@@ -118,3 +123,111 @@ def test_a_reassignment_waiting_for_a_broker_that_never_returns_is_stuck(
     assert (
         all(f.subject["brokers_down"] == [dead] for f in found) and coverage["reassignment"].status == "done"
     )
+
+
+AT = datetime(2024, 3, 12, 8, 0, tzinfo=timezone.utc)
+
+
+def above(broker: int = 1, minutes: int = 12, **changed: Any) -> Imbalanced:
+    """Broker 1 leads none of 4 of its 8 preferred partitions for `minutes`; 3 of them hold it in the ISR."""
+    state = "/brokers/topics/orders/partitions/{}/state"
+    known: dict[str, Any] = dict(
+        broker=broker,
+        preferred=8,
+        not_leading=4,
+        imbalance_ratio=0.5,
+        since=AT,
+        minute=AT + timedelta(minutes=minutes),
+        movable=3,
+        some=[(state.format(p), 0x200000010 + p) for p in (0, 3, 6)],
+        queued=[],
+        queued_partitions=0,
+        checks=2,
+        last_check=("broker-2:logs/controller.log", 40),
+    )
+    return Imbalanced(**{**known, **changed})
+
+
+def balance_facts(*imbalanced: Imbalanced, **changed: Any) -> Facts:
+    known: dict[str, Any] = dict(
+        percentage=10.0,
+        interval_s=300,
+        live=frozenset({1, 2, 3}),
+        imbalanced=list(imbalanced),
+        flapped=[],
+        disabled=[],
+        waits=False,
+        moving=0,
+        counted_from=None,
+    )
+    return Facts(**{**known, **changed})
+
+
+def test_judge_an_imbalance_the_checks_did_not_move() -> None:
+    (found,) = judge(balance_facts(above()), Coverage())
+    assert found.kind == "leader.imbalance" and found.subject == {"broker": 1, "ratio": 0.5, "threshold": 0.1}
+    assert found.summary == (
+        "Broker 1 does not lead 4 of the 8 partitions it is the preferred leader for (imbalance 0.50, above "
+        "leader.imbalance.per.broker.percentage 10) at every minute's end since 2024-03-12 08:00 ZooKeeper "
+        "time, longer than the controller's 300 s rebalance check; broker 1 is in the ISR of 3 of them, "
+        "which a preferred election could move back; the controller logged 2 automatic rebalance check(s) "
+        "since then without moving them; 1 of them cannot move: the rebalance elects a preferred replica "
+        "only where it is alive and in the ISR (canPreferredReplicaBeLeader)."
+    )
+    assert found.evidence == (
+        "zk:/brokers/topics/orders/partitions/0/state@mzxid=0x200000010",
+        "zk:/brokers/topics/orders/partitions/3/state@mzxid=0x200000013",
+        "zk:/brokers/topics/orders/partitions/6/state@mzxid=0x200000016",
+        "broker-2:logs/controller.log:40",
+    )
+
+
+def test_judge_leaves_out_a_short_imbalance_and_an_unregistered_broker() -> None:
+    """Not longer than one check interval, or its broker is gone (broker.session_expired says that)."""
+    assert judge(balance_facts(above(minutes=5)), Coverage()) == []
+    assert judge(balance_facts(above(broker=4)), Coverage()) == []
+    assert judge(balance_facts(above(minutes=6), interval_s=600), Coverage()) == []
+    assert judge(balance_facts(above(minutes=6)), Coverage())
+
+
+def test_judge_gives_the_reason_the_evidence_shows() -> None:
+    def why(**changed: Any) -> str:
+        kept = {k: changed.pop(k) for k in ("checks", "last_check", "movable") if k in changed}
+        (found,) = judge(balance_facts(above(**kept), **changed), Coverage())
+        return found.summary
+
+    assert "auto.leader.rebalance.enable is false in server.properties of broker(s) 2" in why(disabled=[2])
+    assert "2 partition(s) are being reassigned, and the controller skips the rebalance while any are." in (
+        why(moving=2, waits=True)
+    )
+    assert "(before Kafka 3.4; this bundle's version is not known)" in why(moving=2, waits=None)
+    assert "being reassigned" not in why(moving=2, waits=False)  # 3.4+: it does not wait
+    assert "the bundle has no broker logs to show whether the controller checked" in why(checks=None)
+    assert "no broker's log holds an automatic rebalance check" in why(checks=0, last_check=None)
+    assert "in the ISR of none of them;" in why(movable=0)
+    queued = judge(balance_facts(above(queued=["a", "b", "c", "d"], queued_partitions=5)), Coverage())
+    assert (
+        "; 5 more it is the preferred leader for belong to topic(s) queued for deletion (a, b, c, ...)"
+        in (queued[0].summary)
+    )
+    partial = judge(balance_facts(above(), counted_from="the history read (from zxid 0x5)"), Coverage())
+    assert (
+        "the 8 partitions that the history read (from zxid 0x5) shows assigned (those before it are not "
+        in (partial[0].summary)
+    )
+
+
+def test_judge_flapping_and_without_the_history() -> None:
+    flap = Flapped(3, 2, 4, AT, AT + timedelta(minutes=7), [TP("orders", 0), TP("orders", 1)], [0x21, 0x25])
+    (found,) = judge(balance_facts(flapped=[flap]), Coverage())
+    assert found.subject == {"broker": 3, "partitions": 2} and found.evidence == (
+        "zk:txn@0x21",
+        "zk:txn@0x25",
+    )
+    assert found.summary == (
+        "Broker 3's replica left the ISR of 2 partition(s) (orders 0-1) up to 4 times within 10 minutes, "
+        "between 2024-03-12 08:00:00 and 08:07:00 ZooKeeper time."
+    )
+    coverage = Coverage()
+    coverage.record("leader_balance", ["ZooKeeper history"])
+    assert judge(None, coverage) == [] and coverage["leader_balance"].status == "partial"

@@ -24,6 +24,7 @@ from workbench.analysis.contract import INFO, NO_TXN, WARNING
 from workbench.analysis.described import FailedDir, Group, Shown
 from workbench.analysis.findings import TP, Coverage
 from workbench.analysis.health import Episodes, Facts, health
+from workbench.analysis.triage import Triage
 from workbench.frames import Bundle, open_bundle
 
 SAMPLES = samples()
@@ -87,7 +88,7 @@ def test_other_seeds_and_versions_equal_their_truth(stories: Stories, name: str)
 
 @pytest.mark.slow
 def test_imbalance_at_the_end_is_the_truths_and_only_a_live_uncorrected_broker_is_a_finding(
-    sample: Callable[[str], Bundle],
+    sample: Callable[[str], Bundle], triaged: Callable[[str], Triage]
 ) -> None:
     for name in ("controller-failover-2.5", "healthy-3.6", "deletion-stuck-2.8"):
         truth = json.loads((SAMPLE_DATA / name / "truth.json").read_text())
@@ -101,7 +102,7 @@ def test_imbalance_at_the_end_is_the_truths_and_only_a_live_uncorrected_broker_i
                 len(want["not_leading"]),
             )
             assert last[int(b)].imbalance_ratio == pytest.approx(want["ratio"])
-        found = {f.subject["broker"]: f for f in balance.findings(bundle, Coverage())}
+        found = {f.subject["broker"]: f for f in triaged(name).findings if f.kind == "leader.imbalance"}
         if name == "controller-failover-2.5":  # broker 1 came back; auto.leader.rebalance.enable=false
             assert set(found) == {1} and "auto.leader.rebalance.enable is false" in found[1].summary
             assert "broker-1:server.properties" in found[1].evidence
@@ -110,22 +111,26 @@ def test_imbalance_at_the_end_is_the_truths_and_only_a_live_uncorrected_broker_i
 
 
 def test_offline_and_sustained_under_replication_are_found_only_where_they_happened(
-    sample: Callable[[str], Bundle],
+    triaged: Callable[[str], Triage],
 ) -> None:
+    theirs = {k.name for a in (health_analysis, leaderless) for k in a.ANALYSIS.kinds}
     for name in ("deletion-stuck-2.8", "healthy-3.6"):
         truth = json.loads((SAMPLE_DATA / name / "truth.json").read_text())
-        coverage = Coverage()
-        bundle = sample(name)
-        found = health_analysis.findings(bundle, coverage) + leaderless.findings(bundle, coverage)
-        assert coverage["health"].status == "done"
-        offline = [f for f in found if f.kind == "partition.offline"]
+        result = triaged(name)
+        found = [f for f in result.findings if f.kind in theirs]
+        assert result.coverage["health"].status == "done"
+        offline = sorted(
+            (f for f in found if f.kind == "partition.offline"), key=lambda f: int(f.subject["zxid"], 16)
+        )
         urp = [f for f in found if f.kind == "partition.under_replicated"]
         assert [
             (int(f.subject["zxid"], 16), f.subject["broker"], f.subject["partitions"]) for f in offline
-        ] == [(o["zxid"], o["leader"], o["partitions"]) for o in truth["health"]["offline"]]
-        assert [(f.subject["brokers"], f.subject["partitions"], f.subject["still"]) for f in urp] == [
+        ] == sorted((o["zxid"], o["leader"], o["partitions"]) for o in truth["health"]["offline"])
+        assert sorted(
+            (f.subject["brokers"], f.subject["partitions"], f.subject["still"]) for f in urp
+        ) == sorted(
             (u["out_of_isr"], u["partitions"], u["still"]) for u in truth["health"]["under_replicated"]
-        ]
+        )
         if name == "healthy-3.6":
             assert found == []
         else:  # broker 3 crashed and stays down: its partitions stay under-replicated

@@ -1,11 +1,13 @@
 """Topic lifecycle: on the samples, where every topic was made by Kafka's own assignment with valid
 names, nothing is found; on a story where a topic is assigned by hand onto one rack, one is created
-automatically and names collide or are invalid, exactly those are found, with their evidence."""
+automatically and names collide or are invalid, exactly those are found, with their evidence. The findings
+half (`lifecycle.judge`) also from hand-written facts: its wording and what partial evidence allows."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from pyspark.sql import functions as F
 
 from workbench.analysis import lifecycle, typos
 from workbench.analysis.findings import Coverage
+from workbench.analysis.lifecycle import SHOWN, Assigned, Facts, Logged, OnOneRack, Written, judge
 from workbench.frames import Bundle, open_bundle
 from workbench.kafka.znodes import TOPIC_PATH
 from workbench.model.views import views
@@ -172,3 +175,120 @@ def test_a_typo_topic_is_found_with_its_signs(
     assert (
         "two letters swapped" in found[0].summary and "broker 2's own ZooKeeper session" in found[0].summary
     )
+
+
+AT = datetime(2024, 3, 12, 8, 0, tzinfo=timezone.utc)
+
+
+def lifecycle_facts(**changed: Any) -> Facts:
+    """Facts of a 2.8 bundle with its history and logs, where nothing is odd; `changed` as given."""
+    nothing: dict[str, Any] = dict(
+        history=True,
+        older=0,
+        pre_28=False,
+        with_logs=True,
+        migration=False,
+        manual=(0, 0, []),
+        concentrated=(0, 0, []),
+        written=[],
+        logged=[],
+        invalid=[],
+        collisions=[],
+    )
+    return Facts(**{**nothing, **changed})
+
+
+def checked() -> Coverage:
+    """Coverage as the runner leaves it before `judge` (contract.Analysis.findings)."""
+    coverage = Coverage()
+    coverage.record("topic_lifecycle", ["ZooKeeper state", "ZooKeeper history"])
+    return coverage
+
+
+def test_judge_finds_nothing_where_nothing_is_odd_and_says_what_it_read() -> None:
+    coverage = checked()
+    assert judge(lifecycle_facts(), coverage) == []
+    assert coverage["topic_lifecycle"].status == "done"
+    auto = coverage["topic_auto_creation"]
+    assert auto.status == "done" and auto.used == ["ZooKeeper's history (who wrote each topic znode)"]
+
+
+def test_judge_words_each_odd_topic_with_its_evidence() -> None:
+    facts = lifecycle_facts(
+        manual=(
+            2,
+            1,
+            [Assigned(0x10, "by-hand", None, 0, "not on 3 brokers"), Assigned(0x30, "by-hand", 2, 3, "x")],
+        ),
+        concentrated=(3, 1, [OnOneRack("by-hand", "rack-1", 3)]),
+        written=[Written("clicks", 0x20, AT, 2, 1), Written("views", 0x40, AT, 3, None)],
+        logged=[Logged("clicks", AT, 2, "broker-2:logs/server.log", 7)],
+        invalid=[("bad name!", "/brokers/topics/bad name!")],
+        collisions=[["metrics.in", "metrics_in"]],
+    )
+    found = {f.kind: f for f in judge(facts, checked())}
+    manual = found["topic.manual_assignment"]
+    assert manual.subject == {"topics": 1} and manual.evidence == ("zk:txn@0x10", "zk:txn@0x30")
+    assert "2 topic creation(s) or partition addition(s) in 1 topic(s)" in manual.summary
+    assert (
+        "by-hand (created by a tool: not on 3 brokers); by-hand (partitions from 3 added by broker 2: x)"
+        in (manual.summary)
+    )
+    rack = found["topic.rack_concentrated"]
+    assert rack.subject == {"partitions": 3, "topics": 1} and rack.severity.value == "warning"
+    assert "by-hand (3 on rack rack-1)" in rack.summary and rack.evidence == ("zk:/brokers/topics/by-hand",)
+    auto = found["topic.auto_created"]
+    assert auto.subject == {"topics": 2}
+    assert "clicks (written by broker 2's own ZooKeeper session at zxid 0x20, 2024-03-12 08:00:00" in (
+        auto.summary
+    )
+    assert "while broker 1 was the controller" in auto.summary
+    assert (
+        "views (written by broker 3's own" in auto.summary
+        and "while no controller was elected" in auto.summary
+    )
+    # a topic both written and logged cites both, the txn first
+    assert auto.evidence == ("zk:txn@0x20", "broker-2:logs/server.log:7", "zk:txn@0x40")
+    assert "'bad name!'" in found["topic.invalid_name"].summary
+    assert found["topic.invalid_name"].evidence == ("zk:/brokers/topics/bad name!",)
+    collision = found["topic.name_collision"]
+    assert collision.subject == {"groups": 1} and "metrics.in and metrics_in" in collision.summary
+
+
+def test_judge_from_logs_alone_and_more_than_it_shows() -> None:
+    """A 2.5 bundle without ZooKeeper's history: the brokers' lines tell the automatic creations; the
+    manual assignments past SHOWN are counted, and ' ...' says more are not named."""
+    many = [Assigned(i, f"t{i}", None, 0, "why") for i in range(SHOWN)]
+    facts = lifecycle_facts(
+        history=False,
+        pre_28=True,
+        manual=(SHOWN + 2, SHOWN + 2, many),
+        logged=[Logged("clicks", AT, 2, "broker-2:logs/server.log", 7)],
+    )
+    coverage = checked()
+    found = {f.kind: f for f in judge(facts, coverage)}
+    assert found["topic.manual_assignment"].summary.endswith(" ...")
+    assert len(found["topic.manual_assignment"].evidence) == 3
+    auto = found["topic.auto_created"]
+    assert "clicks (broker 2, 2024-03-12 08:00:00)" in auto.summary
+    assert auto.evidence == ("broker-2:logs/server.log:7",)
+    assert coverage["topic_auto_creation"].used == ["broker logs"]
+
+
+def test_judge_says_what_it_could_not_check() -> None:
+    """Creations before the history's first txn are not checked; at 2.8 without the history whether topics
+    were created automatically is not known (skipped), and with ZooKeeper migration it is partial."""
+    coverage = checked()
+    assert judge(lifecycle_facts(older=4), coverage) == []
+    lc = coverage["topic_lifecycle"]
+    assert lc.status == "partial" and lc.missing == [
+        "the creation of 4 topic(s), before the history's first txn: not checked"
+    ]
+    coverage = checked()
+    judge(lifecycle_facts(history=False), coverage)
+    auto = coverage["topic_auto_creation"]
+    assert auto.status == "skipped" and "zk/txnlog/" in auto.missing[0]
+    coverage = checked()
+    judge(lifecycle_facts(migration=True), coverage)
+    auto = coverage["topic_auto_creation"]
+    assert auto.status == "partial" and "migration" in auto.missing[0]

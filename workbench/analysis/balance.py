@@ -8,21 +8,26 @@ leader.imbalance.check.interval.seconds (default 300) while auto.leader.rebalanc
 preferred replica wherever it is alive and in the ISR and, before 3.4, no reassignment runs
 (behaviour: auto_rebalance_waits_for_reassignments). An imbalance that outlives
 that interval was therefore not corrected, and the finding says which of those conditions the evidence
-shows. Also here: ISR churn per broker, and replicas that keep leaving their partition's ISR (flapping).
+shows. Also here: replicas that keep leaving their partition's ISR (flapping, `model/isr.py`).
+
+In two halves: `facts` asks Spark (a query per concern, for all brokers at once), `judge` decides and
+words the findings in plain Python.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from workbench.analysis.contract import NO_TXN, WARNING, Analysis, Kind, Need
-from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, tp_list, txn_ref, zk_ref
+from workbench.analysis.contract import NO_TXN, WARNING, Analysis, Kind, Need, two_halves
+from workbench.analysis.findings import TP, Coverage, Finding, file_ref, first_refs, tp_list, txn_ref, zk_ref
 from workbench.analysis.health import Health, health
 from workbench.kafka import behaviour, defaults
+from workbench.model.isr import FLAPPING_WINDOW_S, flapping
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -49,25 +54,80 @@ def imbalance_since(h: Health, threshold: float) -> list[Any]:
     )
 
 
-def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
-    """Flapping replicas, and registered brokers whose imbalance outlived the controller's check."""
+# -- facts (Spark) ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Imbalanced:
+    """A broker above the threshold at the end of every bucket from `since` to the last (`minute`), with
+    the partitions it is the preferred leader for and does not lead, and the rebalance checks logged since."""
+
+    broker: int
+    preferred: int
+    not_leading: int
+    imbalance_ratio: float
+    since: datetime
+    minute: datetime
+    movable: int  # of those it does not lead (topics queued for deletion left out), those whose ISR holds it
+    some: list[tuple[str, int | None]]  # state znodes (path, mzxid) of the first few of them
+    queued: list[str]  # topics queued for deletion it is the preferred leader for and does not lead
+    queued_partitions: int
+    checks: int | None  # automatic rebalance checks the brokers logged since `since`; None: no logs
+    last_check: tuple[str, int] | None  # the last of them (file, line)
+
+
+@dataclass(frozen=True)
+class Flapped:
+    """One broker's replicas that left their partition's ISR FLAPPING_DEPARTURES times or more."""
+
+    broker: int
+    n: int
+    most: int
+    first: datetime
+    last: datetime
+    tps: list[TP]
+    zxids: list[int]
+
+
+@dataclass(frozen=True)
+class Facts:
+    percentage: float  # leader.imbalance.per.broker.percentage, where the brokers agree, else the default
+    interval_s: int  # leader.imbalance.check.interval.seconds, likewise
+    live: frozenset[int]  # brokers registered at the capture
+    imbalanced: list[Imbalanced]  # above the threshold at the series' last bucket
+    flapped: list[Flapped]
+    disabled: list[int]  # brokers whose server.properties turn auto.leader.rebalance.enable off
+    waits: bool | None  # the rebalance skips while any reassignment runs, at this version (None: unknown)
+    moving: int  # partitions being reassigned at the capture
+    counted_from: str | None  # the history the preferred partitions are known from, when not all are
+
+
+def facts(bundle: Bundle) -> Facts | None:
+    """The brokers above the threshold at the end, with their partitions and the logged checks (a query
+    each for all of them), and the flapping replicas; None without ZooKeeper's history."""
     v = views(bundle)
     h = health(bundle)
     if h is None:
-        coverage.add("leader_balance", [NO_TXN])
-        return []
+        return None
     percentage = float(_setting(bundle, "leader.imbalance.per.broker.percentage", IMBALANCE_PERCENTAGE))
-    interval_s = int(_setting(bundle, "leader.imbalance.check.interval.seconds", CHECK_INTERVAL_SECONDS))
-    live = v.live_brokers
-    out = _flapping_findings(bundle)
-    for r in imbalance_since(h, percentage / 100):
-        if r.since is None or r.broker not in live:
-            continue  # balanced, or not registered: its absence is the finding (broker.session_expired)
-        # above at the end of every bucket from `since` to the last: for longer than one check interval
-        if (r.minute - r.since).total_seconds() <= interval_s:
-            continue
-        out.append(_finding(bundle, r, percentage, interval_s))
-    return out
+    above = [r for r in imbalance_since(h, percentage / 100) if r.since is not None]
+    disabled = [
+        b
+        for b, x in v.evidence.config("auto.leader.rebalance.enable", "true").items()
+        if x.strip() == "false"
+    ]
+    moving = 0
+    if above:
+        moving = v.partitions.where((F.size("adding") > 0) | (F.size("removing") > 0)).count()
+    return Facts(
+        percentage=percentage,
+        interval_s=int(_setting(bundle, "leader.imbalance.check.interval.seconds", CHECK_INTERVAL_SECONDS)),
+        live=frozenset(v.live_brokers),
+        imbalanced=_imbalanced(bundle, above),
+        flapped=_flapped(bundle),
+        disabled=disabled,
+        waits=behaviour.holds("auto_rebalance_waits_for_reassignments", v.evidence.kafka_version),
+        moving=moving,
+        counted_from=None if v.history_base[1] else v.history_read,
+    )
 
 
 def _setting(bundle: Bundle, key: str, default: str) -> str:
@@ -76,182 +136,95 @@ def _setting(bundle: Bundle, key: str, default: str) -> str:
     return values.pop() if len(values) == 1 else default
 
 
-def _finding(bundle: Bundle, r: Any, percentage: float, interval_s: int) -> Finding:
+def _imbalanced(bundle: Bundle, above: list[Any]) -> list[Imbalanced]:
+    """For the brokers `above`: their preferred partitions led by another broker (one query), and the
+    automatic rebalance checks the brokers logged since each began (one query)."""
+    if not above:
+        return []
     v = views(bundle)
-    b = r.broker
-    parts = v.partitions.where((F.col("replicas")[0] == b) & (F.col("leader") != b))
-    deleting = v.delete_markers.select("topic")
-    not_led = (
-        parts.join(deleting, "topic", "left_anti")
+    brokers = [r.broker for r in above]
+    deleting = v.delete_markers.select("topic", F.lit(True).alias("queued"))
+    parts = (
+        v.partitions.where(F.col("replicas")[0].isin(brokers) & (F.col("leader") != F.col("replicas")[0]))
+        .join(deleting, "topic", "left")
+        .select(
+            F.col("replicas")[0].alias("broker"),
+            "topic",
+            "partition",
+            "state_path",
+            "state_mzxid",
+            F.coalesce("queued", F.lit(False)).alias("queued"),
+            F.array_contains("isr", F.col("replicas")[0]).alias("in_isr"),
+        )
+    )
+    kept_in = ~F.col("queued")
+    detail = {
+        r.broker: r
+        for r in parts.groupBy("broker")
         .agg(
-            F.count_if(F.array_contains("isr", b)).alias("movable"),
+            F.count_if(kept_in & F.col("in_isr")).alias("movable"),
             F.slice(
-                F.sort_array(F.collect_list(F.struct("topic", "partition", "state_path", "state_mzxid"))),
+                F.sort_array(
+                    F.collect_list(
+                        F.when(kept_in, F.struct("topic", "partition", "state_path", "state_mzxid"))
+                    )
+                ),
                 1,
                 3,
             ).alias("some"),
+            F.count_if("queued").alias("queued_partitions"),
+            F.sort_array(F.collect_set(F.when(F.col("queued"), F.col("topic")))).alias("queued"),
         )
-        .collect()[0]
-    )
-    queued = parts.join(deleting, "topic", "left_semi").agg(
-        F.count("*").alias("n"), F.sort_array(F.collect_set("topic")).alias("topics")
-    )
-    left_out = queued.collect()[0]  # one row: the preferred partitions of topics queued for deletion
-    moving = v.partitions.where((F.size("adding") > 0) | (F.size("removing") > 0)).count()
-    why, refs = _why_not_corrected(bundle, r.since, moving, r.not_leading - not_led.movable)
-    unknown = f" that {v.history_read} shows assigned (those before it are not known)"
-    counted = "" if v.history_base[1] else unknown
-    aside = ""
-    if left_out.n:
-        aside = (
-            f"; {left_out.n} more it is the preferred leader for belong to topic(s) queued for deletion "
-            f"({', '.join(left_out.topics[:3])}{', ...' if len(left_out.topics) > 3 else ''}), which the "
-            "controller leaves out of both the ratio and the rebalance until the deletion completes"
+        .collect()  # one row per broker above the threshold
+    }
+    checks = _checks(bundle, {r.broker: r.since for r in above})
+    out = []
+    for r in above:
+        d = detail.get(r.broker)
+        n, last = checks.get(r.broker, (None, None))
+        out.append(
+            Imbalanced(
+                r.broker,
+                r.preferred,
+                r.not_leading,
+                r.imbalance_ratio,
+                r.since,
+                r.minute,
+                d.movable if d else 0,
+                [(s.state_path, s.state_mzxid) for s in d.some] if d else [],
+                list(d.queued) if d else [],
+                d.queued_partitions if d else 0,
+                n,
+                last,
+            )
         )
-    return Finding(
-        "leader.imbalance",
-        WARNING,
-        {"broker": b, "ratio": round(r.imbalance_ratio, 2), "threshold": percentage / 100},
-        f"Broker {b} does not lead {r.not_leading} of the {r.preferred} partitions{counted} it is the "
-        f"preferred leader for (imbalance {r.imbalance_ratio:.2f}, above "
-        f"leader.imbalance.per.broker.percentage {percentage:g}) at every minute's end since "
-        f"{r.since:%Y-%m-%d %H:%M} ZooKeeper time, longer than the controller's {interval_s} s rebalance "
-        f"check; broker {b} is in the ISR of {not_led.movable or 'none'} of them"
-        f"{', which a preferred election could move back' if not_led.movable else ''}; {why}{aside}.",
-        tuple(first_refs([zk_ref(p.state_path, p.state_mzxid) for p in not_led.some], 3) + refs),
-    )
+    return out
 
 
-def _why_not_corrected(bundle: Bundle, since: datetime, moving: int, stuck: int) -> tuple[str, list[str]]:
-    """What the evidence says about the automatic rebalance since the imbalance began; `stuck`: the
-    partitions not led by their preferred replica whose ISR lacks it, which no preferred election moves."""
-    v = views(bundle)
-    disabled = [
-        b
-        for b, x in v.evidence.config("auto.leader.rebalance.enable", "true").items()
-        if x.strip() == "false"
-    ]
-    if disabled:
-        return (
-            "auto.leader.rebalance.enable is false in server.properties of broker(s) "
-            + ", ".join(map(str, disabled)),
-            [f"broker-{b}:server.properties" for b in disabled[:3]],
-        )
-    waits = behaviour.holds("auto_rebalance_waits_for_reassignments", v.evidence.kafka_version)
-    if moving and waits is not False:
-        return (
-            f"{moving} partition(s) are being reassigned, and the controller skips the rebalance while "
-            "any are" + ("" if waits else " (before Kafka 3.4; this bundle's version is not known)"),
-            [],
-        )
-    out_of_isr = (
-        f"; {stuck} of them cannot move: the rebalance elects a preferred replica only where it is "
-        "alive and in the ISR (canPreferredReplicaBeLeader)"
-        if stuck
-        else ""
-    )
-    if not v.evidence.with_logs:
-        return "the bundle has no broker logs to show whether the controller checked" + out_of_isr, []
-    checks = (
-        bundle.cluster_events.where(
-            (F.col("event") == "leader_election.auto_rebalance") & (F.col("ts") >= F.lit(since))
-        )
-        .agg(
-            F.count("*").alias("n"),
-            F.max_by(F.struct("file", "line_no"), F.struct("ts", "file", "line_no")).alias("last"),
-        )
-        .collect()[0]
-    )
-    if checks.n:
-        return (
-            f"the controller logged {checks.n} automatic rebalance check(s) since then without moving them"
-            + out_of_isr,
-            [file_ref(checks.last.file, checks.last.line_no)],
-        )
-    return (
-        "no broker's log holds an automatic rebalance check ('Processing automatic preferred replica "
-        "leader election', INFO) since then, as the controller logs one each check while "
-        "auto.leader.rebalance.enable is true" + out_of_isr,
-        [],
-    )
+def _checks(bundle: Bundle, since: dict[int, datetime]) -> dict[int, tuple[int, tuple[str, int] | None]]:
+    """Per broker, the automatic rebalance checks logged since `since[broker]` and the last of them, in
+    one query; empty without broker logs."""
+    if not views(bundle).evidence.with_logs:
+        return {}
+    lines = bundle.cluster_events.where(F.col("event") == "leader_election.auto_rebalance")
+    aggs = []
+    for b, t in since.items():
+        after = F.col("ts") >= F.lit(t)
+        aggs += [
+            F.count_if(after).alias(f"n{b}"),
+            F.max_by(F.struct("file", "line_no"), F.when(after, F.struct("ts", "file", "line_no"))).alias(
+                f"last{b}"
+            ),
+        ]
+    row = lines.agg(*aggs).collect()[0]
+    return {
+        b: (row[f"n{b}"], (row[f"last{b}"].file, row[f"last{b}"].line_no) if row[f"n{b}"] else None)
+        for b in since
+    }
 
 
-# -- ISR churn --------------------------------------------------------------------------------------
-FLAPPING_DEPARTURES = 3  # a replica leaving its partition's ISR this often ...
-FLAPPING_WINDOW_S = 600  # ... within this long (ZooKeeper's clock)
-
-
-def isr_changes(bundle: Bundle) -> DataFrame | None:
-    """Each replica leaving or joining a partition's ISR as ZooKeeper recorded it: topic, partition,
-    broker, zxid, time, change ('left' or 'joined'). None without ZooKeeper's history."""
-    changes = views(bundle).partition_changes
-    if changes is None:
-        return None
-    w = Window.partitionBy("topic", "partition").orderBy("zxid")
-    with_isr = changes.where(F.col("isr").isNotNull())
-    d = with_isr.select(
-        "topic", "partition", "zxid", "time", "isr", F.lag("isr").over(w).alias("before")
-    ).where(F.col("before").isNotNull())
-    return (
-        d.select(
-            "topic", "partition", "zxid", "time", F.explode(F.array_except("before", "isr")).alias("broker")
-        )
-        .withColumn("change", F.lit("left"))
-        .unionByName(
-            d.select(
-                "topic",
-                "partition",
-                "zxid",
-                "time",
-                F.explode(F.array_except("isr", "before")).alias("broker"),
-            ).withColumn("change", F.lit("joined"))
-        )
-    )
-
-
-def isr_churn(bundle: Bundle, bucket: str = "1 minute") -> DataFrame | None:
-    """Per bucket and broker, how many of its replicas left and joined an ISR: minute, broker, left,
-    joined (only buckets with churn)."""
-    changes = isr_changes(bundle)
-    if changes is None:
-        return None
-    return (
-        changes.groupBy(F.window("time", bucket)["start"].alias("minute"), "broker")
-        .pivot("change", ["left", "joined"])
-        .count()
-        .na.fill(0, ["left", "joined"])
-        .orderBy("minute", "broker")
-    )
-
-
-def flapping(bundle: Bundle) -> DataFrame | None:
-    """Replicas that left their partition's ISR FLAPPING_DEPARTURES times or more within
-    FLAPPING_WINDOW_S: topic, partition, broker, departures (the most in one window), first, last and
-    the zxids of those departures."""
-    changes = isr_changes(bundle)
-    if changes is None:
-        return None
-    left = changes.where(F.col("change") == "left")
-    w = (
-        Window.partitionBy("topic", "partition", "broker")
-        .orderBy(F.unix_seconds("time"))
-        .rangeBetween(-FLAPPING_WINDOW_S, 0)
-    )
-    return (
-        left.withColumn("in_window", F.count("*").over(w))
-        .groupBy("topic", "partition", "broker")
-        .agg(
-            F.max("in_window").alias("departures"),
-            F.min("time").alias("first"),
-            F.max("time").alias("last"),
-            F.slice(F.sort_array(F.collect_list("zxid")), 1, 10).alias("zxids"),
-        )
-        .where(F.col("departures") >= FLAPPING_DEPARTURES)
-    )
-
-
-def _flapping_findings(bundle: Bundle) -> list[Finding]:
-    """One finding per broker whose replicas flapped, naming the partitions."""
+def _flapped(bundle: Bundle) -> list[Flapped]:
+    """Per broker whose replicas flapped: how many, the most departures in one window, when, and which."""
     flaps = flapping(bundle)
     if flaps is None:
         return []
@@ -266,27 +239,116 @@ def _flapping_findings(bundle: Bundle) -> list[Finding]:
             F.slice(F.sort_array(F.flatten(F.collect_list("zxids"))), 1, 5).alias("zxids"),
         )
         .orderBy("broker")
-        .collect()
+        .collect()  # one row per broker
     )
     return [
-        Finding(
-            "isr.flapping",
-            WARNING,
-            {"broker": r.broker, "partitions": r.n},
-            f"Broker {r.broker}'s replica left the ISR of {r.n} partition(s) ({tp_list(r.tps)}) up to "
-            f"{r.most} times within {FLAPPING_WINDOW_S // 60} minutes, between {r.first:%Y-%m-%d %H:%M:%S} "
-            f"and {r.last:%H:%M:%S} ZooKeeper time.",
-            tuple(txn_ref(z) for z in r.zxids),
+        Flapped(
+            r.broker, r.n, r.most, r.first, r.last, [TP(t.topic, t.partition) for t in r.tps], list(r.zxids)
         )
         for r in rows
     ]
+
+
+# -- findings (plain Python) ---------------------------------------------------------------------------
+def judge(f: Facts | None, coverage: Coverage) -> list[Finding]:
+    """Flapping replicas, and registered brokers whose imbalance outlived the controller's check, with why
+    nothing moved it back. Plain Python: tested from hand-written facts."""
+    if f is None:
+        coverage.add("leader_balance", [NO_TXN])
+        return []
+    out = [_flapping_finding(x) for x in f.flapped]
+    for r in f.imbalanced:
+        if r.broker not in f.live:
+            continue  # not registered: its absence is the finding (broker.session_expired)
+        # above at the end of every bucket from `since` to the last: for longer than one check interval
+        if (r.minute - r.since).total_seconds() <= f.interval_s:
+            continue
+        out.append(_imbalance_finding(f, r))
+    return out
+
+
+def _imbalance_finding(f: Facts, r: Imbalanced) -> Finding:
+    b = r.broker
+    why, refs = _why_not_corrected(f, r)
+    counted = (
+        f" that {f.counted_from} shows assigned (those before it are not known)" if f.counted_from else ""
+    )
+    aside = ""
+    if r.queued_partitions:
+        aside = (
+            f"; {r.queued_partitions} more it is the preferred leader for belong to topic(s) queued for "
+            f"deletion ({', '.join(r.queued[:3])}{', ...' if len(r.queued) > 3 else ''}), which the "
+            "controller leaves out of both the ratio and the rebalance until the deletion completes"
+        )
+    return Finding(
+        "leader.imbalance",
+        WARNING,
+        {"broker": b, "ratio": round(r.imbalance_ratio, 2), "threshold": f.percentage / 100},
+        f"Broker {b} does not lead {r.not_leading} of the {r.preferred} partitions{counted} it is the "
+        f"preferred leader for (imbalance {r.imbalance_ratio:.2f}, above "
+        f"leader.imbalance.per.broker.percentage {f.percentage:g}) at every minute's end since "
+        f"{r.since:%Y-%m-%d %H:%M} ZooKeeper time, longer than the controller's {f.interval_s} s rebalance "
+        f"check; broker {b} is in the ISR of {r.movable or 'none'} of them"
+        f"{', which a preferred election could move back' if r.movable else ''}; {why}{aside}.",
+        tuple(first_refs([zk_ref(path, mzxid) for path, mzxid in r.some], 3) + refs),
+    )
+
+
+def _why_not_corrected(f: Facts, r: Imbalanced) -> tuple[str, list[str]]:
+    """What the evidence says about the automatic rebalance since the imbalance began; the partitions not
+    led by their preferred replica whose ISR lacks it no preferred election moves."""
+    if f.disabled:
+        return (
+            "auto.leader.rebalance.enable is false in server.properties of broker(s) "
+            + ", ".join(map(str, f.disabled)),
+            [f"broker-{b}:server.properties" for b in f.disabled[:3]],
+        )
+    if f.moving and f.waits is not False:
+        return (
+            f"{f.moving} partition(s) are being reassigned, and the controller skips the rebalance while "
+            "any are" + ("" if f.waits else " (before Kafka 3.4; this bundle's version is not known)"),
+            [],
+        )
+    stuck = r.not_leading - r.movable
+    out_of_isr = (
+        f"; {stuck} of them cannot move: the rebalance elects a preferred replica only where it is "
+        "alive and in the ISR (canPreferredReplicaBeLeader)"
+        if stuck
+        else ""
+    )
+    if r.checks is None:
+        return "the bundle has no broker logs to show whether the controller checked" + out_of_isr, []
+    if r.checks and r.last_check:
+        return (
+            f"the controller logged {r.checks} automatic rebalance check(s) since then without moving them"
+            + out_of_isr,
+            [file_ref(*r.last_check)],
+        )
+    return (
+        "no broker's log holds an automatic rebalance check ('Processing automatic preferred replica "
+        "leader election', INFO) since then, as the controller logs one each check while "
+        "auto.leader.rebalance.enable is true" + out_of_isr,
+        [],
+    )
+
+
+def _flapping_finding(r: Flapped) -> Finding:
+    return Finding(
+        "isr.flapping",
+        WARNING,
+        {"broker": r.broker, "partitions": r.n},
+        f"Broker {r.broker}'s replica left the ISR of {r.n} partition(s) ({tp_list(r.tps)}) up to "
+        f"{r.most} times within {FLAPPING_WINDOW_S // 60} minutes, between {r.first:%Y-%m-%d %H:%M:%S} "
+        f"and {r.last:%H:%M:%S} ZooKeeper time.",
+        tuple(txn_ref(z) for z in r.zxids),
+    )
 
 
 ANALYSIS = Analysis(
     "leader_balance",
     needs={Need.ZK_HISTORY: "how long an imbalance lasted, and which replicas flapped"},
     wants={Need.ZK_STATE: "which brokers are registered at the capture"},
-    run=_run,
+    run=two_halves(facts, judge),
     reads=(
         "health",
         "partitions",

@@ -2,7 +2,7 @@
 
 - `creations` (`model/creations.py`): every topic creation and partition addition in ZooKeeper's history,
   with the brokers then registered and whose session wrote it.
-- Findings:
+- Findings, in two halves (`facts` asks Spark, `judge` words them in plain Python):
   - `topic.manual_assignment`: replicas Kafka's default assignment could not have given over the brokers
     then registered, for any start index and replica shift, rack aware or in any broker order
     (`kafka.assignment`): made by hand (--replica-assignment) or by a tool;
@@ -22,14 +22,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from workbench.analysis.contract import INFO, WARNING, Analysis, Kind, Need
+from workbench.analysis.contract import INFO, WARNING, Analysis, Kind, Need, two_halves
 from workbench.analysis.findings import Coverage, Finding, file_ref, txn_ref, zk_ref
 from workbench.kafka import behaviour
+from workbench.kafka import znodes as paths
 from workbench.kafka.names import LEGAL_CHARS, MAX_NAME_LENGTH, invalid_topic_message
 from workbench.kafka.znodes import TOPIC_PATH
 from workbench.model.creations import creations, not_default
@@ -70,7 +73,7 @@ def rack_concentrated(bundle: Bundle) -> DataFrame | None:
 def topic_names(bundle: Bundle) -> DataFrame:
     """Every topic name in the ZooKeeper state and its history: topic, and where it was seen (path)."""
     v = views(bundle)
-    names = v.topics.select("topic", F.concat(F.lit("/brokers/topics/"), "topic").alias("path"))
+    names = v.topics.select("topic", F.concat(F.lit(paths.topic_path("")), "topic").alias("path"))
     if v.watched_history is not None:
         h = v.watched_history.txns
         names = names.unionByName(
@@ -81,44 +84,214 @@ def topic_names(bundle: Bundle) -> DataFrame:
     return names.distinct()
 
 
-def _run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
-    """Assignments not Kafka's, rack concentration, automatic creations, colliding and invalid names;
-    whether topics were created automatically is a check of its own (topic_auto_creation)."""
+# -- facts (Spark) ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Assigned:
+    """A creation (first_partition 0) or partition addition Kafka's default assignment could not give."""
+
+    zxid: int
+    topic: str
+    by: int | None  # the broker whose own session wrote it; None: a tool's
+    first_partition: int
+    why: str
+
+
+@dataclass(frozen=True)
+class OnOneRack:
+    topic: str
+    rack: str
+    n: int  # its partitions with every replica on `rack`
+
+
+@dataclass(frozen=True)
+class Written:
+    """A topic znode a broker's own session created while another broker (or none) was the controller."""
+
+    topic: str
+    zxid: int
+    time: datetime
+    by: int
+    controller: int | None
+
+
+@dataclass(frozen=True)
+class Logged:
+    """A broker's first line saying it created the topic automatically (2.5's wording)."""
+
+    topic: str
+    ts: datetime
+    broker_id: int
+    file: str
+    line_no: int
+
+
+@dataclass(frozen=True)
+class Facts:
+    history: bool  # ZooKeeper's history was read: who wrote each topic znode, and with what assignment
+    older: int  # topics now whose creation is before the history's first txn
+    pre_28: bool
+    with_logs: bool
+    migration: bool  # zookeeper.metadata.migration.enable: automatic creations go to the controller
+    manual: tuple[int, int, list[Assigned]]  # creations and additions, topics, the first SHOWN
+    concentrated: tuple[int, int, list[OnOneRack]]  # partitions, topics, the first SHOWN topics
+    written: list[Written]  # oldest first
+    logged: list[Logged]
+    invalid: list[tuple[str, str]]  # topic, a path it was seen at; the first SHOWN + 1
+    collisions: list[list[str]]  # names equal but for '.' and '_'; the first SHOWN + 1 groups
+
+
+def facts(bundle: Bundle) -> Facts:
+    """What the findings need, in one query each: assignments not Kafka's, rack concentration, who wrote
+    each topic znode and the brokers' lines, names Kafka refuses."""
     v = views(bundle)
     made = creations(bundle)
+    older = 0
     if made is not None:
         assert v.watched_history is not None
         born = v.watched_history.txns.where(
             F.col("op").isin(*CREATES) & F.col("path").rlike(TOPIC_PATH)
         ).select(F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"))
         older = v.topics.join(born, "topic", "left_anti").count()
-        if older:
-            coverage.add(
-                "topic_lifecycle",
-                [f"the creation of {older} topic(s), before the history's first txn: not checked"],
-            )
-    pre_28 = (behaviour.parse(v.evidence.kafka_version) or (2, 8)) < (2, 8)
-    auto_used = ["ZooKeeper's history (who wrote each topic znode)"] if made is not None else []
-    if pre_28 and v.evidence.with_logs:
-        auto_used.append("broker logs")
     migration = any(
         c.get("zookeeper.metadata.migration.enable") == "true" for c in v.evidence.configs.values()
     )
+    names = topic_names(bundle)
+    return Facts(
+        history=made is not None,
+        older=older,
+        pre_28=(behaviour.parse(v.evidence.kafka_version) or (2, 8)) < (2, 8),
+        with_logs=bool(v.evidence.with_logs),
+        migration=migration,
+        manual=_manual(made),
+        concentrated=_concentrated(bundle),
+        written=_written_by_a_broker_not_controller(bundle, made)
+        if made is not None and not migration
+        else [],
+        logged=_logged(bundle),
+        invalid=_invalid(names),
+        collisions=_collisions(names),
+    )
+
+
+def _manual(made: DataFrame | None) -> tuple[int, int, list[Assigned]]:
+    if made is None:
+        return 0, 0, []
+    row = (
+        not_default(made)
+        .agg(
+            F.count("*").alias("n"),
+            F.count_distinct("topic").alias("topics"),
+            F.slice(
+                F.sort_array(F.collect_list(F.struct("zxid", "topic", "by", "first_partition", "why"))),
+                1,
+                SHOWN,
+            ).alias("some"),
+        )
+        .collect()[0]
+    )
+    return row.n, row.topics, [Assigned(**s.asDict()) for s in row.some]
+
+
+def _concentrated(bundle: Bundle) -> tuple[int, int, list[OnOneRack]]:
+    on_one = rack_concentrated(bundle)
+    if on_one is None:
+        return 0, 0, []
+    row = (
+        on_one.groupBy("topic", "rack")
+        .agg(F.count("*").alias("n"))
+        .agg(
+            F.sum("n").alias("n"),
+            F.count("*").alias("topics"),
+            F.slice(F.sort_array(F.collect_list(F.struct("topic", "rack", "n"))), 1, SHOWN).alias("some"),
+        )
+        .collect()[0]
+    )
+    return row.n or 0, row.topics, [OnOneRack(**s.asDict()) for s in row.some]
+
+
+def _written_by_a_broker_not_controller(bundle: Bundle, made: DataFrame) -> list[Written]:
+    """Topic creations whose znode a broker's own session wrote while another broker was the controller."""
+    e = elections(bundle).select(
+        F.col("zxid").alias("e_zxid"), F.col("broker").alias("controller"), F.col("gone_zxid").alias("e_gone")
+    )
+    created = made.where((F.col("first_partition") == 0) & F.col("by").isNotNull()).select(
+        "topic", "zxid", "time", "by"
+    )
+    during = (F.col("e_zxid") < F.col("zxid")) & (
+        F.col("e_gone").isNull() | (F.col("zxid") < F.col("e_gone"))
+    )
+    rows = (
+        created.join(e, during, "left")
+        .groupBy("topic", "zxid", "time", "by")
+        .agg(F.max("controller").alias("controller"))
+        .where(F.col("controller").isNull() | (F.col("controller") != F.col("by")))
+        .orderBy("zxid")
+        .collect()  # one row per automatic creation
+    )
+    return [Written(**r.asDict()) for r in rows]
+
+
+def _logged(bundle: Bundle) -> list[Logged]:
+    """The first "Auto creation of topic" line of each topic (2.5 logs one; later versions do not)."""
+    rows = (
+        bundle.cluster_events.where(F.col("event") == "topic.auto_created")
+        .groupBy("topic")
+        .agg(
+            F.min_by(F.struct("ts", "broker_id", "file", "line_no"), F.struct("ts", "file", "line_no")).alias(
+                "first"
+            )
+        )
+        .collect()  # one row per topic created automatically
+    )
+    return [Logged(r.topic, **r.first.asDict()) for r in rows]
+
+
+def _invalid(names: DataFrame) -> list[tuple[str, str]]:
+    valid = (
+        F.col("topic").rlike(f"^{LEGAL_CHARS}+$")
+        & ~F.col("topic").isin(".", "..")
+        & (F.length("topic") <= MAX_NAME_LENGTH)
+    )
+    bad = names.where(~valid).groupBy("topic").agg(F.min("path").alias("path"))
+    return [(r.topic, r.path) for r in bad.orderBy("topic").limit(SHOWN + 1).collect()]
+
+
+def _collisions(names: DataFrame) -> list[list[str]]:
+    clashes = (
+        names.select("topic", F.translate("topic", ".", "_").alias("unified"))  # unify_collision_chars
+        .distinct()
+        .groupBy("unified")
+        .agg(F.sort_array(F.collect_list("topic")).alias("topics"))
+        .where(F.size("topics") > 1)
+    )
+    return [list(r.topics) for r in clashes.orderBy("unified").limit(SHOWN + 1).collect()]
+
+
+# -- findings (plain Python) ---------------------------------------------------------------------------
+def judge(f: Facts, coverage: Coverage) -> list[Finding]:
+    """Assignments not Kafka's, rack concentration, automatic creations, colliding and invalid names, and
+    what the evidence let it check; whether topics were created automatically is a check of its own
+    (topic_auto_creation). Plain Python: tested from hand-written facts."""
+    if f.older:
+        coverage.add(
+            "topic_lifecycle",
+            [f"the creation of {f.older} topic(s), before the history's first txn: not checked"],
+        )
+    auto_used = ["ZooKeeper's history (who wrote each topic znode)"] if f.history else []
+    if f.pre_28 and f.with_logs:
+        auto_used.append("broker logs")
     auto_missing = [] if auto_used else ["ZooKeeper's txn logs (zk/txnlog/): who wrote each topic znode"]
-    if migration:
+    if f.migration:
         auto_missing.append("ZooKeeper migration forwards automatic creations to the controller")
     coverage.record("topic_auto_creation", auto_used, auto_missing, needed=bool(auto_used))
-    by_writer = (
-        _written_by_a_broker_not_controller(bundle, made) if made is not None and not migration else []
-    )
-    return [*_manual(made), *_concentrated(bundle), *_auto_created(bundle, by_writer), *_names(bundle)]
+    return [*_manual_finding(f), *_concentrated_finding(f), *_auto_created(f), *_names(f)]
 
 
 ANALYSIS = Analysis(
     "topic_lifecycle",
     needs={Need.ZK_STATE: "the topics and their assignments"},
     wants={Need.ZK_HISTORY: "who created each topic, and with what assignment"},
-    run=_run,
+    run=two_halves(facts, judge),
     reads=(
         "topics",
         "partitions",
@@ -139,122 +312,62 @@ ANALYSIS = Analysis(
 findings = ANALYSIS.findings
 
 
-def _manual(made: DataFrame | None) -> list[Finding]:
-    if made is None:
-        return []
-    row = (
-        not_default(made)
-        .agg(
-            F.count("*").alias("n"),
-            F.count_distinct("topic").alias("topics"),
-            F.slice(
-                F.sort_array(F.collect_list(F.struct("zxid", "topic", "by", "first_partition", "why"))),
-                1,
-                SHOWN,
-            ).alias("some"),
-        )
-        .collect()[0]
-    )
-    if not row.n:
+def _manual_finding(f: Facts) -> list[Finding]:
+    n, topics, some = f.manual
+    if not n:
         return []
     shown = "; ".join(
         f"{s.topic} ({'created' if s.first_partition == 0 else f'partitions from {s.first_partition} added'} "
         f"by {f'broker {s.by}' if s.by is not None else 'a tool'}: {s.why})"
-        for s in row.some
+        for s in some
     )
     return [
         Finding(
             "topic.manual_assignment",
             INFO,
-            {"topics": row.topics},
-            f"{row.n} topic creation(s) or partition addition(s) in {row.topics} topic(s) have replicas "
+            {"topics": topics},
+            f"{n} topic creation(s) or partition addition(s) in {topics} topic(s) have replicas "
             "that Kafka's default assignment could not have given over the brokers registered then (no "
             "start index and replica shift, rack aware or in any broker order, gives them): assigned by hand "
-            f"(--replica-assignment) or by a tool. {shown}{' ...' if row.n > SHOWN else ''}",
-            tuple(txn_ref(s.zxid) for s in row.some[:3]),
+            f"(--replica-assignment) or by a tool. {shown}{' ...' if n > SHOWN else ''}",
+            tuple(txn_ref(s.zxid) for s in some[:3]),
         )
     ]
 
 
-def _concentrated(bundle: Bundle) -> list[Finding]:
-    on_one = rack_concentrated(bundle)
-    if on_one is None:
+def _concentrated_finding(f: Facts) -> list[Finding]:
+    n, topics, some = f.concentrated
+    if not n:
         return []
-    row = (
-        on_one.groupBy("topic", "rack")
-        .agg(F.count("*").alias("n"))
-        .agg(
-            F.sum("n").alias("n"),
-            F.count("*").alias("topics"),
-            F.slice(F.sort_array(F.collect_list(F.struct("topic", "rack", "n"))), 1, SHOWN).alias("some"),
-        )
-        .collect()[0]
-    )
-    if not row.n:
-        return []
-    shown = ", ".join(f"{s.topic} ({s.n} on rack {s.rack})" for s in row.some)
+    shown = ", ".join(f"{s.topic} ({s.n} on rack {s.rack})" for s in some)
     return [
         Finding(
             "topic.rack_concentrated",
             WARNING,
-            {"partitions": row.n, "topics": row.topics},
-            f"{row.n} partition(s) of {row.topics} topic(s) keep every replica on one rack, though the "
+            {"partitions": n, "topics": topics},
+            f"{n} partition(s) of {topics} topic(s) keep every replica on one rack, though the "
             f"registered brokers span several: losing that rack takes them offline. {shown}"
-            f"{' ...' if row.topics > SHOWN else ''}",
-            tuple(zk_ref(f"/brokers/topics/{s.topic}") for s in row.some[:3]),
+            f"{' ...' if topics > SHOWN else ''}",
+            tuple(zk_ref(paths.topic_path(s.topic)) for s in some[:3]),
         )
     ]
 
 
-def _written_by_a_broker_not_controller(bundle: Bundle, made: DataFrame) -> list[Any]:
-    """Topic creations whose znode a broker's own session wrote while another broker was the controller:
-    topic, zxid, time, by, controller."""
-    e = elections(bundle).select(
-        F.col("zxid").alias("e_zxid"), F.col("broker").alias("controller"), F.col("gone_zxid").alias("e_gone")
-    )
-    created = made.where((F.col("first_partition") == 0) & F.col("by").isNotNull()).select(
-        "topic", "zxid", "time", "by"
-    )
-    during = (F.col("e_zxid") < F.col("zxid")) & (
-        F.col("e_gone").isNull() | (F.col("zxid") < F.col("e_gone"))
-    )
-    return (
-        created.join(e, during, "left")
-        .groupBy("topic", "zxid", "time", "by")
-        .agg(F.max("controller").alias("controller"))
-        .where(F.col("controller").isNull() | (F.col("controller") != F.col("by")))
-        .orderBy("zxid")
-        .collect()  # one row per automatic creation
-    )
-
-
-def _auto_created(bundle: Bundle, by_writer: list[Any]) -> list[Finding]:
+def _auto_created(f: Facts) -> list[Finding]:
     """Automatic creations: from who wrote the topic znode (any version), and the 2.5 brokers' lines."""
-    lines = (
-        bundle.cluster_events.where(F.col("event") == "topic.auto_created")
-        .groupBy("topic")
-        .agg(
-            F.min_by(F.struct("ts", "broker_id", "file", "line_no"), F.struct("ts", "file", "line_no")).alias(
-                "first"
-            )
-        )
-        .collect()  # one row per topic created automatically
-    )
     said: dict[str, tuple[str, list[str]]] = {}
-    for r in by_writer:
-        controller = f"broker {r.controller} was the controller" if r.controller is not None else (
+    for w in f.written:
+        controller = f"broker {w.controller} was the controller" if w.controller is not None else (
             "no controller was elected"
         )  # fmt: skip
-        said[r.topic] = (
-            f"{r.topic} (written by broker {r.by}'s own ZooKeeper session at zxid {r.zxid:#x}, "
-            f"{r.time:%Y-%m-%d %H:%M:%S} ZooKeeper time, while {controller})",
-            [txn_ref(r.zxid)],
+        said[w.topic] = (
+            f"{w.topic} (written by broker {w.by}'s own ZooKeeper session at zxid {w.zxid:#x}, "
+            f"{w.time:%Y-%m-%d %H:%M:%S} ZooKeeper time, while {controller})",
+            [txn_ref(w.zxid)],
         )
-    for r in lines:
-        text, refs = said.get(
-            r.topic, (f"{r.topic} (broker {r.first.broker_id}, {r.first.ts:%Y-%m-%d %H:%M:%S})", [])
-        )
-        said[r.topic] = (text, [*refs, file_ref(r.first.file, r.first.line_no)])
+    for g in f.logged:
+        text, refs = said.get(g.topic, (f"{g.topic} (broker {g.broker_id}, {g.ts:%Y-%m-%d %H:%M:%S})", []))
+        said[g.topic] = (text, [*refs, file_ref(g.file, g.line_no)])
     if not said:
         return []
     shown = [said[t] for t in sorted(said)[:SHOWN]]
@@ -272,53 +385,29 @@ def _auto_created(bundle: Bundle, by_writer: list[Any]) -> list[Finding]:
     ]
 
 
-def _names(bundle: Bundle) -> list[Finding]:
-    names = topic_names(bundle)
-    valid = (
-        F.col("topic").rlike(f"^{LEGAL_CHARS}+$")
-        & ~F.col("topic").isin(".", "..")
-        & (F.length("topic") <= MAX_NAME_LENGTH)
-    )
-    bad = (
-        names.where(~valid)
-        .groupBy("topic")
-        .agg(F.min("path").alias("path"))
-        .orderBy("topic")
-        .limit(SHOWN + 1)
-        .collect()
-    )
-    clashes = (
-        names.select("topic", F.translate("topic", ".", "_").alias("unified"))  # unify_collision_chars
-        .distinct()
-        .groupBy("unified")
-        .agg(F.sort_array(F.collect_list("topic")).alias("topics"))
-        .where(F.size("topics") > 1)
-        .orderBy("unified")
-        .limit(SHOWN + 1)
-        .collect()
-    )
+def _names(f: Facts) -> list[Finding]:
     out = []
-    if bad:
+    if f.invalid:
         out.append(
             Finding(
                 "topic.invalid_name",
                 WARNING,
-                {"topics": len(bad)},
+                {"topics": len(f.invalid)},
                 "Topic name(s) Kafka refuses, written to ZooKeeper by a tool that bypassed its checks: "
-                + "; ".join(f"{b.topic!r}: {invalid_topic_message(b.topic)}" for b in bad[:SHOWN]),
-                tuple(zk_ref(b.path) for b in bad[:3]),
+                + "; ".join(f"{t!r}: {invalid_topic_message(t)}" for t, _ in f.invalid[:SHOWN]),
+                tuple(zk_ref(path) for _, path in f.invalid[:3]),
             )
         )
-    if clashes:
+    if f.collisions:
         out.append(
             Finding(
                 "topic.name_collision",
                 WARNING,
-                {"groups": len(clashes)},
+                {"groups": len(f.collisions)},
                 "Topics whose names differ only in '.' and '_' share their metric names, so their metrics "
                 "collide; Kafka refuses to create one while the other exists: "
-                + "; ".join(" and ".join(c.topics) for c in clashes[:SHOWN]),
-                tuple(zk_ref(f"/brokers/topics/{t}") for t in clashes[0].topics[:3]),
+                + "; ".join(" and ".join(c) for c in f.collisions[:SHOWN]),
+                tuple(zk_ref(paths.topic_path(t)) for t in f.collisions[0][:3]),
             )
         )
     return out

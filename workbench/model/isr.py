@@ -1,0 +1,86 @@
+"""ISR churn from ZooKeeper's history: each replica leaving or joining its partition's ISR, per bucket and
+broker, and the replicas that keep leaving (flapping; `analysis/balance.py` words them)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from workbench.model.views import views
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+FLAPPING_DEPARTURES = 3  # a replica leaving its partition's ISR this often ...
+FLAPPING_WINDOW_S = 600  # ... within this long (ZooKeeper's clock)
+
+
+def isr_changes(bundle: Bundle) -> DataFrame | None:
+    """Each replica leaving or joining a partition's ISR as ZooKeeper recorded it: topic, partition,
+    broker, zxid, time, change ('left' or 'joined'). None without ZooKeeper's history."""
+    changes = views(bundle).partition_changes
+    if changes is None:
+        return None
+    w = Window.partitionBy("topic", "partition").orderBy("zxid")
+    with_isr = changes.where(F.col("isr").isNotNull())
+    d = with_isr.select(
+        "topic", "partition", "zxid", "time", "isr", F.lag("isr").over(w).alias("before")
+    ).where(F.col("before").isNotNull())
+    return (
+        d.select(
+            "topic", "partition", "zxid", "time", F.explode(F.array_except("before", "isr")).alias("broker")
+        )
+        .withColumn("change", F.lit("left"))
+        .unionByName(
+            d.select(
+                "topic",
+                "partition",
+                "zxid",
+                "time",
+                F.explode(F.array_except("isr", "before")).alias("broker"),
+            ).withColumn("change", F.lit("joined"))
+        )
+    )
+
+
+def isr_churn(bundle: Bundle, bucket: str = "1 minute") -> DataFrame | None:
+    """Per bucket and broker, how many of its replicas left and joined an ISR: minute, broker, left,
+    joined (only buckets with churn)."""
+    changes = isr_changes(bundle)
+    if changes is None:
+        return None
+    return (
+        changes.groupBy(F.window("time", bucket)["start"].alias("minute"), "broker")
+        .pivot("change", ["left", "joined"])
+        .count()
+        .na.fill(0, ["left", "joined"])
+        .orderBy("minute", "broker")
+    )
+
+
+def flapping(bundle: Bundle) -> DataFrame | None:
+    """Replicas that left their partition's ISR FLAPPING_DEPARTURES times or more within
+    FLAPPING_WINDOW_S: topic, partition, broker, departures (the most in one window), first, last and
+    the zxids of those departures."""
+    changes = isr_changes(bundle)
+    if changes is None:
+        return None
+    left = changes.where(F.col("change") == "left")
+    w = (
+        Window.partitionBy("topic", "partition", "broker")
+        .orderBy(F.unix_seconds("time"))
+        .rangeBetween(-FLAPPING_WINDOW_S, 0)
+    )
+    return (
+        left.withColumn("in_window", F.count("*").over(w))
+        .groupBy("topic", "partition", "broker")
+        .agg(
+            F.max("in_window").alias("departures"),
+            F.min("time").alias("first"),
+            F.max("time").alias("last"),
+            F.slice(F.sort_array(F.collect_list("zxid")), 1, 10).alias("zxids"),
+        )
+        .where(F.col("departures") >= FLAPPING_DEPARTURES)
+    )
