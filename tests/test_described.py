@@ -13,8 +13,7 @@ from conftest import with_pastes
 from pyspark.sql import SparkSession
 
 from workbench.analysis import deletion, health, leaderless
-from workbench.analysis.findings import Coverage
-from workbench.analysis.triage import Triage
+from workbench.analysis.triage import Triage, triage
 from workbench.cli.render import triage_text
 from workbench.frames import open_bundle
 
@@ -49,10 +48,8 @@ class _Found:
     """The findings and coverage of the analyses that read what a paste shows (not all of triage's)."""
 
     def __init__(self, bundle: Any) -> None:
-        self.coverage = Coverage()
-        self.findings = [
-            f for a in (health, leaderless, deletion) for f in a.ANALYSIS.findings(bundle, self.coverage)
-        ]
+        found = triage(bundle, only=[a.ANALYSIS.name for a in (health, leaderless, deletion)])
+        self.findings, self.coverage = found.findings, found.coverage
 
 
 def _of(result: Any, prefix: str) -> list[Any]:
