@@ -7,9 +7,9 @@ from __future__ import annotations
 import itertools
 from datetime import datetime, timedelta, timezone
 
-from workbench.analysis.controller import Election, Facts, FailoverLog, Line, Picked, judge, picked_up
+from workbench.analysis.controller import Facts, judge
 from workbench.analysis.findings import Coverage
-from workbench.analysis.sessions import Expired
+from workbench.model.failovers import Election, Expired, FailoverLog, Line, Picked, picked_up
 from workbench.model.history_gaps import Gap
 from workbench.model.outage import Outage
 

@@ -9,10 +9,10 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 from workbench.analysis.deletion import CLOCK_MARGIN_MS, Facts, judge
-from workbench.analysis.described import Marked
 from workbench.analysis.findings import Coverage
 from workbench.kafka.defaults import FILE_DELETE_DELAY_MS
 from workbench.model.deletion_steps import DeleteDir, Halt, Marker, Step, Steps, Stray
+from workbench.model.described import Marked
 
 ASKED = datetime(2024, 3, 12, 9, 0, tzinfo=timezone.utc)
 CAPTURED_MS = int((ASKED + timedelta(hours=1)).timestamp() * 1000)

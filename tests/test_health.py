@@ -21,11 +21,12 @@ from stories import HEALTH, Stories
 from workbench.analysis import balance, leaderless
 from workbench.analysis import health as health_analysis
 from workbench.analysis.contract import INFO, NO_TXN, WARNING
-from workbench.analysis.described import FailedDir, Group, Shown
 from workbench.analysis.findings import TP, Coverage
-from workbench.analysis.health import Episodes, Facts, health
+from workbench.analysis.health import Episodes, Facts
 from workbench.analysis.triage import Triage
 from workbench.frames import Bundle, open_bundle
+from workbench.model.described import FailedDir, Group, Shown
+from workbench.model.health import health
 
 SAMPLES = samples()
 

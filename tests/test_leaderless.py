@@ -8,9 +8,9 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from workbench.analysis.contract import NO_TXN
-from workbench.analysis.described import Group, Shown
 from workbench.analysis.findings import TP, Coverage
 from workbench.analysis.leaderless import Facts, NotActing, Offline, judge
+from workbench.model.described import Group, Shown
 from workbench.model.outage import Outage
 
 AT = datetime(2024, 3, 12, 9, 0, tzinfo=timezone.utc)

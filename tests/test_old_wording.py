@@ -10,9 +10,9 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from workbench.analysis import controller, sessions
+from workbench.analysis import controller
 from workbench.frames import open_bundle
-from workbench.model import state
+from workbench.model import failovers, state
 
 KC = "kafka.controller.KafkaController"
 ELECTOR = "kafka.server.ZookeeperLeaderElector"
@@ -162,5 +162,5 @@ def test_0_10_session_expiry_in_zkclient_s_words(spark: SparkSession, tmp_path: 
     assert connected.event == "zk.client_connected"
     assert recorded.event.startswith("source.partition.recorded_replica_log_end_offset")
     assert (recorded.topic, recorded.partition) == ("orders", 0), recorded.attrs
-    (found,) = sessions.expiry_findings(sessions.expiries(bundle, {}))
+    (found,) = controller.expiry_findings(failovers.expiries(bundle, {}))
     assert found.subject == {"broker": 1, "cause": "session_expiry"}

@@ -19,10 +19,11 @@ from pyspark.sql import SparkSession
 
 import workbench
 from workbench import plots, report
-from workbench.analysis import controller, deletion, health, topic_ids
+from workbench.analysis import controller, deletion, topic_ids
 from workbench.analysis.findings import Coverage, Finding
 from workbench.analysis.triage import Triage
 from workbench.frames import Bundle
+from workbench.model import health
 from workbench.model.views import views
 from workbench.plots import layout
 

@@ -20,11 +20,11 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from workbench.analysis.health import health
     from workbench.analysis.triage import triage
     from workbench.errors import WorkbenchError
     from workbench.frames import Bundle, open_bundle
     from workbench.manifest import BundleError
+    from workbench.model.health import health
     from workbench.model.state import state_at
     from workbench.spark import spark_session
 
@@ -54,8 +54,8 @@ def __getattr__(name: str) -> Any:
         from workbench.model.state import state_at
 
         return state_at
-    if name == "health":  # offline, under-replicated ... per bucket (`analysis.health`)
-        from workbench.analysis.health import health
+    if name == "health":  # offline, under-replicated ... per bucket (`model.health`)
+        from workbench.model.health import health
 
         return health
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import pandas as pd
 from pyspark.sql import functions as F
 
-from workbench.analysis.findings import Finding, hex_col, tp_list
-from workbench.analysis.health import captured_at, duration, episodes, health
+from workbench.analysis.findings import Finding, duration, hex_col, tp_list
+from workbench.model.health import captured_at, episodes, health
 from workbench.model.timeline import in_order
 
 if TYPE_CHECKING:

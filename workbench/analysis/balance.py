@@ -25,8 +25,8 @@ from pyspark.sql import functions as F
 
 from workbench.analysis.contract import NO_TXN, WARNING, Analysis, Kind, Need, two_halves
 from workbench.analysis.findings import TP, Coverage, Finding, file_ref, first_refs, tp_list, txn_ref, zk_ref
-from workbench.analysis.health import Health, health
 from workbench.kafka import behaviour, defaults
+from workbench.model.health import Health, health
 from workbench.model.isr import FLAPPING_WINDOW_S, flapping
 from workbench.model.views import views
 

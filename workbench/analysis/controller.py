@@ -1,27 +1,26 @@
 """Controller elections and failovers, and the ZooKeeper sessions brokers lost (seeds 002, 003).
 
 The elections themselves, from ZooKeeper's history or the controllers' logs, are `elections.py`'s views
-(re-exported here for the notebooks: `controller.elections(bundle)`). Why the previous controller went is
-read from that broker's own log (`sessions.py`). The new controller's log gives the onControllerFailover
-steps and what it resumed.
+(re-exported here for the notebooks: `controller.elections(bundle)`); the chain of them, each new
+controller's own log (its onControllerFailover steps and what it resumed) and the sessions brokers lost are
+the facts of `model/failovers.py`. Why the previous controller went is read from that broker's own log
+(`model/session_ends.py`). In two halves: `facts` asks Spark, `judge` words the findings.
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe, two_halves
 from workbench.analysis.findings import Coverage, Finding, file_ref, hex_zxid, ranges, txn_ref
-from workbench.analysis.sessions import CAUSE_TEXT, Expired, expiries, expiry_findings
+from workbench.model import failovers
 from workbench.model.elections import elected, elected_lines, elections, failover_steps
+from workbench.model.failovers import Election, Expired, FailoverLog, Line, expiries
 from workbench.model.history_gaps import Gap
 from workbench.model.outage import Failover, Outage, outages
-from workbench.model.session_ends import session_ends
+from workbench.model.session_ends import SILENT_ENDINGS, session_ends
 from workbench.model.skew import skew_ms
 from workbench.model.views import views
 
@@ -33,51 +32,19 @@ FLAPPING_WINDOW_MS = 10 * 60_000
 FLAPPING_ELECTIONS = 3
 __all__ = ["ANALYSIS", "elected", "elected_lines", "elections", "failover_steps", "findings"]
 
-
-@dataclass
-class Election:
-    """One election, linked to the one before it (`previous`), with how its controller's tenure ended:
-    `gone_zxid`/`gone_time` the close of its session or /controller's delete, `gone_by` the session that
-    deleted it, `session` the controller's own."""
-
-    epoch: int | None
-    broker: int | None
-    zxid: int | None
-    time: Any
-    ref: str
-    previous: Election | None = None
-    gone_zxid: int | None = None
-    gone_time: Any = None
-    gone_by: int | None = None
-    session: int | None = None
-
-
-@dataclass(frozen=True)
-class Line:
-    """A new controller's log line from its election to 'Ready to serve'."""
-
-    event: str
-    step: str | None
-    ts: datetime
-    file: str
-    line_no: int
-
-
-@dataclass
-class FailoverLog:
-    """A new controller's failover, as its own log tells it: its lines, its election and 'Ready to serve'
-    lines, and what it resumed (kind -> what)."""
-
-    steps: list[Line] = field(default_factory=list)
-    elected: Line | None = None
-    ready: Line | None = None
-    resumed: dict[str, list[str]] = field(default_factory=dict)
-
-    @property
-    def ready_ms(self) -> int | None:
-        if self.elected is None or self.ready is None:
-            return None
-        return round((self.ready.ts - self.elected.ts).total_seconds() * 1000)
+CAUSE_TEXT = {
+    "shutdown": "broker {b} shut down",
+    "session_expiry": "broker {b}'s ZooKeeper session expired",
+    "crash": "broker {b} stopped without a shutdown (a crash or hang) and ZooKeeper expired its session",
+    "hang": "broker {b} stood still (its ZooKeeper client heard nothing for about the whole session timeout: "
+    "a long GC pause, a stalled disk or a frozen VM), ZooKeeper expired its session, and it learned so when "
+    "it ran again",
+    "network_partition": "broker {b} kept running but lost ZooKeeper (its client timed out after the read "
+    "timeout, 2/3 of the session's: a network partition or ZooKeeper unreachable) and ZooKeeper expired "
+    "its session",
+    "unknown": "broker {b}'s session closed (no log from broker {b} tells a shutdown from a crash)",
+    "deleted": "/controller was deleted by {by}",
+}
 
 
 @dataclass
@@ -98,8 +65,8 @@ class Facts:
 def facts(bundle: Bundle) -> Facts:
     v = views(bundle)
     ends = session_ends(bundle)
-    chain = _chain(bundle)
-    logs = _election_logs(bundle)
+    chain = failovers.chain(bundle)
+    logs = failovers.election_logs(bundle)
     lost = _outages(bundle, chain, ends, logs)
     return Facts(chain, logs, ends, v.evidence.with_logs, v.resumed_after, lost, expiries(bundle, ends))
 
@@ -112,124 +79,6 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
         outage = f.outages.get(e.epoch) if e.epoch is not None else None
         out.append(_election_finding(e, f.ends, log or FailoverLog(), f.with_logs, after_gap, outage))
     return out + _flapping(f.chain) + expiry_findings(f.expired)
-
-
-def _chain(bundle: Bundle) -> list[Election]:
-    """Elections in order: from ZooKeeper's history when there is one, else from the controllers' logs."""
-    v = views(bundle)
-    out: list[Election] = []
-    if v.evidence.zk_history:
-        for r in elections(bundle).orderBy("zxid").collect():
-            out.append(
-                Election(
-                    r.epoch,
-                    r.broker,
-                    r.zxid,
-                    r.time,
-                    txn_ref(r.zxid),
-                    None,
-                    r.gone_zxid,
-                    r.gone_time,
-                    r.gone_by,
-                    r.session_id,
-                )
-            )
-    else:
-        rows = elected_lines(bundle).orderBy("epoch", "ts").collect()
-        for r in rows:
-            if out and out[-1].epoch == r.epoch:
-                continue
-            out.append(Election(r.epoch, r.broker_id, None, r.ts, file_ref(r.file, r.line_no)))
-    for before, after in itertools.pairwise(out):
-        after.previous = before
-    return out
-
-
-def _election_logs(bundle: Bundle) -> dict[tuple[int, int], FailoverLog]:
-    """Per (broker, epoch): its lines from its election to 'Ready to serve', and what it resumed."""
-    steps = failover_steps(bundle).orderBy("broker_id", "epoch", "ts", "line_no").collect()
-    out: dict[tuple[int, int], FailoverLog] = {}
-    for r in steps:
-        log = out.setdefault((r.broker_id, r.epoch), FailoverLog())
-        line = Line(r.event, r.step, r.ts, r.file, r.line_no)
-        log.steps.append(line)
-        if r.event == "controller.elected":
-            log.elected = line
-        if r.event == "controller.ready":
-            log.ready = line
-    resumed = picked_up(_picked(bundle))
-    for key, log in out.items():
-        log.resumed = resumed.get(key, {})
-    return out
-
-
-@dataclass(frozen=True)
-class Picked:
-    """A controller (broker, epoch) logged that it worked on `what`: a reassignment's partition, a deleted
-    topic, preferred elections."""
-
-    broker_id: int
-    epoch: int
-    kind: str
-    what: str
-
-
-def _picked(bundle: Bundle) -> list[Picked]:
-    """Per controller (broker, epoch) and thing: reassignments it sent or completed, deletions it
-    (re)started, preferred elections it resumed; each line given to the broker's last election before it."""
-    ev = bundle.cluster_events
-    elected = elected_lines(bundle).select(
-        "broker_id", F.col("failover_file").alias("file"), "epoch", F.col("ts").alias("from_ts")
-    )
-    kinds = {
-        "reassignment.leader_and_isr_sent": "reassignments",
-        "reassignment.caught_up": "reassignments",
-        "reassignment.assignment_updated": "reassignments",
-        "deletion.topic_started": "deletions",
-        "leader_election.pending": "preferred elections",
-    }
-    picked = ev.where(F.col("event").isin(list(kinds))).where(
-        (F.col("event") != "leader_election.pending") | (F.col("attrs")["step"] == "resuming")
-    )
-    what = F.coalesce(
-        F.concat_ws("-", "topic", F.col("partition").cast("string")), F.col("attrs")["partitions"]
-    )
-    kind = F.create_map(*[x for k, v in kinds.items() for x in (F.lit(k), F.lit(v))])[F.col("event")]
-    rows = (
-        picked.select(
-            "broker_id",
-            "file",
-            "line_no",
-            "ts",
-            kind.alias("kind"),
-            F.when(F.col("partition").isNull(), F.col("topic")).otherwise(what).alias("what"),
-        )
-        .join(elected, ["broker_id", "file"])
-        .where(F.col("ts") >= F.col("from_ts"))
-        .groupBy("broker_id", "file", "line_no", "kind", "what")
-        .agg(F.max("epoch").alias("epoch"))
-        .where(F.col("what").isNotNull() & (F.col("what") != ""))
-        .select("broker_id", "epoch", "kind", "what")
-        .distinct()
-        .collect()
-    )
-    return [Picked(r.broker_id, r.epoch, r.kind, r.what) for r in rows]
-
-
-def picked_up(picked: list[Picked]) -> dict[tuple[int, int], dict[str, list[str]]]:
-    """What each new controller picked up from ZooKeeper: a reassignment or a deletion that an earlier
-    controller's log already shows under way (one an operator starts during its term is its own, not
-    resumed; KafkaController.onControllerFailover resumes them after logging 'Ready to serve', 2.5.1:248-251,
-    2.8.2:264-267, 3.6.2:319-322, so the log cannot tell them apart by place), and the preferred elections
-    it says it resumes. Without an earlier controller's log nothing else is called resumed."""
-    first: dict[tuple[str, str], int] = {}
-    for p in picked:
-        first[(p.kind, p.what)] = min(first.get((p.kind, p.what), p.epoch), p.epoch)
-    out: dict[tuple[int, int], dict[str, set[str]]] = {}
-    for p in picked:
-        if p.kind == "preferred elections" or first[(p.kind, p.what)] < p.epoch:
-            out.setdefault((p.broker_id, p.epoch), {}).setdefault(p.kind, set()).add(p.what)
-    return {key: {k: sorted(v) for k, v in kinds.items()} for key, kinds in out.items()}
 
 
 def _election_finding(
@@ -422,3 +271,39 @@ ANALYSIS = Analysis(
     plots="workbench.plots.standard:controller",
 )
 findings = ANALYSIS.findings
+
+
+def expiry_findings(expired: list[Expired]) -> list[Finding]:
+    """Brokers that lost their ZooKeeper session: ZooKeeper closed it without the broker shutting down
+    (history), or the broker's own client logged the expiry (logs only)."""
+    out = []
+    refs: tuple[str | None, ...]
+    for e in expired:
+        text = CAUSE_TEXT[e.how].format(b=e.broker)
+        session = f"0x{e.session:x}" if e.session is not None else "?"
+        if e.zxids is not None:
+            if e.how not in SILENT_ENDINGS:
+                continue
+            made, ended = e.zxids
+            subject = {"broker": e.broker, "session": session, "zxid": hex_zxid(ended), "cause": e.how}
+            said = (
+                f"{text[0].upper()}{text[1:]}: session {session} (registered at zxid {hex_zxid(made)}) "
+                f"ended at zxid {hex_zxid(ended)}, {e.at:%Y-%m-%d %H:%M:%S} ZooKeeper time."
+            )
+            refs = (txn_ref(made), txn_ref(ended), e.ref)
+        elif e.lines:
+            subject = {"broker": e.broker, "cause": e.how}
+            said = (
+                f"Broker {e.broker}'s ZooKeeper session expired ({e.lines} line(s), first at "
+                f"{e.at:%Y-%m-%d %H:%M:%S} broker time)."
+            )
+            refs = (e.first, None, None)
+        else:
+            subject = {"broker": e.broker, "session": session, "cause": e.how}
+            said = (
+                f"{text[0].upper()}{text[1:]}: its client logged session {session} expired at "
+                f"{e.at:%Y-%m-%d %H:%M:%S} broker time."
+            )
+            refs = (e.first, e.ref, None)
+        out.append(Finding("broker.session_expired", WARNING, subject, said, tuple(x for x in refs if x)))
+    return out

@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from workbench.analysis import described
 from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe, two_halves
 from workbench.analysis.findings import (
     Coverage,
@@ -24,7 +23,9 @@ from workbench.analysis.findings import (
     file_ref,
     first_refs,
     hex_zxid,
+    moment,
     ranges,
+    taken,
     txn_ref,
     zk_ref,
 )
@@ -32,6 +33,7 @@ from workbench.kafka.defaults import FILE_DELETE_DELAY_MS
 from workbench.model import deletion_steps
 from workbench.model.deletion_steps import DeleteDir, Marker, Steps, Stray, timeline
 from workbench.model.deletion_steps import replica_progress as replica_progress  # the notebooks' name
+from workbench.model.described import Marked, marked_facts
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -60,7 +62,7 @@ class Facts:
     captured_ms: int | None
     strays: list[Stray]
     recreated: list[tuple[str, int, int]]
-    pasted: list[described.Marked]
+    pasted: list[Marked]
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -79,13 +81,13 @@ def facts(bundle: Bundle) -> Facts:
         ev.captured_ms,
         deletion_steps.strays(bundle) if ev.zk_state else [],
         deletion_steps.recreations(bundle) if ev.zk_history else [],
-        [] if ev.zk_state else described.marked_facts(bundle),
+        [] if ev.zk_state else marked_facts(bundle),
     )
 
 
 # -- judge: the findings, in plain Python ------------------------------------------------------------------
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:
-    out = _stuck(f) if f.zk_state else described.marked(f.pasted, coverage, CHECK)
+    out = _stuck(f) if f.zk_state else _pasted(f.pasted, coverage, CHECK)
     out += _completed(f)
     out += _refused(f)
     out += _lingering(f)
@@ -277,3 +279,31 @@ ANALYSIS = Analysis(
     plots="workbench.plots.standard:deletion",
 )
 findings = ANALYSIS.findings
+
+
+def _pasted(rows: list[Marked], coverage: Coverage, check: str) -> list[Finding]:
+    """deletion.marked: what each paste shows marked, with the replicas still on disk."""
+    if not rows:
+        return []
+    coverage.add(check, used=["the topics a pasted output shows marked for deletion"])
+    out = []
+    for r in rows:
+        on_disk = r.replicas_left
+        dirs = (
+            f"; the data dirs in the bundle still hold {len(on_disk)} live replica(s) of it "
+            f"({', '.join(first_refs(on_disk, 6))})"
+            if on_disk
+            else ""
+        )
+        out.append(
+            Finding(
+                "deletion.marked",
+                WARNING,
+                {"topic": r.topic, "taken_at": moment(r.taken_at), "replicas_left": on_disk},
+                f"{r.topic} was marked for deletion when the paste was {taken(r.taken_at)} ({r.how}){dirs}. "
+                "Without ZooKeeper's tree and history, whether the controller went on to delete it is not "
+                "known.",
+                (file_ref(r.file, r.line_no),),
+            )
+        )
+    return out

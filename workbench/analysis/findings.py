@@ -12,9 +12,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from workbench import schemas
+from workbench.model.refs import TP as TP
 from workbench.model.refs import file_ref as file_ref
 from workbench.model.refs import file_ref_col as file_ref_col
 from workbench.model.refs import hex_col as hex_col
@@ -158,13 +159,6 @@ def ranges(numbers: Iterable[int]) -> str:
     return ",".join(out)
 
 
-class TP(NamedTuple):
-    """A topic partition, as a finding's facts carry it."""
-
-    topic: str
-    partition: int
-
-
 def tp_list(rows: Iterable[Any], topics: int = 6) -> str:
     """'orders 0-2,5; payments 1' from rows with topic and partition: a finding's partitions, readable."""
     by_topic: dict[str, list[int]] = {}
@@ -202,3 +196,20 @@ def findings_pandas(findings: Iterable[Finding]) -> pd.DataFrame:
         row.update(summary=f.summary, evidence="\n".join(f.evidence))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def duration(ms: int) -> str:
+    """A length of time as a finding says it: ms, s, or min."""
+    if ms < 1_000:
+        return f"{ms} ms"
+    return f"{ms / 1000:.1f} s" if ms < 120_000 else f"{ms / 60_000:.0f} min"
+
+
+def taken(at: Any) -> str:
+    """When a paste was taken, as a finding says it."""
+    return f"taken at {at:%Y-%m-%d %H:%M:%S} UTC" if at else "taken at a time not known"
+
+
+def moment(at: Any) -> str:
+    """When a paste was taken, as a finding's subject holds it."""
+    return f"{at:%Y-%m-%dT%H:%M:%SZ}" if at else "unknown"

@@ -17,10 +17,21 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from workbench.analysis import described
 from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, maybe, two_halves
-from workbench.analysis.findings import TP, Coverage, Finding, hex_zxid, tp_list, txn_ref
-from workbench.analysis.health import Health, captured_at, duration, episodes, grouped, health
+from workbench.analysis.findings import (
+    TP,
+    Coverage,
+    Finding,
+    duration,
+    file_ref,
+    hex_zxid,
+    moment,
+    taken,
+    tp_list,
+    txn_ref,
+)
+from workbench.model.described import DESCRIBE, Shown, offline_facts
+from workbench.model.health import Health, captured_at, episodes, grouped, health
 from workbench.model.outage import SILENT_CAUSES, Failover, Outage, outages
 from workbench.model.session_ends import session_ends
 from workbench.model.skew import skew_ms
@@ -75,7 +86,7 @@ class Facts:
     history read is said."""
 
     history: bool
-    pasted: described.Shown | None = None
+    pasted: Shown | None = None
     offline: list[Offline] = field(default_factory=list)
     silent: dict[int, tuple[Outage, str]] = field(default_factory=dict)
     not_acting: list[NotActing] = field(default_factory=list)
@@ -85,7 +96,7 @@ class Facts:
 def facts(bundle: Bundle) -> Facts:
     h = health(bundle)
     if h is None:
-        return Facts(False, described.offline_facts(bundle))
+        return Facts(False, offline_facts(bundle))
     v = views(bundle)
     captured = captured_at(bundle)
     offline = _offline(h, captured, v)
@@ -98,7 +109,7 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
     (grouped by the refusing broker and the txn that named it)."""
     if not f.history:
         coverage.add("leaderless", [NO_TXN])
-        return described.offline(f.pasted, coverage, "leaderless")
+        return _pasted(f.pasted, coverage, "leaderless")
     return [_offline_finding(g, f) for g in f.offline] + [_not_acting_finding(g) for g in f.not_acting]
 
 
@@ -301,3 +312,26 @@ def _not_acting_finding(g: NotActing) -> Finding:
         "while nobody serves them.",
         (*(txn_ref(z) for z in (g.began_zxid, g.ended_zxid) if z is not None), *g.refs),
     )
+
+
+def _pasted(shown: Shown | None, coverage: Coverage, check: str) -> list[Finding]:
+    """partition.offline: the partitions a pasted describe shows with no leader."""
+    if shown is None:
+        return []
+    out = []
+    for g in shown.groups:
+        brokers = ", ".join(map(str, g.brokers))
+        out.append(
+            Finding(
+                "partition.offline",
+                CRITICAL,
+                {"partitions": g.partitions, "taken_at": moment(g.taken_at)},
+                f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no leader when kafka-topics --describe "
+                f"was {taken(g.taken_at)} (`Leader: none`); their replicas are on broker(s) {brokers}. A "
+                "paste shows one moment: when they went offline and for how long is not known.",
+                tuple(file_ref(g.file, line) for line in g.lines),
+            )
+        )
+    if shown.described:
+        coverage.add(check, used=[DESCRIBE])
+    return out

@@ -20,8 +20,7 @@ from pyspark.sql import functions as F
 
 from workbench.analysis import topic_id_cause
 from workbench.analysis.contract import CRITICAL, WARNING, Analysis, Kind, Need, maybe, two_halves
-from workbench.analysis.described import taken
-from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, ranges, zk_ref
+from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, ranges, taken, zk_ref
 from workbench.model.topic_ids import (
     Stale,
     Znode,

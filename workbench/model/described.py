@@ -6,17 +6,22 @@ different moments are never joined as if they held at once.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from workbench.kafka.znodes import DELETE_MARKER_PATH
+from workbench.model.refs import TP
+from workbench.model.views import views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 DELETE_TOPICS = "/admin/delete_topics"
+DESCRIBE = "kafka-topics --describe (pasted)"  # what a check used, as coverage says it
 
 
 def _partitions(bundle: Bundle) -> DataFrame:
@@ -108,3 +113,122 @@ def marked_for_deletion(bundle: Bundle) -> DataFrame:
         .groupBy("topic", "file", "taken_at")
         .agg(F.min_by("how", "line_no").alias("how"), F.min("line_no").alias("line_no"))
     )
+
+
+# -- what the analyses ask of the pastes: a few rows each, as plain values -------------------------------
+@dataclass(frozen=True)
+class Group:
+    """Partitions one paste shows alike (without a leader; under-replicated with the same brokers out of
+    their ISR): how many, which, the brokers holding their replicas and the first lines showing them."""
+
+    file: str
+    taken_at: datetime | None
+    partitions: int
+    tps: list[TP]
+    brokers: list[int]
+    lines: list[int]
+    out_of_isr: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What the pastes show of a check's partitions: the groups, and whether any describe was pasted (so
+    that none found is a describe read, not an absent one)."""
+
+    groups: list[Group]
+    described: bool
+
+
+def _shown(bundle: Bundle, rows: DataFrame, *keys: str) -> Shown | None:
+    """Per paste (and keys) the partitions `rows` holds; None for a bundle without pastes (no query)."""
+    if not bundle.evidence.pasted:
+        return None
+    found = (
+        rows.groupBy("file", "taken_at", *keys)
+        .agg(
+            F.count("*").alias("n"),
+            F.sort_array(F.collect_list(F.struct("topic", "partition"))).alias("tps"),
+            F.sort_array(F.array_distinct(F.flatten(F.collect_list("replicas")))).alias("brokers"),
+            F.slice(F.sort_array(F.collect_list("line_no")), 1, 5).alias("lines"),
+        )
+        .orderBy("file", *keys)
+        .collect()
+    )
+    groups = [
+        Group(
+            g.file,
+            g.taken_at,
+            g.n,
+            [TP(t.topic, t.partition) for t in g.tps],
+            list(g.brokers),
+            list(g.lines),
+            list(g.out_of_isr) if "out_of_isr" in keys else [],
+        )
+        for g in found
+    ]
+    return Shown(groups, bool(groups) or not bundle.partition_descriptions.isEmpty())
+
+
+def offline_facts(bundle: Bundle) -> Shown | None:
+    return _shown(bundle, offline(bundle))
+
+
+def under_replicated_facts(bundle: Bundle) -> Shown | None:
+    return _shown(bundle, under_replicated(bundle), "out_of_isr")
+
+
+@dataclass(frozen=True)
+class Marked:
+    """A topic a paste shows marked for deletion, and the replicas of it the data dirs (copied or listed)
+    still hold live, as `partition@broker`."""
+
+    topic: str
+    how: str
+    file: str
+    line_no: int
+    taken_at: datetime | None
+    replicas_left: list[str]
+
+
+def marked_facts(bundle: Bundle) -> list[Marked]:
+    """The topics pastes show marked for deletion (none without pastes), each paste's own row."""
+    if not bundle.evidence.pasted:
+        return []
+    rows = marked_for_deletion(bundle).orderBy("topic", "file").collect()
+    if not rows:
+        return []
+    left: dict[str, list[str]] = {}
+    for r in (
+        views(bundle)
+        .replicas.where(F.col("topic").isin(sorted({r.topic for r in rows})) & (F.col("dir_state") == "live"))
+        .groupBy("topic")
+        .agg(F.sort_array(F.collect_set(F.concat_ws("@", "partition", "broker_id"))).alias("left"))
+        .collect()
+    ):
+        left[r.topic] = list(r.left)
+    return [Marked(r.topic, r.how, r.file, r.line_no, r.taken_at, left.get(r.topic, [])) for r in rows]
+
+
+@dataclass(frozen=True)
+class FailedDir:
+    """A log dir a pasted kafka-log-dirs --describe shows with an error, at the first line showing it."""
+
+    file: str
+    taken_at: datetime | None
+    broker: int
+    log_dir: str
+    error: str
+    line_no: int
+
+
+def failed_dir_facts(bundle: Bundle) -> list[FailedDir]:
+    if not bundle.evidence.pasted:
+        return []
+    rows = (
+        bundle.log_dir_descriptions.where(F.col("error").isNotNull())
+        .groupBy("file", "taken_at", "broker_id", "log_dir", "error")
+        .agg(F.min("line_no").alias("line_no"))
+        .orderBy("broker_id", "log_dir", "file")
+        .collect()
+    )
+    return [FailedDir(r.file, r.taken_at, r.broker_id, r.log_dir, r.error, r.line_no) for r in rows]

@@ -5,11 +5,20 @@ history (`zk:txn@0x1b`); zxids and session ids as ZooKeeper prints them."""
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from workbench.zookeeper.txns import hex_zxid
+
+
+class TP(NamedTuple):
+    """A topic partition, as a finding's facts carry it."""
+
+    topic: str
+    partition: int
+
 
 _BROKER_FILE = re.compile(r"^brokers/([^/]+)/(.*)$")
 

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from pyspark.sql import DataFrame
 
-from workbench.analysis.health import duration as spoken
+from workbench.analysis.findings import duration as spoken
 
 # Okabe & Ito (2008), "Color Universal Design".
 BLACK, ORANGE, SKY_BLUE, GREEN, YELLOW, BLUE, VERMILLION, PURPLE = (

@@ -13,10 +13,10 @@ import pandas as pd
 
 from workbench import plots
 from workbench.analysis import deletion as deletion_of
-from workbench.analysis import health as health_of
 from workbench.analysis import topic_ids as ids_of
 from workbench.kafka import defaults
 from workbench.model import elections as elections_of
+from workbench.model import health as health_of
 from workbench.model.views import views
 
 if TYPE_CHECKING:

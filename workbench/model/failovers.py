@@ -1,0 +1,258 @@
+"""The controllers one after another and what each new one's own log tells, and the ZooKeeper sessions
+brokers lost: the facts `analysis/controller.py` judges, as plain values (a query or two each).
+
+The elections themselves, from ZooKeeper's history or the controllers' logs, are `elections.py`'s views;
+how each session ended is `session_ends.py`'s.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import functions as F
+
+from workbench.kafka import behaviour
+from workbench.model.elections import elected_lines, elections, failover_steps
+from workbench.model.refs import file_ref, txn_ref
+from workbench.model.session_ends import lived_through
+from workbench.model.views import session_of, views
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+
+@dataclass
+class Election:
+    """One election, linked to the one before it (`previous`), with how its controller's tenure ended:
+    `gone_zxid`/`gone_time` the close of its session or /controller's delete, `gone_by` the session that
+    deleted it, `session` the controller's own."""
+
+    epoch: int | None
+    broker: int | None
+    zxid: int | None
+    time: Any
+    ref: str
+    previous: Election | None = None
+    gone_zxid: int | None = None
+    gone_time: Any = None
+    gone_by: int | None = None
+    session: int | None = None
+
+
+@dataclass(frozen=True)
+class Line:
+    """A new controller's log line from its election to 'Ready to serve'."""
+
+    event: str
+    step: str | None
+    ts: datetime
+    file: str
+    line_no: int
+
+
+@dataclass
+class FailoverLog:
+    """A new controller's failover, as its own log tells it: its lines, its election and 'Ready to serve'
+    lines, and what it resumed (kind -> what)."""
+
+    steps: list[Line] = field(default_factory=list)
+    elected: Line | None = None
+    ready: Line | None = None
+    resumed: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def ready_ms(self) -> int | None:
+        if self.elected is None or self.ready is None:
+            return None
+        return round((self.ready.ts - self.elected.ts).total_seconds() * 1000)
+
+
+def chain(bundle: Bundle) -> list[Election]:
+    """Elections in order: from ZooKeeper's history when there is one, else from the controllers' logs."""
+    v = views(bundle)
+    out: list[Election] = []
+    if v.evidence.zk_history:
+        for r in elections(bundle).orderBy("zxid").collect():
+            out.append(
+                Election(
+                    r.epoch,
+                    r.broker,
+                    r.zxid,
+                    r.time,
+                    txn_ref(r.zxid),
+                    None,
+                    r.gone_zxid,
+                    r.gone_time,
+                    r.gone_by,
+                    r.session_id,
+                )
+            )
+    else:
+        rows = elected_lines(bundle).orderBy("epoch", "ts").collect()
+        for r in rows:
+            if out and out[-1].epoch == r.epoch:
+                continue
+            out.append(Election(r.epoch, r.broker_id, None, r.ts, file_ref(r.file, r.line_no)))
+    for before, after in itertools.pairwise(out):
+        after.previous = before
+    return out
+
+
+def election_logs(bundle: Bundle) -> dict[tuple[int, int], FailoverLog]:
+    """Per (broker, epoch): its lines from its election to 'Ready to serve', and what it resumed."""
+    steps = failover_steps(bundle).orderBy("broker_id", "epoch", "ts", "line_no").collect()
+    out: dict[tuple[int, int], FailoverLog] = {}
+    for r in steps:
+        log = out.setdefault((r.broker_id, r.epoch), FailoverLog())
+        line = Line(r.event, r.step, r.ts, r.file, r.line_no)
+        log.steps.append(line)
+        if r.event == "controller.elected":
+            log.elected = line
+        if r.event == "controller.ready":
+            log.ready = line
+    resumed = picked_up(picked(bundle))
+    for key, log in out.items():
+        log.resumed = resumed.get(key, {})
+    return out
+
+
+@dataclass(frozen=True)
+class Picked:
+    """A controller (broker, epoch) logged that it worked on `what`: a reassignment's partition, a deleted
+    topic, preferred elections."""
+
+    broker_id: int
+    epoch: int
+    kind: str
+    what: str
+
+
+def picked(bundle: Bundle) -> list[Picked]:
+    """Per controller (broker, epoch) and thing: reassignments it sent or completed, deletions it
+    (re)started, preferred elections it resumed; each line given to the broker's last election before it."""
+    ev = bundle.cluster_events
+    elected = elected_lines(bundle).select(
+        "broker_id", F.col("failover_file").alias("file"), "epoch", F.col("ts").alias("from_ts")
+    )
+    kinds = {
+        "reassignment.leader_and_isr_sent": "reassignments",
+        "reassignment.caught_up": "reassignments",
+        "reassignment.assignment_updated": "reassignments",
+        "deletion.topic_started": "deletions",
+        "leader_election.pending": "preferred elections",
+    }
+    picked = ev.where(F.col("event").isin(list(kinds))).where(
+        (F.col("event") != "leader_election.pending") | (F.col("attrs")["step"] == "resuming")
+    )
+    what = F.coalesce(
+        F.concat_ws("-", "topic", F.col("partition").cast("string")), F.col("attrs")["partitions"]
+    )
+    kind = F.create_map(*[x for k, v in kinds.items() for x in (F.lit(k), F.lit(v))])[F.col("event")]
+    rows = (
+        picked.select(
+            "broker_id",
+            "file",
+            "line_no",
+            "ts",
+            kind.alias("kind"),
+            F.when(F.col("partition").isNull(), F.col("topic")).otherwise(what).alias("what"),
+        )
+        .join(elected, ["broker_id", "file"])
+        .where(F.col("ts") >= F.col("from_ts"))
+        .groupBy("broker_id", "file", "line_no", "kind", "what")
+        .agg(F.max("epoch").alias("epoch"))
+        .where(F.col("what").isNotNull() & (F.col("what") != ""))
+        .select("broker_id", "epoch", "kind", "what")
+        .distinct()
+        .collect()
+    )
+    return [Picked(r.broker_id, r.epoch, r.kind, r.what) for r in rows]
+
+
+def picked_up(picked: list[Picked]) -> dict[tuple[int, int], dict[str, list[str]]]:
+    """What each new controller picked up from ZooKeeper: a reassignment or a deletion that an earlier
+    controller's log already shows under way (one an operator starts during its term is its own, not
+    resumed; KafkaController.onControllerFailover resumes them after logging 'Ready to serve', 2.5.1:248-251,
+    2.8.2:264-267, 3.6.2:319-322, so the log cannot tell them apart by place), and the preferred elections
+    it says it resumes. Without an earlier controller's log nothing else is called resumed."""
+    first: dict[tuple[str, str], int] = {}
+    for p in picked:
+        first[(p.kind, p.what)] = min(first.get((p.kind, p.what), p.epoch), p.epoch)
+    out: dict[tuple[int, int], dict[str, set[str]]] = {}
+    for p in picked:
+        if p.kind == "preferred elections" or first[(p.kind, p.what)] < p.epoch:
+            out.setdefault((p.broker_id, p.epoch), {}).setdefault(p.kind, set()).add(p.what)
+    return {key: {k: sorted(v) for k, v in kinds.items()} for key, kinds in out.items()}
+
+
+@dataclass(frozen=True)
+class Expired:
+    """A ZooKeeper session a broker lost, and how: from ZooKeeper's history (`zxids`: its registration's
+    create and end; `at`: the end, ZooKeeper's clock), from the broker's client line naming the session
+    (`at`: its first, broker's clock), or from Kafka's own "Session expired." lines alone (`lines`: how
+    many; no session). `how`: the cause (model.session_ends' words) and `ref` the line telling it."""
+
+    broker: int
+    session: int | None
+    how: str
+    ref: str | None
+    at: datetime
+    first: str | None = None  # the first line saying it (logs only)
+    zxids: tuple[int, int] | None = None
+    lines: int = 0
+
+
+def expiries(bundle: Bundle, ends: dict[int, tuple[str, str | None]]) -> list[Expired]:
+    """Every session a broker lost: each ended registration in ZooKeeper's history (`ends`: how each
+    session ended), else the expiries the brokers' logs tell."""
+    v = views(bundle)
+    if v.evidence.zk_history:
+        regs = v.registrations.where(F.col("ended_zxid").isNotNull()).orderBy("ended_zxid").collect()
+        return [
+            Expired(
+                r.broker_id,
+                r.session_id,
+                *ends.get(r.session_id, ("unknown", None)),
+                r.ended,
+                zxids=(r.czxid, r.ended_zxid),
+            )
+            for r in regs
+        ]
+    # logs only: the client's "Unable to reconnect ... session 0x.. has expired" names the session
+    rows = (
+        bundle.cluster_events.where(F.col("event") == "zk.session_expired")
+        .withColumn("session_id", session_of(F.col("attrs")["session"]))
+        .groupBy("broker_id", "session_id")
+        .agg(F.min_by(F.struct("file", "line_no", "ts"), F.struct("ts", "file", "line_no")).alias("first"))
+        .orderBy("broker_id", "first.ts")
+        .collect()  # one row per expired session
+    )
+    lived = lived_through(
+        bundle.cluster_events,
+        sessions=[r.session_id for r in rows if r.session_id is not None],
+        default_timeout_ms=behaviour.zk_session_timeout_default_ms(v.evidence.kafka_version),
+    )
+    out = []
+    for r in rows:
+        how, file, line_no = lived.get(r.session_id, ("session_expiry", "", 0))
+        told = file_ref(file, line_no) if file else None
+        out.append(
+            Expired(r.broker_id, r.session_id, how, told, r.first.ts, file_ref(r.first.file, r.first.line_no))
+        )
+    named = {r.broker_id for r in rows}
+    for r in (
+        bundle.cluster_events.where(F.col("event") == "zk.client_session_expired")
+        .groupBy("broker_id")
+        .agg(
+            F.count("*").alias("n"),
+            F.min_by(F.struct("file", "line_no", "ts"), F.struct("ts", "file", "line_no")).alias("first"),
+        )
+        .collect()  # one row per broker: Kafka's own "Session expired." where the client's line is absent
+    ):
+        if r.broker_id not in named:
+            first = file_ref(r.first.file, r.first.line_no)
+            out.append(Expired(r.broker_id, None, "session_expiry", None, r.first.ts, first, lines=r.n))
+    return out
