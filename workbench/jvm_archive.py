@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
-from typing import Any
 
 from workbench.spark import JVM_ARCHIVE_DUMP_ENV, jvm_archive
 
@@ -26,27 +26,38 @@ def build(bundle: Path, archive: Path) -> None:
     partial = archive.with_suffix(".partial")
     partial.unlink(missing_ok=True)
     env = {**os.environ, JVM_ARCHIVE_DUMP_ENV: str(partial)}
-    # The JVM writes the archive as it exits: the recording runs in a process of its own.
+    # The JVM writes the archive as it exits, after the Python process that started it (PySpark's JVM
+    # quits when its stdin closes): the recording runs in a process group of its own, waited for whole.
     # Its stderr is the JVM's list of the classes it cannot keep (generated ones, signed jars): shown only
     # when the run fails.
     command = [sys.executable, "-m", "workbench.jvm_archive", "--record", str(bundle)]
-    run = subprocess.run(command, env=env, capture_output=True, text=True)
+    run = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    _, stderr = run.communicate()
+    _wait_for_group(run.pid)
     if run.returncode != 0 or not partial.is_file():
-        sys.exit(f"{run.stderr[-4000:]}\nno JVM archive written at {partial} (exit {run.returncode})")
+        sys.exit(f"{stderr[-4000:]}\nno JVM archive written at {partial} (exit {run.returncode})")
     partial.replace(archive)
 
 
+def _wait_for_group(group: int, timeout_s: float = 600) -> None:
+    """Until no process of the process group `group` is left (the JVM, once the Python process is gone)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    raise TimeoutError(f"the JVM recording the archive (process group {group}) runs after {timeout_s} s")
+
+
 def _record(bundle: Path) -> None:
-    """Triage `bundle` in this process's Spark, then wait for the JVM to exit, which is when it writes
-    the archive (PySpark's JVM quits when its stdin closes)."""
+    """Triage `bundle` in this process's Spark; the JVM writes the archive when this process has exited."""
     import workbench
 
     spark = workbench.spark_session()
     workbench.triage(workbench.open_bundle(bundle, spark))
-    gateway: Any = spark.sparkContext._gateway
     spark.stop()
-    gateway.proc.stdin.close()
-    gateway.proc.wait(timeout=600)
 
 
 def main() -> None:
