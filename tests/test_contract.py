@@ -5,6 +5,7 @@ against the simulator's truth; coverage derived from the evidence an analysis ne
 from __future__ import annotations
 
 import ast
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -14,13 +15,16 @@ from conftest import REPO, SAMPLE_DATA
 from pyspark.sql import SparkSession
 from truth_facts import KINDS, observed
 
+from workbench.analysis import balance, controller, reassignment
 from workbench.analysis.contract import WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, Status
 from workbench.analysis.registry import ANALYSES, kinds
+from workbench.analysis.topic_id_cause import CAUSES
 from workbench.analysis.triage import Triage
 from workbench.frames import Bundle, open_bundle
 from workbench.model import reads
 from workbench.model.views import views
+from workbench.simulate import findings as truth
 
 
 def _kind_literals() -> dict[str, Path]:
@@ -86,11 +90,31 @@ def test_each_analysis_declares_views_that_exist_and_a_read_off_its_declaration_
 
 
 def test_a_truth_key_is_made_for_every_kind() -> None:
-    """truth_facts.observed turns each kind's finding into a comparable key: none is dropped."""
+    """truth_facts.observed turns each kind's finding into a comparable key: none is dropped; a kind's
+    `key` names keys its subject declares, and every kind the simulator's truth proves has one."""
     for name, kind in kinds().items():
         subject = {k: _sample(t) for k, t in kind.always.items()}
         f = Finding(name, kind.severities[0], subject, "")
         assert observed([f]), name
+        assert set(kind.key) <= {*kind.always, *kind.sometimes}, (name, kind.key)
+    truths = [json.loads(p.read_text()) for p in sorted(SAMPLE_DATA.glob("*/truth.json"))]
+    proved = {k for t in truths for k in t["findings"]}
+    assert proved and all(kinds()[k].key for k in proved), proved
+    for t in truths:  # each fact holds its kind's key, nothing else
+        assert all(set(f) == set(kinds()[k].key) for k, facts in t["findings"].items() for f in facts)
+
+
+def test_the_truths_thresholds_are_the_analyses() -> None:
+    """simulate/findings.py states the findings' own thresholds where the truth needs them: the same."""
+    assert truth.REASSIGNMENT_STUCK_MS == reassignment.STUCK_AFTER_MS
+    assert (truth.FLAPPING_WINDOW_MS, truth.FLAPPING_ELECTIONS) == (
+        controller.FLAPPING_WINDOW_MS,
+        controller.FLAPPING_ELECTIONS,
+    )
+    assert float(balance.IMBALANCE_PERCENTAGE) / 100 == truth.IMBALANCE_THRESHOLD
+    assert int(balance.CHECK_INTERVAL_SECONDS) * 1000 == truth.CHECK_INTERVAL_MS
+    assert "pre-2.8 tool" in CAUSES[truth.CAUSE_BY_TOOL] and "created again" in CAUSES[truth.CAUSE_RECREATED]
+    assert {truth._cause(r) for r in ("stood still", "shut down")} <= set(controller.CAUSE_TEXT)
 
 
 def _sample(t: type | tuple[type, ...]) -> object:

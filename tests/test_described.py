@@ -1,6 +1,7 @@
 """What a paste shows at its moment, for a bundle without ZooKeeper's evidence (model/described.py, worded
-by health, leaderless and deletion): partitions without a leader and under-replicated by TopicCommand's own rules, topics marked for deletion;
-and nothing of it where the paste shows a healthy cluster, or where ZooKeeper's history tells it over time."""
+by health, leaderless and deletion): partitions without a leader and under-replicated by TopicCommand's own
+rules, topics marked for deletion; and nothing of it where the paste shows a healthy cluster, or where
+ZooKeeper's history tells it over time."""
 
 from __future__ import annotations
 

@@ -359,7 +359,12 @@ ANALYSIS = Analysis(
         "resumed_after",
     ),
     kinds=(
-        Kind("leader.imbalance", (WARNING,), {"broker": int, "ratio": float, "threshold": float}),
+        Kind(
+            "leader.imbalance",
+            (WARNING,),
+            {"broker": int, "ratio": float, "threshold": float},
+            key=("broker",),
+        ),
         Kind("isr.flapping", (WARNING,), {"broker": int, "partitions": int}),
     ),
 )

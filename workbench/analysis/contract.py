@@ -63,12 +63,15 @@ class Need(Enum):
 @dataclass(frozen=True)
 class Kind:
     """A finding kind: its dotted name, the severities it is given, and its subject's keys and types
-    (`always` in every finding of the kind, `sometimes` only where the evidence says it)."""
+    (`always` in every finding of the kind, `sometimes` only where the evidence says it). `key`: the subject
+    keys that name one finding, as a simulated story's truth states it (truth.json's `findings`, made by
+    `simulate/findings.py`); without one, a finding is named by its whole subject."""
 
     name: str
     severities: tuple[Severity, ...]
     always: Mapping[str, type | tuple[type, ...]]
     sometimes: Mapping[str, type | tuple[type, ...]] = field(default_factory=dict)
+    key: tuple[str, ...] = ()
 
     def problems(self, f: Finding) -> list[str]:
         out = [] if f.severity in self.severities else [f"severity {f.severity}"]

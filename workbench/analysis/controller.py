@@ -247,7 +247,9 @@ ANALYSIS = Analysis(
         "resumed_after",
     ),
     kinds=(
-        Kind("controller.election", (INFO,), _ELECTED, {"zxid": str, "ready_ms": int}),
+        Kind(
+            "controller.election", (INFO,), _ELECTED, {"zxid": str, "ready_ms": int}, key=("broker", "epoch")
+        ),
         Kind(
             "controller.failover",
             (WARNING,),
@@ -262,10 +264,15 @@ ANALYSIS = Analysis(
                 "deletions": list,
                 "preferred_elections": list,
             },
+            key=("broker", "epoch", "cause", "reassignments"),
         ),
-        Kind("controller.flapping", (CRITICAL,), {"epochs": list, "brokers": list}),
+        Kind("controller.flapping", (CRITICAL,), {"epochs": list, "brokers": list}, key=("epochs",)),
         Kind(
-            "broker.session_expired", (WARNING,), {"broker": int, "cause": str}, {"session": str, "zxid": str}
+            "broker.session_expired",
+            (WARNING,),
+            {"broker": int, "cause": str},
+            {"session": str, "zxid": str},
+            key=("broker",),
         ),
     ),
     plots="workbench.plots.standard:controller",

@@ -240,8 +240,18 @@ ANALYSIS = Analysis(
     run=two_halves(facts, judge),
     reads=("partition_changes",),
     kinds=(
-        Kind("data_loss.unclean_election", (CRITICAL,), {**_REPLICA, "zxid": str}),
-        Kind("data_loss.truncation", (CRITICAL, WARNING), {**_REPLICA, "below_hw": bool}),
+        Kind(
+            "data_loss.unclean_election",
+            (CRITICAL,),
+            {**_REPLICA, "zxid": str},
+            key=("topic", "partition", "broker", "zxid"),
+        ),
+        Kind(
+            "data_loss.truncation",
+            (CRITICAL, WARNING),
+            {**_REPLICA, "below_hw": bool},
+            key=("topic", "partition", "broker", "below_hw"),
+        ),
     ),
 )
 findings = ANALYSIS.findings

@@ -113,6 +113,7 @@ ANALYSIS = Analysis(
             (WARNING, INFO),
             {"partitions": int, "brokers": list, "still": int},
             {"taken_at": str},  # from a pasted describe: the moment it shows
+            key=("brokers", "partitions", "still"),
         ),
         Kind("log_dir.offline", (CRITICAL,), {"broker": int, "log_dir": str, "taken_at": str}),
     ),

@@ -226,8 +226,13 @@ ANALYSIS = Analysis(
     run=two_halves(facts, judge),
     reads=("partition_changes", "as_of_ms"),
     kinds=(
-        Kind("in_flight.reassignment", (WARNING, INFO), {"topic": str, "partitions": list, "waiting": list}),
-        Kind("in_flight.deletion", (INFO,), {"topics": list}),
+        Kind(
+            "in_flight.reassignment",
+            (WARNING, INFO),
+            {"topic": str, "partitions": list, "waiting": list},
+            key=("topic", "partitions"),
+        ),
+        Kind("in_flight.deletion", (INFO,), {"topics": list}, key=("topics",)),
         Kind("in_flight.preferred_election", (WARNING,), {"path": str}),
     ),
 )

@@ -144,11 +144,13 @@ ANALYSIS = Analysis(
                 "offline_ms": int,
                 "taken_at": str,
             },
+            key=("zxid", "broker", "partitions"),
         ),
         Kind(
             "partition.no_acting_leader",
             (CRITICAL,),
             {"partitions": int, "broker": int, "zxid": str, "still": int},
+            key=("broker", "zxid", "partitions", "still"),
         ),
     ),
 )

@@ -154,6 +154,7 @@ ANALYSIS = Analysis(
             "reassignment.stuck",
             (WARNING,),
             {"topic": str, "partition": int, "target": list, "brokers_down": list},
+            key=("topic", "partition"),
         ),
     ),
 )

@@ -304,10 +304,12 @@ KINDS = (
             "minted_zxid": str,
             "topic_id": str,
         },
+        key=("topic", "cause"),
     ),
     Kind(
         "topic_id.impact",
         (CRITICAL, WARNING),
         {"topic": str, "out_of_isr": list, "will_leave": list, "unavailable": list},
+        key=("topic", "out_of_isr"),
     ),
 )

@@ -325,11 +325,21 @@ ANALYSIS = Analysis(
     ),
     kinds=(
         Kind(
-            "topic_id.mismatch", (CRITICAL,), {**_TOPIC, "broker": int, "partitions": list, "topic_id": str}
+            "topic_id.mismatch",
+            (CRITICAL,),
+            {**_TOPIC, "broker": int, "partitions": list, "topic_id": str},
+            key=("topic", "broker", "partitions"),
         ),
-        Kind("topic_id.replicas_disagree", (WARNING,), {**_TOPIC, "topic_ids": list}),
-        Kind("topic_id.refused", (CRITICAL,), {"topic": maybe(str), "broker": int, "partitions": list}),
-        Kind("topic_id.missing", (CRITICAL,), _TOPIC, {"zxid": str}),  # zxid: where ZooKeeper's stat shows it
+        Kind("topic_id.replicas_disagree", (WARNING,), {**_TOPIC, "topic_ids": list}, key=("topic",)),
+        Kind(
+            "topic_id.refused",
+            (CRITICAL,),
+            {"topic": maybe(str), "broker": int, "partitions": list},
+            key=("topic", "broker", "partitions"),
+        ),
+        Kind(
+            "topic_id.missing", (CRITICAL,), _TOPIC, {"zxid": str}, key=("topic",)
+        ),  # zxid: where ZooKeeper's stat shows it
         *topic_id_cause.KINDS,
     ),
     plots="workbench.plots.standard:topic_ids",

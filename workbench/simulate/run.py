@@ -17,6 +17,7 @@ from workbench.capture.zk import ZkCaptureError, capture_zk
 from workbench.manifest import FORMAT, MANIFEST, read_manifest
 from workbench.simulate import deletion, story
 from workbench.simulate.cluster import DATA_DIR, Cluster
+from workbench.simulate.findings import findings
 from workbench.simulate.health import BUCKET_MS
 from workbench.simulate.real_zk import RealZooKeeper, RealZooKeeperError
 from workbench.simulate.scenarios import SCENARIOS, Scale, lookup
@@ -108,6 +109,7 @@ def simulate(
         "last_zxid": c.zk.zxid,
         "health": health,
     }
+    truth["findings"] = findings(truth)  # each under the finding kind it proves (simulate/findings.py)
     (out / "truth.json").write_text(json.dumps(truth, indent=2) + "\n", encoding="utf-8")
     return truth
 

@@ -28,6 +28,8 @@ from workbench.simulate.cluster import (
     Topic,
 )
 
+PRE_28_CLIENT = "pre-2.8 client via ZooKeeper"  # truth.json's `by` of a topic_id removed by an old client
+
 
 def start_cluster(c: Cluster) -> None:
     """Brokers start one after another; the first finds no /controller and becomes the controller."""
@@ -116,7 +118,7 @@ def add_partitions(c: Cluster, name: str, count: int, old_client: bool) -> list[
                 "to": None,
                 "at_ms": c.now,
                 "zxid": c.zk.zxid - 1,
-                "by": "pre-2.8 client via ZooKeeper",
+                "by": PRE_28_CLIENT,
             }
         )
     c.tick(c.jitter(10, 50))

@@ -1,0 +1,241 @@
+"""The findings a correct triage of a simulated bundle must give, from the model alone: truth.json's
+`findings`, each fact under the finding kind it proves, holding that kind's key (`contract.Kind.key`: the
+subject fields that name one finding) in the subject's own words and formats (zxids as ZooKeeper prints
+them, lists for sets). The truth tests compare them with triage's findings kind by kind
+(tests/truth_facts.py); a new analysis's story adds its facts here.
+
+The thresholds below are the findings' own definitions (Kafka's defaults, which the simulator keeps, and
+the workbench's), held equal to the analyses' by tests/test_contract.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from workbench.kafka.defaults import (
+    LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS,
+    LEADER_IMBALANCE_PER_BROKER_PERCENTAGE,
+)
+from workbench.simulate.story import PRE_28_CLIENT
+from workbench.zookeeper.txns import hex_zxid
+
+IMBALANCE_THRESHOLD = LEADER_IMBALANCE_PER_BROKER_PERCENTAGE / 100
+CHECK_INTERVAL_MS = LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS * 1000
+REASSIGNMENT_STUCK_MS = 30 * 60_000  # analysis/reassignment.py STUCK_AFTER_MS
+FLAPPING_WINDOW_MS, FLAPPING_ELECTIONS = 10 * 60_000, 3  # analysis/controller.py
+CAUSE_BY_TOOL, CAUSE_RECREATED = 1, 4  # analysis/topic_id_cause.py CAUSES
+
+Facts = dict[str, list[dict[str, Any]]]
+
+
+def findings(truth: dict[str, Any]) -> Facts:
+    """Per finding kind, the facts of the findings the model says a triage must give."""
+    out: Facts = {}
+
+    def add(kind: str, **key: Any) -> None:
+        out.setdefault(kind, []).append(
+            {k: sorted(v) if isinstance(v, (set, frozenset)) else v for k, v in key.items()}
+        )
+
+    _controllers(truth, add)
+    _topic_ids(truth, add)
+    _health(truth, add)
+    _in_flight(truth, add)
+    _deletions(truth, add)
+    for u in truth["unclean_elections"]:
+        add(
+            "data_loss.unclean_election",
+            topic=u["topic"],
+            partition=u["partition"],
+            broker=u["leader"],
+            zxid=hex_zxid(u["zxid"]),
+        )
+    for t in truth["truncations"]:
+        if t["offset"] < t["high_watermark"] or t["led_before"]:
+            below = t["offset"] < t["high_watermark"]
+            add(
+                "data_loss.truncation",
+                topic=t["topic"],
+                partition=t["partition"],
+                broker=t["broker"],
+                below_hw=below,
+            )
+    return {k: sorted(v, key=str) for k, v in sorted(out.items())}
+
+
+def _controllers(truth: dict[str, Any], add: Any) -> None:
+    controllers = truth["controllers"]
+    for i, c in enumerate(controllers):
+        if i == 0:
+            add("controller.election", broker=c["broker"], epoch=c["epoch"])
+            continue
+        resumed = {
+            f"{m['topic']}-{m['partition']}"
+            for m in truth["reassignments"]
+            if m["started_by"] != c["broker"] and m.get("completed_by") == c["broker"]
+        }
+        add(
+            "controller.failover",
+            broker=c["broker"],
+            epoch=c["epoch"],
+            cause=_cause(c["reason"]),
+            reassignments=resumed,
+        )
+    for run in _flaps(controllers):
+        add("controller.flapping", epochs=run)
+    for f in truth["broker_failures"]:
+        if f.get("session_expired_ms") is not None:
+            add("broker.session_expired", broker=f["broker"])
+
+
+def _cause(reason: str) -> str:
+    """The cause a failover finding names (controller.py's CAUSE_TEXT keys), from the model's reason."""
+    for words, cause in (
+        ("stood still", "hang"),
+        ("cut off from ZooKeeper", "network_partition"),
+        ("lost its ZooKeeper session", "crash"),
+        ("shut down", "shutdown"),
+    ):
+        if words in reason:
+            return cause
+    return reason
+
+
+def _flaps(controllers: list[dict[str, Any]]) -> list[list[int]]:
+    """Epochs of each run of FLAPPING_ELECTIONS or more elections within FLAPPING_WINDOW_MS of the run's
+    first (the model's clock)."""
+    runs, i = [], 0
+    while i < len(controllers):
+        j = i
+        while (
+            j + 1 < len(controllers)
+            and controllers[j + 1]["elected_ms"] - controllers[i]["elected_ms"] <= FLAPPING_WINDOW_MS
+        ):
+            j += 1
+        if j - i + 1 >= FLAPPING_ELECTIONS:
+            runs.append([c["epoch"] for c in controllers[i : j + 1]])
+            i = j + 1
+        else:
+            i += 1
+    return runs
+
+
+def _topic_ids(truth: dict[str, Any], add: Any) -> None:
+    stale: dict[tuple[str, int], set[int]] = {}
+    for s in truth.get("stale_topic_ids", []):
+        stale.setdefault((s["topic"], s["broker"]), set()).add(s["partition"])
+    for (t, b), ps in stale.items():
+        add("topic_id.mismatch", topic=t, broker=b, partitions=ps)
+    disagreeing = truth.get("disagreeing_topics", [])
+    for t in disagreeing:
+        add("topic_id.replicas_disagree", topic=t)
+    refused: dict[tuple[str, int], set[int]] = {}
+    for m in truth["topic_id_mismatches"]:
+        refused.setdefault((m["topic"], m["broker"]), set()).add(m["partition"])
+    for (t, b), ps in refused.items():
+        add("topic_id.refused", topic=t, broker=b, partitions=ps)
+    last_id: dict[str, Any] = {}
+    for ch in truth["topic_id_changes"]:
+        last_id[ch["topic"]] = ch["to"]
+    missing = {t for t, to in last_id.items() if to is None and t in truth["topics"]}
+    for t in missing:
+        add("topic_id.missing", topic=t)
+    by_tool = {ch["topic"] for ch in truth["topic_id_changes"] if ch["by"] == PRE_28_CLIENT}
+    recreated = {t for t, d in truth["deletions"].items() if _recreated(truth, t, d)}
+    for t in {t for t, _ in stale} | {t for t, _ in refused} | missing | set(disagreeing):
+        # the model knows why: a tool's write, or a deletion and re-creation; else it says it does not
+        cause = CAUSE_BY_TOOL if t in by_tool else CAUSE_RECREATED if t in recreated else None
+        add("topic_id.root_cause", topic=t, cause=cause)
+    for t in {t for t, _ in stale}:
+        # out of the ISR at the capture: dropped by a shrink or gone offline, and refused since
+        departed = {
+            f"{s['partition']}@{s['broker']}"
+            for s in truth["stale_topic_ids"]
+            if s["topic"] == t and not s["in_isr"]
+        }
+        add("topic_id.impact", topic=t, out_of_isr=departed)
+
+
+def _health(truth: dict[str, Any], add: Any) -> None:
+    health = truth["health"]
+    for o in health["offline"]:
+        add("partition.offline", zxid=hex_zxid(o["zxid"]), broker=o["leader"], partitions=o["partitions"])
+    for u in health["under_replicated"]:
+        add(
+            "partition.under_replicated",
+            brokers=set(u["out_of_isr"]),
+            partitions=u["partitions"],
+            still=u["still"],
+        )
+    refused: dict[tuple[int, int], list[bool]] = {}
+    for w in truth["leaders_not_acting"]:
+        refused.setdefault((w["broker"], w["zxid"]), []).append(w["to_ms"] is None)
+    for (b, z), still in refused.items():
+        add("partition.no_acting_leader", broker=b, zxid=hex_zxid(z), partitions=len(still), still=sum(still))
+    for b in _imbalanced(truth):
+        add("leader.imbalance", broker=b)
+
+
+def _imbalanced(truth: dict[str, Any]) -> list[int]:
+    """Brokers registered at the capture whose imbalance was above the threshold at every minute's end
+    for longer than the controller's check interval."""
+    down = _down(truth)
+    out = []
+    for b, now in truth["leader_imbalance"].items():
+        if int(b) in down or now["ratio"] <= IMBALANCE_THRESHOLD:
+            continue
+        since = None
+        for m in truth["health"]["minutes"]:
+            not_leading, preferred = m["imbalance"].get(b, [0, 0])
+            above = preferred and not_leading / preferred > IMBALANCE_THRESHOLD
+            since = (since or m["minute_ms"]) if above else None
+        last = truth["health"]["minutes"][-1]["minute_ms"]
+        if since is not None and last - since > CHECK_INTERVAL_MS:
+            out.append(int(b))
+    return out
+
+
+def _down(truth: dict[str, Any]) -> set[int]:
+    """Brokers that failed and were not started again before the capture."""
+    return {f["broker"] for f in truth["broker_failures"] if f.get("started_ms") is None}
+
+
+def _in_flight(truth: dict[str, Any], add: Any) -> None:
+    moving: dict[str, set[int]] = {}
+    for m in _pending(truth["reassignments"]):
+        moving.setdefault(m["topic"], set()).add(m["partition"])
+    for t, ps in moving.items():
+        add("in_flight.reassignment", topic=t, partitions=ps)
+    queued = {
+        t for t, d in truth["deletions"].items() if d["completed_ms"] is None and not d.get("refused_ms")
+    }
+    if queued:
+        add("in_flight.deletion", topics=queued)
+    down = _down(truth)
+    for m in _pending(truth["reassignments"]):
+        if set(m["to"]) & down or truth["captured_ms"] - m["started_ms"] >= REASSIGNMENT_STUCK_MS:
+            add("reassignment.stuck", topic=m["topic"], partition=m["partition"])
+
+
+def _pending(reassignments: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [m for m in reassignments if m["completed_ms"] is None and m["abandoned_ms"] is None]
+
+
+def _recreated(truth: dict[str, Any], topic: str, d: dict[str, Any]) -> bool:
+    created = truth["topics"].get(topic, {}).get("created_ms")
+    return d["completed_ms"] is not None and created is not None and created > d["completed_ms"]
+
+
+def _deletions(truth: dict[str, Any], add: Any) -> None:
+    for t, d in truth["deletions"].items():
+        if _recreated(truth, t, d):
+            add("deletion.recreated", topic=t)
+        if d.get("refused_ms") is not None:
+            add("deletion.refused", topic=t)
+        elif d["completed_ms"] is None:
+            p = d["pending"]
+            left = {f"{part}@{b}" for part, b in p["replicas_left"]}
+            add("deletion.stuck", topic=t, brokers_down=set(p["brokers_down"]), replicas_left=left)
+        else:
+            add("deletion.completed", topic=t, halted={h["reason"] for h in d["halted"]})
