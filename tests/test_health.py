@@ -111,6 +111,7 @@ def test_imbalance_at_the_end_is_the_truths_and_only_a_live_uncorrected_broker_i
             assert found == {}
 
 
+@pytest.mark.slow  # reads two samples' whole triages
 def test_offline_and_sustained_under_replication_are_found_only_where_they_happened(
     triaged: Callable[[str], Triage],
 ) -> None:
