@@ -92,11 +92,14 @@ def triage(bundle: Bundle, threads: int | None = None, only: Iterable[str] = ())
     with ThreadPoolExecutor(max(1, threads), thread_name_prefix="triage") as pool:
         try:
             # The declared views are the pool's first tasks: each is made by a thread of its own while the
-            # analyses start in the others (built one after another before them, triage took 10% longer).
+            # analyses start in the others (built one after another before them, triage took 10% longer);
+            # the bad records are counted beside them, as no analysis waits for that.
             made = [pool.submit(b) for b in builds]
+            counted = pool.submit(_inheriting(bundle, bundle.bad_records.count))
             results = list(pool.map(lambda run: run(), runs))
             for m in made:
                 m.result()
+            bad = counted.result()
         except BaseException:  # Ctrl-C, or an analysis failed: no other begins, running jobs are cancelled
             pool.shutdown(wait=False, cancel_futures=True)
             bundle.spark.interruptAll()
@@ -106,7 +109,7 @@ def triage(bundle: Bundle, threads: int | None = None, only: Iterable[str] = ())
     for each, checked in results:
         found += each
         coverage.update(checked)
-    bad = finish(bundle, coverage)
+    checked_across(bundle, coverage)
     return Triage(sorted(found, key=Finding.sort_key), coverage, bad, bundle.evidence.origin)
 
 
@@ -135,11 +138,16 @@ def _inheriting(bundle: Bundle, work: Callable[[], T]) -> Callable[[], T]:
 
 
 def finish(bundle: Bundle, coverage: Coverage) -> int:
+    """What triage does after the analyses (`checked_across`); returns the count of bad records."""
+    checked_across(bundle, coverage)
+    return bundle.bad_records.count()
+
+
+def checked_across(bundle: Bundle, coverage: Coverage) -> None:
     """What triage checks after the analyses, across them: the history's gaps, whose lines a shared logs
-    folder held; returns the count of bad records."""
+    folder held."""
     _history_gaps(bundle, coverage)
     log_attribution(bundle, coverage)
-    return bundle.bad_records.count()
 
 
 def _history_gaps(bundle: Bundle, coverage: Coverage) -> None:
