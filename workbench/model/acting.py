@@ -146,7 +146,12 @@ def silent_leaders(bundle: Bundle) -> DataFrame | None:
     its registration): each registration whose broker went silent before ZooKeeper expired its session,
     from the moment that expiry proves it silent (`behaviour.went_silent`'s latest bound, the outage's
     lower bound): its leaderships had no acting leader from then, though ZooKeeper named it until the
-    expiry. None when there is none (or no ZooKeeper history)."""
+    expiry. None when there is none (or no ZooKeeper history). Made once per bundle (the health series
+    and every `state_at` read it)."""
+    return views(bundle).memo("silent_leaders", lambda: _silent_leaders(bundle))
+
+
+def _silent_leaders(bundle: Bundle) -> DataFrame | None:
     v = views(bundle)
     ends = session_ends(bundle)
     if not ends:
