@@ -1,6 +1,7 @@
 """How each topic came to be, from ZooKeeper's history: every creation and partition addition with the
 brokers registered then (and their racks) and whose session wrote it (`creations`), and those Kafka's
-default assignment could not have given over those brokers (`not_default`, `kafka.assignment`). The
+default assignment could not have given over those brokers (`not_default`, `kafka.assignment`); where
+the partitions now sit by rack (`rack_concentrated`) and every topic name seen (`topic_names`). The
 findings that read them are `analysis/lifecycle.py`'s and `analysis/typos.py`'s."""
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from workbench.kafka.assignment import (
     new_partitions_as_kafka_would,
 )
 from workbench.kafka.znode_frames import TOPIC_ZNODE
-from workbench.kafka.znodes import TOPIC_PATH
+from workbench.kafka.znodes import TOPIC_PATH, topic_path
 from workbench.model.views import CREATES, DELETES, views
 
 if TYPE_CHECKING:
@@ -137,3 +138,42 @@ def not_default(made: DataFrame) -> DataFrame:
     return made.join(checked.where(F.col("why").isNotNull()), ["topic", "zxid"]).select(
         "topic", "zxid", "time", "by", "first_partition", "why"
     )
+
+
+def racks(bundle: Bundle) -> dict[int, str]:
+    """Each broker's rack (broker.rack) as its newest registration gives it; brokers without one left out.
+    One entry per broker, so it is a small lookup the driver may hold."""
+    latest = views(bundle).registrations.groupBy("broker_id").agg(F.max_by("rack", "czxid").alias("rack"))
+    return {r.broker_id: r.rack for r in latest.where(F.col("rack").isNotNull()).collect()}
+
+
+def rack_concentrated(bundle: Bundle) -> DataFrame | None:
+    """Partitions now whose replicas (two or more) all sit on one rack while the registered brokers span
+    several: topic, partition, rack, replicas. Topics queued for deletion left out. None when the
+    registered brokers are not on two racks or more (then nothing can be concentrated)."""
+    v = views(bundle)
+    rack_of = racks(bundle)
+    if len({rack_of[b] for b in v.live_brokers if b in rack_of}) < 2:
+        return None
+    lookup = F.create_map(*[x for b, r in sorted(rack_of.items()) for x in (F.lit(b), F.lit(r))])
+    parts = v.partitions.join(v.delete_markers.select("topic"), "topic", "left_anti")
+    placed = parts.where(F.size("replicas") >= 2).select(
+        "topic", "partition", "replicas", F.transform("replicas", lambda b: lookup[b]).alias("racks")
+    )
+    return placed.where(
+        F.forall("racks", lambda x: x.isNotNull()) & (F.size(F.array_distinct("racks")) == 1)
+    ).select("topic", "partition", F.col("racks")[0].alias("rack"), "replicas")
+
+
+def topic_names(bundle: Bundle) -> DataFrame:
+    """Every topic name in the ZooKeeper state and its history: topic, and where it was seen (path)."""
+    v = views(bundle)
+    names = v.topics.select("topic", F.concat(F.lit(topic_path("")), "topic").alias("path"))
+    if v.watched_history is not None:
+        h = v.watched_history.txns
+        names = names.unionByName(
+            h.where(F.col("path").rlike(TOPIC_PATH)).select(
+                F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"), "path"
+            )
+        )
+    return names.distinct()
