@@ -20,13 +20,14 @@ from stories import HEALTH, Stories
 
 from workbench.analysis import balance, leaderless
 from workbench.analysis import health as health_analysis
-from workbench.analysis.contract import INFO, NO_TXN, WARNING
-from workbench.analysis.findings import TP, Coverage
+from workbench.analysis.contract import CRITICAL, INFO, NO_TXN, WARNING
+from workbench.analysis.findings import TP, Coverage, file_ref
 from workbench.analysis.health import Episodes, Facts
-from workbench.analysis.triage import Triage
+from workbench.analysis.triage import Triage, triage
 from workbench.frames import Bundle, open_bundle
 from workbench.model.described import FailedDir, Group, Shown
 from workbench.model.health import health
+from workbench.model.log_dirs import DirFailed, Said
 
 SAMPLES = samples()
 
@@ -176,7 +177,11 @@ def test_without_zookeeper_history_nothing_is_guessed(sample: Callable[[str], Bu
     coverage = Coverage()
     assert health(bundle) is None
     assert health_analysis.findings(bundle, coverage) == [] and balance.findings(bundle, coverage) == []
-    assert coverage["health"].status == "skipped" and coverage["leader_balance"].status == "skipped"
+    # health reads the brokers' lines for failed log dirs (none here) and says the history is missing
+    assert coverage["health"].status == "partial" and coverage["leader_balance"].status == "skipped"
+    assert "ZooKeeper txn logs (zk/txnlog/): offline and under-replicated partitions over time" in (
+        coverage["health"].missing
+    )
     with pytest.raises(ValueError, match="expected a count and a unit"):
         health(bundle, "fortnightly")
 
@@ -242,3 +247,79 @@ def test_without_the_history_a_pasted_describe_and_log_dirs_stand_in() -> None:
     coverage = checked()
     assert health_analysis.judge(Facts([], None, None, False), coverage) == []
     assert coverage["health"].used == ["ZooKeeper history"]
+
+
+def test_a_failed_log_dir_from_the_brokers_lines_is_critical_and_says_whether_it_halted() -> None:
+    at = datetime(2024, 3, 12, 9, 20, tzinfo=timezone.utc)
+    error = Said(at, "brokers/2/logs/server.log", 7, "Error while appending records to orders-1 in dir /d1")
+    stop = Said(at, "brokers/2/logs/server.log", 10, "Stopping serving replicas in dir /d1")
+    halt = Said(at, "brokers/3/logs/server.log", 4, "Shutdown broker because all log dirs in /d have failed")
+    served = DirFailed(2, "/d1", error, error, None)
+    halted = DirFailed(3, "/d", stop, None, halt)
+    coverage = checked()
+    (one, other) = health_analysis.judge(Facts([], [], None, True, [served, halted]), coverage)
+    assert (one.kind, one.severity, other.severity) == ("log_dir.offline", CRITICAL, CRITICAL)
+    assert one.subject == {"broker": 2, "log_dir": "/d1", "halted": False}
+    assert other.subject == {"broker": 3, "log_dir": "/d", "halted": True}
+    assert '("Error while appending records to orders-1 in dir /d1")' in one.summary
+    assert "stopped serving its replicas in that dir" in one.summary and "halted" not in one.summary
+    assert "the broker then halted" in other.summary and "every replica it held is offline" in other.summary
+    assert one.evidence == (file_ref("brokers/2/logs/server.log", 7),)  # first line and error: one ref
+    assert other.evidence == tuple(file_ref(f"brokers/{b}/logs/server.log", n) for b, n in ((2, 10), (3, 4)))
+    assert health_analysis.judge(Facts([], [], None, True, []), checked()) == []
+
+
+# A broker whose one log dir of two fails (3.6's words, its I/O error naming the dir), and one whose only dir
+# fails, so that it halts (its I/O error names a checkpoint file, not the dir).
+CHANNEL = "org.apache.kafka.storage.internals.log.LogDirFailureChannel"
+RM, LM = "kafka.server.ReplicaManager", "kafka.log.LogManager"
+D, D1 = "/var/lib/kafka/data", "/var/lib/kafka/data-1"
+FAILED_DIRS = {
+    2: [
+        ("09:20:00,100", "ERROR", f"Error while appending records to orders-1 in dir {D1}", CHANNEL),
+        "java.io.IOException: Input/output error",
+        "\tat java.base/sun.nio.ch.FileDispatcherImpl.write0(Native Method)",
+        ("09:20:00,180", "WARN", f"[ReplicaManager broker=2] Stopping serving replicas in dir {D1}", RM),
+        ("09:20:00,200", "WARN", f"Stopping serving logs in dir {D1}", LM),
+        ("09:20:00,210", "WARN", f"[ReplicaManager broker=2] Stopped serving replicas in dir {D1}", RM),
+    ],
+    3: [
+        ("09:25:00,000", "ERROR", f"Error while writing to checkpoint file {D}/x-checkpoint", CHANNEL),
+        "java.io.IOException: No space left on device",
+        ("09:25:00,050", "WARN", f"[ReplicaManager broker=3] Stopping serving replicas in dir {D}", RM),
+        ("09:25:00,070", "FATAL", f"Shutdown broker because all log dirs in {D} have failed", LM),
+    ],
+}
+
+
+def _log4j(line: str | tuple[str, str, str, str]) -> str:
+    """A line as the sample's layout writes it (`[%d] %p %m (%c)%n`), or a continuation as it is."""
+    if isinstance(line, str):
+        return line + "\n"
+    at, level, message, logger = line
+    return f"[2024-03-12 {at}] {level} {message} ({logger})\n"
+
+
+@pytest.mark.parametrize("zk", [True, False], ids=["with ZooKeeper", "logs alone"])
+def test_failed_log_dirs_are_read_from_the_brokers_lines_with_or_without_zookeeper(
+    spark: SparkSession, tmp_path: Path, triaged: Callable[[str], Triage], zk: bool
+) -> None:
+    copy = tmp_path / "bundle"
+    shutil.copytree(SAMPLE_DATA / "healthy-3.6", copy)
+    if not zk:
+        shutil.rmtree(copy / "zk")
+    server_log = copy / "brokers" / "3" / "logs" / "server.log"
+    halt_line = len(server_log.read_text(encoding="utf-8").splitlines()) + len(FAILED_DIRS[3])
+    for broker, lines in FAILED_DIRS.items():
+        with (copy / "brokers" / str(broker) / "logs" / "server.log").open("a", encoding="utf-8") as log:
+            log.write("".join(map(_log4j, lines)))
+    found = triage(open_bundle(copy, spark), only=["health"])
+    dirs = [f for f in found.findings if f.kind == "log_dir.offline"]
+    assert [f.subject for f in dirs] == [
+        {"broker": 2, "log_dir": D1, "halted": False},
+        {"broker": 3, "log_dir": D, "halted": True},
+    ]
+    assert found.critical and "Error while appending records to orders-1" in dirs[0].summary
+    assert dirs[1].evidence[-1] == file_ref("brokers/3/logs/server.log", halt_line)
+    # the sample as it was: no dir failed, none found
+    assert [f for f in triaged("healthy-3.6").findings if f.kind == "log_dir.offline"] == []

@@ -1,12 +1,13 @@
 """Health: partitions under-replicated for minutes (grouped by the brokers out of their ISR) and failed
-log dirs, from the health series (`model/health.py`) or, without ZooKeeper's history, from what pastes show.
+log dirs, from the health series (`model/health.py`) or, without ZooKeeper's history, from what pastes show;
+failed log dirs also from the brokers' own lines (`model/log_dirs.py`), whatever else the bundle holds.
 Partitions without a working leader are `leaderless`'s findings. In two halves: `facts` asks Spark,
 `judge` words the findings in plain Python.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -26,7 +27,9 @@ from workbench.analysis.findings import (
 )
 from workbench.model.described import DESCRIBE, FailedDir, Shown, failed_dir_facts, under_replicated_facts
 from workbench.model.health import captured_at, episodes, grouped, health
+from workbench.model.log_dirs import DirFailed, failed_dirs_logged
 from workbench.model.partition_history import min_isr
+from workbench.model.views import views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -53,19 +56,21 @@ class Episodes:
 class Facts:
     """What the health analysis judges: failed log dirs a paste shows; `episodes` from ZooKeeper's
     history (None without it, when `pasted` stands in: what a pasted describe shows); whether the brokers'
-    min.insync.replicas is known (their server.properties agree)."""
+    min.insync.replicas is known (their server.properties agree); failed log dirs the brokers logged."""
 
     failed_dirs: list[FailedDir]
     episodes: list[Episodes] | None
     pasted: Shown | None
     min_isr_known: bool
+    logged: list[DirFailed] = field(default_factory=list)
 
 
 def facts(bundle: Bundle) -> Facts:
     failed = failed_dir_facts(bundle)
+    logged = failed_dirs_logged(bundle) if views(bundle).evidence.with_logs else []
     h = health(bundle)
     if h is None:
-        return Facts(failed, None, under_replicated_facts(bundle), False)
+        return Facts(failed, None, under_replicated_facts(bundle), False, logged)
     ep = episodes(h.partitions, "under_replicated", captured_at(bundle)).where(
         F.col("lasted_ms") >= SUSTAINED_MS
     )
@@ -81,15 +86,16 @@ def facts(bundle: Bundle) -> Facts:
         )
         for g in grouped(ep, ["out_of_isr"])
     ]
-    return Facts(failed, found, None, min_isr(bundle)[1] is not None)
+    return Facts(failed, found, None, min_isr(bundle)[1] is not None, logged)
 
 
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:
     """Partitions under-replicated for SUSTAINED_MS or more (grouped by the brokers out of their ISR);
     those without a working leader are `leaderless`'s."""
-    failed = _failed_log_dirs(f.failed_dirs, coverage, "health")
+    failed = _failed_log_dirs(f.failed_dirs, coverage, "health") + [_logged_dir(d) for d in f.logged]
     if f.episodes is None:
-        coverage.add("health", [NO_TXN])
+        if Need.ZK_HISTORY.value in coverage["health"].used:  # held, yet none of its txns could be read
+            coverage.add("health", [NO_TXN])
         return failed + _pasted(f.pasted, coverage, "health")
     if not f.min_isr_known:
         coverage.add(
@@ -104,6 +110,7 @@ ANALYSIS = Analysis(
     needs={
         Need.ZK_HISTORY: "offline and under-replicated partitions over time",
         Need.PASTED: "under-replicated partitions (kafka-topics) and failed log dirs (kafka-log-dirs)",
+        Need.LOGS: "failed log dirs and the brokers they halted (the brokers' own lines)",
     },
     run=two_halves(facts, judge),
     reads=("health", "as_of_ms"),
@@ -115,7 +122,13 @@ ANALYSIS = Analysis(
             {"taken_at": str},  # from a pasted describe: the moment it shows
             key=("brokers", "partitions", "still"),
         ),
-        Kind("log_dir.offline", (CRITICAL,), {"broker": int, "log_dir": str, "taken_at": str}),
+        Kind(
+            "log_dir.offline",
+            (CRITICAL,),
+            {"broker": int, "log_dir": str},
+            {"taken_at": str, "halted": bool},  # taken_at: a paste's moment; halted: from the broker's lines
+            key=("broker", "log_dir"),
+        ),
     ),
     plots="workbench.plots.standard:health",
 )
@@ -184,3 +197,33 @@ def _failed_log_dirs(rows: list[FailedDir], coverage: Coverage, check: str) -> l
         )
         for r in rows
     ]
+
+
+def _logged_dir(d: DirFailed) -> Finding:
+    """log_dir.offline from the broker's own lines: the dir, its first line and error, and whether the broker
+    halted for it (behaviour fact `failed_log_dir_takes_its_replicas_offline`)."""
+    error = f' ("{_first_line(d.error.message)}")' if d.error else ""
+    if d.halted:
+        then = (
+            f'the broker then halted ({d.halted.ts:%H:%M:%S}: "{_first_line(d.halted.message)}"), so every '
+            "replica it held is offline until it is restarted with the dir repaired or removed from log.dirs"
+        )
+    else:
+        then = (
+            "the broker stopped serving its replicas in that dir and told the controller, which moves their "
+            "leadership to other replicas; they stay offline on this broker until it is restarted with the "
+            "dir repaired or removed from log.dirs"
+        )
+    refs = dict.fromkeys(file_ref(s.file, s.line_no) for s in (d.first, d.error, d.halted) if s)
+    return Finding(
+        "log_dir.offline",
+        CRITICAL,
+        {"broker": d.broker, "log_dir": d.log_dir, "halted": d.halted is not None},
+        f"Broker {d.broker}'s log dir {d.log_dir} failed at {d.first.ts:%Y-%m-%d %H:%M:%S} broker "
+        f"time{error}: {then}.",
+        tuple(refs),
+    )
+
+
+def _first_line(message: str) -> str:
+    return message.split("\n", 1)[0].strip()

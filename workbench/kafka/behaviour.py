@@ -336,6 +336,25 @@ _FACTS = (
             Source("release-3.8.4", f"{ZK}/ClientCnxn.java", "1446"),
         ),
     ),
+    Fact(
+        "failed_log_dir_takes_its_replicas_offline",
+        "A broker whose log dir fails stops serving every replica in it ('Stopping serving replicas in "
+        "dir D') and tells the controller; it halts instead ('Halting broker because dir D is offline') "
+        "where its inter-broker protocol is older than 1.0, and when the dir was its last one ('Shutdown "
+        "broker because all log dirs in ... have failed').",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/server/ReplicaManager.scala", "224-230"),
+            Source("2.5.1", f"{K}/log/LogManager.scala", "190-194"),
+            Source("2.8.2", f"{K}/server/ReplicaManager.scala", "269-275"),
+            Source("2.8.2", f"{K}/server/ReplicaManager.scala", "326-331"),
+            Source("2.8.2", f"{K}/server/ReplicaManager.scala", "1837-1874"),
+            Source("2.8.2", f"{K}/log/LogManager.scala", "191-195"),
+            Source("3.6.2", f"{K}/server/ReplicaManager.scala", "308-314"),
+            Source("3.6.2", f"{K}/log/LogManager.scala", "219-223"),
+        ),
+    ),
 )
 FACTS: dict[str, Fact] = {f.key: f for f in _FACTS}
 

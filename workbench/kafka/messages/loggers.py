@@ -44,7 +44,10 @@ ZK_SERVER = (
 )
 FETCHERS = ("kafka.server.ReplicaFetcherManager", "kafka.server.ReplicaAlterLogDirsManager")
 FETCHER_THREADS = ("kafka.server.ReplicaFetcherThread", "kafka.server.ReplicaAlterLogDirsThread")
-LOG_DIR_FAILURE = ("kafka.server.LogDirFailureChannel",)
+LOG_DIR_FAILURE = (
+    "kafka.server.LogDirFailureChannel",
+    "org.apache.kafka.storage.internals.log.LogDirFailureChannel",
+)
 META = ("kafka.server.BrokerMetadataCheckpoint",)
 GROUP_COORDINATOR = ("kafka.coordinator.group.GroupCoordinator",)
 GROUP_METADATA = ("kafka.coordinator.group.GroupMetadataManager",)
