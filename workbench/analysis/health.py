@@ -210,9 +210,9 @@ def _logged_dir(d: DirFailed) -> Finding:
         )
     else:
         then = (
-            "the broker stopped serving its replicas in that dir and told the controller, which moves their "
-            "leadership to other replicas; they stay offline on this broker until it is restarted with the "
-            "dir repaired or removed from log.dirs"
+            "the broker stopped serving its replicas in that dir and told the controller, which elects "
+            "other leaders for those it led there where another in-sync replica is alive; they stay offline "
+            "on this broker until it is restarted with the dir repaired or removed from log.dirs"
         )
     refs = dict.fromkeys(file_ref(s.file, s.line_no) for s in (d.first, d.error, d.halted) if s)
     return Finding(
