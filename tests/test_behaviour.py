@@ -31,6 +31,8 @@ PINNED = {
     "auto_rebalance_waits_for_reassignments": (("2.5.1", "2.8.2", "3.3.2"), ("3.4.0", "3.6.2")),
     "auto_rebalance_leaves_topics_queued_for_deletion": (("2.5.1", "3.6.2"), ()),
     "only_unclean_election_leaves_the_isr": (("2.5.1", "2.8.2", "3.6.2"), ()),
+    "unclean_election_warned": (("0.10.2", "1.0.2"), ("1.1.1", "2.5.1")),
+    "unclean_election_marks_recovering": (("3.2.0", "3.6.2"), ("3.1.2", "2.8.2")),
     "truncation_below_high_watermark_warned": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "leader_epochs_not_rebuilt_after_clean_shutdown": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "zk_client_idle_beyond_read_timeout_means_it_stood_still": (("1.1.1", "2.8.2", "3.6.2"), ()),
@@ -55,7 +57,7 @@ def test_fact_is_cited_at_a_release_tag(key: str) -> None:
     fact = FACTS[key]
     assert fact.claim and fact.sources
     for s in fact.sources:
-        assert re.fullmatch(r"(release-)?\d+\.\d+\.\d+", s.tag), s
+        assert re.fullmatch(r"(release-)?\d+\.\d+\.\d+(\.\d+)?", s.tag), s
         assert re.fullmatch(r"\d+(-\d+)?", s.lines), s
         assert s.path.endswith((".scala", ".java", ".properties")), s
     tags = [t for t in (parse(s.tag) for s in fact.sources) if t is not None]

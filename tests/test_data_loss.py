@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from workbench.analysis.contract import NO_TXN
 from workbench.analysis.data_loss import Facts, Truncation, UncleanElection, judge
 from workbench.analysis.findings import Coverage
+from workbench.model.partition_log import OfflineElection
 
 AT = datetime(2024, 3, 12, 9, 41, 5, tzinfo=timezone.utc)
 
@@ -57,3 +58,60 @@ def test_a_former_leaders_truncation_warns_and_nothing_is_invented() -> None:
     coverage = checked()
     assert judge(Facts([], [], True), coverage) == []
     assert coverage["data_loss"].missing == [NO_TXN]
+
+
+# -- without ZooKeeper's history: the controller's own lines (model/partition_log.py) -----------------------
+def alone(
+    isr_printed: list[int] | None,
+    went: tuple[int, ...] = (),
+    *,
+    leader: int = 3,
+    said: bool = False,
+    recovering: bool = False,
+) -> OfflineElection:
+    """Broker `leader` elected from OfflinePartition with an ISR of itself, after the ISR a line printed
+    and the replicas taken offline since (folded as the query folds them)."""
+    before = None
+    if isr_printed is not None:
+        before = list(isr_printed)
+        for r in went:
+            if len(before) > 1 and r in before:
+                before.remove(r)
+    isr_line = ("brokers/1/logs/state-change.log", 40) if isr_printed is not None else (None, None)
+    return OfflineElection(
+        "payments", 2, leader, 7, AT, "brokers/1/logs/state-change.log", 84, recovering, said,
+        isr_printed, *isr_line, list(went), before, "1200",
+    )  # fmt: skip
+
+
+def test_from_the_controllers_lines_a_leader_outside_the_isr_before_is_unclean() -> None:
+    (found,) = judge(Facts([], [], False, [alone([2, 3], (3, 2))], 1), checked())
+    assert found.kind == "data_loss.unclean_election" and found.severity.name == "CRITICAL"
+    assert found.subject == {"topic": "payments", "partition": 2, "broker": 3, "leader_epoch": 7}
+    assert (
+        "leader epoch 7 from offset 1200), though it was not in the ISR [2] (the ISR [2, 3]" in found.summary
+    )
+    assert found.evidence == ("broker-1:logs/state-change.log:40", "broker-1:logs/state-change.log:84")
+
+
+def test_from_the_controllers_lines_its_words_and_recovering_need_no_isr() -> None:
+    said, marked = judge(
+        Facts([], [], False, [alone(None, said=True), alone(None, recovering=True)], 2), checked()
+    )
+    assert "There's potential data loss" in said.summary and "RECOVERING" in marked.summary
+    assert said.evidence == ("broker-1:logs/state-change.log:84",)
+
+
+def test_from_the_controllers_lines_a_clean_election_is_nothing_and_an_unknown_isr_is_said() -> None:
+    coverage = checked()
+    clean = [alone([4, 3], (4,)), alone([3]), alone([3, 4], (4, 3))]  # 3 stayed in; the last member is kept
+    assert judge(Facts([], [], False, clean, 3), coverage) == []
+    assert coverage["data_loss"].status.value == "done"
+    assert judge(Facts([], [], False, [alone(None)], 4), coverage) == []
+    assert coverage["data_loss"].status.value == "partial"
+    (untold, more) = coverage["data_loss"].missing
+    assert (
+        untold.startswith("the ISR before 1 leader election(s) from OfflinePartition")
+        and "payments 2" in untold
+    )
+    assert more == "3 more offline elections in the logs, not examined"

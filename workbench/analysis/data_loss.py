@@ -1,10 +1,12 @@
-"""Records lost: unclean leader elections (ZooKeeper's history) and truncations that dropped records (the
-brokers' logs).
+"""Records lost: unclean leader elections (ZooKeeper's history, else the controller's own lines) and
+truncations that dropped records (the brokers' logs).
 
 - Unclean election: a new leader that was not in the ISR of the state before, with an ISR of itself alone.
   Only the offline election with unclean.leader.election.enable picks such a leader, and it writes exactly
   that ISR (behaviour fact `only_unclean_election_leaves_the_isr`). What the ISR held beyond the new
   leader's log end is gone; its "starts at leader epoch E from offset O" line says where that log ended.
+  Without ZooKeeper's history, the controller's lines tell the same (`model/partition_log.py`): its words
+  until 1.0, RECOVERING from 3.2, else the ISR the lines printed before the election.
 - Truncation below the high watermark: a follower's fetcher truncating committed records warns
   "Truncating <tp> to offset X below high watermark H" (`truncation_below_high_watermark_warned`): at
   least H - X committed records are gone from that replica.
@@ -23,7 +25,8 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, two_halves
-from workbench.analysis.findings import Coverage, Finding, file_ref, file_ref_col, hex_zxid, txn_ref
+from workbench.analysis.findings import Coverage, Finding, file_ref, file_ref_col, hex_zxid, tp_list, txn_ref
+from workbench.model.partition_log import OfflineElection, offline_elections
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -146,12 +149,20 @@ class Facts:
     elections: list[UncleanElection]  # the first SHOWN by zxid
     truncations: list[Truncation]  # the first SHOWN by time
     no_txn: bool  # ZooKeeper's history is held but none of its txns could be read
+    # without ZooKeeper's history: leaders the controller's lines elected alone from OfflinePartition
+    logged: list[OfflineElection] = dataclasses.field(default_factory=list)
+    logged_total: int = 0
 
 
 def facts(bundle: Bundle) -> Facts:
-    """The unclean elections and the truncations, in a query each."""
+    """The unclean elections (ZooKeeper's, else the controller's lines) and the truncations, in a query
+    each."""
     elected = unclean_elections(bundle)
     elections = []
+    logged: list[OfflineElection] = []
+    total = 0
+    if elected is None and not views(bundle).evidence.zk_history:
+        logged, total = offline_elections(bundle, SHOWN)
     if elected is not None:
         starts = bundle.cluster_events.where(F.col("event") == "partition.became_leader").select(
             F.col("broker_id").alias("leader"),
@@ -176,6 +187,8 @@ def facts(bundle: Bundle) -> Facts:
         elections,
         [Truncation(**r.asDict()) for r in cut.collect()],
         elected is None and views(bundle).evidence.zk_history,
+        logged,
+        total,
     )
 
 
@@ -203,8 +216,72 @@ def judge(facts: Facts, coverage: Coverage) -> list[Finding]:
                 ),
             )
         )
+    out += logged_elections(facts.logged, facts.logged_total, coverage)
     for t in facts.truncations:
         out.append(_truncation(t))
+    return out
+
+
+def verdict(e: OfflineElection) -> str | None:
+    """'unclean', 'clean', or None where the lines cannot tell: until 1.0 the controller says so, from 3.2
+    it writes RECOVERING; else the leader was not in the ISR before
+    (`only_unclean_election_leaves_the_isr`)."""
+    if e.said_unclean or e.recovering:
+        return "unclean"
+    if e.isr_before is None:
+        return None
+    return "clean" if e.leader in e.isr_before else "unclean"
+
+
+def logged_elections(logged: list[OfflineElection], total: int, coverage: Coverage) -> list[Finding]:
+    """The unclean elections the controller's lines show, and in coverage those they cannot tell."""
+    out, untold = [], []
+    for e in logged:
+        v = verdict(e)
+        if v is None:
+            untold.append(e)
+        if v != "unclean":
+            continue
+        subject = {"topic": e.topic, "partition": e.partition, "broker": e.leader}
+        if e.leader_epoch is not None:
+            subject["leader_epoch"] = e.leader_epoch
+        epoch = f", leader epoch {e.leader_epoch}" if e.leader_epoch is not None else ""
+        if e.from_offset is not None:
+            epoch += f" from offset {e.from_offset}"
+        refs = [file_ref(e.file, e.line_no)]
+        if e.said_unclean:
+            how = 'the controller warned that no broker in the ISR was alive ("There\'s potential data loss")'
+        elif e.recovering:
+            how = "the controller wrote its state RECOVERING, as it does only for a leader outside the ISR"
+        else:
+            how = f"it was not in the ISR {e.isr_before}"
+            if e.went_offline:
+                how += f" (the ISR {e.isr_printed} printed before, less the replicas taken offline since)"
+            if e.isr_file is not None:
+                refs.insert(0, file_ref(e.isr_file, e.isr_line))
+        out.append(
+            Finding(
+                "data_loss.unclean_election",
+                CRITICAL,
+                subject,
+                f"{e.topic}-{e.partition}: broker {e.leader} was elected leader of the offline partition at "
+                f"{e.ts:%Y-%m-%d %H:%M:%S} (the controller's clock{epoch}), though {how}: an unclean "
+                f"election, from the controller's lines. Records the ISR held beyond broker {e.leader}'s "
+                "log end are lost, acknowledged ones included.",
+                tuple(refs),
+            )
+        )
+    if untold:
+        coverage.add(
+            "data_loss",
+            [
+                f"the ISR before {len(untold)} leader election(s) from OfflinePartition with the new "
+                f"leader alone in its ISR ({tp_list(untold)}): no line before prints it, so a clean "
+                "election cannot be told from an unclean one"
+            ],
+        )
+    if total > len(logged):
+        coverage.add("data_loss", [f"{total - len(logged)} more offline elections in the logs, not examined"])
     return out
 
 
@@ -236,15 +313,19 @@ def _truncation(r: Truncation) -> Finding:
 _REPLICA = {"topic": str, "partition": int, "broker": int}
 ANALYSIS = Analysis(
     "data_loss",
-    needs={Need.ZK_HISTORY: "unclean leader elections", Need.LOGS: "truncations"},
+    needs={
+        Need.ZK_HISTORY: "unclean leader elections in zxid order (from the controller's lines instead)",
+        Need.LOGS: "truncations",
+    },
     run=two_halves(facts, judge),
-    reads=("partition_changes",),
+    reads=("partition_changes", "logged_states"),
     kinds=(
         Kind(
             "data_loss.unclean_election",
             (CRITICAL,),
-            {**_REPLICA, "zxid": str},
-            key=("topic", "partition", "broker", "zxid"),
+            _REPLICA,
+            {"zxid": str, "leader_epoch": int},
+            key=("topic", "partition", "broker"),
         ),
         Kind(
             "data_loss.truncation",

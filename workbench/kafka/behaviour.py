@@ -226,6 +226,32 @@ _FACTS = (
         ),
     ),
     Fact(
+        "unclean_election_warned",
+        "Until 1.0 the controller's offline leader selector warns of an unclean election in words: \"No "
+        "broker in ISR is alive for P. Elect leader L from live brokers ... There's potential data loss.\" "
+        "From 1.1 no line says it: only the state it writes (an ISR of the new leader alone) and the metric.",
+        None,
+        (1, 1),
+        (
+            Source("0.10.2.2", f"{K}/controller/PartitionLeaderSelector.scala", "79-80"),
+            Source("1.0.2", f"{K}/controller/PartitionLeaderSelector.scala", "79-80"),
+            Source("1.1.1", f"{K}/controller/PartitionStateMachine.scala", "437-448"),
+        ),
+    ),
+    Fact(
+        "unclean_election_marks_recovering",
+        "From 3.2, where the inter-broker protocol is 3.2 or later, a leader elected from outside the ISR "
+        "is written with leaderRecoveryState RECOVERING (RECOVERED otherwise), which the state-change "
+        "lines print.",
+        (3, 2),
+        None,
+        (
+            Source("3.2.0", f"{K}/controller/Election.scala", "45-47"),
+            Source("3.2.0", f"{K}/controller/PartitionStateMachine.scala", "135"),
+            Source("3.6.2", f"{K}/controller/Election.scala", "45-47"),
+        ),
+    ),
+    Fact(
         "truncation_below_high_watermark_warned",
         "A follower whose fetcher truncates below its high watermark (committed records) warns "
         "'Truncating <tp> to offset X below high watermark H', after Log.truncateTo's INFO line.",

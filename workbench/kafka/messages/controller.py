@@ -19,6 +19,7 @@ from workbench.kafka.messages.loggers import (
     PSM,
     RSM,
     SCL,
+    SELECTOR,
     TDM,
     TDM_THREAD,
     ZK_CLIENT,
@@ -266,6 +267,16 @@ REPLICA_STATES = [
       SCL, "PartitionStateMachine.scala 2.5.1:227 2.8.2:229,244 3.6.2:233"),
     T("partition.state_change", "Changed partition {tp} state from {from_state} to {to_state}",
       SCL, "PartitionStateMachine.scala doHandleStateChanges 2.5.1:255 2.8.2:258 3.6.2:262"),
+    # Until 1.0 the line names only the leader; 0.10's and 0.11's say which controller and print a
+    # partition as [topic,partition] (TopicAndPartition.toString 0.10.2.2:39)
+    T("partition.state_change", "Changed partition {tp} from {from_state} to {to_state} with leader {leader}",
+      SCL, "PartitionStateMachine.scala handleStateChange 1.0.2:170"),
+    T("partition.state_change", "Controller {controller} epoch {controller_epoch} changed partition [{topic},{partition}] from {from_state} to {to_state} with leader {leader}",
+      SCL, "PartitionStateMachine.scala handleStateChange 0.10.2.2:207"),
+    T("partition.state_change", "Controller {controller} epoch {controller_epoch} changed partition [{topic},{partition}] state from {from_state} to {to_state} with assigned replicas {replicas}",
+      SCL, "PartitionStateMachine.scala handleStateChange 0.10.2.2:189"),
+    T("partition.state_change", "Controller {controller} epoch {controller_epoch} changed partition [{topic},{partition}] state from {from_state} to {to_state}",
+      SCL, "PartitionStateMachine.scala handleStateChange 0.10.2.2:214,221"),
     T("partition.state_change_failed", "Controller {controller} epoch {controller_epoch} failed to change state for partition {tp} from {from_state} to {to_state}",
       SCL, "PartitionStateMachine.scala logFailedStateChange 2.5.1, 2.8.2, 3.6.2"),
     T("partition.state_change_error", "Error while moving some partitions to {to_state} state",
@@ -275,6 +286,17 @@ REPLICA_STATES = [
 ]
 
 ELECTIONS = [
+    # Until 1.0 the offline selector says an unclean election in words, and prints the LeaderAndIsr it
+    # chose as JSON (LeaderAndIsr.toString 0.10.2.2:36); from 1.1 no line says it (data_loss reads it
+    # from the ISR before the election)
+    T("leader_election.unclean", "No broker in ISR is alive for [{topic},{partition}]. Elect leader {leader} from live brokers {replicas}. There's potential data loss.",
+      SELECTOR, "PartitionLeaderSelector.scala selectLeader 0.10.2.2:79"),
+    T("leader_election.unclean", "No broker in ISR is alive for {tp}. Elect leader {leader} from live brokers {replicas}. There's potential data loss.",
+      SELECTOR, "PartitionLeaderSelector.scala selectLeader 1.0.2:79"),
+    T("leader_election.offline_selected", "Selected new leader and ISR {leader_and_isr} for offline partition [{topic},{partition}]",
+      SELECTOR, "PartitionLeaderSelector.scala selectLeader 0.10.2.2:90"),
+    T("leader_election.offline_selected", "Selected new leader and ISR {leader_and_isr} for offline partition {tp}",
+      SELECTOR, "PartitionLeaderSelector.scala selectLeader 1.0.2:90"),
     T("leader_election.started", "Starting replica leader election ({election_type}) for partitions {partitions} triggered by {trigger}",
       KC, "KafkaController.scala onReplicaElection 2.8.2:859"),
     T("leader_election.failed", "Error completing replica leader election ({election_type}) for partition {tp}{_}",

@@ -13,6 +13,8 @@ CHANNEL = ("kafka.controller.ControllerChannelManager", "kafka.controller.Reques
 BATCH = ("kafka.controller.ControllerBrokerRequestBatch",)
 EVENT_THREAD = ("kafka.controller.ControllerEventManager$ControllerEventThread",)
 SCL = ("state.change.logger",)
+# The controller's leader selectors until 1.0 (PartitionLeaderSelector.scala), each its own class
+SELECTOR = ("kafka.controller.OfflinePartitionLeaderSelector",)
 PARTITION = ("kafka.cluster.Partition",)
 RM = ("kafka.server.ReplicaManager",)
 LM = ("kafka.log.LogManager",)

@@ -1,0 +1,143 @@
+"""From the brokers' logs alone (issue 51): what triage finds in a bundle whose `zk/` is removed, against the
+simulated truth of the same story and against lines written as each release writes them (`[%d] %p %m (%c)`,
+the text of the source lines the catalog cites)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLE_DATA
+from pyspark.sql import SparkSession
+from stories import Stories
+
+from workbench.analysis.findings import file_ref
+from workbench.analysis.triage import triage
+from workbench.frames import open_bundle
+from workbench.kafka import printed
+
+UNCLEAN = "unclean-election@2.5.1"
+SCL = "state.change.logger"
+SELECTOR = "kafka.controller.OfflinePartitionLeaderSelector"
+
+
+def logs_only(source: Path, to: Path) -> Path:
+    """A copy of a bundle without ZooKeeper's evidence: its logs, data dirs and manifest."""
+    shutil.copytree(source, to, ignore=shutil.ignore_patterns("zk"))
+    return to
+
+
+def test_a_partitions_state_is_read_as_each_release_prints_it(spark: SparkSession) -> None:
+    texts = [
+        "LeaderAndIsr(leader=3, leaderEpoch=7, isr=List(3, 1), zkVersion=9)",
+        "LeaderAndIsr(leader=3, leaderEpoch=7, isrWithBrokerEpoch=List(BrokerState(brokerId=3, "
+        "brokerEpoch=-1)), leaderRecoveryState=RECOVERING, partitionEpoch=9)",
+        "(Leader:-1,ISR:1,LeaderRecoveryState:RECOVERED,LeaderEpoch:8,ZkVersion:10,ControllerEpoch:5)",
+        '{"leader":2,"leader_epoch":4,"isr":[2]}',
+        "LeaderAndIsrPartitionState(topicName='t', partitionIndex=0, controllerEpoch=5, leader=1, "
+        "leaderEpoch=6, isr=[1, 2], zkVersion=7, replicas=[1, 2], addingReplicas=[], removingReplicas=[])",
+        "no state at all",
+    ]
+    df = spark.createDataFrame([(t,) for t in texts], "text string")
+    rows = df.select(
+        printed.leader(df.text).alias("leader"),
+        printed.leader_epoch(df.text).alias("epoch"),
+        printed.isr(df.text).alias("isr"),
+        printed.recovering(df.text).alias("recovering"),
+    ).collect()
+    assert [tuple(r) for r in rows] == [
+        (3, 7, [3, 1], False),
+        (3, 7, [3], True),
+        (-1, 8, [1], False),
+        (2, 4, [2], False),
+        (1, 6, [1, 2], False),
+        (None, None, None, False),
+    ]
+
+
+@pytest.mark.slow
+def test_an_unclean_election_is_found_from_the_controllers_lines(stories: Stories, tmp_path: Path) -> None:
+    truth = stories.truth(UNCLEAN)
+    copy = logs_only(stories.path(UNCLEAN), tmp_path / "logs-only")
+    found = triage(open_bundle(copy, stories.spark), only=["data_loss"])
+    unclean = [f for f in found.findings if f.kind == "data_loss.unclean_election"]
+    assert {(f.subject["topic"], f.subject["partition"], f.subject["broker"]) for f in unclean} == {
+        (u["topic"], u["partition"], u["leader"]) for u in truth["unclean_elections"]
+    }
+    assert [f.subject["leader_epoch"] for f in unclean] == [
+        u["leader_epoch"] for u in truth["unclean_elections"]
+    ]
+    assert found.critical and "from the controller's lines" in unclean[0].summary
+    # the truncations are the full bundle's, and coverage says what was read instead of ZooKeeper
+    full = stories.triage(UNCLEAN)
+    assert [f for f in found.findings if f.kind == "data_loss.truncation"] == [
+        f for f in full.findings if f.kind == "data_loss.truncation"
+    ]
+    (missing,) = found.coverage["data_loss"].missing
+    assert "(from the controller's lines instead)" in missing
+
+
+def _log4j(at: str, level: str, message: str, logger: str) -> str:
+    return f"[2024-03-12 {at}] {level} {message} ({logger})\n"
+
+
+# broker 1's lines as 0.10 (its words, [topic,partition]), 1.1-2.x (the ISR printed, then taken offline)
+# and 3.2+ (RECOVERING) write them: one unclean election each; and a clean one (its leader stayed in)
+C = "[Controller id=1 epoch=7] "
+ONLINE = "from OfflinePartition to OnlinePartition with state LeaderAndIsr"
+OLD_AND_NEW = {
+    "controller.log": [
+        ("09:30:00,100", "WARN", "[OfflinePartitionLeaderSelector]: No broker in ISR is alive for "
+         "[orders,0]. Elect leader 2 from live brokers 2,3. There's potential data loss.", SELECTOR),
+        ("09:30:00,101", "INFO", "[OfflinePartitionLeaderSelector]: Selected new leader and ISR "
+         '{"leader":2,"leader_epoch":5,"isr":[2]} for offline partition [orders,0]', SELECTOR),
+    ],
+    "state-change.log": [
+        ("09:30:00,102", "TRACE", "Controller 1 epoch 7 changed partition [orders,0] from "
+         "OfflinePartition to OnlinePartition with leader 2", SCL),
+        ("09:31:00,000", "INFO", f"{C}Changed partition orders-1 from NewPartition to OnlinePartition "
+         "with state LeaderAndIsr(leader=1, leaderEpoch=0, isr=List(1, 2), zkVersion=0)", SCL),
+        ("09:31:10,000", "INFO", f"{C}Changed state of replica 2 for partition orders-1 "
+         "from OnlineReplica to OfflineReplica", SCL),
+        ("09:31:20,000", "INFO", f"{C}Changed partition orders-1 {ONLINE}(leader=3, leaderEpoch=2, "
+         "isr=List(3), zkVersion=3)", SCL),
+        ("09:32:00,000", "INFO", f"{C}Changed partition orders-2 {ONLINE}(leader=2, leaderEpoch=3, "
+         "isrWithBrokerEpoch=List(BrokerState(brokerId=2, brokerEpoch=-1)), "
+         "leaderRecoveryState=RECOVERING, partitionEpoch=4)", SCL),
+        ("09:33:00,000", "INFO", f"{C}Changed partition orders-3 from NewPartition to OnlinePartition "
+         "with state LeaderAndIsr(leader=1, leaderEpoch=0, isr=List(1, 2), zkVersion=0)", SCL),
+        ("09:33:20,000", "INFO", f"{C}Changed partition orders-3 {ONLINE}(leader=2, leaderEpoch=1, "
+         "isr=List(2), zkVersion=1)", SCL),
+    ],
+}  # fmt: skip
+
+
+def test_each_releases_words_for_an_unclean_election_are_read(spark: SparkSession, tmp_path: Path) -> None:
+    copy = logs_only(SAMPLE_DATA / "healthy-3.6", tmp_path / "logs-only")
+    assert triage(open_bundle(copy, spark), only=["data_loss"]).findings == []  # nothing before the lines
+    logs = copy / "brokers" / "1" / "logs"
+    first = {}
+    for name, lines in OLD_AND_NEW.items():
+        first[name] = len((logs / name).read_text(encoding="utf-8").splitlines()) + 1
+        with (logs / name).open("a", encoding="utf-8") as log:
+            log.write("".join(_log4j(*line) for line in lines))
+    found = triage(open_bundle(copy, spark), only=["data_loss"])
+    unclean = sorted(
+        (f for f in found.findings if f.kind == "data_loss.unclean_election"),
+        key=lambda f: f.subject["partition"],
+    )
+    assert [f.subject for f in unclean] == [
+        {"topic": "orders", "partition": 0, "broker": 2},
+        {"topic": "orders", "partition": 1, "broker": 3, "leader_epoch": 2},
+        {"topic": "orders", "partition": 2, "broker": 2, "leader_epoch": 3},
+    ]
+    said, outside, recovering = unclean
+    assert "There's potential data loss" in said.summary
+    assert said.evidence == (file_ref("brokers/1/logs/controller.log", first["controller.log"]),)
+    assert "not in the ISR [1]" in outside.summary
+    state_change = first["state-change.log"]
+    assert outside.evidence == tuple(
+        file_ref("brokers/1/logs/state-change.log", state_change + k) for k in (1, 3)
+    )
+    assert "RECOVERING" in recovering.summary

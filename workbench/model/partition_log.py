@@ -1,0 +1,220 @@
+"""Each partition's leader and ISR as the controller's and brokers' own lines tell them: the partitions'
+history where ZooKeeper's is absent (ZooKeeper's, where held, is authoritative: `partition_history.py`).
+
+The controller's `state-change.log` is its journal of the states it sets ("Changed partition t-0 from
+OfflinePartition to OnlinePartition with state LeaderAndIsr(...)", written at every release from 1.1, at
+TRACE until 2.5 where the appender takes TRACE); the requests it sends and the brokers receive print the
+same state, and a leader logs its own ISR changes. Each line is ordered by the leader epoch it prints
+before its clock (brokers' clocks differ).
+
+An unclean election, from the lines alone (behaviour `unclean_election_warned`, `..._marks_recovering`,
+`only_unclean_election_leaves_the_isr`, `last_isr_member_kept`): until 1.0 the controller says so; from
+3.2 it writes the state RECOVERING; between, a leader elected from OfflinePartition with an ISR of itself
+that was not in the ISR before it. That ISR is the last one a line printed before the election, less each
+replica the controller took offline since (a replica going offline leaves the ISR unless it is its last
+member).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from workbench.kafka import printed
+from workbench.model.views import view
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+# event -> the attribute printing a partition's state (leader, epoch, ISR)
+STATES = {
+    "partition.state_change": "leader_and_isr",
+    "replica.removed_from_isr": "leader_and_isr",
+    "leader_election.offline_selected": "leader_and_isr",
+    "isr.updated_by_controller": "leader_and_isr",
+    "request.leader_and_isr.sent": "partition_state",
+    "request.leader_and_isr.received": "partition_state",
+    "request.update_metadata.sent": "partition_state",
+    "request.update_metadata.leader_cached": "partition_state",
+}
+ISR_LISTS = {
+    "isr.shrink": "to_isr",
+    "isr.expand": "to_isr",
+    "isr.updated": "isr",
+    "isr.updated_by_controller": "isr",
+}
+OFFLINE_REPLICA = "OfflineReplica"
+
+
+@view
+def logged_states(bundle: Bundle) -> DataFrame:
+    """Every line that prints a partition's state or ISR, or takes a replica offline: topic, partition,
+    broker_id, ts, file, line_no, event, from_state, to_state, leader, leader_epoch, isr (array<int>),
+    recovering, replica (taken offline), said_unclean (the controller's own words, until 1.0)."""
+    ev = bundle.cluster_events.where(
+        F.col("event").isin(*STATES, *ISR_LISTS, "replica.state_change", "leader_election.unclean")
+        & F.col("partition").isNotNull()
+    )
+    a = F.col("attrs")
+    state = F.coalesce(*[F.when(F.col("event") == e, a[k]) for e, k in STATES.items()])
+    listed = F.coalesce(*[F.when(F.col("event") == e, a[k]) for e, k in ISR_LISTS.items()])
+    offline = (F.col("event") == "replica.state_change") & (a["to_state"] == OFFLINE_REPLICA)
+    return ev.where((F.col("event") != "replica.state_change") | offline).select(
+        "topic",
+        "partition",
+        "broker_id",
+        "ts",
+        "file",
+        "line_no",
+        "event",
+        a["from_state"].alias("from_state"),
+        a["to_state"].alias("to_state"),
+        F.coalesce(printed.leader(state), a["leader"].try_cast("int")).alias("leader"),
+        printed.leader_epoch(state).alias("leader_epoch"),
+        F.coalesce(printed.isr(state), F.when(listed.isNotNull(), printed.ints(listed))).alias("isr"),
+        F.coalesce(printed.recovering(state), F.lit(False)).alias("recovering"),
+        F.when(offline, a["replica"].try_cast("int")).alias("replica"),
+        (F.col("event") == "leader_election.unclean").alias("said_unclean"),
+    )
+
+
+@dataclass(frozen=True)
+class OfflineElection:
+    """A leader the controller's lines elected for an offline partition with an ISR of itself alone, and
+    the ISR before it as the lines tell it (None: no line printed one before): the last printed
+    (`isr_printed`, at `isr_file`:`isr_line`) less the replicas taken offline since (`went_offline`)."""
+
+    topic: str
+    partition: int
+    leader: int
+    leader_epoch: int | None
+    ts: datetime
+    file: str
+    line_no: int
+    recovering: bool
+    said_unclean: bool
+    isr_printed: list[int] | None
+    isr_file: str | None
+    isr_line: int | None
+    went_offline: list[int]
+    isr_before: list[int] | None
+    from_offset: str | None = None  # the new leader's "starts at leader epoch E from offset O"
+
+
+def offline_elections(bundle: Bundle, limit: int) -> tuple[list[OfflineElection], int]:
+    """The first `limit` leaders elected for offline partitions with an ISR of themselves alone (by time),
+    each with the ISR before it; and how many there are. One query."""
+    s = logged_states(bundle)
+    alone = (F.size("isr") == 1) & (F.element_at("isr", 1) == F.col("leader"))
+    from_offline = (
+        (F.col("event") == "partition.state_change")
+        & (F.col("from_state") == "OfflinePartition")
+        & (F.col("to_state") == "OnlinePartition")
+        & alone
+    )
+    elected = s.where(from_offline | F.col("said_unclean")).select(
+        "topic",
+        "partition",
+        "leader",
+        "leader_epoch",
+        "ts",
+        "file",
+        "line_no",
+        "recovering",
+        "said_unclean",
+    )
+    before = s.select(
+        "topic",
+        "partition",
+        F.col("ts").alias("b_ts"),
+        F.col("line_no").alias("b_line"),
+        F.col("file").alias("b_file"),
+        F.col("leader_epoch").alias("b_epoch"),
+        F.col("isr").alias("b_isr"),
+        F.col("replica").alias("b_replica"),
+    )
+    # a line before the election: an earlier epoch where it prints one, else an earlier time
+    earlier = (F.col("b_epoch") < F.col("leader_epoch")) | (
+        (F.col("b_epoch").isNull() | F.col("leader_epoch").isNull()) & (F.col("b_ts") < F.col("ts"))
+    )
+    key = [
+        "topic",
+        "partition",
+        "leader",
+        "leader_epoch",
+        "ts",
+        "file",
+        "line_no",
+        "recovering",
+        "said_unclean",
+    ]
+    printed_isr = F.struct(
+        F.col("b_isr").alias("isr"),
+        F.col("b_ts").alias("ts"),
+        F.col("b_file").alias("file"),
+        F.col("b_line").alias("line"),
+    )
+    last = (
+        elected.join(
+            before.withColumnsRenamed({"topic": "b_topic", "partition": "b_partition"}),
+            (F.col("b_topic") == F.col("topic")) & (F.col("b_partition") == F.col("partition")) & earlier,
+            "left",
+        )
+        .groupBy(*key)
+        .agg(
+            F.max_by(
+                printed_isr, F.when(F.col("b_isr").isNotNull(), F.struct("b_ts", "b_epoch", "b_line"))
+            ).alias("printed"),
+            F.collect_list(
+                F.when(F.col("b_replica").isNotNull(), F.struct("b_ts", "b_line", "b_replica"))
+            ).alias("offline"),
+        )
+    )
+    since = F.filter(F.array_sort("offline"), lambda x: x["b_ts"] >= F.col("printed.ts"))
+    went = F.transform(since, lambda x: x["b_replica"])
+    folded = F.aggregate(
+        went,
+        F.col("printed.isr"),
+        lambda acc, r: F.when(F.size(acc) > 1, F.array_remove(acc, r)).otherwise(acc),
+    )
+    starts = bundle.cluster_events.where(F.col("event") == "partition.became_leader").select(
+        F.col("broker_id").alias("leader"),
+        "topic",
+        "partition",
+        F.col("attrs")["leader_epoch"].try_cast("int").alias("leader_epoch"),
+        F.col("attrs")["offset"].alias("from_offset"),
+    )
+    out = (
+        last.select(*key, "printed", went.alias("went"), folded.alias("folded"))
+        .join(starts, ["leader", "topic", "partition", "leader_epoch"], "left")
+        .dropDuplicates(key)
+        .withColumn("n", F.count("*").over(Window.partitionBy(F.lit(0))))
+        .orderBy("ts", "topic", "partition", "line_no")
+        .limit(limit)
+        .collect()  # at most `limit` elections
+    )
+    total = out[0].n if out else 0
+    return [
+        OfflineElection(
+            r.topic,
+            r.partition,
+            r.leader,
+            r.leader_epoch,
+            r.ts,
+            r.file,
+            r.line_no,
+            r.recovering,
+            r.said_unclean,
+            list(r.printed.isr) if r.printed and r.printed.isr is not None else None,
+            r.printed.file if r.printed else None,
+            r.printed.line if r.printed else None,
+            list(r.went or []),
+            list(r.folded) if r.folded is not None else None,
+            r.from_offset,
+        )
+        for r in out
+    ], total
