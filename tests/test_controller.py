@@ -4,6 +4,7 @@ controller-failover on every version; test_triage_must_find: flapping, a hang an
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from datetime import datetime, timedelta, timezone
 
@@ -12,6 +13,7 @@ from workbench.analysis.findings import Coverage
 from workbench.model.failovers import Election, Expired, FailoverLog, Line, Picked, picked_up
 from workbench.model.history_gaps import Gap
 from workbench.model.outage import Outage
+from workbench.model.tenures import Said, TenureEnd, logged_outage
 
 T0 = datetime(2024, 3, 12, 9, 0, tzinfo=timezone.utc)
 LOG = "brokers/2/logs/controller.log"
@@ -151,3 +153,61 @@ def test_a_controller_resumes_only_what_an_earlier_one_had_under_way() -> None:
         (1, 5): {"reassignments": ["orders-1"]},
     }
     assert picked_up(picked[:1] + picked[4:6]) == {}  # nothing under way before anyone's term
+
+
+# -- without ZooKeeper's history: the tenure before an election as the brokers' lines tell it ---------------
+def said(seconds: float, line: int, log: str = "brokers/1/logs/server.log") -> Said:
+    return Said(T0 + timedelta(seconds=seconds), log, line)
+
+
+def tenure(how: str, **kw: object) -> TenureEnd:
+    """Broker 1's tenure: its last act 10 s in, then `how` (hang: idle 18.7 s at 40 s; crash: a start)."""
+    fields: dict[str, object] = dict(
+        broker=1, epoch=4, last_act=said(10, 204, "brokers/1/logs/state-change.log"),
+        last_event="replica.state_change", how=how, said=said(45, 30), resigned=said(45.5, 7, LOG),
+        timed_out=None, idle_ms=None, timeout_ms=18_000, timeout_from="logged as negotiated",
+    )  # fmt: skip
+    return TenureEnd(**{**fields, **kw})  # type: ignore[arg-type]
+
+
+def test_a_logged_tenures_outage_runs_from_its_last_sign_of_life_to_ready() -> None:
+    elected_at, ready = T0 + timedelta(seconds=41), T0 + timedelta(seconds=42)
+    hang = logged_outage(tenure("hang", timed_out=said(40, 3), idle_ms=18_700), elected_at, ready)
+    # last heard at 21.3 s; silent within a third of the timeout after: 14.7 s to 20.7 s
+    assert hang is not None and (hang.lower_ms, hang.upper_ms) == (14_700, 20_700)
+    assert "its ZooKeeper client last heard from ZooKeeper (18700 ms before its time-out" in hang.detail()
+    crash = logged_outage(tenure("crash"), elected_at, ready)
+    # silent from the expiry's start (41 s - 18 s - a tick) to a third of the timeout later, not before 10 s
+    assert crash is not None and (crash.lower_ms, crash.upper_ms) == (18_000 - 6_000 + 1_000, 18_000 + 3_000)
+    shutdown = logged_outage(tenure("shutdown"), elected_at, ready)
+    assert shutdown is not None and shutdown.lower_ms == shutdown.upper_ms == 32_000
+    assert logged_outage(tenure("unknown"), elected_at, ready) is None
+
+
+def logged_election(epoch: int, broker: int, at: float) -> Election:
+    return Election(epoch, broker, None, T0 + timedelta(seconds=at), f"broker-{broker}:logs/controller.log:6")
+
+
+def test_from_the_logs_a_failover_names_the_controller_before_and_why_it_ended() -> None:
+    new = logged_election(5, 2, 41)
+    log = FailoverLog(
+        ready=Line("controller.ready", None, T0 + timedelta(seconds=42), LOG, 32),
+        elected=Line("controller.elected", None, T0 + timedelta(seconds=41), LOG, 6),
+    )
+    hang = tenure("hang", timed_out=said(40, 3), idle_ms=18_700)
+    (moved,) = judge(facts([new], logs={(2, 5): log}, ended={5: hang}), checked())
+    assert moved.kind == "controller.failover" and moved.subject["cause"] == "hang"
+    assert moved.subject["previous"] == 1 and moved.subject["outage_ms"] == [14_700, 20_700]
+    assert moved.summary.startswith(
+        "Controller moved from broker 1 (epoch 4) to broker 2 (epoch 5), leaving the cluster without a "
+        "working controller for 14.7 s to 20.7 s: broker 1 stood still"
+    )
+    assert "broker-1:logs/server.log:3" in moved.evidence and "broker-1:logs/server.log:30" in moved.evidence
+    # the same broker elected again, and a tenure whose end no line tells
+    again = dataclasses.replace(tenure("unknown", said=None), broker=2, epoch=None)
+    (re_elected,) = judge(facts([new], ended={5: again}), checked())
+    assert re_elected.summary.startswith(
+        "Broker 2 was elected controller again (epoch 5) after its tenure (its lines show it controller "
+        "before) ended: broker 2's lines in the evidence do not say why its tenure ended"
+    )
+    assert re_elected.subject["cause"] == "unknown" and "outage_ms" not in re_elected.subject

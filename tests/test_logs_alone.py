@@ -4,6 +4,7 @@ the text of the source lines the catalog cites)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from stories import Stories
 
 from workbench.analysis.findings import file_ref
 from workbench.analysis.triage import triage
+from workbench.capture.assemble import assemble
 from workbench.frames import open_bundle
 from workbench.kafka import printed
 
@@ -141,3 +143,61 @@ def test_each_releases_words_for_an_unclean_election_are_read(spark: SparkSessio
         file_ref("brokers/1/logs/state-change.log", state_change + k) for k in (1, 3)
     )
     assert "RECOVERING" in recovering.summary
+
+
+def test_a_failover_is_told_from_the_brokers_lines(spark: SparkSession, tmp_path: Path) -> None:
+    """controller-failover-2.5 without zk/: the crash of controller 1, from its last act and its start
+    again, and the outage the truth measured within the bounds the lines give."""
+    name = "controller-failover-2.5"
+    copy = logs_only(SAMPLE_DATA / name, tmp_path / "logs-only")
+    found = triage(open_bundle(copy, spark), only=["controller"])
+    (moved,) = [f for f in found.findings if f.kind == "controller.failover"]
+    assert {k: moved.subject[k] for k in ("broker", "epoch", "previous", "cause")} == {
+        "broker": 2,
+        "epoch": 2,
+        "previous": 1,
+        "cause": "crash",
+    }
+    truth = json.loads((SAMPLE_DATA / name / "truth.json").read_text(encoding="utf-8"))
+    ready = next(c["ready_ms"] for c in truth["controllers"] if c["epoch"] == 2)
+    (crash,) = truth["broker_failures"]
+    lower, upper = moved.subject["outage_ms"]
+    assert lower - 500 <= ready - crash["crashed_ms"] <= upper + 500, moved.summary
+
+
+def _incident(real_evidence: Path, to: Path, logs: dict[int, tuple[str, ...]]) -> Path:
+    """The real logs of one incident, each broker's in its own folder (a file shared by two brokers, as
+    01's ZooKeeper client lines are, stays with the broker named)."""
+    for broker, prefixes in logs.items():
+        files = [p for p in sorted((real_evidence / "logs").iterdir()) if p.name.startswith(prefixes)]
+        assemble(to, files, broker=broker)
+    return to
+
+
+def test_real_failovers_after_a_pause_name_the_controller_before(real_evidence: Path, spark: SparkSession,
+                                                                   tmp_path: Path) -> None:  # fmt: skip
+    """2021-05-04 (2.8, two brokers on one host): both froze for 18.7 s; broker 0, the controller (its
+    auto-rebalance lines), learned its session had expired only after broker 1 was elected (epoch 5).
+    2022-02-18 (3.1, one broker): its host slept 11 hours; it lost its session and was elected again."""
+    pair = _incident(real_evidence, tmp_path / "2021", {0: ("01_", "02a_"), 1: ("02b_", "03_")})
+    (moved,) = [f for f in triage(open_bundle(pair, spark), only=["controller"]).findings
+                if f.kind == "controller.failover"]  # fmt: skip
+    assert {k: moved.subject[k] for k in ("broker", "epoch", "previous", "cause")} == {
+        "broker": 1,
+        "epoch": 5,
+        "previous": 0,
+        "cause": "hang",
+    }
+    # last heard at 14:08:05.298 - 18.731 s = 14:07:46.567 (the first time-out in the file the two brokers'
+    # lines share); ready at 14:08:14.246: 27.7 s, less up to a third of the 18 s timeout
+    assert moved.subject["outage_ms"] == [27_679 - 6_000, 27_679]
+    assert (
+        "14.7 s" not in moved.summary
+        and "from broker 0 (its lines show it controller before)" in moved.summary
+    )
+    alone = _incident(real_evidence, tmp_path / "2022", {0: ("05a_", "05b_")})
+    (again,) = [f for f in triage(open_bundle(alone, spark), only=["controller"]).findings
+                if f.kind == "controller.failover"]  # fmt: skip
+    assert (again.subject["broker"], again.subject["previous"], again.subject["cause"]) == (0, 0, "hang")
+    assert again.summary.startswith("Broker 0 was elected controller again (epoch 2)")
+    assert "for 11.4 h" in again.summary

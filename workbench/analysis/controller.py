@@ -4,13 +4,15 @@ The elections themselves, from ZooKeeper's history or the controllers' logs, are
 (re-exported here for the notebooks: `controller.elections(bundle)`); the chain of them, each new
 controller's own log (its onControllerFailover steps and what it resumed) and the sessions brokers lost are
 the facts of `model/failovers.py`. Why the previous controller went is read from that broker's own log
-(`model/session_ends.py`). In two halves: `facts` asks Spark, `judge` words the findings.
+(`model/session_ends.py`); without ZooKeeper's history, who it was and why its tenure ended are read from
+the brokers' lines alone (`model/tenures.py`). In two halves: `facts` asks Spark, `judge` words the findings.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe, two_halves
@@ -22,6 +24,7 @@ from workbench.model.history_gaps import Gap
 from workbench.model.outage import Failover, Outage, outages
 from workbench.model.session_ends import SILENT_ENDINGS, session_ends
 from workbench.model.skew import skew_ms
+from workbench.model.tenures import TenureEnd, ended_before, logged_outage
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -43,6 +46,7 @@ CAUSE_TEXT = {
     "timeout, 2/3 of the session's: a network partition or ZooKeeper unreachable) and ZooKeeper expired "
     "its session",
     "unknown": "broker {b}'s session closed (no log from broker {b} tells a shutdown from a crash)",
+    "untold": "broker {b}'s lines in the evidence do not say why its tenure ended",
     "deleted": "/controller was deleted by {by}",
 }
 
@@ -51,7 +55,8 @@ CAUSE_TEXT = {
 class Facts:
     """What the controller analysis judges: the elections in order; per (broker, epoch) its failover log;
     how each session ended (`session_ends`); the brokers with logs; the gap the history resumed after;
-    each failover's outage (epoch -> `outage.Outage`); the sessions brokers lost."""
+    each failover's outage (epoch -> `outage.Outage`); the sessions brokers lost; without ZooKeeper's
+    history, how the tenure before each election ended as the brokers' lines tell (epoch -> TenureEnd)."""
 
     chain: list[Election]
     logs: dict[tuple[int, int], FailoverLog]
@@ -60,6 +65,7 @@ class Facts:
     resumed_after: Gap | None
     outages: dict[int, Outage]
     expired: list[Expired]
+    ended: dict[int, TenureEnd] = field(default_factory=dict)
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -68,7 +74,12 @@ def facts(bundle: Bundle) -> Facts:
     chain = failovers.chain(bundle)
     logs = failovers.election_logs(bundle)
     lost = _outages(bundle, chain, ends, logs)
-    return Facts(chain, logs, ends, v.evidence.with_logs, v.resumed_after, lost, expiries(bundle, ends))
+    ended = {}
+    if not v.evidence.zk_history:
+        ended = ended_before(bundle, [(e.epoch, e.time) for e in chain if e.epoch is not None])
+    return Facts(
+        chain, logs, ends, v.evidence.with_logs, v.resumed_after, lost, expiries(bundle, ends), ended
+    )
 
 
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:
@@ -77,6 +88,9 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
         log = f.logs.get((e.broker, e.epoch)) if e.broker is not None and e.epoch is not None else None
         after_gap = f.resumed_after if e is f.chain[0] and e.zxid is not None else None
         outage = f.outages.get(e.epoch) if e.epoch is not None else None
+        ended = f.ended.get(e.epoch) if e.epoch is not None else None
+        if ended is not None:
+            e, outage = _logged_previous(e, ended, log)
         out.append(_election_finding(e, f.ends, log or FailoverLog(), f.with_logs, after_gap, outage))
     return out + _flapping(f.chain) + expiry_findings(f.expired)
 
@@ -110,13 +124,18 @@ def _election_finding(
     else:
         kind, severity = "controller.failover", WARNING
         cause, why_ref = _cause(p, ends)
-        text = f"Controller moved from broker {p.broker} (epoch {p.epoch}) "
-        text += f"to broker {e.broker} (epoch {e.epoch})"
+        was = f"epoch {p.epoch}" if p.epoch is not None else "its lines show it controller before"
+        if p.broker == e.broker:
+            text = f"Broker {e.broker} was elected controller again (epoch {e.epoch}) after its tenure "
+            text += f"({was}) ended"
+        else:
+            text = f"Controller moved from broker {p.broker} ({was}) to broker {e.broker} (epoch {e.epoch})"
         if outage is not None:  # the headline: how long nothing acted as controller
             subject["outage_ms"] = [outage.lower_ms, outage.upper_ms]
             text += ", " + outage.headline()
             refs += outage.refs
-        text += ": " + CAUSE_TEXT[cause].format(b=p.broker, by=_by(p.gone_by))
+        told = "untold" if cause == "unknown" and p.cause is not None else cause
+        text += ": " + CAUSE_TEXT[told].format(b=p.broker, by=_by(p.gone_by))
         if p.gone_zxid is not None:
             text += f" (zxid {hex_zxid(p.gone_zxid)})"
             refs.append(txn_ref(p.gone_zxid))
@@ -148,6 +167,27 @@ def _election_finding(
     return Finding(kind, severity, subject, text + ".", tuple(dict.fromkeys(refs)))
 
 
+def _logged_previous(e: Election, t: TenureEnd, log: FailoverLog | None) -> tuple[Election, Outage | None]:
+    """Without ZooKeeper's history: the election with the tenure before it as the brokers' lines tell it
+    (the broker that last acted as controller, and why it stopped), and the outage they bound."""
+    p = e.previous
+    if p is not None and p.broker != t.broker:  # the lines do not tell that controller's end
+        return e, None
+    said = [x.ref for x in (t.said, t.resigned) if x is not None]
+    before = Election(
+        p.epoch if p is not None else t.epoch,
+        t.broker,
+        None,
+        t.last_act.ts,
+        p.ref if p is not None else t.last_act.ref,
+        p.previous if p is not None else None,
+        cause=(t.how, said[0] if said else None),
+    )
+    logged = dataclasses.replace(e, previous=before)
+    ready = log.ready.ts if log is not None and log.ready is not None else None
+    return logged, logged_outage(t, e.time, ready) if ready is not None else None
+
+
 def _outages(
     bundle: Bundle,
     chain: list[Election],
@@ -172,6 +212,8 @@ def _outages(
 
 
 def _cause(p: Election, ends: dict[int, tuple[str, str | None]]) -> tuple[str, str | None]:
+    if p.cause is not None:
+        return p.cause
     if p.gone_by is not None:
         return "deleted", None
     if p.session is not None and p.session in ends:

@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 class Election:
     """One election, linked to the one before it (`previous`), with how its controller's tenure ended:
     `gone_zxid`/`gone_time` the close of its session or /controller's delete, `gone_by` the session that
-    deleted it, `session` the controller's own."""
+    deleted it, `session` the controller's own; without ZooKeeper's history, `cause` and the line saying it
+    (model.tenures)."""
 
     epoch: int | None
     broker: int | None
@@ -40,6 +41,7 @@ class Election:
     gone_time: Any = None
     gone_by: int | None = None
     session: int | None = None
+    cause: tuple[str, str | None] | None = None  # how its tenure ended, where the logs alone tell it
 
 
 @dataclass(frozen=True)

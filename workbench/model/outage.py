@@ -58,9 +58,8 @@ class Outage:
     refs: tuple[str, ...]
 
     def headline(self) -> str:
-        span = _span(self.lower_ms) if self.lower_ms == self.upper_ms else (
-            f"{_span(self.lower_ms)} to {_span(self.upper_ms)}"
-        )  # fmt: skip
+        lower, upper = _span(self.lower_ms), _span(self.upper_ms)
+        span = lower if lower == upper else f"{lower} to {upper}"
         return f"leaving the cluster without a working controller for {span}"
 
     def detail(self) -> str:
@@ -73,6 +72,10 @@ class Outage:
 
 
 def _span(ms: int) -> str:
+    if ms >= 2 * 3_600_000:
+        return f"{ms / 3_600_000:.1f} h"
+    if ms >= 120_000:
+        return f"{ms / 60_000:.1f} min"
     return f"{ms} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
 
 
