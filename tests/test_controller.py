@@ -179,8 +179,11 @@ def test_a_logged_tenures_outage_runs_from_its_last_sign_of_life_to_ready() -> N
     crash = logged_outage(tenure("crash"), elected_at, ready)
     # silent from the expiry's start (41 s - 18 s - a tick) to a third of the timeout later, not before 10 s
     assert crash is not None and (crash.lower_ms, crash.upper_ms) == (18_000 - 6_000 + 1_000, 18_000 + 3_000)
-    shutdown = logged_outage(tenure("shutdown"), elected_at, ready)
-    assert shutdown is not None and shutdown.lower_ms == shutdown.upper_ms == 32_000
+    # a controller that shut down worked until its shutdown ended (its session closed then)
+    closed = tenure("shutdown", said=said(30, 122), closed=said(31, 123))
+    shutdown = logged_outage(closed, elected_at, ready)
+    assert shutdown is not None and shutdown.lower_ms == shutdown.upper_ms == 11_000
+    assert shutdown.refs == ("broker-1:logs/server.log:123",)
     assert logged_outage(tenure("unknown"), elected_at, ready) is None
 
 

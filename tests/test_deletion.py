@@ -11,6 +11,8 @@ from datetime import datetime, timedelta, timezone
 from workbench.analysis.deletion import CLOCK_MARGIN_MS, Facts, judge
 from workbench.analysis.findings import Coverage
 from workbench.kafka.defaults import FILE_DELETE_DELAY_MS
+from workbench.model.deletion_log import Said as LoggedLine
+from workbench.model.deletion_log import Unfinished
 from workbench.model.deletion_steps import DeleteDir, Halt, Marker, Step, Steps, Stray
 from workbench.model.described import Marked
 
@@ -157,3 +159,37 @@ def test_without_zookeepers_tree_a_paste_shows_the_marks() -> None:
     assert "the topics a pasted output shows marked for deletion" in coverage["deletion"].used
     # a marker in ZooKeeper's tree is not read where there is no tree
     assert judge(nothing(zk_state=False, markers=[marker()]), checked()) == []
+
+
+# -- without ZooKeeper's state: what the controller's lines show begun and not completed --------------------
+def begun(halted: bool, resumed: bool = False, **kw: object) -> Unfinished:
+    """clickstream-old, begun at 9:00 by broker 1's controller; halted at 9:01 after a replica deletion
+    failed on broker 3; resumed (a later line) or not."""
+    line = lambda at, n: LoggedLine(ASKED + timedelta(minutes=at), f"broker-1:logs/controller.log:{n}")  # noqa: E731
+    u = Unfinished(
+        "clickstream-old", line(0, 44), False,
+        ["replica deletion failure"] if halted else [], line(1, 82) if halted else None,
+        ["0@3", "1@3"] if halted else [], [], line(2 if resumed else 1, 90 if resumed else 84),
+    )  # fmt: skip
+    return replace(u, **kw)  # type: ignore[arg-type]
+
+
+def test_without_zookeepers_state_a_deletion_the_controller_halted_for_good_is_critical() -> None:
+    ends = ASKED + timedelta(hours=1)
+    (stuck,) = judge(nothing(zk_state=False, unfinished=[begun(True)], ends=ends), checked())
+    assert stuck.kind == "deletion.unfinished" and stuck.severity.name == "CRITICAL"
+    assert stuck.subject == {"topic": "clickstream-old", "halted": ["replica deletion failure"],
+                             "pending_at_start": False, "failed_on": [3]}  # fmt: skip
+    assert "halted it at 09:01:00 (replica deletion failure); replica deletions failed on broker(s) 3" in (
+        stuck.summary
+    )
+    assert "(the evidence ends 2024-03-12 10:00:00): nothing after the halt resumed it" in stuck.summary
+    assert stuck.evidence == tuple(f"broker-1:logs/controller.log:{n}" for n in (44, 82, 84))
+    # resumed after its halt, or never halted: under way when the lines end, a warning
+    for u in (begun(True, resumed=True), begun(False, pending_at_start=True, errors=["KAFKA_STORAGE_ERROR"])):
+        (going,) = judge(nothing(zk_state=False, unfinished=[u], ends=ends), checked())
+        assert going.severity.name == "WARNING" and "still under way when the lines end" in going.summary
+    assert "a controller found it pending at its start" in going.summary
+    assert "answered its StopReplica with KAFKA_STORAGE_ERROR" in going.summary
+    # with ZooKeeper's tree, its markers say what is pending: the lines' view is not asked for
+    assert judge(nothing(unfinished=[begun(True)]), checked()) == []

@@ -201,3 +201,21 @@ def test_real_failovers_after_a_pause_name_the_controller_before(real_evidence: 
     assert (again.subject["broker"], again.subject["previous"], again.subject["cause"]) == (0, 0, "hang")
     assert again.summary.startswith("Broker 0 was elected controller again (epoch 2)")
     assert "for 11.4 h" in again.summary
+
+
+@pytest.mark.parametrize("name", ["deletion-stuck-2.8", "deletion-complete-3.6"])
+def test_deletions_are_told_from_the_controllers_lines(
+    spark: SparkSession, tmp_path: Path, name: str
+) -> None:
+    """Without zk/, a deletion the controller halted for good is found with the brokers it failed on, and
+    a completed one is completed, each as the sample's truth says; nothing else is."""
+    truth = json.loads((SAMPLE_DATA / name / "truth.json").read_text(encoding="utf-8"))["findings"]
+    copy = logs_only(SAMPLE_DATA / name, tmp_path / "logs-only")
+    found = triage(open_bundle(copy, spark), only=["deletion"]).findings
+    stuck = {(t["topic"], tuple(t["brokers_down"])) for t in truth.get("deletion.stuck", [])}
+    assert {(f.subject["topic"], tuple(f.subject["failed_on"])) for f in found
+            if f.kind == "deletion.unfinished"} == stuck  # fmt: skip
+    assert all(f.severity.name == "CRITICAL" for f in found if f.kind == "deletion.unfinished")
+    completed = {(t["topic"], tuple(t["halted"])) for t in truth.get("deletion.completed", [])}
+    assert {(f.subject["topic"], tuple(f.subject["halted"])) for f in found
+            if f.kind == "deletion.completed"} == completed  # fmt: skip

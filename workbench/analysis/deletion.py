@@ -13,7 +13,8 @@ data dirs say; `judge` words the findings in plain Python (tests/test_deletion.p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe, two_halves
@@ -31,6 +32,7 @@ from workbench.analysis.findings import (
 )
 from workbench.kafka.defaults import FILE_DELETE_DELAY_MS
 from workbench.model import deletion_steps
+from workbench.model.deletion_log import Unfinished, unfinished
 from workbench.model.deletion_steps import DeleteDir, Marker, Steps, Stray, timeline
 from workbench.model.deletion_steps import replica_progress as replica_progress  # the notebooks' name
 from workbench.model.described import Marked, marked_facts
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
 
 CHECK = "deletion"
 CLOCK_MARGIN_MS = 30_000  # a broker's clock may be off by seconds from the capture's
+SHOWN = 50  # unfinished deletions from the logs at most
 
 
 # -- facts: what the steps, the tree and the data dirs say ---------------------------------------------------
@@ -63,6 +66,10 @@ class Facts:
     strays: list[Stray]
     recreated: list[tuple[str, int, int]]
     pasted: list[Marked]
+    # without ZooKeeper's state: deletions the controller's lines show begun and not completed, and when
+    # the evidence ends
+    unfinished: list[Unfinished] = field(default_factory=list)
+    ends: datetime | None = None
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -82,12 +89,14 @@ def facts(bundle: Bundle) -> Facts:
         deletion_steps.strays(bundle) if ev.zk_state else [],
         deletion_steps.recreations(bundle) if ev.zk_history else [],
         [] if ev.zk_state else marked_facts(bundle),
+        [] if ev.zk_state else unfinished(bundle, SHOWN),
+        v.span[1] if not ev.zk_state and v.span is not None else None,
     )
 
 
 # -- judge: the findings, in plain Python ------------------------------------------------------------------
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:
-    out = _stuck(f) if f.zk_state else _pasted(f.pasted, coverage, CHECK)
+    out = _stuck(f) if f.zk_state else _pasted(f.pasted, coverage, CHECK) + _unfinished(f)
     out += _completed(f)
     out += _refused(f)
     out += _lingering(f)
@@ -136,6 +145,50 @@ def _stuck(f: Facts) -> list[Finding]:
         subject = {"topic": m.topic, "zxid": hex_zxid(m.czxid), "replicas_left": shown, "brokers_down": down,
                    "reassigning": reassigning, "halted": last.detail if last is not None else ""}  # fmt: skip
         out.append(Finding("deletion.stuck", CRITICAL, subject, text, tuple(dict.fromkeys(refs))))
+    return out
+
+
+def _unfinished(f: Facts) -> list[Finding]:
+    """Without ZooKeeper's state: deletions the controller's lines show begun and not completed. Halted
+    with nothing after it, the deletion was stuck as far as the evidence goes (critical); else it was
+    under way when the lines end."""
+    out = []
+    for u in f.unfinished:
+        began = (
+            "a controller found it pending at its start" if u.pending_at_start else "the controller began it"
+        )
+        text = f"Deletion of {u.topic} did not complete in the controller's lines: {began} at "
+        text += f"{u.started.ts:%Y-%m-%d %H:%M:%S} (its clock)"
+        refs = [u.started.ref]
+        subject: dict[str, object] = {
+            "topic": u.topic,
+            "halted": u.halts,
+            "pending_at_start": u.pending_at_start,
+        }
+        if u.halt is not None:
+            why = "; ".join(u.halts) if u.halts else "no reason logged"
+            text += f", and halted it at {u.halt.ts:%H:%M:%S} ({why})"
+            refs.append(u.halt.ref)
+        if u.failed:
+            brokers = sorted({int(r.split("@")[1]) for r in u.failed})
+            subject["failed_on"] = brokers
+            text += f"; replica deletions failed on broker(s) {', '.join(map(str, brokers))} "
+            text += f"({len(u.failed)} replica(s))"
+        if u.errors:
+            subject["errors"] = u.errors
+            text += f"; brokers answered its StopReplica with {', '.join(u.errors)}"
+        halted = u.halt is not None and u.last.ts <= u.halt.ts
+        ends = f" (the evidence ends {f.ends:%Y-%m-%d %H:%M:%S})" if f.ends is not None else ""
+        text += f". Its last line about it was at {u.last.ts:%H:%M:%S}{ends}"
+        text += (
+            ": nothing after the halt resumed it, so it was stuck as far as the evidence goes"
+            if halted
+            else ": it was still under way when the lines end"
+        )
+        text += ". Whether it is still pending needs ZooKeeper's /admin/delete_topics."
+        refs.append(u.last.ref)
+        severity = CRITICAL if halted else WARNING
+        out.append(Finding("deletion.unfinished", severity, subject, text, tuple(dict.fromkeys(refs))))
     return out
 
 
@@ -245,7 +298,8 @@ _DIRS = {"topic": str, "broker": int, "partitions": list}
 ANALYSIS = Analysis(
     CHECK,
     needs={
-        Need.ZK_STATE: "pending deletions and strays cannot be seen",
+        Need.ZK_STATE: "pending deletions and strays at the capture (the controller's lines tell the "
+        "deletions begun and not completed instead)",
         Need.LOGS: "the controller's deletion steps",
         Need.DATA_DIRS: "the replicas left on disk",
         Need.PASTED: "the topics a paste shows marked for deletion, at its moment",
@@ -255,7 +309,16 @@ ANALYSIS = Analysis(
         Need.CAPTURE_TIME: "lingering -delete dirs cannot be aged",
     },
     run=two_halves(facts, judge),
-    reads=("topics", "partitions", "delete_markers", "replicas", "listed_whole", "live_brokers", "history"),
+    reads=(
+        "topics",
+        "partitions",
+        "delete_markers",
+        "replicas",
+        "listed_whole",
+        "live_brokers",
+        "history",
+        "span",
+    ),
     kinds=(
         Kind(
             "deletion.stuck",
@@ -271,6 +334,13 @@ ANALYSIS = Analysis(
             key=("topic", "brokers_down", "replicas_left"),
         ),
         Kind("deletion.marked", (WARNING,), {"topic": str, "taken_at": str, "replicas_left": list}),
+        Kind(
+            "deletion.unfinished",
+            (CRITICAL, WARNING),
+            {"topic": str, "halted": list, "pending_at_start": bool},
+            {"failed_on": list, "errors": list},
+            key=("topic",),
+        ),
         Kind("deletion.completed", (INFO,), {"topic": str, "halted": list}, key=("topic", "halted")),
         Kind("deletion.refused", (WARNING,), {"topic": str}, key=("topic",)),
         Kind("deletion.lingering_dir", (WARNING,), _DIRS),

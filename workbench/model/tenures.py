@@ -47,6 +47,7 @@ ENDS = {
     "broker.starting": "crash",
 }
 RESIGNED = ("controller.resigning", "controller.resigned")
+CLOSED = "broker.shut_down"  # "shut down completed": its session closed then (KafkaServer.shutdown)
 WITHIN_S = 60  # a controller resigning stops its threads within this long of its session's expiry
 
 
@@ -81,6 +82,7 @@ class TenureEnd:
     idle_ms: int | None
     timeout_ms: int | None
     timeout_from: str = ""  # where the session timeout was read
+    closed: Said | None = None  # its "shut down completed"
 
 
 def ended_before(bundle: Bundle, elections: list[tuple[int, datetime]]) -> dict[int, TenureEnd]:
@@ -133,7 +135,7 @@ def ended_before(bundle: Bundle, elections: list[tuple[int, datetime]]) -> dict[
     ).select("e_epoch", "e_ts", "broker_id", "act.*", "from_ts", "epoch")
     said = F.struct("ts", "file", "line_no")
     endings = ev.where(
-        F.col("event").isin(*ENDS, *RESIGNED, "zk.session_timed_out", "zk.session_established")
+        F.col("event").isin(*ENDS, *RESIGNED, CLOSED, "zk.session_timed_out", "zk.session_established")
     ).select(
         F.col("broker_id").alias("b"),
         F.col("ts").alias("at"),
@@ -154,6 +156,7 @@ def ended_before(bundle: Bundle, elections: list[tuple[int, datetime]]) -> dict[
         .agg(
             first(how.isNotNull(), F.struct(how.alias("how"), F.col("line").alias("line"))).alias("end"),
             first(F.col("said").isin(*RESIGNED), F.col("line")).alias("resigned"),
+            first(F.col("said") == CLOSED, F.col("line")).alias("closed"),
             first(
                 F.col("said") == "zk.session_timed_out", F.struct(F.col("line").alias("line"), "idle_ms")
             ).alias("timed_out"),
@@ -183,6 +186,7 @@ def ended_before(bundle: Bundle, elections: list[tuple[int, datetime]]) -> dict[
             idle,
             timeout,
             "logged as negotiated" if r.timeout_ms else f"Kafka {version}'s default" if timeout else "",
+            Said(**r.closed.asDict()) if r.closed else None,
         )
     return out
 
@@ -193,7 +197,7 @@ def logged_outage(end: TenureEnd, elected: datetime, ready: datetime) -> Outage 
     stood still or was cut off last heard from ZooKeeper `idle_ms` before its time-out line, and went silent
     at most a third of the session timeout later; a crashed controller or one whose session expired went
     silent a session timeout before the election its expiry let happen (`behaviour.went_silent`), not
-    before its last act; one that shut down worked to its last act."""
+    before its last act; one that shut down worked until its shutdown ended."""
 
     def ms(t: datetime) -> int:
         return round((ready - t).total_seconds() * 1000)
@@ -214,7 +218,11 @@ def logged_outage(end: TenureEnd, elected: datetime, ready: datetime) -> Outage 
         )
     if end.how == "unknown":
         return None
-    if end.how == "shutdown" or end.timeout_ms is None:
+    if end.how == "shutdown":  # it worked until its shutdown closed its session
+        last = max((x for x in (end.closed, end.said, end.last_act) if x is not None), key=lambda x: x.ts)
+        gone = "its shutdown's end (on its own clock)" if last is end.closed else what
+        return Outage(ms(last.ts), ms(last.ts), last.ts, gone, None, "", (last.ref,))
+    if end.timeout_ms is None:
         upper = ms(end.last_act.ts)
         return Outage(upper, upper, end.last_act.ts, what, None, "", (end.last_act.ref,))
     at = round(elected.timestamp() * 1000)

@@ -1,0 +1,151 @@
+"""Deletions the controller's lines show begun and not completed, where ZooKeeper's state is absent (its
+`/admin/delete_topics` markers, where held, say what is pending: `deletion_steps.markers`).
+
+The TopicDeletionManager logs each step (catalog `deletion.*`, TopicDeletionManager.scala 2.5.1-3.6.2): the
+start ("Starting topic deletion", "Deletion of topic t (re)started"), each halt and its reason ("Halted
+deletion of topics t due to ..."), the replicas whose deletion failed ("Deletion failed for replicas
+[Topic=t,Partition=p,Replica=r],..."), the brokers' answers to its StopReplica ("partition errors =
+HashMap(t-0 -> KAFKA_STORAGE_ERROR, ...)"), the topics it found pending when it started ("List of topics
+to be deleted: ..."), and the end ("Deletion of topic t successfully completed"). A deletion is unfinished
+where its last start (or a controller finding it pending) has no completion after it, on one clock: the
+controller's lines are its own broker's, and a new controller's say only what it found pending.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from pyspark.sql import functions as F
+
+from workbench.model.deletion_steps import topics_of
+from workbench.model.refs import file_ref_col
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+STARTS = ("deletion.started", "deletion.topic_started", "deletion.restarted_on_broker_startup")
+_REPLICA = r"\[Topic=([^,\]]+),Partition=(\d+),Replica=(\d+)\]"
+_ANSWER = r"([^\s,()]+)-(\d+) -> ([A-Z_]+)"
+
+
+@dataclass(frozen=True)
+class Said:
+    """A line of the controller's: when (its clock) and where."""
+
+    ts: datetime
+    ref: str
+
+
+@dataclass(frozen=True)
+class Unfinished:
+    """A deletion begun and not completed as far as the controller's lines go: its last start (or a new
+    controller finding it pending), its halts' reasons, the replicas whose deletion failed (`p@broker`),
+    the errors brokers answered its StopReplica with, and its last line."""
+
+    topic: str
+    started: Said
+    pending_at_start: bool  # a controller found it pending when it started (its own start not logged)
+    halts: list[str]
+    halt: Said | None  # the last halt
+    failed: list[str]
+    errors: list[str]
+    last: Said
+
+
+def unfinished(bundle: Bundle, limit: int) -> list[Unfinished]:
+    """The first `limit` unfinished deletions by topic (one query over the controller's deletion lines)."""
+    ev = bundle.cluster_events.where(
+        F.col("event").startswith("deletion.") | (F.col("event") == "controller.topics_to_delete")
+    )
+    a = F.col("attrs")
+    named = F.coalesce(a["topics"], a["topic"], F.col("topic"))
+    failed = F.transform(
+        F.regexp_extract_all(a["replicas"], F.lit(_REPLICA), 0),
+        lambda x: F.struct(
+            F.regexp_extract(x, _REPLICA, 1).alias("t"),
+            F.concat(F.regexp_extract(x, _REPLICA, 2), F.lit("@"), F.regexp_extract(x, _REPLICA, 3)).alias(
+                "r"
+            ),
+        ),
+    )
+    answers = F.transform(
+        F.regexp_extract_all(a["partition_errors"], F.lit(_ANSWER), 0),
+        lambda x: F.struct(
+            F.regexp_extract(x, _ANSWER, 1).alias("t"), F.regexp_extract(x, _ANSWER, 3).alias("r")
+        ),
+    )
+    per_topic = (
+        ev.select(
+            "event",
+            "ts",
+            "line_no",
+            file_ref_col("file", "line_no").alias("ref"),
+            a["reason"].alias("reason"),
+            F.explode(
+                F.when(F.col("event") == "deletion.replica_failed", failed)
+                .when(F.col("event") == "deletion.stop_replica_response", answers)
+                .otherwise(
+                    F.transform(
+                        topics_of(named),
+                        lambda t: F.struct(t.alias("t"), F.lit(None).cast("string").alias("r")),
+                    )
+                )
+            ).alias("x"),
+        )
+        .select(
+            "event", "ts", "line_no", "ref", "reason", F.col("x.t").alias("topic"), F.col("x.r").alias("r")
+        )
+        .where(F.col("topic") != "")
+    )
+    order = F.struct("ts", "line_no", "ref")
+
+    def last(cond: F.Column) -> F.Column:
+        return F.max_by(F.when(cond, F.struct("ts", "ref")), F.when(cond, order))
+
+    begun = F.col("event").isin(*STARTS) | (F.col("event") == "controller.topics_to_delete")
+    rows = (
+        per_topic.groupBy("topic")
+        .agg(
+            last(begun).alias("started"),
+            F.max_by(F.col("event") == "controller.topics_to_delete", F.when(begun, order)).alias("pending"),
+            last(F.col("event") == "deletion.completed").alias("completed"),
+            F.sort_array(F.collect_set(F.when(F.col("event") == "deletion.halted", F.col("reason")))).alias(
+                "halts"
+            ),
+            last(F.col("event") == "deletion.halted").alias("halt"),
+            F.sort_array(
+                F.collect_set(F.when(F.col("event") == "deletion.replica_failed", F.col("r")))
+            ).alias("failed"),
+            F.sort_array(
+                F.collect_set(
+                    F.when(
+                        (F.col("event") == "deletion.stop_replica_response") & (F.col("r") != "NONE"),
+                        F.col("r"),
+                    )
+                )
+            ).alias("errors"),
+            F.max_by(F.struct("ts", "ref"), order).alias("last"),
+        )
+        .where(
+            F.col("started").isNotNull()
+            & (F.col("completed").isNull() | (F.col("completed.ts") < F.col("started.ts")))
+        )
+        .orderBy("topic")
+        .limit(limit)
+        .collect()  # at most `limit` topics
+    )
+    return [
+        Unfinished(
+            r.topic,
+            Said(r.started.ts, r.started.ref),
+            bool(r.pending),
+            [h for h in r.halts if h],
+            Said(r.halt.ts, r.halt.ref) if r.halt else None,
+            list(r.failed),
+            list(r.errors),
+            Said(r.last.ts, r.last.ref),
+        )
+        for r in rows
+    ]
