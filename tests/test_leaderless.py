@@ -12,6 +12,7 @@ from workbench.analysis.findings import TP, Coverage
 from workbench.analysis.leaderless import Facts, NotActing, Offline, judge
 from workbench.model.described import Group, Shown
 from workbench.model.outage import Outage
+from workbench.model.partition_log import Leaderless
 
 AT = datetime(2024, 3, 12, 9, 0, tzinfo=timezone.utc)
 TPS = [TP("orders", 0), TP("orders", 1)]
@@ -89,6 +90,47 @@ def test_without_the_history_a_pasted_describe_stands_in() -> None:
     (found,) = judge(Facts(False, shown), coverage)
     assert found.subject == {"partitions": 1, "taken_at": "2024-03-12T09:00:00Z"}
     assert found.evidence == ("pasted/d.txt:4",)
-    assert coverage["leaderless"].missing == [NO_TXN]
+    assert coverage["leaderless"].missing == []  # no txn logs is the contract's to say, not "unreadable"
     coverage = checked()
-    assert judge(Facts(False, None), coverage) == [] and coverage["leaderless"].missing == [NO_TXN]
+    assert judge(Facts(False, None, unread=True), coverage) == [] and coverage["leaderless"].missing == [
+        NO_TXN
+    ]
+
+
+# -- without ZooKeeper's history: the stretches the controller's lines leave a partition without a leader ----
+def stretch(partition: int, began: int | None, ended: int | None, lost: int | None = 2) -> Leaderless:
+    at = lambda s: AT.replace(second=s) if s is not None else None  # noqa: E731
+    ref = lambda s: f"broker-1:logs/state-change.log:{100 + s}" if s is not None else None  # noqa: E731
+    return Leaderless("payments", partition, at(began), ref(began), at(ended), ref(ended), lost)
+
+
+def test_from_the_controllers_lines_partitions_without_a_leader() -> None:
+    logged = [
+        stretch(0, 5, 35),
+        stretch(1, 5, None),
+        stretch(2, None, 40, lost=1),
+        stretch(3, None, 40, lost=1),
+    ]
+    coverage = checked()
+    found = judge(Facts(False, logged=logged, logged_total=5, ends=AT.replace(minute=59)), coverage)
+    gone, unknown = found
+    assert (gone.severity.name, gone.subject) == (
+        "CRITICAL",
+        {"partitions": 2, "broker": 2, "began": "2024-03-12T09:00:05Z", "still": 1, "offline_ms": 30_000},
+    )
+    assert (
+        "(payments 0-1) had no leader from 2024-03-12 09:00:05 (the controller's clock) (their leader "
+        in (gone.summary)
+    )
+    assert "1 got a leader again, the last after 30.0 s; for 1 no later line" in gone.summary
+    assert gone.evidence == ("broker-1:logs/state-change.log:105", "broker-1:logs/state-change.log:135")
+    assert (unknown.severity.name, unknown.subject) == (
+        "WARNING",
+        {"partitions": 2, "broker": 1, "began": "unknown"},
+    )
+    assert "when they lost their leader is not in its lines" in unknown.summary
+    assert coverage["leaderless"].missing == [
+        "1 more stretches without a leader in the controller's lines, not read"
+    ]
+    # txn logs held but unreadable are said; logs alone are not called unreadable txn logs
+    assert judge(Facts(False), checked()) == []

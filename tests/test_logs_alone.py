@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from pyspark.sql import SparkSession
 from stories import Stories
 
 from workbench.analysis.findings import file_ref
-from workbench.analysis.triage import triage
+from workbench.analysis.triage import Triage, triage
 from workbench.capture.assemble import assemble
 from workbench.frames import open_bundle
 from workbench.kafka import printed
@@ -219,3 +220,24 @@ def test_deletions_are_told_from_the_controllers_lines(
     completed = {(t["topic"], tuple(t["halted"])) for t in truth.get("deletion.completed", [])}
     assert {(f.subject["topic"], tuple(f.subject["halted"])) for f in found
             if f.kind == "deletion.completed"} == completed  # fmt: skip
+
+
+def test_partitions_left_without_a_leader_are_told_from_the_controllers_lines(
+    spark: SparkSession, tmp_path: Path, triaged: Callable[[str], Triage], real_evidence: Path
+) -> None:
+    """controller-failover-2.5 without zk/: the partitions its crashed controller led, as ZooKeeper's
+    history gives them (their start is not in the lines); the 2021 incident: the 29 partitions the new
+    controller left without a leader when broker 0 went offline, none named a leader before the lines end."""
+    name = "controller-failover-2.5"
+    copy = logs_only(SAMPLE_DATA / name, tmp_path / "logs-only")
+    (logged,) = [f for f in triage(open_bundle(copy, spark), only=["leaderless"]).findings]
+    (known,) = [f for f in triaged(name).findings if f.kind == "partition.offline"]
+    assert (logged.kind, logged.severity.name) == ("partition.offline", "WARNING")
+    assert {k: logged.subject[k] for k in ("partitions", "broker")} == {
+        k: known.subject[k] for k in ("partitions", "broker")
+    }
+    assert logged.subject["began"] == "unknown"
+    assert known.summary.split(") ")[0] == logged.summary.split(") ")[0]  # the same partitions
+    pair = _incident(real_evidence, tmp_path / "2021", {0: ("01_", "02a_"), 1: ("02b_", "03_")})
+    (left,) = triage(open_bundle(pair, spark), only=["leaderless"]).findings
+    assert (left.severity.name, left.subject["partitions"], left.subject["still"]) == ("CRITICAL", 29, 29)

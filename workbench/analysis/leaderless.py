@@ -33,6 +33,7 @@ from workbench.analysis.findings import (
 from workbench.model.described import DESCRIBE, Shown, offline_facts
 from workbench.model.health import Health, captured_at, episodes, grouped, health
 from workbench.model.outage import SILENT_CAUSES, Failover, Outage, outages
+from workbench.model.partition_log import Leaderless, leaderless
 from workbench.model.session_ends import session_ends
 from workbench.model.skew import skew_ms
 from workbench.model.views import ClusterViews, views
@@ -91,13 +92,23 @@ class Facts:
     silent: dict[int, tuple[Outage, str]] = field(default_factory=dict)
     not_acting: list[NotActing] = field(default_factory=list)
     history_read: str = ""
+    # without ZooKeeper's history: the stretches the controller's lines leave a partition without a
+    # leader (the first SHOWN), how many there are, when the evidence ends, and whether txn logs were
+    # held but none could be read
+    logged: list[Leaderless] = field(default_factory=list)
+    logged_total: int = 0
+    ends: datetime | None = None
+    unread: bool = False
 
 
 def facts(bundle: Bundle) -> Facts:
     h = health(bundle)
-    if h is None:
-        return Facts(False, offline_facts(bundle))
     v = views(bundle)
+    if h is None:
+        logged, total = leaderless(bundle, SHOWN) if v.evidence.with_logs else ([], 0)
+        ends = v.span[1] if logged and v.span is not None else None
+        return Facts(False, offline_facts(bundle), logged=logged, logged_total=total, ends=ends,
+                     unread=v.evidence.zk_history)  # fmt: skip
     captured = captured_at(bundle)
     offline = _offline(h, captured, v)
     led = [g for g in offline if g.known_start and g.leader is not None and g.leader >= 0]
@@ -108,18 +119,21 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
     """Offline episodes (grouped by the txn that took their leader) and windows without an acting leader
     (grouped by the refusing broker and the txn that named it)."""
     if not f.history:
-        coverage.add("leaderless", [NO_TXN])
-        return _pasted(f.pasted, coverage, "leaderless")
+        if f.unread:
+            coverage.add("leaderless", [NO_TXN])
+        return _pasted(f.pasted, coverage, "leaderless") + _logged(f, coverage)
     return [_offline_finding(g, f) for g in f.offline] + [_not_acting_finding(g) for g in f.not_acting]
 
 
 ANALYSIS = Analysis(
     "leaderless",
     needs={
-        Need.ZK_HISTORY: "partitions without a live or acting leader over time",
+        Need.ZK_HISTORY: "partitions without a live or acting leader over time (from the controller's lines "
+        "instead: those it left without a leader)",
         Need.PASTED: "the partitions a kafka-topics --describe shows without a leader, at its moment",
+        Need.LOGS: "which leaders refused to act; without ZooKeeper's history, the partitions the "
+        "controller's lines leave without a leader",
     },
-    wants={Need.LOGS: "which leaders refused to act"},
     run=two_halves(facts, judge),
     reads=(
         "health",
@@ -130,6 +144,8 @@ ANALYSIS = Analysis(
         "history_base",
         "resumed_after",
         "as_of_ms",
+        "logged_states",
+        "span",
     ),
     kinds=(
         Kind(
@@ -143,6 +159,7 @@ ANALYSIS = Analysis(
                 "outage_ms": list,
                 "offline_ms": int,
                 "taken_at": str,
+                "still": int,
             },
             key=("zxid", "broker", "partitions"),
         ),
@@ -314,6 +331,57 @@ def _not_acting_finding(g: NotActing) -> Finding:
         "while nobody serves them.",
         (*(txn_ref(z) for z in (g.began_zxid, g.ended_zxid) if z is not None), *g.refs),
     )
+
+
+SHOWN = 500  # stretches without a leader read from the logs at most; coverage counts any beyond
+
+
+def _logged(f: Facts, coverage: Coverage) -> list[Finding]:
+    """partition.offline from the controller's lines: the stretches that began together (the same second,
+    the same leader lost) as one finding, critical where a partition had no leader when the lines end;
+    those whose start the lines do not hold, grouped by the election that ended them."""
+    groups: dict[tuple[bool, datetime, int], list[Leaderless]] = {}
+    for x in f.logged:
+        at = x.began or x.ended
+        assert at is not None
+        groups.setdefault(
+            (x.began is None, at.replace(microsecond=0), -1 if x.lost is None else x.lost), []
+        ).append(x)
+    out = []
+    for (unknown, at, lost_id), xs in sorted(groups.items(), key=lambda g: (g[0][1], g[0][0], g[0][2])):
+        lost = None if lost_id < 0 else lost_id
+        who = f" (their leader before was broker {lost})" if lost is not None else ""
+        first = min(xs, key=lambda x: (x.began or at, x.began_ref or x.ended_ref or ""))
+        subject: dict[str, Any] = {"partitions": len(xs), "broker": lost}
+        if unknown:
+            subject["began"] = "unknown"
+            text = f"{len(xs)} partition(s) ({tp_list(xs)}) had no leader until the controller elected one "
+            text += f"from OfflinePartition at {at:%Y-%m-%d %H:%M:%S} (its clock){who}; when they lost "
+            text += "their leader is not in its lines."
+            out.append(Finding("partition.offline", WARNING, subject, text, (first.ended_ref or "",)))
+            continue
+        ended = [x for x in xs if x.ended is not None]
+        still = len(xs) - len(ended)
+        longest = max((round((x.ended - at).total_seconds() * 1000) for x in ended if x.ended), default=0)
+        subject.update(began=moment(at), still=still)
+        text = f"{len(xs)} partition(s) ({tp_list(xs)}) had no leader from {at:%Y-%m-%d %H:%M:%S} "
+        text += f"(the controller's clock){who}"
+        if ended:
+            subject["offline_ms"] = longest
+            text += f"; {'it' if len(xs) == 1 else len(ended)} got a leader again"
+            text += f"{'' if len(xs) == 1 else ', the last'} after {duration(longest)}"
+        if still:
+            ends = f" (the evidence ends {f.ends:%Y-%m-%d %H:%M:%S})" if f.ends is not None else ""
+            text += f"; for {still} no later line of the controller's names a leader{ends}"
+        text += ". No client could produce to or consume from them meanwhile."
+        refs = [first.began_ref or "", *sorted({x.ended_ref for x in ended if x.ended_ref})[:2]]
+        out.append(Finding("partition.offline", CRITICAL if still else WARNING, subject, text, tuple(refs)))
+    if f.logged_total > len(f.logged):
+        more = f.logged_total - len(f.logged)
+        coverage.add(
+            "leaderless", [f"{more} more stretches without a leader in the controller's lines, not read"]
+        )
+    return out
 
 
 def _pasted(shown: Shown | None, coverage: Coverage, check: str) -> list[Finding]:

@@ -25,6 +25,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.kafka import printed
+from workbench.model.refs import file_ref
 from workbench.model.views import view
 
 if TYPE_CHECKING:
@@ -48,6 +49,16 @@ ISR_LISTS = {
     "isr.updated_by_controller": "isr",
 }
 OFFLINE_REPLICA = "OfflineReplica"
+# a replica taken offline, the controller's own words for an unclean election, a failed election
+OTHERS = ("replica.state_change", "leader_election.unclean", "partition.state_change_failed")
+# the controller's own lines of a partition's state: one clock, its broker's
+CONTROLLER_LINES = (
+    "partition.state_change",
+    "partition.state_change_failed",
+    "replica.removed_from_isr",
+    "leader_election.offline_selected",
+    "leader_election.unclean",
+)
 
 
 @view
@@ -56,8 +67,7 @@ def logged_states(bundle: Bundle) -> DataFrame:
     broker_id, ts, file, line_no, event, from_state, to_state, leader, leader_epoch, isr (array<int>),
     recovering, replica (taken offline), said_unclean (the controller's own words, until 1.0)."""
     ev = bundle.cluster_events.where(
-        F.col("event").isin(*STATES, *ISR_LISTS, "replica.state_change", "leader_election.unclean")
-        & F.col("partition").isNotNull()
+        F.col("event").isin(*STATES, *ISR_LISTS, *OTHERS) & F.col("partition").isNotNull()
     )
     a = F.col("attrs")
     state = F.coalesce(*[F.when(F.col("event") == e, a[k]) for e, k in STATES.items()])
@@ -218,3 +228,85 @@ def offline_elections(bundle: Bundle, limit: int) -> tuple[list[OfflineElection]
         )
         for r in out
     ], total
+
+
+@dataclass(frozen=True)
+class Leaderless:
+    """A stretch in which the controller's lines left a partition without a leader: from the first line
+    saying so (leader -1, a failed election, OfflinePartition; None: its start is not in the lines, only
+    the election that ended it, from OfflinePartition) to the next naming a leader (None: none did before
+    the lines end), with the leader it had before (None: no line named one)."""
+
+    topic: str
+    partition: int
+    began: datetime | None
+    began_ref: str | None
+    ended: datetime | None
+    ended_ref: str | None
+    lost: int | None
+
+
+def leaderless(bundle: Bundle, limit: int) -> tuple[list[Leaderless], int]:
+    """The first `limit` stretches without a leader (by start, or end where the start is not logged), and
+    how many there are. One query."""
+    s = logged_states(bundle).where(F.col("event").isin(*CONTROLLER_LINES))
+    off = (
+        (F.col("leader") == -1)
+        | (F.col("to_state") == "OfflinePartition")
+        | ((F.col("event") == "partition.state_change_failed") & (F.col("to_state") == "OnlinePartition"))
+    )
+    on = (F.col("leader") >= 0) & (F.col("event") != "partition.state_change_failed")
+    w = Window.partitionBy("topic", "partition").orderBy("ts", "line_no")
+    before = w.rowsBetween(Window.unboundedPreceding, -1)
+    line = F.struct("ts", "file", "line_no")
+    marked = s.select(
+        "topic",
+        "partition",
+        line.alias("line"),
+        off.alias("off"),
+        (on & (F.col("from_state") == "OfflinePartition")).alias("elected_from_offline"),
+        F.min(F.when(on, line)).over(w.rowsBetween(1, Window.unboundedFollowing)).alias("next_on"),
+        F.last(F.when(on, F.col("leader")), ignorenulls=True).over(before).alias("lost"),
+        F.last(F.when(on, F.lit(False)).when(off, F.lit(True)), ignorenulls=True)
+        .over(before)
+        .alias("after_off"),
+    )
+    logged = (
+        marked.where("off")
+        .groupBy("topic", "partition", "next_on")
+        .agg(F.min_by(F.struct(F.col("line").alias("first"), "lost"), "line").alias("b"))
+        .select(
+            "topic", "partition", F.col("b.first").alias("first"), "next_on", F.col("b.lost").alias("lost")
+        )
+    )
+    unlogged = marked.where(F.col("elected_from_offline") & ~F.coalesce("after_off", F.lit(False))).select(
+        "topic",
+        "partition",
+        F.lit(None).cast(line_type()).alias("first"),
+        F.col("line").alias("next_on"),
+        "lost",
+    )
+    rows = (
+        logged.unionByName(unlogged)
+        .withColumn("n", F.count("*").over(Window.partitionBy(F.lit(0))))
+        .orderBy(F.coalesce("first.ts", "next_on.ts"), "topic", "partition")
+        .limit(limit)
+        .collect()  # at most `limit` stretches
+    )
+    total = rows[0].n if rows else 0
+    return [
+        Leaderless(
+            r.topic,
+            r.partition,
+            r.first.ts if r.first else None,
+            file_ref(r.first.file, r.first.line_no) if r.first else None,
+            r.next_on.ts if r.next_on else None,
+            file_ref(r.next_on.file, r.next_on.line_no) if r.next_on else None,
+            r.lost,
+        )
+        for r in rows
+    ], total
+
+
+def line_type() -> str:
+    return "struct<ts:timestamp,file:string,line_no:bigint>"
