@@ -13,6 +13,7 @@ from workbench.analysis.findings import Coverage
 from workbench.model.failovers import Election, Expired, FailoverLog, Line, Picked, picked_up
 from workbench.model.history_gaps import Gap
 from workbench.model.outage import Outage
+from workbench.model.shutdowns import ControlledShutdown
 from workbench.model.tenures import Said, TenureEnd, logged_outage
 
 T0 = datetime(2024, 3, 12, 9, 0, tzinfo=timezone.utc)
@@ -214,3 +215,21 @@ def test_from_the_logs_a_failover_names_the_controller_before_and_why_it_ended()
         "before) ended: broker 2's lines in the evidence do not say why its tenure ended"
     )
     assert re_elected.subject["cause"] == "unknown" and "outage_ms" not in re_elected.subject
+
+
+def test_a_controlled_shutdown_that_gave_up_warns_and_one_retried_is_said() -> None:
+    gave_up = ControlledShutdown(3, T0, 4, True, "2 partition(s) (orders-1, orders-4)", "b3:1", "b3:9")
+    retried = dataclasses.replace(gave_up, broker=2, attempts=2, gave_up=False, remaining=None)
+    failed, took = judge(facts([], shutdowns=[gave_up, retried]), checked())
+    assert (failed.kind, failed.severity.name, failed.subject) == (
+        "broker.controlled_shutdown",
+        "WARNING",
+        {"broker": 3, "outcome": "failed", "attempts": 4},
+    )
+    assert (
+        "failed after 4 attempt(s); the controller last said 2 partition(s) (orders-1, orders-4) remained"
+        in (failed.summary)
+    )
+    assert "Proceeding to do an unclean shutdown" in failed.summary and failed.evidence == ("b3:1", "b3:9")
+    assert (took.severity.name, took.subject["outcome"]) == ("INFO", "retried")
+    assert took.summary.endswith("took 2 attempts, then succeeded.")

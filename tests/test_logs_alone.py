@@ -14,7 +14,7 @@ from conftest import SAMPLE_DATA
 from pyspark.sql import SparkSession
 from stories import Stories
 
-from workbench.analysis.findings import file_ref
+from workbench.analysis.findings import Finding, file_ref
 from workbench.analysis.triage import Triage, triage
 from workbench.capture.assemble import assemble
 from workbench.frames import open_bundle
@@ -89,14 +89,15 @@ def _log4j(at: str, level: str, message: str, logger: str) -> str:
 # and 3.2+ (RECOVERING) write them: one unclean election each; and a clean one (its leader stayed in)
 C = "[Controller id=1 epoch=7] "
 ONLINE = "from OfflinePartition to OnlinePartition with state LeaderAndIsr"
+KS = "kafka.server.KafkaServer"
 OLD_AND_NEW = {
-    "controller.log": [
+    (1, "controller.log"): [
         ("09:30:00,100", "WARN", "[OfflinePartitionLeaderSelector]: No broker in ISR is alive for "
          "[orders,0]. Elect leader 2 from live brokers 2,3. There's potential data loss.", SELECTOR),
         ("09:30:00,101", "INFO", "[OfflinePartitionLeaderSelector]: Selected new leader and ISR "
          '{"leader":2,"leader_epoch":5,"isr":[2]} for offline partition [orders,0]', SELECTOR),
     ],
-    "state-change.log": [
+    (1, "state-change.log"): [
         ("09:30:00,102", "TRACE", "Controller 1 epoch 7 changed partition [orders,0] from "
          "OfflinePartition to OnlinePartition with leader 2", SCL),
         ("09:31:00,000", "INFO", f"{C}Changed partition orders-1 from NewPartition to OnlinePartition "
@@ -113,19 +114,35 @@ OLD_AND_NEW = {
         ("09:33:20,000", "INFO", f"{C}Changed partition orders-3 {ONLINE}(leader=2, leaderEpoch=1, "
          "isr=List(2), zkVersion=1)", SCL),
     ],
+    # broker 2's controlled shutdown as 2.8 words it: four attempts, then it goes down anyway
+    (2, "server.log"): [
+        ("09:40:00,000", "INFO", "[KafkaServer id=2] shutting down", KS),
+        ("09:40:00,010", "INFO", "[KafkaServer id=2] Starting controlled shutdown", KS),
+        *[line for k in range(3) for line in (
+            (f"09:40:{30 + 10 * k},020", "INFO", "[KafkaServer id=2] Remaining partitions to move: "
+             "[RemainingPartition(topicName='orders', partitionIndex=1)]", KS),
+            (f"09:40:{35 + 10 * k},030", "WARN", "[KafkaServer id=2] Retrying controlled shutdown after the "
+             "previous attempt failed...", KS),
+        )],
+        ("09:41:10,000", "WARN", "[KafkaServer id=2] Proceeding to do an unclean shutdown as all the "
+         "controlled shutdown attempts failed", KS),
+    ],
 }  # fmt: skip
 
 
-def test_each_releases_words_for_an_unclean_election_are_read(spark: SparkSession, tmp_path: Path) -> None:
+def test_lines_written_as_each_release_writes_them_are_read(spark: SparkSession, tmp_path: Path) -> None:
+    """Unclean elections in each release's words, and a controlled shutdown that gave up."""
     copy = logs_only(SAMPLE_DATA / "healthy-3.6", tmp_path / "logs-only")
-    assert triage(open_bundle(copy, spark), only=["data_loss"]).findings == []  # nothing before the lines
-    logs = copy / "brokers" / "1" / "logs"
+    asked = ["data_loss", "controller"]
+    before = triage(open_bundle(copy, spark), only=asked).findings
+    assert [f.kind for f in before] == ["controller.election"]  # nothing before the lines
     first = {}
-    for name, lines in OLD_AND_NEW.items():
-        first[name] = len((logs / name).read_text(encoding="utf-8").splitlines()) + 1
-        with (logs / name).open("a", encoding="utf-8") as log:
-            log.write("".join(_log4j(*line) for line in lines))
-    found = triage(open_bundle(copy, spark), only=["data_loss"])
+    for (broker, name), lines in OLD_AND_NEW.items():
+        log = copy / "brokers" / str(broker) / "logs" / name
+        first[name] = len(log.read_text(encoding="utf-8").splitlines()) + 1
+        with log.open("a", encoding="utf-8") as out:
+            out.write("".join(_log4j(*line) for line in lines))
+    found = triage(open_bundle(copy, spark), only=asked)
     unclean = sorted(
         (f for f in found.findings if f.kind == "data_loss.unclean_election"),
         key=lambda f: f.subject["partition"],
@@ -135,6 +152,10 @@ def test_each_releases_words_for_an_unclean_election_are_read(spark: SparkSessio
         {"topic": "orders", "partition": 1, "broker": 3, "leader_epoch": 2},
         {"topic": "orders", "partition": 2, "broker": 2, "leader_epoch": 3},
     ]
+    (gave_up,) = [f for f in found.findings if f.kind == "broker.controlled_shutdown"]
+    assert gave_up.subject == {"broker": 2, "outcome": "failed", "attempts": 4}
+    assert "the controller last said 1 partition(s) (orders-1) remained to move" in gave_up.summary
+    assert gave_up.evidence[0] == file_ref("brokers/2/logs/server.log", first["server.log"] + 1)
     said, outside, recovering = unclean
     assert "There's potential data loss" in said.summary
     assert said.evidence == (file_ref("brokers/1/logs/controller.log", first["controller.log"]),)
@@ -146,13 +167,58 @@ def test_each_releases_words_for_an_unclean_election_are_read(spark: SparkSessio
     assert "RECOVERING" in recovering.summary
 
 
-def test_a_failover_is_told_from_the_brokers_lines(spark: SparkSession, tmp_path: Path) -> None:
+ASKED = ["controller", "leaderless", "deletion", "data_loss"]  # the checks the lines alone now feed
+
+
+@pytest.fixture(scope="module")
+def alone(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], list[Finding]]:
+    """A sample without zk/, triaged once for the module (the checks the lines feed)."""
+    made: dict[str, list[Finding]] = {}
+
+    def findings(name: str) -> list[Finding]:
+        if name not in made:
+            copy = logs_only(SAMPLE_DATA / name, tmp_path_factory.mktemp("logs-only") / name)
+            made[name] = triage(open_bundle(copy, spark), only=ASKED).findings
+        return made[name]
+
+    return findings
+
+
+def _incident(real_evidence: Path, to: Path, logs: dict[int, tuple[str, ...]]) -> Path:
+    """The real logs of one incident, each broker's in its own folder (a file shared by two brokers, as
+    01's ZooKeeper client lines are, stays with the broker named)."""
+    for broker, prefixes in logs.items():
+        files = [p for p in sorted((real_evidence / "logs").iterdir()) if p.name.startswith(prefixes)]
+        assemble(to, files, broker=broker)
+    return to
+
+
+@pytest.fixture(scope="module")
+def incidents(
+    spark: SparkSession, real_evidence: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, list[Finding]]:
+    """The real incidents of shared/real-evidence/logs, each in a bundle of its own, triaged once.
+    2021-05-04 (2.8, two brokers on one host): both froze for 18.7 s; broker 0, the controller (its
+    auto-rebalance lines), learned its session had expired only after broker 1 was elected (epoch 5).
+    2022-02-18 (3.1, one broker): its host slept 11 hours; it lost its session and was elected again."""
+    root = tmp_path_factory.mktemp("incidents")
+    bundles = {
+        "2021": _incident(real_evidence, root / "2021", {0: ("01_", "02a_"), 1: ("02b_", "03_")}),
+        "2022": _incident(real_evidence, root / "2022", {0: ("05a_", "05b_")}),
+        "2022-04": _incident(real_evidence, root / "2022-04", {0: ("07a_", "07b_", "07c_")}),
+    }
+    return {name: triage(open_bundle(path, spark), only=ASKED).findings for name, path in bundles.items()}
+
+
+def of(findings: list[Finding], kind: str) -> list[Finding]:
+    return [f for f in findings if f.kind == kind]
+
+
+def test_a_failover_is_told_from_the_brokers_lines(alone: Callable[[str], list[Finding]]) -> None:
     """controller-failover-2.5 without zk/: the crash of controller 1, from its last act and its start
     again, and the outage the truth measured within the bounds the lines give."""
     name = "controller-failover-2.5"
-    copy = logs_only(SAMPLE_DATA / name, tmp_path / "logs-only")
-    found = triage(open_bundle(copy, spark), only=["controller"])
-    (moved,) = [f for f in found.findings if f.kind == "controller.failover"]
+    (moved,) = of(alone(name), "controller.failover")
     assert {k: moved.subject[k] for k in ("broker", "epoch", "previous", "cause")} == {
         "broker": 2,
         "epoch": 2,
@@ -166,23 +232,8 @@ def test_a_failover_is_told_from_the_brokers_lines(spark: SparkSession, tmp_path
     assert lower - 500 <= ready - crash["crashed_ms"] <= upper + 500, moved.summary
 
 
-def _incident(real_evidence: Path, to: Path, logs: dict[int, tuple[str, ...]]) -> Path:
-    """The real logs of one incident, each broker's in its own folder (a file shared by two brokers, as
-    01's ZooKeeper client lines are, stays with the broker named)."""
-    for broker, prefixes in logs.items():
-        files = [p for p in sorted((real_evidence / "logs").iterdir()) if p.name.startswith(prefixes)]
-        assemble(to, files, broker=broker)
-    return to
-
-
-def test_real_failovers_after_a_pause_name_the_controller_before(real_evidence: Path, spark: SparkSession,
-                                                                   tmp_path: Path) -> None:  # fmt: skip
-    """2021-05-04 (2.8, two brokers on one host): both froze for 18.7 s; broker 0, the controller (its
-    auto-rebalance lines), learned its session had expired only after broker 1 was elected (epoch 5).
-    2022-02-18 (3.1, one broker): its host slept 11 hours; it lost its session and was elected again."""
-    pair = _incident(real_evidence, tmp_path / "2021", {0: ("01_", "02a_"), 1: ("02b_", "03_")})
-    (moved,) = [f for f in triage(open_bundle(pair, spark), only=["controller"]).findings
-                if f.kind == "controller.failover"]  # fmt: skip
+def test_real_failovers_after_a_pause_name_the_controller_before(incidents: dict[str, list[Finding]]) -> None:
+    (moved,) = of(incidents["2021"], "controller.failover")
     assert {k: moved.subject[k] for k in ("broker", "epoch", "previous", "cause")} == {
         "broker": 1,
         "epoch": 5,
@@ -192,52 +243,62 @@ def test_real_failovers_after_a_pause_name_the_controller_before(real_evidence: 
     # last heard at 14:08:05.298 - 18.731 s = 14:07:46.567 (the first time-out in the file the two brokers'
     # lines share); ready at 14:08:14.246: 27.7 s, less up to a third of the 18 s timeout
     assert moved.subject["outage_ms"] == [27_679 - 6_000, 27_679]
-    assert (
-        "14.7 s" not in moved.summary
-        and "from broker 0 (its lines show it controller before)" in moved.summary
-    )
-    alone = _incident(real_evidence, tmp_path / "2022", {0: ("05a_", "05b_")})
-    (again,) = [f for f in triage(open_bundle(alone, spark), only=["controller"]).findings
-                if f.kind == "controller.failover"]  # fmt: skip
+    assert "from broker 0 (its lines show it controller before)" in moved.summary
+    (again,) = of(incidents["2022"], "controller.failover")
     assert (again.subject["broker"], again.subject["previous"], again.subject["cause"]) == (0, 0, "hang")
     assert again.summary.startswith("Broker 0 was elected controller again (epoch 2)")
     assert "for 11.4 h" in again.summary
 
 
+def test_real_logs_alone_give_what_an_sre_reads_in_them(incidents: dict[str, list[Finding]]) -> None:
+    """Each real incident's findings, kind by kind: nothing an SRE would not read in its lines."""
+    kinds = {name: sorted(f.kind for f in found) for name, found in incidents.items()}
+    assert kinds == {
+        # the two sessions of the shared file are both kept by broker 0 (log_attribution says so)
+        "2021": [
+            "broker.session_expired",
+            "broker.session_expired",
+            "controller.failover",
+            "partition.offline",
+        ],
+        "2022": ["broker.session_expired", "controller.failover"],
+        "2022-04": ["deletion.completed", "deletion.completed"],
+    }
+
+
 @pytest.mark.parametrize("name", ["deletion-stuck-2.8", "deletion-complete-3.6"])
 def test_deletions_are_told_from_the_controllers_lines(
-    spark: SparkSession, tmp_path: Path, name: str
+    alone: Callable[[str], list[Finding]], name: str
 ) -> None:
     """Without zk/, a deletion the controller halted for good is found with the brokers it failed on, and
     a completed one is completed, each as the sample's truth says; nothing else is."""
     truth = json.loads((SAMPLE_DATA / name / "truth.json").read_text(encoding="utf-8"))["findings"]
-    copy = logs_only(SAMPLE_DATA / name, tmp_path / "logs-only")
-    found = triage(open_bundle(copy, spark), only=["deletion"]).findings
+    found = alone(name)
     stuck = {(t["topic"], tuple(t["brokers_down"])) for t in truth.get("deletion.stuck", [])}
-    assert {(f.subject["topic"], tuple(f.subject["failed_on"])) for f in found
-            if f.kind == "deletion.unfinished"} == stuck  # fmt: skip
-    assert all(f.severity.name == "CRITICAL" for f in found if f.kind == "deletion.unfinished")
+    unfinished = of(found, "deletion.unfinished")
+    assert {(f.subject["topic"], tuple(f.subject["failed_on"])) for f in unfinished} == stuck
+    assert all(f.severity.name == "CRITICAL" for f in unfinished)
     completed = {(t["topic"], tuple(t["halted"])) for t in truth.get("deletion.completed", [])}
-    assert {(f.subject["topic"], tuple(f.subject["halted"])) for f in found
-            if f.kind == "deletion.completed"} == completed  # fmt: skip
+    assert {
+        (f.subject["topic"], tuple(f.subject["halted"])) for f in of(found, "deletion.completed")
+    } == completed
 
 
 def test_partitions_left_without_a_leader_are_told_from_the_controllers_lines(
-    spark: SparkSession, tmp_path: Path, triaged: Callable[[str], Triage], real_evidence: Path
+    alone: Callable[[str], list[Finding]],
+    triaged: Callable[[str], Triage],
+    incidents: dict[str, list[Finding]],
 ) -> None:
     """controller-failover-2.5 without zk/: the partitions its crashed controller led, as ZooKeeper's
     history gives them (their start is not in the lines); the 2021 incident: the 29 partitions the new
     controller left without a leader when broker 0 went offline, none named a leader before the lines end."""
     name = "controller-failover-2.5"
-    copy = logs_only(SAMPLE_DATA / name, tmp_path / "logs-only")
-    (logged,) = [f for f in triage(open_bundle(copy, spark), only=["leaderless"]).findings]
-    (known,) = [f for f in triaged(name).findings if f.kind == "partition.offline"]
-    assert (logged.kind, logged.severity.name) == ("partition.offline", "WARNING")
+    (logged,) = of(alone(name), "partition.offline")
+    (known,) = of(triaged(name).findings, "partition.offline")
+    assert logged.severity.name == "WARNING" and logged.subject["began"] == "unknown"
     assert {k: logged.subject[k] for k in ("partitions", "broker")} == {
         k: known.subject[k] for k in ("partitions", "broker")
     }
-    assert logged.subject["began"] == "unknown"
     assert known.summary.split(") ")[0] == logged.summary.split(") ")[0]  # the same partitions
-    pair = _incident(real_evidence, tmp_path / "2021", {0: ("01_", "02a_"), 1: ("02b_", "03_")})
-    (left,) = triage(open_bundle(pair, spark), only=["leaderless"]).findings
+    (left,) = of(incidents["2021"], "partition.offline")
     assert (left.severity.name, left.subject["partitions"], left.subject["still"]) == ("CRITICAL", 29, 29)

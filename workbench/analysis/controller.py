@@ -23,6 +23,7 @@ from workbench.model.failovers import Election, Expired, FailoverLog, Line, expi
 from workbench.model.history_gaps import Gap
 from workbench.model.outage import Failover, Outage, outages
 from workbench.model.session_ends import SILENT_ENDINGS, session_ends
+from workbench.model.shutdowns import ControlledShutdown, troubled
 from workbench.model.skew import skew_ms
 from workbench.model.tenures import TenureEnd, ended_before, logged_outage
 from workbench.model.views import views
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 CHECK = "controller"
 FLAPPING_WINDOW_MS = 10 * 60_000
 FLAPPING_ELECTIONS = 3
+SHOWN = 50  # troubled controlled shutdowns at most
 __all__ = ["ANALYSIS", "elected", "elected_lines", "elections", "failover_steps", "findings"]
 
 CAUSE_TEXT = {
@@ -66,6 +68,7 @@ class Facts:
     outages: dict[int, Outage]
     expired: list[Expired]
     ended: dict[int, TenureEnd] = field(default_factory=dict)
+    shutdowns: list[ControlledShutdown] = field(default_factory=list)  # retried or failed
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -77,8 +80,17 @@ def facts(bundle: Bundle) -> Facts:
     ended = {}
     if not v.evidence.zk_history:
         ended = ended_before(bundle, [(e.epoch, e.time) for e in chain if e.epoch is not None])
+    shutdowns = troubled(bundle, SHOWN) if v.evidence.with_logs else []
     return Facts(
-        chain, logs, ends, v.evidence.with_logs, v.resumed_after, lost, expiries(bundle, ends), ended
+        chain,
+        logs,
+        ends,
+        v.evidence.with_logs,
+        v.resumed_after,
+        lost,
+        expiries(bundle, ends),
+        ended,
+        shutdowns,
     )
 
 
@@ -92,7 +104,25 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
         if ended is not None:
             e, outage = _logged_previous(e, ended, log)
         out.append(_election_finding(e, f.ends, log or FailoverLog(), f.with_logs, after_gap, outage))
-    return out + _flapping(f.chain) + expiry_findings(f.expired)
+    return out + _flapping(f.chain) + expiry_findings(f.expired) + [_shutdown(c) for c in f.shutdowns]
+
+
+def _shutdown(c: ControlledShutdown) -> Finding:
+    """A controlled shutdown that was retried, or that gave up: the broker went down still leading what
+    the controller had not moved (other leaders are elected then from the ISR, none where it was the last
+    member: `last_isr_member_kept`)."""
+    left = f"; the controller last said {c.remaining} remained to move" if c.remaining else ""
+    text = f"Broker {c.broker}'s controlled shutdown, begun at {c.began:%Y-%m-%d %H:%M:%S} (its clock), "
+    if c.gave_up:
+        text += f'failed after {c.attempts} attempt(s){left}: it went down anyway ("Proceeding to do an '
+        text += 'unclean shutdown"), still leading the partitions not moved; they had no leader until the '
+        text += "controller elected others, and none where it was their only in-sync replica."
+    else:
+        text += f"took {c.attempts} attempts{left}, then succeeded."
+    subject = {"broker": c.broker, "outcome": "failed" if c.gave_up else "retried", "attempts": c.attempts}
+    return Finding(
+        "broker.controlled_shutdown", WARNING if c.gave_up else INFO, subject, text, (c.began_ref, c.last_ref)
+    )
 
 
 def _election_finding(
@@ -309,6 +339,12 @@ ANALYSIS = Analysis(
             key=("broker", "epoch", "cause", "reassignments"),
         ),
         Kind("controller.flapping", (CRITICAL,), {"epochs": list, "brokers": list}, key=("epochs",)),
+        Kind(
+            "broker.controlled_shutdown",
+            (WARNING, INFO),
+            {"broker": int, "outcome": str, "attempts": int},
+            key=("broker", "outcome"),
+        ),
         Kind(
             "broker.session_expired",
             (WARNING,),

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.model.deletion_steps import topics_of
@@ -149,3 +150,21 @@ def unfinished(bundle: Bundle, limit: int) -> list[Unfinished]:
         )
         for r in rows
     ]
+
+
+def deleting(bundle: Bundle) -> DataFrame:
+    """topic, from_ts, to_ts (null: no completion follows): each stretch in which the controller's lines
+    show a topic under deletion, when its partitions go offline on purpose (TopicDeletionManager takes
+    their replicas offline before deleting them)."""
+    ev = bundle.cluster_events.where(F.col("event").isin(*STARTS, "deletion.completed"))
+    a = F.col("attrs")
+    rows = ev.select(
+        F.explode(topics_of(F.coalesce(a["topics"], a["topic"], F.col("topic")))).alias("topic"),
+        "ts",
+        "event",
+    )
+    w = Window.partitionBy("topic").orderBy("ts").rowsBetween(1, Window.unboundedFollowing)
+    done = F.min(F.when(F.col("event") == "deletion.completed", F.col("ts"))).over(w)
+    return rows.select("topic", F.col("ts").alias("from_ts"), done.alias("to_ts"), "event").where(
+        F.col("event") != "deletion.completed"
+    )

@@ -25,6 +25,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.kafka import printed
+from workbench.model.deletion_log import deleting
 from workbench.model.refs import file_ref
 from workbench.model.views import view
 
@@ -271,6 +272,13 @@ def leaderless(bundle: Bundle, limit: int) -> tuple[list[Leaderless], int]:
         .over(before)
         .alias("after_off"),
     )
+    gone = deleting(bundle)  # a topic under deletion goes offline on purpose
+    purposed = (
+        (gone["topic"] == marked["topic"])
+        & (F.col("line.ts") >= gone["from_ts"])
+        & (gone["to_ts"].isNull() | (F.col("line.ts") <= gone["to_ts"]))
+    )
+    marked = marked.join(gone, purposed, "left_anti")
     logged = (
         marked.where("off")
         .groupBy("topic", "partition", "next_on")
