@@ -232,6 +232,18 @@ def test_a_failover_is_told_from_the_brokers_lines(alone: Callable[[str], list[F
     assert lower - 500 <= ready - crash["crashed_ms"] <= upper + 500, moved.summary
 
 
+def test_a_leaders_own_lines_do_not_make_it_the_controller(spark: SparkSession, tmp_path: Path) -> None:
+    """Broker 3 leads partitions and logs their ISR changes between controller 1's last act and broker 2's
+    election: every leader writes that line (Partition), so broker 1 stays the controller before."""
+    copy = logs_only(SAMPLE_DATA / "controller-failover-2.5", tmp_path / "logs-only")
+    isr = "[Partition topic-0-0 broker=3] ISR updated to [3] and zkVersion updated to [9]"
+    lines = [("08:30:20,000", "INFO", isr, "kafka.cluster.Partition")]
+    with (copy / "brokers" / "3" / "logs" / "server.log").open("a", encoding="utf-8") as out:
+        out.write("".join(_log4j(*line) for line in lines))
+    (moved,) = of(triage(open_bundle(copy, spark), only=["controller"]).findings, "controller.failover")
+    assert (moved.subject["previous"], moved.subject["cause"]) == (1, "crash")
+
+
 def test_real_failovers_after_a_pause_name_the_controller_before(incidents: dict[str, list[Finding]]) -> None:
     (moved,) = of(incidents["2021"], "controller.failover")
     assert {k: moved.subject[k] for k in ("broker", "epoch", "previous", "cause")} == {

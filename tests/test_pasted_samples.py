@@ -99,14 +99,14 @@ def test_the_pastes_of_a_sample_give_its_findings(
     rf = F.size("replicas") - (F.lit(0) if over_zk else F.size(F.coalesce("adding", F.array())))
     leaderless = parts.where(F.col("leader") == -1).count()
     under = parts.where((F.col("leader") != -1) & (F.size("isr") < rf)).count()
-    assert (
-        sum(f.subject["partitions"] for f in pasted.findings if f.kind == "partition.offline") == leaderless
-    )
+    # (the brokers' logs add the stretches the controller's lines left without a leader: not a moment's)
+    at_paste = [f for f in pasted.findings if f.kind == "partition.offline" and "taken_at" in f.subject]
+    assert sum(f.subject["partitions"] for f in at_paste) == leaderless
     shown = sum(f.subject["partitions"] for f in pasted.findings if f.kind == "partition.under_replicated")
     assert shown == under
     taken = json.loads((SAMPLE_DATA / name / "manifest.json").read_text())["captured_at"][:19].replace(
         "T", " "
     )
     for f in pasted.findings:
-        if f.kind in ("partition.offline", "partition.under_replicated", "deletion.marked"):
+        if f.kind in ("partition.under_replicated", "deletion.marked") or f in at_paste:
             assert taken in f.summary and f.evidence[0].startswith("pasted/")

@@ -30,12 +30,14 @@ if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 # what only the active controller logs (besides its state-change lines, which carry its epoch)
-ACTS = ("leader_election.", "deletion.", "reassignment.", "isr.updat")
+ACTS = ("leader_election.", "deletion.", "reassignment.")
 ACT_EVENTS = (
     "controller.ready",
     "controller.broker_change",
     "controller.broker_startup",
     "controller.broker_failure",
+    "isr.updating",
+    "isr.updated_by_controller",  # not isr.updated: every leader logs that of its own partitions
 )
 # its request threads, which it stops as it resigns: proof it was the controller, not of when it worked
 CHANNEL = "RequestSendThread controllerId="
