@@ -122,7 +122,11 @@ def test_from_the_controllers_lines_partitions_without_a_leader() -> None:
         "(payments 0-1) had no leader from 2024-03-12 09:00:05 (the controller's clock) (their leader "
         in (gone.summary)
     )
-    assert "1 got a leader again, the last after 30.0 s; for 1 no later line" in gone.summary
+    assert (
+        "1 got a leader again, the last after 30.0 s; no later line of the controller's names a leader "
+        in (gone.summary)
+    )
+    assert "names a leader for 1 of them (the evidence ends" in gone.summary
     assert gone.evidence == ("broker-1:logs/state-change.log:105", "broker-1:logs/state-change.log:135")
     assert (unknown.severity.name, unknown.subject) == (
         "WARNING",

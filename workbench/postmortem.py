@@ -36,7 +36,7 @@ FAMILIES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("Records lost", ("data_loss.unclean_election", "data_loss.truncation"), ("data_loss.",)),
     (
         "A deletion that does not finish",
-        ("deletion.stuck", "deletion.marked"),
+        ("deletion.stuck", "deletion.unfinished", "deletion.marked"),
         ("deletion.", "in_flight.deletion"),
     ),
     (
@@ -77,6 +77,13 @@ ACTIONS = {
     "is a deletion that does not finish (a replica's broker down, a reassignment, or a storage error).",
     "deletion.stuck": "Bring back (or replace under the same broker.id) the broker holding the deletion up; "
     "alert on `TopicsIneligibleToDeleteCount` > 0 on the controller.",
+    "deletion.unfinished": "Check `/admin/delete_topics` in ZooKeeper for the topic: still there, bring back "
+    "(or replace under the same broker.id) the broker its replica deletions failed on; alert on "
+    "`TopicsIneligibleToDeleteCount` > 0 on the controller.",
+    "broker.controlled_shutdown": "Before the next restart, bring the partitions it leads a second live "
+    "in-sync replica: the controller leaves it every partition with none (and those with a single replica "
+    "or queued for deletion; KafkaController.doControlledShutdown 2.8.2:1334-1356); more "
+    "`controlled.shutdown.max.retries` do not move those.",
     "data_loss.unclean_election": "Decide whether `unclean.leader.election.enable` should stay on for these "
     "topics; tell the owners of the records lost.",
     "data_loss.truncation": "Tell the owners of the records lost; produce with acks=all and "

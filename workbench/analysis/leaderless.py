@@ -372,7 +372,8 @@ def _logged(f: Facts, coverage: Coverage) -> list[Finding]:
             text += f"{'' if len(xs) == 1 else ', the last'} after {duration(longest)}"
         if still:
             ends = f" (the evidence ends {f.ends:%Y-%m-%d %H:%M:%S})" if f.ends is not None else ""
-            text += f"; for {still} no later line of the controller's names a leader{ends}"
+            which = "them" if still == len(xs) else f"{still} of them"
+            text += f"; no later line of the controller's names a leader for {which}{ends}"
         text += ". No client could produce to or consume from them meanwhile."
         refs = [first.began_ref or "", *sorted({x.ended_ref for x in ended if x.ended_ref})[:2]]
         out.append(Finding("partition.offline", CRITICAL if still else WARNING, subject, text, tuple(refs)))
