@@ -31,6 +31,7 @@ PINNED = {
     "auto_rebalance_waits_for_reassignments": (("2.5.1", "2.8.2", "3.3.2"), ("3.4.0", "3.6.2")),
     "auto_rebalance_leaves_topics_queued_for_deletion": (("2.5.1", "3.6.2"), ()),
     "only_unclean_election_leaves_the_isr": (("2.5.1", "2.8.2", "3.6.2"), ()),
+    "resigning_logged_by_every_expired_broker": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "unclean_election_warned": (("0.10.2", "1.0.2"), ("1.1.1", "2.5.1")),
     "unclean_election_marks_recovering": (("3.2.0", "3.6.2"), ("3.1.2", "2.8.2")),
     "truncation_below_high_watermark_warned": (("2.5.1", "2.8.2", "3.6.2"), ()),

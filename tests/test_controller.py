@@ -13,8 +13,9 @@ from workbench.analysis.findings import Coverage
 from workbench.model.failovers import Election, Expired, FailoverLog, Line, Picked, picked_up
 from workbench.model.history_gaps import Gap
 from workbench.model.outage import Outage
+from workbench.model.refs import Said
 from workbench.model.shutdowns import ControlledShutdown
-from workbench.model.tenures import Said, TenureEnd, logged_outage
+from workbench.model.tenures import TenureEnd, logged_outage
 
 T0 = datetime(2024, 3, 12, 9, 0, tzinfo=timezone.utc)
 LOG = "brokers/2/logs/controller.log"

@@ -11,10 +11,10 @@ from datetime import datetime, timedelta, timezone
 from workbench.analysis.deletion import CLOCK_MARGIN_MS, Facts, judge
 from workbench.analysis.findings import Coverage
 from workbench.kafka.defaults import FILE_DELETE_DELAY_MS
-from workbench.model.deletion_log import Said as LoggedLine
 from workbench.model.deletion_log import Unfinished
 from workbench.model.deletion_steps import DeleteDir, Halt, Marker, Step, Steps, Stray
 from workbench.model.described import Marked
+from workbench.model.refs import Said
 
 ASKED = datetime(2024, 3, 12, 9, 0, tzinfo=timezone.utc)
 CAPTURED_MS = int((ASKED + timedelta(hours=1)).timestamp() * 1000)
@@ -165,7 +165,7 @@ def test_without_zookeepers_tree_a_paste_shows_the_marks() -> None:
 def begun(halted: bool, resumed: bool = False, **kw: object) -> Unfinished:
     """clickstream-old, begun at 9:00 by broker 1's controller; halted at 9:01 after a replica deletion
     failed on broker 3; resumed (a later line) or not."""
-    line = lambda at, n: LoggedLine(ASKED + timedelta(minutes=at), f"broker-1:logs/controller.log:{n}")  # noqa: E731
+    line = lambda at, n: Said(ASKED + timedelta(minutes=at), "brokers/1/logs/controller.log", n)  # noqa: E731
     u = Unfinished(
         "clickstream-old", line(0, 44), False,
         ["replica deletion failure"] if halted else [], line(1, 82) if halted else None,

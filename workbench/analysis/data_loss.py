@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, two_halves
 from workbench.analysis.findings import Coverage, Finding, file_ref, file_ref_col, hex_zxid, tp_list, txn_ref
-from workbench.model.partition_log import OfflineElection, offline_elections
+from workbench.model.partition_log import OfflineElection, leader_starts, offline_elections
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -164,15 +164,7 @@ def facts(bundle: Bundle) -> Facts:
     if elected is None and not views(bundle).evidence.zk_history:
         logged, total = offline_elections(bundle, SHOWN)
     if elected is not None:
-        starts = bundle.cluster_events.where(F.col("event") == "partition.became_leader").select(
-            F.col("broker_id").alias("leader"),
-            "topic",
-            "partition",
-            F.col("attrs")["leader_epoch"].try_cast("int").alias("leader_epoch"),
-            F.col("attrs")["offset"].alias("from_offset"),
-            "file",
-            "line_no",
-        )
+        starts = leader_starts(bundle)
         rows = (
             elected.join(starts, ["leader", "topic", "partition", "leader_epoch"], "left")
             .orderBy("zxid", "topic", "partition")

@@ -226,6 +226,20 @@ _FACTS = (
         ),
     ),
     Fact(
+        "resigning_logged_by_every_expired_broker",
+        "A broker whose ZooKeeper session expires runs the controller's resignation whether it was the "
+        'controller or not, so "Resigning" and "Resigned" prove nothing; only the active controller has '
+        "request threads to the brokers (started in onControllerFailover), which the resignation stops.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/controller/KafkaController.scala", "1803-1806"),
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "2405-2408"),
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "450-485"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "2589-2592"),
+        ),
+    ),
+    Fact(
         "unclean_election_warned",
         "Until 1.0 the controller's offline leader selector warns of an unclean election in words: \"No "
         "broker in ISR is alive for P. Elect leader L from live brokers ... There's potential data loss.\" "

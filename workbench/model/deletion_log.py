@@ -14,14 +14,13 @@ controller's lines are its own broker's, and a new controller's say only what it
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.model.deletion_steps import topics_of
-from workbench.model.refs import file_ref_col
+from workbench.model.refs import Said
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -29,14 +28,6 @@ if TYPE_CHECKING:
 STARTS = ("deletion.started", "deletion.topic_started", "deletion.restarted_on_broker_startup")
 _REPLICA = r"\[Topic=([^,\]]+),Partition=(\d+),Replica=(\d+)\]"
 _ANSWER = r"([^\s,()]+)-(\d+) -> ([A-Z_]+)"
-
-
-@dataclass(frozen=True)
-class Said:
-    """A line of the controller's: when (its clock) and where."""
-
-    ts: datetime
-    ref: str
 
 
 @dataclass(frozen=True)
@@ -82,7 +73,7 @@ def unfinished(bundle: Bundle, limit: int) -> list[Unfinished]:
             "event",
             "ts",
             "line_no",
-            file_ref_col("file", "line_no").alias("ref"),
+            "file",
             a["reason"].alias("reason"),
             F.explode(
                 F.when(F.col("event") == "deletion.replica_failed", failed)
@@ -96,14 +87,14 @@ def unfinished(bundle: Bundle, limit: int) -> list[Unfinished]:
             ).alias("x"),
         )
         .select(
-            "event", "ts", "line_no", "ref", "reason", F.col("x.t").alias("topic"), F.col("x.r").alias("r")
+            "event", "ts", "line_no", "file", "reason", F.col("x.t").alias("topic"), F.col("x.r").alias("r")
         )
         .where(F.col("topic") != "")
     )
-    order = F.struct("ts", "line_no", "ref")
+    order = F.struct("ts", "line_no", "file")
 
     def last(cond: F.Column) -> F.Column:
-        return F.max_by(F.when(cond, F.struct("ts", "ref")), F.when(cond, order))
+        return F.max_by(F.when(cond, F.struct("ts", "file", "line_no")), F.when(cond, order))
 
     begun = F.col("event").isin(*STARTS) | (F.col("event") == "controller.topics_to_delete")
     rows = (
@@ -127,7 +118,7 @@ def unfinished(bundle: Bundle, limit: int) -> list[Unfinished]:
                     )
                 )
             ).alias("errors"),
-            F.max_by(F.struct("ts", "ref"), order).alias("last"),
+            F.max_by(F.struct("ts", "file", "line_no"), order).alias("last"),
         )
         .where(
             F.col("started").isNotNull()
@@ -140,13 +131,13 @@ def unfinished(bundle: Bundle, limit: int) -> list[Unfinished]:
     return [
         Unfinished(
             r.topic,
-            Said(r.started.ts, r.started.ref),
+            Said(**r.started.asDict()),
             bool(r.pending),
             [h for h in r.halts if h],
-            Said(r.halt.ts, r.halt.ref) if r.halt else None,
+            Said(**r.halt.asDict()) if r.halt else None,
             list(r.failed),
             list(r.errors),
-            Said(r.last.ts, r.last.ref),
+            Said(**r.last.asDict()),
         )
         for r in rows
     ]

@@ -50,6 +50,7 @@ ISR_LISTS = {
     "isr.updated_by_controller": "isr",
 }
 OFFLINE_REPLICA = "OfflineReplica"
+LINE = "struct<ts:timestamp,file:string,line_no:bigint>"  # a line's place, as the queries carry it
 # a replica taken offline, the controller's own words for an unclean election, a failed election
 OTHERS = ("replica.state_change", "leader_election.unclean", "partition.state_change_failed")
 # the controller's own lines of a partition's state: one clock, its broker's
@@ -93,6 +94,20 @@ def logged_states(bundle: Bundle) -> DataFrame:
     )
 
 
+def leader_starts(bundle: Bundle) -> DataFrame:
+    """Each new leader's "starts at leader epoch E from offset O" line: leader, topic, partition,
+    leader_epoch, from_offset (where its log ended), file, line_no."""
+    return bundle.cluster_events.where(F.col("event") == "partition.became_leader").select(
+        F.col("broker_id").alias("leader"),
+        "topic",
+        "partition",
+        F.col("attrs")["leader_epoch"].try_cast("int").alias("leader_epoch"),
+        F.col("attrs")["offset"].alias("from_offset"),
+        "file",
+        "line_no",
+    )
+
+
 @dataclass(frozen=True)
 class OfflineElection:
     """A leader the controller's lines elected for an offline partition with an ISR of itself alone, and
@@ -127,7 +142,7 @@ def offline_elections(bundle: Bundle, limit: int) -> tuple[list[OfflineElection]
         & (F.col("to_state") == "OnlinePartition")
         & alone
     )
-    elected = s.where(from_offline | F.col("said_unclean")).select(
+    key = [
         "topic",
         "partition",
         "leader",
@@ -137,7 +152,8 @@ def offline_elections(bundle: Bundle, limit: int) -> tuple[list[OfflineElection]
         "line_no",
         "recovering",
         "said_unclean",
-    )
+    ]
+    elected = s.where(from_offline | F.col("said_unclean")).select(*key)
     before = s.select(
         "topic",
         "partition",
@@ -152,17 +168,6 @@ def offline_elections(bundle: Bundle, limit: int) -> tuple[list[OfflineElection]
     earlier = (F.col("b_epoch") < F.col("leader_epoch")) | (
         (F.col("b_epoch").isNull() | F.col("leader_epoch").isNull()) & (F.col("b_ts") < F.col("ts"))
     )
-    key = [
-        "topic",
-        "partition",
-        "leader",
-        "leader_epoch",
-        "ts",
-        "file",
-        "line_no",
-        "recovering",
-        "said_unclean",
-    ]
     printed_isr = F.struct(
         F.col("b_isr").alias("isr"),
         F.col("b_ts").alias("ts"),
@@ -192,16 +197,13 @@ def offline_elections(bundle: Bundle, limit: int) -> tuple[list[OfflineElection]
         F.col("printed.isr"),
         lambda acc, r: F.when(F.size(acc) > 1, F.array_remove(acc, r)).otherwise(acc),
     )
-    starts = bundle.cluster_events.where(F.col("event") == "partition.became_leader").select(
-        F.col("broker_id").alias("leader"),
-        "topic",
-        "partition",
-        F.col("attrs")["leader_epoch"].try_cast("int").alias("leader_epoch"),
-        F.col("attrs")["offset"].alias("from_offset"),
-    )
     out = (
         last.select(*key, "printed", went.alias("went"), folded.alias("folded"))
-        .join(starts, ["leader", "topic", "partition", "leader_epoch"], "left")
+        .join(
+            leader_starts(bundle).drop("file", "line_no"),
+            ["leader", "topic", "partition", "leader_epoch"],
+            "left",
+        )
         .dropDuplicates(key)
         .withColumn("n", F.count("*").over(Window.partitionBy(F.lit(0))))
         .orderBy("ts", "topic", "partition", "line_no")
@@ -290,7 +292,7 @@ def leaderless(bundle: Bundle, limit: int) -> tuple[list[Leaderless], int]:
     unlogged = marked.where(F.col("elected_from_offline") & ~F.coalesce("after_off", F.lit(False))).select(
         "topic",
         "partition",
-        F.lit(None).cast(line_type()).alias("first"),
+        F.lit(None).cast(LINE).alias("first"),
         F.col("line").alias("next_on"),
         "lost",
     )
@@ -314,7 +316,3 @@ def leaderless(bundle: Bundle, limit: int) -> tuple[list[Leaderless], int]:
         )
         for r in rows
     ], total
-
-
-def line_type() -> str:
-    return "struct<ts:timestamp,file:string,line_no:bigint>"

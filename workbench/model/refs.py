@@ -5,6 +5,8 @@ history (`zk:txn@0x1b`); zxids and session ids as ZooKeeper prints them."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from datetime import datetime
 from typing import NamedTuple
 
 from pyspark.sql import Column
@@ -59,3 +61,16 @@ def file_ref_col(file: Column | str, line: Column | str | None = None) -> Column
     if line is None:
         return shown
     return F.concat(shown, F.lit(":"), (F.col(line) if isinstance(line, str) else line).cast("string"))
+
+
+@dataclass(frozen=True)
+class Said:
+    """A line of a broker's log: when (its broker's clock), where, and how a finding cites it."""
+
+    ts: datetime
+    file: str
+    line_no: int
+
+    @property
+    def ref(self) -> str:
+        return file_ref(self.file, self.line_no)

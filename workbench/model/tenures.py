@@ -5,8 +5,8 @@ Who was controller before an election the logs show, when no earlier election is
 last did a controller's work before it. Only the active controller logs its state changes ("[Controller
 id=N epoch=E] ..."), its own leader elections, deletions and reassignments, and only it has request
 threads to the brokers ("[RequestSendThread controllerId=N]"), which it stops when it resigns. A line
-saying "Resigning" is no such sign: from 2.x every broker whose session expires logs it
-(KafkaController.processExpire calls onControllerResignation, 2.8.2:2405-2407).
+saying "Resigning" is no such sign: every broker whose session expires logs it (behaviour
+`resigning_logged_by_every_expired_broker`).
 
 Why it ended: the first of its session's expiry, its shutdown, or its start again (a crash) after its
 last act; an expiry its ZooKeeper client lived through is a hang or a cut-off network
@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour
 from workbench.model.outage import Outage
-from workbench.model.refs import file_ref
+from workbench.model.refs import Said
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -51,19 +51,6 @@ ENDS = {
 RESIGNED = ("controller.resigning", "controller.resigned")
 CLOSED = "broker.shut_down"  # "shut down completed": its session closed then (KafkaServer.shutdown)
 WITHIN_S = 60  # a controller resigning stops its threads within this long of its session's expiry
-
-
-@dataclass(frozen=True)
-class Said:
-    """A line: when (its broker's clock), where."""
-
-    ts: datetime
-    file: str
-    line_no: int
-
-    @property
-    def ref(self) -> str:
-        return file_ref(self.file, self.line_no)
 
 
 @dataclass(frozen=True)
