@@ -130,6 +130,36 @@ def test_a_lost_session_is_a_finding_and_a_shutdown_is_not() -> None:
     assert named.evidence == ("broker-2:logs/server.log:41", "broker-2:logs/server.log:40")
     assert bare.subject == {"broker": 4, "cause": "session_expiry"}
     assert "(2 line(s), first at 2024-03-12 09:00:00 broker time)" in bare.summary
+    # or a controller saw it fail, and its own log holds no shutdown (model.failovers.left_silently)
+    seen = "the controller saw it fail at 2024-03-12 09:00:00 (its clock)"
+    failed = Expired(3, None, "crash", None, T0, "broker-1:logs/controller.log:80", seen=seen)
+    (gone,) = judge(facts([], expired=[failed]), checked())
+    assert gone.subject == {"broker": 3, "cause": "crash"} and gone.evidence == (
+        "broker-1:logs/controller.log:80",
+    )
+    assert gone.summary == (
+        "Broker 3 stopped without a shutdown (a crash or hang) and ZooKeeper expired its session: the "
+        "controller saw it fail at 2024-03-12 09:00:00 (its clock), and broker 3's own log holds no shutdown "
+        "or session expiry before then."
+    )
+
+
+def test_without_elections_in_the_logs_coverage_names_the_log_that_would_hold_them() -> None:
+    ours = checked()
+    lacking = ("controller.log, where Kafka 2.8.2 logs a controller's election", False)
+    assert judge(facts([], election_log=lacking), ours) == []
+    assert ours["controller"].missing == [
+        "controller.log, where Kafka 2.8.2 logs a controller's election: no broker's is in the bundle, so no "
+        "election was read"
+    ]
+    # held, or an election read: nothing to add
+    for f in (
+        facts([], election_log=(lacking[0], True)),
+        facts([logged_election(2, 1, 0)], election_log=lacking),
+    ):
+        held = checked()
+        judge(f, held)
+        assert held["controller"].missing == []
 
 
 def test_a_controller_resumes_only_what_an_earlier_one_had_under_way() -> None:

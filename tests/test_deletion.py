@@ -164,12 +164,12 @@ def test_without_zookeepers_tree_a_paste_shows_the_marks() -> None:
 # -- without ZooKeeper's state: what the controller's lines show begun and not completed --------------------
 def begun(halted: bool, resumed: bool = False, **kw: object) -> Unfinished:
     """clickstream-old, begun at 9:00 by broker 1's controller; halted at 9:01 after a replica deletion
-    failed on broker 3; resumed (a later line) or not."""
+    failed on broker 3, the replies to its requests logged after; (re)started at 9:02 or not."""
     line = lambda at, n: Said(ASKED + timedelta(minutes=at), "brokers/1/logs/controller.log", n)  # noqa: E731
     u = Unfinished(
-        "clickstream-old", line(0, 44), False,
+        "clickstream-old", line(2, 90) if resumed else line(0, 44), False,
         ["replica deletion failure"] if halted else [], line(1, 82) if halted else None,
-        ["0@3", "1@3"] if halted else [], [], line(2 if resumed else 1, 90 if resumed else 84),
+        ["0@3", "1@3"] if halted else [], [], line(2, 90) if resumed else line(1, 84),
     )  # fmt: skip
     return replace(u, **kw)  # type: ignore[arg-type]
 
@@ -183,9 +183,9 @@ def test_without_zookeepers_state_a_deletion_the_controller_halted_for_good_is_c
     assert "halted it at 09:01:00 (replica deletion failure); replica deletions failed on broker(s) 3" in (
         stuck.summary
     )
-    assert "(the evidence ends 2024-03-12 10:00:00): nothing after the halt resumed it" in stuck.summary
+    assert "(the evidence ends 2024-03-12 10:00:00): no (re)start followed the halt" in stuck.summary
     assert stuck.evidence == tuple(f"broker-1:logs/controller.log:{n}" for n in (44, 82, 84))
-    # resumed after its halt, or never halted: under way when the lines end, a warning
+    # (re)started after its halt, or never halted: under way when the lines end, a warning
     for u in (begun(True, resumed=True), begun(False, pending_at_start=True, errors=["KAFKA_STORAGE_ERROR"])):
         (going,) = judge(nothing(zk_state=False, unfinished=[u], ends=ends), checked())
         assert going.severity.name == "WARNING" and "still under way when the lines end" in going.summary

@@ -6,20 +6,26 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import SAMPLE_DATA
+from conftest import SAMPLE_DATA, samples
 from pyspark.sql import SparkSession
-from stories import Stories
+from stories import FRESH, MUST_FIND, Stories
+from truth_facts import BY_NAME, key
 
+from workbench.analysis.contract import CRITICAL
 from workbench.analysis.findings import Finding, file_ref
 from workbench.analysis.triage import Triage, triage
 from workbench.capture.assemble import assemble
 from workbench.frames import open_bundle
 from workbench.kafka import printed
+from workbench.simulate.findings import LOGGED_AS, NOT_IN_LOGS
 
+SAMPLES = samples()
 UNCLEAN = "unclean-election@2.5.1"
 SCL = "state.change.logger"
 SELECTOR = "kafka.controller.OfflinePartitionLeaderSelector"
@@ -171,17 +177,63 @@ ASKED = ["controller", "leaderless", "deletion", "data_loss"]  # the checks the 
 
 
 @pytest.fixture(scope="module")
-def alone(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], list[Finding]]:
-    """A sample without zk/, triaged once for the module (the checks the lines feed)."""
-    made: dict[str, list[Finding]] = {}
+def twin(
+    spark: SparkSession, stories: Stories, tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[str], Triage]:
+    """The logs-only twin of a sample or a story (its zk/ removed), triaged once for the module."""
+    made: dict[str, Triage] = {}
 
-    def findings(name: str) -> list[Finding]:
+    def triaged(name: str) -> Triage:
         if name not in made:
-            copy = logs_only(SAMPLE_DATA / name, tmp_path_factory.mktemp("logs-only") / name)
-            made[name] = triage(open_bundle(copy, spark), only=ASKED).findings
+            if name in SAMPLES:
+                source = SAMPLE_DATA / name
+            else:
+                stories.truth(name)  # simulated on first use
+                source = stories.path(name)
+            copy = logs_only(source, tmp_path_factory.mktemp("logs-only") / source.name)
+            made[name] = triage(open_bundle(copy, spark))
         return made[name]
 
-    return findings
+    return triaged
+
+
+@pytest.fixture(scope="module")
+def alone(twin: Callable[[str], Triage]) -> Callable[[str], list[Finding]]:
+    """A sample's logs-only twin's findings."""
+    return lambda name: twin(name).findings
+
+
+def _as_logged(findings: list[Finding]) -> Counter[tuple[Any, ...]]:
+    return Counter(key(f.kind, f.subject) for f in findings if f.kind in BY_NAME)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [*SAMPLES, *sorted(FRESH), *sorted(MUST_FIND)])
+def test_a_logs_only_twin_gives_every_fact_its_logs_show_and_no_other(
+    name: str, twin: Callable[[str], Triage], stories: Stories, triaged: Callable[[str], Triage]
+) -> None:
+    """Each sample's and story's bundle with its zk/ removed: triage gives the truth's `logs_findings`
+    (simulate/findings.py: the facts the controller's and brokers' lines show, in the logs' form), each
+    as many times as the truth holds it, and is critical where the full bundle's triage is for a kind the
+    logs show; coverage says which checks ZooKeeper's evidence was missing for."""
+    truth = (
+        json.loads((SAMPLE_DATA / name / "truth.json").read_text())
+        if name in SAMPLES
+        else stories.truth(name)
+    )
+    found = twin(name)
+    want = Counter(key(kind, fact) for kind, facts in truth["logs_findings"].items() for fact in facts)
+    got = _as_logged(found.findings)
+    assert got - want == Counter(), f"findings without a truth fact: {sorted(got - want, key=str)}"
+    assert want - got == Counter(), f"truth facts without their finding: {sorted(want - got, key=str)}"
+    full = triaged(name) if name in SAMPLES else stories.triage(name)
+    critical = {LOGGED_AS.get(f.kind, f.kind) for f in full.findings if f.severity is CRITICAL}
+    assert {f.kind for f in found.findings if f.severity is CRITICAL} == critical - set(NOT_IN_LOGS)
+    assert found.bad_records == 0 and all(f.evidence for f in found.findings)
+    assert set(found.coverage) == set(full.coverage)  # every check listed, those ZooKeeper's evidence
+    assert all(c.status != "done" for c in found.coverage.values() if c.missing), (
+        found.coverage
+    )  # fed partial
 
 
 def _incident(real_evidence: Path, to: Path, logs: dict[int, tuple[str, ...]]) -> Path:

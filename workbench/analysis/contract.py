@@ -108,7 +108,8 @@ class Analysis:
     `run` finds (it may add to its check's coverage, or call it not applicable); `reads` names the shared
     views it reads (`model.reads.view_names`: the runner makes them first, and a read of one it does
     not name is recorded, `model.reads.UNDECLARED`); `plots` names the report's figures for it,
-    `module:function`, imported only when a report is drawn."""
+    `module:function`, imported only when a report is drawn. `checks`: the checks of its own it records
+    while it runs, each listed as skipped with it where it does not run."""
 
     name: str
     needs: Mapping[Need, str]
@@ -117,6 +118,7 @@ class Analysis:
     reads: tuple[str, ...] = ()
     wants: Mapping[Need, str] = field(default_factory=dict)
     plots: str = ""
+    checks: tuple[str, ...] = ()
 
     def findings(self, bundle: Bundle, coverage: Coverage) -> list[Finding]:
         """Its findings, its coverage recorded from the evidence it needs; every finding checked against
@@ -129,6 +131,8 @@ class Analysis:
         missing = [f"{lack}: {said[n]}" for n in said if (lack := n.lacking(ev)) is not None]
         coverage.record(self.name, [n.value for n in said if n.held(ev)], missing, needed=self.runs_on(ev))
         if not self.runs_on(ev):
+            for check in self.checks:
+                coverage.record(check, [], missing, needed=False)
             return []
         with reading(self.name, self.reads):
             found = self.run(bundle, coverage)

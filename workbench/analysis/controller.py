@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe, two_halves
 from workbench.analysis.findings import Coverage, Finding, file_ref, hex_zxid, ranges, txn_ref
+from workbench.kafka import behaviour
 from workbench.model import failovers
 from workbench.model.elections import elected, elected_lines, elections, failover_steps
+from workbench.model.evidence import Held
 from workbench.model.failovers import Election, Expired, FailoverLog, Line, expiries
 from workbench.model.history_gaps import Gap
 from workbench.model.outage import Failover, Outage, outages
@@ -69,6 +71,8 @@ class Facts:
     expired: list[Expired]
     ended: dict[int, TenureEnd] = field(default_factory=dict)
     shutdowns: list[ControlledShutdown] = field(default_factory=list)  # retried or failed
+    # without ZooKeeper's history: the log the version writes elections to, and whether a broker's is held
+    election_log: tuple[str, bool] | None = None
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -81,6 +85,7 @@ def facts(bundle: Bundle) -> Facts:
     if not v.evidence.zk_history:
         ended = ended_before(bundle, [(e.epoch, e.time) for e in chain if e.epoch is not None])
     shutdowns = troubled(bundle, SHOWN) if v.evidence.with_logs else []
+    election_log = None if v.evidence.zk_history else _election_log(v.evidence)
     return Facts(
         chain,
         logs,
@@ -88,14 +93,45 @@ def facts(bundle: Bundle) -> Facts:
         v.evidence.with_logs,
         v.resumed_after,
         lost,
-        expiries(bundle, ends),
+        expiries(bundle, ends) + _controllers_lost(chain, ended),
         ended,
         shutdowns,
+        election_log,
     )
+
+
+def _election_log(ev: Held) -> tuple[str, bool]:
+    """The log a controller's election is written to at the bundle's version (behaviour fact
+    `controller_election_in_server_log`), and whether any broker's is in the bundle."""
+    old = behaviour.holds("controller_election_in_server_log", ev.kafka_version)
+    names = {True: ("server",), False: ("controller",), None: ("controller", "server")}[old]
+    said = {True: "server.log", False: "controller.log", None: "controller.log (server.log before 0.11)"}[old]
+    version = f"Kafka {ev.kafka_version}" if ev.kafka_version else "Kafka"
+    held = any(set(names) & a for a in ev.appenders.values())
+    return f"{said}, where {version} logs a controller's election", held
+
+
+def _controllers_lost(chain: list[Election], ended: dict[int, TenureEnd]) -> list[Expired]:
+    """Logs only: a controller whose lines stop and that started again without a shutdown (`crash`) lost
+    its ZooKeeper session, which the next election shows: /controller is ephemeral, and a new controller
+    is elected only once it is gone (a crashed broker's client never closes its session, so ZooKeeper
+    expires it). Its own client's expiry line, where it ran again to log one, is found as such."""
+    out = []
+    for e in chain:
+        t = ended.get(e.epoch) if e.epoch is not None else None
+        if t is None or t.how != "crash" or (e.previous is not None and e.previous.broker != t.broker):
+            continue
+        seen = (
+            f"broker {e.broker} was elected controller in its place at {e.time:%Y-%m-%d %H:%M:%S} (its clock)"
+        )
+        out.append(Expired(t.broker, None, t.how, t.said.ref if t.said else None, e.time, e.ref, seen=seen))
+    return out
 
 
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:
     out: list[Finding] = []
+    if not f.chain and f.election_log is not None and not f.election_log[1]:
+        coverage.add(CHECK, [f"{f.election_log[0]}: no broker's is in the bundle, so no election was read"])
     for e in f.chain:
         log = f.logs.get((e.broker, e.epoch)) if e.broker is not None and e.epoch is not None else None
         after_gap = f.resumed_after if e is f.chain[0] and e.zxid is not None else None
@@ -383,6 +419,13 @@ def expiry_findings(expired: list[Expired]) -> list[Finding]:
                 f"{e.at:%Y-%m-%d %H:%M:%S} broker time)."
             )
             refs = (e.first, None, None)
+        elif e.session is None:  # a controller saw it fail; its own log holds no shutdown (model.failovers)
+            subject = {"broker": e.broker, "cause": e.how}
+            said = (
+                f"{text[0].upper()}{text[1:]}: {e.seen}, and broker {e.broker}'s own log holds no shutdown "
+                "or session expiry before then."
+            )
+            refs = (e.first, e.ref, None)
         else:
             subject = {"broker": e.broker, "session": session, "cause": e.how}
             said = (

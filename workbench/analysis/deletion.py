@@ -32,10 +32,11 @@ from workbench.analysis.findings import (
 )
 from workbench.kafka.defaults import FILE_DELETE_DELAY_MS
 from workbench.model import deletion_steps
-from workbench.model.deletion_log import Unfinished, unfinished
+from workbench.model.deletion_log import Recreated, Unfinished, recreated, unfinished
 from workbench.model.deletion_steps import DeleteDir, Marker, Steps, Stray, timeline
 from workbench.model.deletion_steps import replica_progress as replica_progress  # the notebooks' name
 from workbench.model.described import Marked, marked_facts
+from workbench.model.refs import Said
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ class Facts:
     # the evidence ends
     unfinished: list[Unfinished] = field(default_factory=list)
     ends: datetime | None = None
+    logged_recreated: list[Recreated] = field(default_factory=list)  # without ZooKeeper's history
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -91,6 +93,7 @@ def facts(bundle: Bundle) -> Facts:
         [] if ev.zk_state else marked_facts(bundle),
         [] if ev.zk_state else unfinished(bundle, SHOWN),
         v.span[1] if not ev.zk_state and v.span is not None else None,
+        [] if ev.zk_history else recreated(bundle, SHOWN),
     )
 
 
@@ -150,13 +153,14 @@ def _stuck(f: Facts) -> list[Finding]:
 
 def _unfinished(f: Facts) -> list[Finding]:
     """Without ZooKeeper's state: deletions the controller's lines show begun and not completed. Halted
-    with nothing after it, the deletion was stuck as far as the evidence goes (critical); else it was
-    under way when the lines end."""
+    after its last (re)start, the deletion was stuck as far as the evidence goes (critical): the replies
+    to requests already sent still come in, but only a "(re)started" line resumes it
+    (TopicDeletionManager.resumeDeletions 2.8.2:342-344); else it was under way when the lines end."""
     out = []
     for u in f.unfinished:
-        began = (
-            "a controller found it pending at its start" if u.pending_at_start else "the controller began it"
-        )
+        began = "a controller found it pending at its start"
+        if not u.pending_at_start:
+            began = "the controller last (re)started it"
         text = f"Deletion of {u.topic} did not complete in the controller's lines: {began} at "
         text += f"{u.started.ts:%Y-%m-%d %H:%M:%S} (its clock)"
         refs = [u.started.ref]
@@ -177,11 +181,11 @@ def _unfinished(f: Facts) -> list[Finding]:
         if u.errors:
             subject["errors"] = u.errors
             text += f"; brokers answered its StopReplica with {', '.join(u.errors)}"
-        halted = u.halt is not None and u.last.ts <= u.halt.ts
+        halted = u.halt is not None and _after(u.halt, u.started)
         ends = f" (the evidence ends {f.ends:%Y-%m-%d %H:%M:%S})" if f.ends is not None else ""
         text += f". Its last line about it was at {u.last.ts:%H:%M:%S}{ends}"
         text += (
-            ": nothing after the halt resumed it, so it was stuck as far as the evidence goes"
+            ": no (re)start followed the halt, so it was stuck as far as the evidence goes"
             if halted
             else ": it was still under way when the lines end"
         )
@@ -190,6 +194,11 @@ def _unfinished(f: Facts) -> list[Finding]:
         severity = CRITICAL if halted else WARNING
         out.append(Finding("deletion.unfinished", severity, subject, text, tuple(dict.fromkeys(refs))))
     return out
+
+
+def _after(a: Said, b: Said) -> bool:
+    """Line a comes after line b: by time, and by line within one file at the same millisecond."""
+    return a.ts > b.ts or (a.ts == b.ts and a.file == b.file and a.line_no > b.line_no)
 
 
 def _completed(f: Facts) -> list[Finding]:
@@ -291,6 +300,17 @@ def _recreation(f: Facts) -> list[Finding]:
             (txn_ref(deleted), txn_ref(zxid)),
         )
         for topic, deleted, zxid in sorted(f.recreated)
+    ] + [
+        Finding(
+            "deletion.recreated",
+            INFO,
+            {"topic": r.topic},
+            f"{r.topic} was deleted (completed at {r.deleted.ts:%Y-%m-%d %H:%M:%S}, the controller's clock) "
+            f"and created again at {r.created.ts:%Y-%m-%d %H:%M:%S}: replicas offline in between keep the "
+            "old topic's data and id.",
+            (r.deleted.ref, r.created.ref),
+        )
+        for r in f.logged_recreated
     ]
 
 
@@ -345,7 +365,7 @@ ANALYSIS = Analysis(
         Kind("deletion.refused", (WARNING,), {"topic": str}, key=("topic",)),
         Kind("deletion.lingering_dir", (WARNING,), _DIRS),
         Kind("deletion.stray_dir", (WARNING,), _DIRS),
-        Kind("deletion.recreated", (INFO,), {"topic": str, "zxid": str}, key=("topic",)),
+        Kind("deletion.recreated", (INFO,), {"topic": str}, {"zxid": str}, key=("topic",)),
     ),
     plots="workbench.plots.standard:deletion",
 )

@@ -338,34 +338,41 @@ SHOWN = 500  # stretches without a leader read from the logs at most; coverage c
 
 def _logged(f: Facts, coverage: Coverage) -> list[Finding]:
     """partition.offline from the controller's lines: the stretches that began together (the same second,
-    the same leader lost) as one finding, critical where a partition had no leader when the lines end;
-    those whose start the lines do not hold, grouped by the election that ended them."""
-    groups: dict[tuple[bool, datetime, int], list[Leaderless]] = {}
+    the same leader lost) as one finding, critical where a partition had no leader when the lines end.
+    Those whose start the lines do not hold join the group their election ended at its start (one broker's
+    failure: the controller takes all its partitions offline and elects at once, leaving -1 where no
+    replica is left); the rest are grouped by the election that ended them."""
+    groups: dict[tuple[datetime, int], list[Leaderless]] = {}
+    unseen: dict[tuple[datetime, int], list[Leaderless]] = {}
     for x in f.logged:
         at = x.began or x.ended
         assert at is not None
-        groups.setdefault(
-            (x.began is None, at.replace(microsecond=0), -1 if x.lost is None else x.lost), []
-        ).append(x)
+        into = unseen if x.began is None else groups
+        into.setdefault((at.replace(microsecond=0), -1 if x.lost is None else x.lost), []).append(x)
     out = []
-    for (unknown, at, lost_id), xs in sorted(groups.items(), key=lambda g: (g[0][1], g[0][0], g[0][2])):
+    for (at, lost_id), xs in sorted({**unseen, **groups}.items(), key=lambda g: g[0]):
         lost = None if lost_id < 0 else lost_id
         who = f" (their leader before was broker {lost})" if lost is not None else ""
-        first = min(xs, key=lambda x: (x.began or at, x.began_ref or x.ended_ref or ""))
         subject: dict[str, Any] = {"partitions": len(xs), "broker": lost}
-        if unknown:
+        if (at, lost_id) not in groups:
             subject["began"] = "unknown"
             text = f"{len(xs)} partition(s) ({tp_list(xs)}) had no leader until the controller elected one "
             text += f"from OfflinePartition at {at:%Y-%m-%d %H:%M:%S} (its clock){who}; when they lost "
             text += "their leader is not in its lines."
+            first = min(xs, key=lambda x: x.ended_ref or "")
             out.append(Finding("partition.offline", WARNING, subject, text, (first.ended_ref or "",)))
             continue
+        first = min(xs, key=lambda x: (x.began or at, x.began_ref or ""))
+        at_once = unseen.get((at, lost_id), [])
+        xs = xs + at_once
         ended = [x for x in xs if x.ended is not None]
         still = len(xs) - len(ended)
         longest = max((round((x.ended - at).total_seconds() * 1000) for x in ended if x.ended), default=0)
-        subject.update(began=moment(at), still=still)
+        subject.update(partitions=len(xs), began=moment(at), still=still)
         text = f"{len(xs)} partition(s) ({tp_list(xs)}) had no leader from {at:%Y-%m-%d %H:%M:%S} "
         text += f"(the controller's clock){who}"
+        if at_once:
+            text += f"; {len(at_once)} of them got a new leader at once, from OfflinePartition"
         if ended:
             subject["offline_ms"] = longest
             text += f"; {'it' if len(xs) == 1 else len(ended)} got a leader again"

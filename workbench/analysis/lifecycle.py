@@ -253,6 +253,7 @@ ANALYSIS = Analysis(
     needs={Need.ZK_STATE: "the topics and their assignments"},
     wants={Need.ZK_HISTORY: "who created each topic, and with what assignment"},
     run=two_halves(facts, judge),
+    checks=("topic_auto_creation",),
     reads=(
         "topics",
         "partitions",

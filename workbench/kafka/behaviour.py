@@ -377,6 +377,19 @@ _FACTS = (
         ),
     ),
     Fact(
+        "controller_election_in_server_log",
+        "The controller's election is logged by ZookeeperLeaderElector ('N successfully elected as leader'), "
+        "whose kafka.server logger goes to server.log; from 0.11 KafkaController logs it, to controller.log "
+        "(the shipped log4j.properties routes kafka.controller there).",
+        None,
+        (0, 11, 0),
+        (
+            Source("0.10.2.2", f"{K}/server/ZookeeperLeaderElector.scala", "83"),
+            Source("0.10.2.2", "config/log4j.properties", "64-76"),
+            Source("0.11.0.2", f"{K}/controller/KafkaController.scala", "1576"),
+        ),
+    ),
+    Fact(
         "failed_log_dir_takes_its_replicas_offline",
         "A broker whose log dir fails stops serving every replica in it ('Stopping serving replicas in "
         "dir D') and tells the controller; it halts instead ('Halting broker because dir D is offline') "

@@ -159,3 +159,45 @@ def deleting(bundle: Bundle) -> DataFrame:
     return rows.select("topic", F.col("ts").alias("from_ts"), done.alias("to_ts"), "event").where(
         F.col("event") != "deletion.completed"
     )
+
+
+@dataclass(frozen=True)
+class Recreated:
+    """A topic the controller saw created again after a deletion of it completed: the completion and the
+    creation ("New topics: [...]", KafkaController.processTopicChange; every release words it so)."""
+
+    topic: str
+    deleted: Said
+    created: Said
+
+
+def recreated(bundle: Bundle, limit: int) -> list[Recreated]:
+    """The first `limit` re-creations by topic and time, each delete/re-create cycle on its own. One
+    query over the controller's completions and topic changes."""
+    ev = bundle.cluster_events
+    a = F.col("attrs")
+    said = F.struct("ts", "file", "line_no")
+    steps = (
+        ev.where(F.col("event") == "deletion.completed")
+        .select(
+            F.explode(topics_of(F.coalesce(a["topics"], a["topic"], F.col("topic")))).alias("topic"),
+            said.alias("at"),
+            F.lit(False).alias("made"),
+        )
+        .unionByName(
+            ev.where(F.col("event") == "topic.change").select(
+                F.explode(topics_of(a["new_topics"])).alias("topic"),
+                said.alias("at"),
+                F.lit(True).alias("made"),
+            )
+        )
+    )
+    w = Window.partitionBy("topic").orderBy("at.ts", "at.line_no", "at.file")
+    rows = (
+        steps.withColumn("before", F.lag(F.struct("made", "at")).over(w))
+        .where(F.col("made") & ~F.col("before.made"))
+        .orderBy("topic", "at.ts")
+        .limit(limit)
+        .collect()  # at most `limit` cycles
+    )
+    return [Recreated(r.topic, Said(**r.before.at.asDict()), Said(**r.at.asDict())) for r in rows]

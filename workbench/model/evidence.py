@@ -5,7 +5,7 @@ broker's server.properties."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +27,7 @@ class Held:
     kafka_version: str | None
     captured_ms: int | None
     configs: dict[int, dict[str, str]]  # server.properties per broker, where present
+    appenders: dict[int, frozenset[str]] = field(default_factory=dict)  # per broker: server, controller, ...
 
     def without_logs(self, brokers: set[int] | frozenset[int]) -> list[int]:
         return sorted(set(brokers) - self.with_logs)
@@ -80,4 +81,7 @@ def evidence_of(files: Evidence) -> Held:
         kafka_version=files.manifest.get("kafka_version") if isinstance(files.manifest, dict) else None,
         captured_ms=captured,
         configs=configs,
+        appenders={
+            b: frozenset(f.log for f in files.log_files if f.broker_id == b) for b in sorted(with_logs)
+        },
     )

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from workbench.kafka import behaviour
+from workbench.kafka import behaviour, printed
 from workbench.model.elections import elected_lines, elections, failover_steps
 from workbench.model.refs import file_ref, txn_ref
-from workbench.model.session_ends import lived_through
+from workbench.model.session_ends import ENDINGS, lived_through
 from workbench.model.views import session_of, views
 
 if TYPE_CHECKING:
@@ -194,8 +194,10 @@ def picked_up(picked: list[Picked]) -> dict[tuple[int, int], dict[str, list[str]
 class Expired:
     """A ZooKeeper session a broker lost, and how: from ZooKeeper's history (`zxids`: its registration's
     create and end; `at`: the end, ZooKeeper's clock), from the broker's client line naming the session
-    (`at`: its first, broker's clock), or from Kafka's own "Session expired." lines alone (`lines`: how
-    many; no session). `how`: the cause (model.session_ends' words) and `ref` the line telling it."""
+    (`at`: its first, broker's clock), from Kafka's own "Session expired." lines alone (`lines`: how
+    many; no session), or from a controller's line saying it failed where its own log holds no shutdown
+    (`left_silently`: no session, no lines; `at` the controller's clock). `how`: the cause
+    (model.session_ends' words) and `ref` the line telling it."""
 
     broker: int
     session: int | None
@@ -205,6 +207,7 @@ class Expired:
     first: str | None = None  # the first line saying it (logs only)
     zxids: tuple[int, int] | None = None
     lines: int = 0
+    seen: str = ""  # logs only, no session named: what showed it gone
 
 
 def expiries(bundle: Bundle, ends: dict[int, tuple[str, str | None]]) -> list[Expired]:
@@ -245,6 +248,7 @@ def expiries(bundle: Bundle, ends: dict[int, tuple[str, str | None]]) -> list[Ex
             Expired(r.broker_id, r.session_id, how, told, r.first.ts, file_ref(r.first.file, r.first.line_no))
         )
     named = {r.broker_id for r in rows}
+    out += left_silently(bundle, v.evidence.with_logs)
     for r in (
         bundle.cluster_events.where(F.col("event") == "zk.client_session_expired")
         .groupBy("broker_id")
@@ -258,3 +262,54 @@ def expiries(bundle: Bundle, ends: dict[int, tuple[str, str | None]]) -> list[Ex
             first = file_ref(r.first.file, r.first.line_no)
             out.append(Expired(r.broker_id, None, "session_expiry", None, r.first.ts, first, lines=r.n))
     return out
+
+
+# How far apart the controller's and a broker's clocks may be when neither is aligned with ZooKeeper's: a
+# broker's shutdown line precedes the end of its registration, but its clock may run ahead.
+CLOCKS_APART_MS = 30_000
+
+
+def left_silently(bundle: Bundle, with_logs: frozenset[int]) -> list[Expired]:
+    """Logs only: the brokers a controller saw fail ("Broker failure callback for", every release:
+    KafkaController.onBrokerFailure 0.10.2.2:469, 2.8.2:582, 3.6.2:636) whose own log, held in the
+    bundle and begun before, has no shutdown or expiry line in the session that ended then. A
+    registration is ephemeral: it ends when the session is closed (a shutdown) or expired, so a broker that
+    did not shut down lost its session: it crashed, or stood still and has not run since. One query."""
+    ev = bundle.cluster_events
+    failed = ev.where(F.col("event") == "controller.broker_failure").select(
+        F.explode(printed.ints(F.col("attrs")["brokers"])).alias("broker"),
+        F.col("ts").alias("left"),
+        "file",
+        "line_no",
+    )
+    held = ev.where(F.col("broker_id").isin(sorted(with_logs))).withColumnRenamed("broker_id", "broker")
+    first = held.groupBy("broker").agg(F.min("ts").alias("first"))
+    marks = held.where(F.col("event").isin(list(ENDINGS))).select("broker", F.col("ts").alias("at"), "event")
+    apart = F.expr(f"INTERVAL {CLOCKS_APART_MS // 1000} SECONDS")
+    started = (F.col("event") == "broker.starting") & (F.col("at") <= F.col("left") - apart)
+    ended = (F.col("event") != "broker.starting") & (F.col("at") <= F.col("left") + apart)
+    rows = (
+        failed.join(first, "broker")
+        .where(F.col("first") < F.col("left"))
+        .join(marks, "broker", "left")
+        .groupBy("broker", "left", "file", "line_no")
+        .agg(
+            F.max(F.when(started, F.col("at"))).alias("began"),
+            F.max(F.when(ended, F.col("at"))).alias("ended"),
+        )
+        .where(F.col("ended").isNull() | (F.col("ended") <= F.col("began")))
+        .orderBy("left", "broker")
+        .collect()  # one row per broker failure the controllers logged without its broker's shutdown
+    )
+    return [
+        Expired(
+            r.broker,
+            None,
+            "crash",
+            None,
+            r.left,
+            file_ref(r.file, r.line_no),
+            seen=f"the controller saw it fail at {r.left:%Y-%m-%d %H:%M:%S} (its clock)",
+        )
+        for r in rows
+    ]

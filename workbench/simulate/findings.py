@@ -64,6 +64,41 @@ def findings(truth: dict[str, Any]) -> Facts:
     return {k: sorted(v, key=str) for k, v in sorted(out.items())}
 
 
+# A logs-only twin (the bundle with its `zk/` removed) and the kinds whose facts its triage cannot give:
+# what each needs that the brokers' lines at Kafka's default log levels do not hold. The analyses say the
+# same in coverage.
+NOT_IN_LOGS = {
+    "leader.imbalance": "which brokers are registered at the capture, and how long an imbalance lasted",
+    "partition.under_replicated": "each partition's replicas and ISR over time (ZooKeeper's txns)",
+    "partition.no_acting_leader": "who ZooKeeper named leader while the broker refused (ZooKeeper's txns)",
+    "topic_id.mismatch": "the topic id in ZooKeeper to compare the data dirs with",
+    "topic_id.root_cause": "the write that removed or changed the id (ZooKeeper's txns)",
+    "topic_id.impact": "the ISR at the capture (ZooKeeper's state)",
+    "in_flight.deletion": "what was under way at the capture (deletion.unfinished: what the logs show)",
+    "in_flight.reassignment": "what was under way at the capture (ZooKeeper's state)",
+    "reassignment.stuck": "what was under way at the capture (ZooKeeper's state)",
+}
+
+LOGGED_AS = {"deletion.stuck": "deletion.unfinished"}  # a kind the logs tell in their own form
+
+
+def logs_findings(facts: Facts) -> Facts:
+    """The findings a triage of the bundle's logs-only twin must give: the facts the controller's and the
+    brokers' own lines show, in the form the logs give them: no zxid for an offline episode (the
+    controller's clock instead), a stuck deletion as one the lines show begun and not completed."""
+    out: Facts = {}
+    for kind, fs in facts.items():
+        if kind in NOT_IN_LOGS:
+            continue
+        for f in fs:
+            if kind == "partition.offline":
+                f = {**f, "zxid": None}
+            elif kind == "deletion.stuck":
+                f = {"topic": f["topic"]}
+            out.setdefault(LOGGED_AS.get(kind, kind), []).append(f)
+    return {k: sorted(v, key=str) for k, v in sorted(out.items())}
+
+
 def _controllers(truth: dict[str, Any], add: Any) -> None:
     controllers = truth["controllers"]
     for i, c in enumerate(controllers):

@@ -17,7 +17,7 @@ from workbench.capture.zk import ZkCaptureError, capture_zk
 from workbench.manifest import FORMAT, MANIFEST, read_manifest
 from workbench.simulate import deletion, story
 from workbench.simulate.cluster import DATA_DIR, Cluster
-from workbench.simulate.findings import findings
+from workbench.simulate.findings import findings, logs_findings
 from workbench.simulate.health import BUCKET_MS
 from workbench.simulate.real_zk import RealZooKeeper, RealZooKeeperError
 from workbench.simulate.scenarios import SCENARIOS, Scale, lookup
@@ -110,6 +110,7 @@ def simulate(
         "health": health,
     }
     truth["findings"] = findings(truth)  # each under the finding kind it proves (simulate/findings.py)
+    truth["logs_findings"] = logs_findings(truth["findings"])  # what its logs-only twin must give
     (out / "truth.json").write_text(json.dumps(truth, indent=2) + "\n", encoding="utf-8")
     return truth
 
