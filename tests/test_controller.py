@@ -10,6 +10,7 @@ from datetime import datetime, timedelta, timezone
 
 from workbench.analysis.controller import Facts, judge
 from workbench.analysis.findings import Coverage
+from workbench.model.channel import NoEndpoint, Unreachable
 from workbench.model.failovers import Election, Expired, FailoverLog, Line, Picked, picked_up
 from workbench.model.history_gaps import Gap
 from workbench.model.outage import Outage
@@ -264,3 +265,17 @@ def test_a_controlled_shutdown_that_gave_up_warns_and_one_retried_is_said() -> N
     assert "Proceeding to do an unclean shutdown" in failed.summary and failed.evidence == ("b3:1", "b3:9")
     assert (took.severity.name, took.subject["outcome"]) == ("INFO", "retried")
     assert took.summary.endswith("took 2 attempts, then succeeded.")
+
+
+def test_a_broker_the_controller_cannot_reach_warns_and_one_without_its_listener_is_critical() -> None:
+    cut = Unreachable(1, 2, said(0, 10, LOG), said(5, 12, LOG), 2)
+    bare = NoEndpoint(4, "INTERNAL", 1, said(60, 20, LOG), said(60, 20, LOG), 1, "BrokerChange")
+    unreachable, unnamed = judge(facts([], unreachable=[cut], no_endpoint=[bare]), checked())
+    assert unreachable.severity.name == "WARNING" and unreachable.subject == {
+        "broker": 2,
+        "failures": 2,
+        "controller": 1,
+    }
+    assert "stayed registered" in unreachable.summary and "inter.broker.listener.name" in unreachable.summary
+    assert unnamed.severity.name == "CRITICAL" and unnamed.subject == {"broker": 4, "listener": "INTERNAL"}
+    assert "Add listener INTERNAL to broker 4's listeners and advertised.listeners" in unnamed.summary

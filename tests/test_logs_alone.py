@@ -87,8 +87,9 @@ def test_an_unclean_election_is_found_from_the_controllers_lines(stories: Storie
     assert "(from the controller's lines instead)" in missing
 
 
-def _log4j(at: str, level: str, message: str, logger: str) -> str:
-    return f"[2024-03-12 {at}] {level} {message} ({logger})\n"
+def _log4j(at: str, level: str, message: str, logger: str, thrown: str = "") -> str:
+    """A line as Kafka's layout writes it (`[%d] %p %m (%c)%n`), and the throwable after it."""
+    return f"[2024-03-12 {at}] {level} {message} ({logger})\n" + (f"{thrown}\n" if thrown else "")
 
 
 # broker 1's lines as 0.10 (its words, [topic,partition]), 1.1-2.x (the ISR printed, then taken offline)
@@ -174,6 +175,139 @@ def test_lines_written_as_each_release_writes_them_are_read(spark: SparkSession,
 
 
 ASKED = ["controller", "leaderless", "deletion", "data_loss"]  # the checks the lines alone now feed
+
+
+def _stat(broker: int, owner: int) -> str:
+    """KafkaZkClient's line on registering a broker (2.8 words, the logger on the next line as written):
+    its eighth number is the ephemeral owner, the session."""
+    stat = f"364,364,1620130093727,1620130093727,1,0,0,{owner},202,0,364"
+    return f"Stat of the created znode at /brokers/ids/{broker} is: {stat}\n"
+
+
+def test_a_lost_session_is_its_registrations_broker_in_a_shared_log(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Broker 1's server.log holds ZooKeeper client lines of two more brokers and a ZooKeeper server's own
+    lines (a test rig on one host): each expiry is the broker whose registration its session owned; a
+    session no registration names is left unsaid."""
+    copy = logs_only(SAMPLE_DATA / "healthy-3.6", tmp_path / "logs-only")
+    two, three = 0x1000118EB9B00AB, 0x1000118EB9B00AC
+    cnxn, server, zkc = (
+        "org.apache.zookeeper.ClientCnxn",
+        "org.apache.zookeeper.server.ZooKeeperServer",
+        "kafka.zk.KafkaZkClient",
+    )
+    log = copy / "brokers" / "1" / "logs" / "server.log"
+    first = len(log.read_text(encoding="utf-8").splitlines()) + 1
+    with log.open("a", encoding="utf-8") as out:
+        for line in (
+            ("09:50:00,000", "INFO", _stat(2, two), zkc),
+            ("09:50:00,100", "INFO", _stat(3, three), zkc),
+            (
+                "09:55:00,000",
+                "WARN",
+                f"Unable to reconnect to ZooKeeper service, session {two:#x} has expired",
+                cnxn,
+            ),
+            ("09:55:01,000", "INFO", f"Expiring session {three:#x}, timeout of 18000ms exceeded", server),
+            ("09:55:02,000", "INFO", "Expiring session 0x99, timeout of 18000ms exceeded", server),
+        ):
+            out.write(_log4j(*line))
+    found = triage(open_bundle(copy, spark), only=["controller"]).findings
+    lost = {f.subject["broker"]: f for f in of(found, "broker.session_expired")}
+    assert sorted(lost) == [2, 3]
+    assert lost[2].subject["session"] == f"{two:#x}" and lost[3].subject["session"] == f"{three:#x}"
+    # the Stat lines take two lines each: the expiries are the file's lines after them
+    assert lost[2].evidence[0] == file_ref("brokers/1/logs/server.log", first + 4)
+    assert lost[3].evidence[0] == file_ref("brokers/1/logs/server.log", first + 5)
+
+
+def test_a_registered_broker_the_controller_cannot_reach_is_said(spark: SparkSession, tmp_path: Path) -> None:
+    """Broker 1, the controller, fails to reach broker 2 and broker 3; only broker 3's failure is handled
+    after (it died: the failed sends are its death's, and it lost its session); and a BrokerChange fails on a
+    broker 4 registered without the controller's listener."""
+    copy = logs_only(SAMPLE_DATA / "healthy-3.6", tmp_path / "logs-only")
+    rst, kc = "kafka.controller.RequestSendThread", "kafka.controller.KafkaController"
+
+    def unsuccessful(at: str, b: int) -> tuple[str, ...]:
+        node = f"kafka-{b}:9092 (id: {b} rack: null)"
+        said = (
+            f"[RequestSendThread controllerId=1] Controller 1's connection to broker {node} was unsuccessful"
+        )
+        return at, "WARN", said, rst, f"java.io.IOException: Connection to {node} failed."
+
+    log = copy / "brokers" / "1" / "logs" / "controller.log"
+    first = len(log.read_text(encoding="utf-8").splitlines()) + 1
+    missing = "End point with listener name INTERNAL not found for broker 4"
+    with log.open("a", encoding="utf-8") as out:
+        for line in (
+            unsuccessful("09:50:00,000", 2),
+            unsuccessful("09:50:05,000", 2),
+            unsuccessful("09:51:00,000", 3),
+            ("09:51:15,000", "INFO", "[Controller id=1] Broker failure callback for 3", kc),
+            unsuccessful("09:51:16,000", 3),
+            (
+                "09:52:00,000",
+                "ERROR",
+                "[Controller id=1] Error processing event BrokerChange",
+                kc,
+                f"kafka.common.BrokerEndPointNotAvailableException: {missing}\n"
+                "\tat kafka.cluster.Broker.$anonfun$node$1(Broker.scala:89)",
+            ),
+        ):
+            out.write(_log4j(*line))
+    found = triage(open_bundle(copy, spark), only=["controller"]).findings
+    (cut_off,) = of(found, "controller.broker_unreachable")
+    assert cut_off.subject == {"broker": 2, "failures": 2, "controller": 1}
+    assert cut_off.evidence == tuple(file_ref("brokers/1/logs/controller.log", first + k) for k in (0, 2))
+    (lost,) = of(found, "broker.session_expired")
+    assert lost.subject == {"broker": 3, "cause": "crash"}
+    (unnamed,) = of(found, "broker.no_endpoint")
+    assert unnamed.subject == {"broker": 4, "listener": "INTERNAL"} and unnamed.severity is CRITICAL
+    assert "failed BrokerChange on it 1 time(s)" in unnamed.summary
+
+
+def test_each_delete_and_recreate_cycle_is_one(spark: SparkSession, tmp_path: Path) -> None:
+    """A topic deleted and created again twice, as the controller logs it (3.6 words): two re-creations;
+    its last deletion begun after the second creation is one under way, not one long deletion."""
+    copy = logs_only(SAMPLE_DATA / "healthy-3.6", tmp_path / "logs-only")
+    tdm, kc = "kafka.controller.TopicDeletionManager", "kafka.controller.KafkaController"
+    created = "[Controller id=1] New topics: [Set(loop)], deleted topics: [Set()], new partition replica "
+    created += "assignment [Set()]"
+    lines = []
+    for k, minute in enumerate((50, 52, 54)):
+        lines += [
+            (
+                f"09:{minute}:00,000",
+                "INFO",
+                "[Topic Deletion Manager 1] Handling deletion for topics loop",
+                tdm,
+            ),
+            (
+                f"09:{minute}:00,001",
+                "INFO",
+                "[Topic Deletion Manager 1] Deletion of topic loop (re)started",
+                tdm,
+            ),
+        ]
+        if k < 2:
+            lines += [
+                (
+                    f"09:{minute}:01,000",
+                    "INFO",
+                    "[Topic Deletion Manager 1] Deletion of topic loop successfully completed",
+                    tdm,
+                ),
+                (f"09:{minute + 1}:00,000", "INFO", created, kc),
+            ]
+    with (copy / "brokers" / "1" / "logs" / "controller.log").open("a", encoding="utf-8") as out:
+        out.write("".join(_log4j(*line) for line in lines))
+    found = triage(open_bundle(copy, spark), only=["deletion"]).findings
+    again = of(found, "deletion.recreated")
+    assert [f.subject for f in again] == [{"topic": "loop"}] * 2
+    assert ["09:51:00" in f.summary for f in again] == [True, False]
+    (going,) = of(found, "deletion.unfinished")
+    assert going.severity.name == "WARNING" and "last (re)started it at 2024-03-12 09:54:00" in going.summary
 
 
 @pytest.fixture(scope="module")

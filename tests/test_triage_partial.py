@@ -158,6 +158,10 @@ def test_triage_formats(triaged: Callable[[str], Triage]) -> None:
     # every row a name, spaces, a status: the longest name does not run into its status
     row = re.compile(rf"  \S+ +({'|'.join(STATUSES)})(: .*)?")
     assert len(table) > 10 and all(row.fullmatch(line) for line in table), table
+    # "missing" only before evidence lacking: a check not applicable says why
+    text = render.triage_text(triaged("controller-failover-2.5"))
+    assert re.search(r"\n  topic_ids +not_applicable: Kafka 2\.5\.1 has no topic ids \(", text), text
+    assert "missing Kafka" not in text
 
 
 @pytest.mark.slow

@@ -19,6 +19,7 @@ from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind,
 from workbench.analysis.findings import Coverage, Finding, file_ref, hex_zxid, ranges, txn_ref
 from workbench.kafka import behaviour
 from workbench.model import failovers
+from workbench.model.channel import NoEndpoint, Unreachable, no_endpoint, unreachable
 from workbench.model.elections import elected, elected_lines, elections, failover_steps
 from workbench.model.evidence import Held
 from workbench.model.failovers import Election, Expired, FailoverLog, Line, expiries
@@ -73,6 +74,8 @@ class Facts:
     shutdowns: list[ControlledShutdown] = field(default_factory=list)  # retried or failed
     # without ZooKeeper's history: the log the version writes elections to, and whether a broker's is held
     election_log: tuple[str, bool] | None = None
+    unreachable: list[Unreachable] = field(default_factory=list)  # registered brokers it could not reach
+    no_endpoint: list[NoEndpoint] = field(default_factory=list)
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -86,6 +89,7 @@ def facts(bundle: Bundle) -> Facts:
         ended = ended_before(bundle, [(e.epoch, e.time) for e in chain if e.epoch is not None])
     shutdowns = troubled(bundle, SHOWN) if v.evidence.with_logs else []
     election_log = None if v.evidence.zk_history else _election_log(v.evidence)
+    held = v.evidence.with_logs
     return Facts(
         chain,
         logs,
@@ -97,6 +101,8 @@ def facts(bundle: Bundle) -> Facts:
         ended,
         shutdowns,
         election_log,
+        unreachable(bundle, SHOWN) if held else [],
+        no_endpoint(bundle, SHOWN) if held else [],
     )
 
 
@@ -140,7 +146,40 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
         if ended is not None:
             e, outage = _logged_previous(e, ended, log)
         out.append(_election_finding(e, f.ends, log or FailoverLog(), f.with_logs, after_gap, outage))
-    return out + _flapping(f.chain) + expiry_findings(f.expired) + [_shutdown(c) for c in f.shutdowns]
+    out += _flapping(f.chain) + expiry_findings(f.expired) + [_shutdown(c) for c in f.shutdowns]
+    return out + [_unreachable(u) for u in f.unreachable] + [_no_endpoint(n) for n in f.no_endpoint]
+
+
+def _unreachable(u: Unreachable) -> Finding:
+    """A registered broker the controller could not send to: its decisions did not reach that broker."""
+    by = f"Controller {u.controller}" if u.controller is not None else "The controller"
+    b = u.broker
+    text = (
+        f"{by} could not send its requests to broker {b} from {u.first.ts:%Y-%m-%d %H:%M:%S} to "
+        f"{u.last.ts:%H:%M:%S} (its clock; {u.failures} failed attempt(s)), and no line says it handled "
+        f"broker {b}'s failure after: broker {b} stayed registered, so the leaderships and ISRs the "
+        "controller decided (LeaderAndIsr, UpdateMetadata, StopReplica) did not reach it then. Check the "
+        f"network between them and broker {b}'s listener for the controller (control.plane.listener.name, "
+        "else inter.broker.listener.name)."
+    )
+    subject: dict[str, Any] = {"broker": b, "failures": u.failures}
+    if u.controller is not None:
+        subject["controller"] = u.controller
+    return Finding("controller.broker_unreachable", WARNING, subject, text, (u.first.ref, u.last.ref))
+
+
+def _no_endpoint(n: NoEndpoint) -> Finding:
+    """A broker registered without the controller's listener: the controller's event fails on it."""
+    b, listener = n.broker, n.listener
+    text = (
+        f"Broker {b} registered without an endpoint for listener {listener}, the one the controller "
+        f"reaches brokers by: the controller failed {n.event} on it {n.failures} time(s) from "
+        f"{n.first.ts:%Y-%m-%d %H:%M:%S} to {n.last.ts:%H:%M:%S} (its clock), so broker {b} got none of "
+        f"its requests and serves no replica. Add listener {listener} to broker {b}'s listeners and "
+        "advertised.listeners and restart it."
+    )
+    subject = {"broker": b, "listener": listener}
+    return Finding("broker.no_endpoint", CRITICAL, subject, text, (n.first.ref, n.last.ref))
 
 
 def _shutdown(c: ControlledShutdown) -> Finding:
@@ -381,6 +420,14 @@ ANALYSIS = Analysis(
             {"broker": int, "outcome": str, "attempts": int},
             key=("broker", "outcome"),
         ),
+        Kind(
+            "controller.broker_unreachable",
+            (WARNING,),
+            {"broker": int, "failures": int},
+            {"controller": int},
+            key=("broker",),
+        ),
+        Kind("broker.no_endpoint", (CRITICAL,), {"broker": int, "listener": str}, key=("broker", "listener")),
         Kind(
             "broker.session_expired",
             (WARNING,),

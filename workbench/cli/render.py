@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from workbench.analysis.contract import Need
-from workbench.analysis.findings import SEVERITIES
+from workbench.analysis.findings import SEVERITIES, Status
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -69,7 +69,8 @@ def triage_text(t: Triage) -> str:
     lines.append("Coverage")
     width = max((len(name) for name in t.coverage), default=0) + 2  # a name never runs into its status
     for name, c in sorted(t.coverage.items()):
-        missing = f": missing {'; '.join(c.missing)}" if c.missing else ""
+        missing = f": {'; '.join(c.missing)}" if c.status is Status.NOT_APPLICABLE else ""
+        missing = missing or (f": missing {'; '.join(c.missing)}" if c.missing else "")  # evidence lacking
         pasted = [u for u in c.used if "pasted" in u and u != Need.PASTED.value]  # what stood in
         instead = f"; read from pastes instead: {'; '.join(pasted)}" if pasted else ""
         lines.append(f"  {name:<{width}}{c.status}{missing}{instead}")
@@ -86,7 +87,7 @@ def triage_markdown(t: Triage) -> str:
             lines.append(f"- **{f.kind}**: {f.summary}")
             lines += [f"  - `{ref}`" for ref in f.evidence]
         lines.append("")
-    lines += ["## Coverage", "", "| check | status | missing |", "|---|---|---|"]
+    lines += ["## Coverage", "", "| check | status | missing, or why not applicable |", "|---|---|---|"]
     for name, c in sorted(t.coverage.items()):
         lines.append(f"| {name} | {c.status} | {'; '.join(c.missing)} |")
     lines += ["", f"Bad records: {t.bad_records}", ""]

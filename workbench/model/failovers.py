@@ -226,10 +226,28 @@ def expiries(bundle: Bundle, ends: dict[int, tuple[str, str | None]]) -> list[Ex
             )
             for r in regs
         ]
-    # logs only: the client's "Unable to reconnect ... session 0x.. has expired" names the session
+    # logs only: the client's "Unable to reconnect ... session 0x.. has expired" names the session, as a
+    # ZooKeeper server's "Expiring session 0x.." does where it writes into a broker's log; the session is the
+    # broker's whose registration it owned (its Stat line), else the client line's folder's
+    ev = bundle.cluster_events
+    a = F.col("attrs")
+    owners = (
+        ev.where((F.col("event") == "zk.ephemeral_created") & a["path"].rlike(r"^/brokers/ids/\d+$"))
+        .select(
+            a["ephemeral_owner"].cast("long").alias("session_id"),
+            F.regexp_extract(a["path"], r"(\d+)$", 1).cast("int").alias("owner"),
+        )
+        .distinct()
+    )
     rows = (
-        bundle.cluster_events.where(F.col("event") == "zk.session_expired")
-        .withColumn("session_id", session_of(F.col("attrs")["session"]))
+        ev.where(F.col("event").isin("zk.session_expired", "zk.server.session_expiring"))
+        .withColumn("session_id", session_of(a["session"]))
+        .join(owners, "session_id", "left")
+        .withColumn(
+            "broker_id",
+            F.coalesce("owner", F.when(F.col("event") == "zk.session_expired", F.col("broker_id"))),
+        )
+        .where(F.col("broker_id").isNotNull())
         .groupBy("broker_id", "session_id")
         .agg(F.min_by(F.struct("file", "line_no", "ts"), F.struct("ts", "file", "line_no")).alias("first"))
         .orderBy("broker_id", "first.ts")

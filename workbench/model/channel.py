@@ -1,0 +1,129 @@
+"""Brokers the controller could not reach, as its own lines tell it (ControllerChannelManager, 2.5.1-3.6.2).
+
+The controller sends its requests (LeaderAndIsr, UpdateMetadata, StopReplica) to each live broker from one
+RequestSendThread per broker; a failed connection is logged and retried ("Controller 1's connection to
+broker b:9092 (id: 3 rack: null) was unsuccessful", ControllerChannelManager.scala 2.8.2:301; "fails to send
+request ...", 258 and 283). A broker that died is reached in vain until its session expires and the
+controller handles its failure ("Broker failure callback for 3"); failures that no such line follows are a
+registered broker the controller could not reach. The channel to a broker is made from its endpoint for the
+controller's listener (ControllerChannelManager.addNewBroker 2.8.2:115-117): a broker registered without one
+fails the controller's event ("Error processing event BrokerChange...", KafkaController.process 2.8.2:2477)
+with "End point with listener name L not found for broker N" (Broker.node, cluster/Broker.scala 2.8.2:89).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pyspark.sql import functions as F
+
+from workbench.kafka import printed
+from workbench.model.refs import Said
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+SENDS = ("controller.broker_unreachable", "controller.send_failed")
+# A send that fails a little after the controller handled the broker's failure is still that failure's
+# (its RequestSendThread stops once the broker is removed); one long before it is not.
+AFTER_FAILURE_S, BEFORE_FAILURE_S = 5, 60
+_NO_ENDPOINT = r"End point with listener name (\S+) not found for broker (\d+)"
+
+
+@dataclass(frozen=True)
+class Unreachable:
+    """A registered broker the controller failed to send to, from its first failed send to its last, with
+    no failure of that broker handled after: the controller (its broker) and how many lines said so."""
+
+    controller: int | None
+    broker: int
+    first: Said
+    last: Said
+    failures: int
+
+
+@dataclass(frozen=True)
+class NoEndpoint:
+    """A broker registered without an endpoint for the controller's listener: the controller's events that
+    failed on it, the first and last, and the event first failed."""
+
+    broker: int
+    listener: str
+    controller: int | None
+    first: Said
+    last: Said
+    failures: int
+    event: str
+
+
+def unreachable(bundle: Bundle, limit: int) -> list[Unreachable]:
+    """The first `limit` brokers the controllers could not reach while they stayed registered. One query."""
+    ev = bundle.cluster_events
+    a = F.col("attrs")
+    sends = ev.where(F.col("event").isin(*SENDS)).select(
+        F.col("broker_id").alias("controller"),
+        F.regexp_extract(a["broker_node"], r"\(id: (-?\d+)", 1).cast("int").alias("broker"),
+        F.struct("ts", "file", "line_no").alias("line"),
+    )
+    failed = ev.where(F.col("event") == "controller.broker_failure").select(
+        F.explode(printed.ints(a["brokers"])).alias("broker"), F.col("ts").alias("handled")
+    )
+    handled = (F.col("handled") >= F.col("line.ts") - F.expr(f"INTERVAL {AFTER_FAILURE_S} SECONDS")) & (
+        F.col("handled") <= F.col("line.ts") + F.expr(f"INTERVAL {BEFORE_FAILURE_S} SECONDS")
+    )
+    rows = (
+        sends.where(F.col("broker").isNotNull())
+        .join(failed, "broker", "left")
+        .groupBy("controller", "broker", "line")
+        .agg(F.max(handled).alias("handled"))
+        .where(F.col("handled").isNull() | ~F.col("handled"))
+        .groupBy("controller", "broker")
+        .agg(F.min("line").alias("first"), F.max("line").alias("last"), F.count("*").alias("n"))
+        .orderBy("first.ts")
+        .limit(limit)
+        .collect()  # at most `limit` (controller, broker) pairs
+    )
+    return [
+        Unreachable(r.controller, r.broker, Said(**r.first.asDict()), Said(**r.last.asDict()), r.n)
+        for r in rows
+    ]
+
+
+def no_endpoint(bundle: Bundle, limit: int) -> list[NoEndpoint]:
+    """The first `limit` brokers whose missing endpoint failed a controller's events. One query."""
+    ev = bundle.cluster_events
+    said = F.coalesce(F.col("attrs")["exception"], F.col("stack_trace"), F.lit(""))
+    rows = (
+        ev.where((F.col("event") == "controller.event_error") & said.rlike(_NO_ENDPOINT))
+        .select(
+            F.regexp_extract(said, _NO_ENDPOINT, 2).cast("int").alias("broker"),
+            F.regexp_extract(said, _NO_ENDPOINT, 1).alias("listener"),
+            F.col("broker_id").alias("controller"),
+            F.struct("ts", "file", "line_no").alias("line"),
+            F.col("attrs")["controller_event"].alias("event"),
+        )
+        .groupBy("broker", "listener")
+        .agg(
+            F.min_by("controller", "line").alias("controller"),
+            F.min("line").alias("first"),
+            F.max("line").alias("last"),
+            F.count("*").alias("n"),
+            F.min_by("event", "line").alias("event"),
+        )
+        .orderBy("first.ts")
+        .limit(limit)
+        .collect()  # at most `limit` brokers
+    )
+    return [
+        NoEndpoint(
+            r.broker,
+            r.listener,
+            r.controller,
+            Said(**r.first.asDict()),
+            Said(**r.last.asDict()),
+            r.n,
+            r.event or "?",
+        )
+        for r in rows
+    ]
