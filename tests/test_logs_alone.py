@@ -8,6 +8,7 @@ import json
 import shutil
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +18,14 @@ from pyspark.sql import SparkSession
 from stories import FRESH, MUST_FIND, Stories
 from truth_facts import BY_NAME, key
 
+from workbench.analysis import deletion
 from workbench.analysis.contract import CRITICAL
-from workbench.analysis.findings import Finding, file_ref
+from workbench.analysis.findings import Coverage, Finding, file_ref
 from workbench.analysis.triage import Triage, triage
 from workbench.capture.assemble import assemble
 from workbench.frames import open_bundle
 from workbench.kafka import printed
+from workbench.model.evidence import Held, lacking
 from workbench.simulate.findings import LOGGED_AS, NOT_IN_LOGS
 
 SAMPLES = samples()
@@ -224,8 +227,8 @@ def test_a_lost_session_is_its_registrations_broker_in_a_shared_log(
 
 def test_a_registered_broker_the_controller_cannot_reach_is_said(spark: SparkSession, tmp_path: Path) -> None:
     """Broker 1, the controller, fails to reach broker 2 and broker 3; only broker 3's failure is handled
-    after (it died: the failed sends are its death's, and it lost its session); and a BrokerChange fails on a
-    broker 4 registered without the controller's listener."""
+    after (it died: the failed sends are its death's, and it lost its session); a BrokerChange fails on a
+    broker 4 registered without the controller's listener; then an event fails on its own expired session."""
     copy = logs_only(SAMPLE_DATA / "healthy-3.6", tmp_path / "logs-only")
     rst, kc = "kafka.controller.RequestSendThread", "kafka.controller.KafkaController"
 
@@ -254,14 +257,22 @@ def test_a_registered_broker_the_controller_cannot_reach_is_said(spark: SparkSes
                 f"kafka.common.BrokerEndPointNotAvailableException: {missing}\n"
                 "\tat kafka.cluster.Broker.$anonfun$node$1(Broker.scala:89)",
             ),
+            (
+                "09:53:00,000",
+                "ERROR",
+                "[Controller id=1] Error processing event IsrChangeNotification",
+                kc,
+                "org.apache.zookeeper.KeeperException$SessionExpiredException: KeeperErrorCode = Session "
+                "expired for /isr_change_notification",
+            ),
         ):
             out.write(_log4j(*line))
     found = triage(open_bundle(copy, spark), only=["controller"]).findings
     (cut_off,) = of(found, "controller.broker_unreachable")
     assert cut_off.subject == {"broker": 2, "failures": 2, "controller": 1}
     assert cut_off.evidence == tuple(file_ref("brokers/1/logs/controller.log", first + k) for k in (0, 2))
-    (lost,) = of(found, "broker.session_expired")
-    assert lost.subject == {"broker": 3, "cause": "crash"}
+    lost = {f.subject["broker"]: f.subject for f in of(found, "broker.session_expired")}
+    assert lost == {3: {"broker": 3, "cause": "crash"}, 1: {"broker": 1, "cause": "session_expiry"}}
     (unnamed,) = of(found, "broker.no_endpoint")
     assert unnamed.subject == {"broker": 4, "listener": "INTERNAL"} and unnamed.severity is CRITICAL
     assert "failed BrokerChange on it 1 time(s)" in unnamed.summary
@@ -308,6 +319,25 @@ def test_each_delete_and_recreate_cycle_is_one(spark: SparkSession, tmp_path: Pa
     assert ["09:51:00" in f.summary for f in again] == [True, False]
     (going,) = of(found, "deletion.unfinished")
     assert going.severity.name == "WARNING" and "last (re)started it at 2024-03-12 09:54:00" in going.summary
+
+
+def test_coverage_names_the_log_a_check_would_read_where_no_broker_has_it() -> None:
+    """The controller's journals go to their own logs (Kafka's shipped log4j.properties): where no
+    broker's is held, the checks that read it say which, and nothing where one is."""
+    held = Held(frozenset({1, 2}), frozenset({1, 2}), frozenset(), False, False, False, "2.8.2", None, {},
+                {1: frozenset({"server", "controller"}), 2: frozenset({"server"})})  # fmt: skip
+    assert lacking(held, "controller", "each deletion's steps") == []
+    assert lacking(held, "state-change", "the controller's partition states") == [
+        "state-change.log, where Kafka logs the controller's partition states: no broker's is in the bundle"
+    ]
+    coverage = Coverage()
+    coverage.record("deletion", ["broker logs"])
+    none = lacking(replace(held, appenders={}), "controller", "each deletion's steps")
+    facts = deletion.Facts(False, [], {}, set(), frozenset(), [], {}, None, [], [], [], lacking=none)
+    assert deletion.judge(facts, coverage) == []
+    assert coverage["deletion"].status == "partial" and coverage["deletion"].missing == [
+        "controller.log, where Kafka logs each deletion's steps: no broker's is in the bundle"
+    ]
 
 
 @pytest.fixture(scope="module")

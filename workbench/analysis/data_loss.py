@@ -26,6 +26,7 @@ from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, two_halves
 from workbench.analysis.findings import Coverage, Finding, file_ref, file_ref_col, hex_zxid, tp_list, txn_ref
+from workbench.model.evidence import lacking
 from workbench.model.partition_log import OfflineElection, leader_starts, offline_elections
 from workbench.model.views import views
 
@@ -152,6 +153,7 @@ class Facts:
     # without ZooKeeper's history: leaders the controller's lines elected alone from OfflinePartition
     logged: list[OfflineElection] = dataclasses.field(default_factory=list)
     logged_total: int = 0
+    lacking: list[str] = dataclasses.field(default_factory=list)  # the controller's journal, where absent
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -161,8 +163,11 @@ def facts(bundle: Bundle) -> Facts:
     elections = []
     logged: list[OfflineElection] = []
     total = 0
-    if elected is None and not views(bundle).evidence.zk_history:
+    ev = views(bundle).evidence
+    absent = []
+    if elected is None and not ev.zk_history:
         logged, total = offline_elections(bundle, SHOWN)
+        absent = lacking(ev, "state-change", "the leaders the controller elects, with the ISR before")
     if elected is not None:
         starts = leader_starts(bundle)
         rows = (
@@ -181,6 +186,7 @@ def facts(bundle: Bundle) -> Facts:
         elected is None and views(bundle).evidence.zk_history,
         logged,
         total,
+        absent,
     )
 
 
@@ -189,6 +195,7 @@ def judge(facts: Facts, coverage: Coverage) -> list[Finding]:
     Plain Python: tested from hand-written facts."""
     if facts.no_txn:
         coverage.add("data_loss", [NO_TXN])
+    coverage.add("data_loss", facts.lacking)
     out: list[Finding] = []
     for r in facts.elections:
         since = f" from offset {r.from_offset}" if r.from_offset is not None else ""

@@ -36,6 +36,7 @@ from workbench.model.deletion_log import Recreated, Unfinished, recreated, unfin
 from workbench.model.deletion_steps import DeleteDir, Marker, Steps, Stray, timeline
 from workbench.model.deletion_steps import replica_progress as replica_progress  # the notebooks' name
 from workbench.model.described import Marked, marked_facts
+from workbench.model.evidence import lacking
 from workbench.model.refs import Said
 from workbench.model.views import views
 
@@ -72,6 +73,7 @@ class Facts:
     unfinished: list[Unfinished] = field(default_factory=list)
     ends: datetime | None = None
     logged_recreated: list[Recreated] = field(default_factory=list)  # without ZooKeeper's history
+    lacking: list[str] = field(default_factory=list)  # the controller's log, where it stands in and is absent
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -94,12 +96,14 @@ def facts(bundle: Bundle) -> Facts:
         [] if ev.zk_state else unfinished(bundle, SHOWN),
         v.span[1] if not ev.zk_state and v.span is not None else None,
         [] if ev.zk_history else recreated(bundle, SHOWN),
+        [] if ev.zk_state else lacking(ev, "controller", "each deletion's steps"),
     )
 
 
 # -- judge: the findings, in plain Python ------------------------------------------------------------------
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:
     out = _stuck(f) if f.zk_state else _pasted(f.pasted, coverage, CHECK) + _unfinished(f)
+    coverage.add(CHECK, f.lacking)
     out += _completed(f)
     out += _refused(f)
     out += _lingering(f)

@@ -31,6 +31,7 @@ from workbench.analysis.findings import (
     txn_ref,
 )
 from workbench.model.described import DESCRIBE, Shown, offline_facts
+from workbench.model.evidence import lacking
 from workbench.model.health import Health, captured_at, episodes, grouped, health
 from workbench.model.outage import SILENT_CAUSES, Failover, Outage, outages
 from workbench.model.partition_log import Leaderless, leaderless
@@ -99,6 +100,7 @@ class Facts:
     logged_total: int = 0
     ends: datetime | None = None
     unread: bool = False
+    lacking: list[str] = field(default_factory=list)  # the controller's journal, where absent
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -107,8 +109,9 @@ def facts(bundle: Bundle) -> Facts:
     if h is None:
         logged, total = leaderless(bundle, SHOWN) if v.evidence.with_logs else ([], 0)
         ends = v.span[1] if logged and v.span is not None else None
+        absent = lacking(v.evidence, "state-change", "the controller's partition states")
         return Facts(False, offline_facts(bundle), logged=logged, logged_total=total, ends=ends,
-                     unread=v.evidence.zk_history)  # fmt: skip
+                     unread=v.evidence.zk_history, lacking=absent)  # fmt: skip
     captured = captured_at(bundle)
     offline = _offline(h, captured, v)
     led = [g for g in offline if g.known_start and g.leader is not None and g.leader >= 0]
@@ -121,6 +124,7 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
     if not f.history:
         if f.unread:
             coverage.add("leaderless", [NO_TXN])
+        coverage.add("leaderless", f.lacking)
         return _pasted(f.pasted, coverage, "leaderless") + _logged(f, coverage)
     return [_offline_finding(g, f) for g in f.offline] + [_not_acting_finding(g) for g in f.not_acting]
 

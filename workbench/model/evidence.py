@@ -37,6 +37,15 @@ class Held:
         return {b: c.get(key, default) for b, c in self.configs.items()}
 
 
+def lacking(ev: Held, appender: str, what: str) -> list[str]:
+    """Coverage's word where no broker's `appender`.log is in the bundle: the log Kafka's shipped
+    log4j.properties sends `what` to (kafka.controller to controller.log, state.change.logger to
+    state-change.log, the rest to server.log: config/log4j.properties 0.10.2.2:64-82, 2.8.2:64-86)."""
+    if any(appender in held for held in ev.appenders.values()):
+        return []
+    return [f"{appender}.log, where Kafka logs {what}: no broker's is in the bundle"]
+
+
 def _read_properties(path: Path) -> dict[str, str]:
     """server.properties as java.util.Properties reads it: key, then "=", ":" or white space, then the
     value; a key alone has an empty value; a key given twice keeps its last."""

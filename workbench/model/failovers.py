@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 from workbench.kafka import behaviour, printed
 from workbench.model.elections import elected_lines, elections, failover_steps
 from workbench.model.refs import file_ref, txn_ref
-from workbench.model.session_ends import ENDINGS, lived_through
+from workbench.model.session_ends import ENDINGS, expiry_said, lived_through
 from workbench.model.views import session_of, views
 
 if TYPE_CHECKING:
@@ -268,7 +268,7 @@ def expiries(bundle: Bundle, ends: dict[int, tuple[str, str | None]]) -> list[Ex
     named = {r.broker_id for r in rows}
     out += left_silently(bundle, v.evidence.with_logs)
     for r in (
-        bundle.cluster_events.where(F.col("event") == "zk.client_session_expired")
+        bundle.cluster_events.where(expiry_said() == "zk.client_session_expired")
         .groupBy("broker_id")
         .agg(
             F.count("*").alias("n"),

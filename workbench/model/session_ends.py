@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour
@@ -36,6 +36,20 @@ ENDINGS = {
     "zk.session_expired": "session_expiry",
     "broker.starting": "crash",
 }
+
+
+def failed_on_expiry() -> Column:
+    """A controller event that failed because its broker's session had expired: ZooKeeper's
+    SessionExpiredException ("KeeperErrorCode = Session expired", KeeperException.java release-3.5.9:480,
+    540-544) thrown out of the event ("Error processing event ...", KafkaController.process 2.8.2:2477)."""
+    thrown = F.coalesce(F.col("attrs")["exception"], F.col("stack_trace"), F.lit(""))
+    return (F.col("event") == "controller.event_error") & thrown.contains("SessionExpiredException")
+
+
+def expiry_said() -> Column:
+    """The event, with a controller event that failed on an expired session read as Kafka's own "Session
+    expired." line (zk.client_session_expired)."""
+    return F.when(failed_on_expiry(), F.lit("zk.client_session_expired")).otherwise(F.col("event"))
 
 
 @fact
@@ -66,8 +80,10 @@ def session_ends(bundle: Bundle) -> dict[int, tuple[str, str | None]]:
         .agg(F.min("began").alias("began"))
     )
     ending = F.create_map(*[x for k, e in ENDINGS.items() for x in (F.lit(k), F.lit(e))])[F.col("event")]
-    marks = ev.where(F.col("event").isin(list(ENDINGS))).select(
-        "broker_id", "ts", "file", "line_no", ending.alias("how")
+    marks = (
+        ev.withColumn("event", expiry_said())
+        .where(F.col("event").isin(list(ENDINGS)))
+        .select("broker_id", "ts", "file", "line_no", ending.alias("how"))
     )
     first = (
         regs.select("broker_id", "session_id")

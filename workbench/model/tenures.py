@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 from workbench.kafka import behaviour
 from workbench.model.outage import Outage
 from workbench.model.refs import Said
+from workbench.model.session_ends import expiry_said
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -123,8 +124,10 @@ def ended_before(bundle: Bundle, elections: list[tuple[int, datetime]]) -> dict[
         "epoch",
     ).select("e_epoch", "e_ts", "broker_id", "act.*", "from_ts", "epoch")
     said = F.struct("ts", "file", "line_no")
-    endings = ev.where(
-        F.col("event").isin(*ENDS, *RESIGNED, CLOSED, "zk.session_timed_out", "zk.session_established")
+    endings = (
+        ev.withColumn("event", expiry_said()).where(
+            F.col("event").isin(*ENDS, *RESIGNED, CLOSED, "zk.session_timed_out", "zk.session_established")
+        )
     ).select(
         F.col("broker_id").alias("b"),
         F.col("ts").alias("at"),

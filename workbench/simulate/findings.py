@@ -69,7 +69,10 @@ def findings(truth: dict[str, Any]) -> Facts:
 # same in coverage.
 NOT_IN_LOGS = {
     "leader.imbalance": "which brokers are registered at the capture, and how long an imbalance lasted",
+    # the controller takes a dead broker's replicas out of the ISR in lines at TRACE, not logged from 2.6
+    # (behaviour `replica_state_changes_logged_by_default`); the replicas are the assignment's
     "partition.under_replicated": "each partition's replicas and ISR over time (ZooKeeper's txns)",
+    # the refusals are in the lines (topic_id.refused); the windows they leave are the timeline's to tell
     "partition.no_acting_leader": "who ZooKeeper named leader while the broker refused (ZooKeeper's txns)",
     "topic_id.mismatch": "the topic id in ZooKeeper to compare the data dirs with",
     "topic_id.root_cause": "the write that removed or changed the id (ZooKeeper's txns)",
