@@ -16,7 +16,7 @@ import pytest
 from conftest import SAMPLE_DATA, samples
 from pyspark.sql import SparkSession
 from stories import FRESH, MUST_FIND, Stories
-from truth_facts import BY_NAME, key
+from truth_facts import BY_NAME, key, leader_outages_hold
 
 from workbench.analysis import deletion
 from workbench.analysis.contract import CRITICAL
@@ -394,6 +394,7 @@ def test_a_logs_only_twin_gives_every_fact_its_logs_show_and_no_other(
     critical = {LOGGED_AS.get(f.kind, f.kind) for f in full.findings if f.severity is CRITICAL}
     assert {f.kind for f in found.findings if f.severity is CRITICAL} == critical - set(NOT_IN_LOGS)
     assert found.bad_records == 0 and all(f.evidence for f in found.findings)
+    leader_outages_hold(found.findings, truth)  # the outages the controller's failed sends bound
     assert set(found.coverage) == set(full.coverage)  # every check listed, those ZooKeeper's evidence
     assert all(c.status != "done" for c in found.coverage.values() if c.missing), (
         found.coverage

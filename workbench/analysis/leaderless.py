@@ -30,6 +30,7 @@ from workbench.analysis.findings import (
     tp_list,
     txn_ref,
 )
+from workbench.model.channel import Quiet, went_quiet
 from workbench.model.described import DESCRIBE, Shown, offline_facts
 from workbench.model.evidence import lacking
 from workbench.model.health import Health, captured_at, episodes, grouped, health
@@ -101,6 +102,7 @@ class Facts:
     ends: datetime | None = None
     unread: bool = False
     lacking: list[str] = field(default_factory=list)  # the controller's journal, where absent
+    quiet: dict[tuple[int, datetime], Quiet] = field(default_factory=dict)  # (lost leader, start) -> signs
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -110,8 +112,10 @@ def facts(bundle: Bundle) -> Facts:
         logged, total = leaderless(bundle, SHOWN) if v.evidence.with_logs else ([], 0)
         ends = v.span[1] if logged and v.span is not None else None
         absent = lacking(v.evidence, "state-change", "the controller's partition states")
+        starts = [(x.lost, x.began or x.ended) for x in logged if x.lost is not None]
+        quiet = went_quiet(bundle, [(b, at) for b, at in starts if at is not None])
         return Facts(False, offline_facts(bundle), logged=logged, logged_total=total, ends=ends,
-                     unread=v.evidence.zk_history, lacking=absent)  # fmt: skip
+                     unread=v.evidence.zk_history, lacking=absent, quiet=quiet)  # fmt: skip
     captured = captured_at(bundle)
     offline = _offline(h, captured, v)
     led = [g for g in offline if g.known_start and g.leader is not None and g.leader >= 0]
@@ -358,13 +362,18 @@ def _logged(f: Facts, coverage: Coverage) -> list[Finding]:
         lost = None if lost_id < 0 else lost_id
         who = f" (their leader before was broker {lost})" if lost is not None else ""
         subject: dict[str, Any] = {"partitions": len(xs), "broker": lost}
+        start = min(x.began or x.ended or at for x in xs)  # exact, on the controller's clock
+        q = f.quiet.get((lost_id, start))
         if (at, lost_id) not in groups:
             subject["began"] = "unknown"
             text = f"{len(xs)} partition(s) ({tp_list(xs)}) had no leader until the controller elected one "
-            text += f"from OfflinePartition at {at:%Y-%m-%d %H:%M:%S} (its clock){who}; when they lost "
-            text += "their leader is not in its lines."
+            text += f"from OfflinePartition at {at:%Y-%m-%d %H:%M:%S} (its clock){who}"
+            said, refs = _silent(q, lost, start, 0, subject)
+            text += said or "; when they lost their leader is not in its lines"
             first = min(xs, key=lambda x: x.ended_ref or "")
-            out.append(Finding("partition.offline", WARNING, subject, text, (first.ended_ref or "",)))
+            out.append(
+                Finding("partition.offline", WARNING, subject, text + ".", (first.ended_ref or "", *refs))
+            )
             continue
         first = min(xs, key=lambda x: (x.began or at, x.began_ref or ""))
         at_once = unseen.get((at, lost_id), [])
@@ -385,8 +394,9 @@ def _logged(f: Facts, coverage: Coverage) -> list[Finding]:
             ends = f" (the evidence ends {f.ends:%Y-%m-%d %H:%M:%S})" if f.ends is not None else ""
             which = "them" if still == len(xs) else f"{still} of them"
             text += f"; no later line of the controller's names a leader for {which}{ends}"
-        text += ". No client could produce to or consume from them meanwhile."
-        refs = [first.began_ref or "", *sorted({x.ended_ref for x in ended if x.ended_ref})[:2]]
+        said, silent = _silent(q, lost, start, longest if not still else None, subject)
+        text += said + ". No client could produce to or consume from them meanwhile."
+        refs = (first.began_ref or "", *sorted({x.ended_ref for x in ended if x.ended_ref})[:2], *silent)
         out.append(Finding("partition.offline", CRITICAL if still else WARNING, subject, text, tuple(refs)))
     if f.logged_total > len(f.logged):
         more = f.logged_total - len(f.logged)
@@ -394,6 +404,41 @@ def _logged(f: Facts, coverage: Coverage) -> list[Finding]:
             "leaderless", [f"{more} more stretches without a leader in the controller's lines, not read"]
         )
     return out
+
+
+def _silent(
+    q: Quiet | None, lost: int | None, at: datetime, after_ms: int | None, subject: dict[str, Any]
+) -> tuple[str, tuple[str, ...]]:
+    """The signs that the leader lost at `at` was gone before (model.channel.went_quiet): the controller's
+    first failed send to it (gone by then) and its own last line (alive then; its clock). With both, and
+    `after_ms` (how long they stayed without a leader from `at`), the outage's bounds go in the subject."""
+    if q is None or lost is None or (q.unreachable is None and q.last_line is None):
+        return "", ()
+    ms = lambda said: round((at - said.ts).total_seconds() * 1000) + (after_ms or 0)  # noqa: E731
+    refs = tuple(x.ref for x in (q.unreachable, q.last_line) if x is not None)
+    if q.unreachable is None:
+        assert q.last_line is not None
+        text = f"; broker {lost}'s last line was at {q.last_line.ts:%H:%M:%S} (its clock)"
+        if after_ms is not None:
+            text += f": no working leader for up to {duration(ms(q.last_line))} in all"
+        return text, refs
+    lower = ms(q.unreachable)
+    upper = max(lower, ms(q.last_line)) if q.last_line is not None else None
+    text = f"; broker {lost} was already unreachable at {q.unreachable.ts:%H:%M:%S} (the controller's first "
+    text += "failed connection to it)"
+    if q.last_line is not None:
+        text += f" and its last line was at {q.last_line.ts:%H:%M:%S} (its clock)"
+    if after_ms is not None:
+        span = f"at least {duration(lower)}"
+        if upper is not None:
+            span = (
+                duration(lower)
+                if duration(lower) == duration(upper)
+                else f"{duration(lower)} to {duration(upper)}"
+            )
+            subject["outage_ms"] = [lower, upper]
+        text += f": no working leader for {span} in all"
+    return text, refs
 
 
 def _pasted(shown: Shown | None, coverage: Coverage, check: str) -> list[Finding]:

@@ -14,6 +14,7 @@ with "End point with listener name L not found for broker N" (Broker.node, clust
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
@@ -127,3 +128,44 @@ def no_endpoint(bundle: Bundle, limit: int) -> list[NoEndpoint]:
         )
         for r in rows
     ]
+
+
+LOOKBACK_S = 600  # how far before an election its leader's silence is looked for
+
+
+@dataclass(frozen=True)
+class Quiet:
+    """Before the controller elected new leaders for a broker's partitions at `at`: the broker's last line
+    before then (its clock) and the controller's first failed send to it within LOOKBACK_S before (the
+    controller's clock): it was gone by that send, and alive at its last line."""
+
+    last_line: Said | None
+    unreachable: Said | None
+
+
+def went_quiet(bundle: Bundle, asked: list[tuple[int, datetime]]) -> dict[tuple[int, datetime], Quiet]:
+    """(broker, election time) -> Quiet, for the pairs asked. One query."""
+    if not asked:
+        return {}
+    wanted = bundle.spark.createDataFrame(sorted(set(asked)), "broker int, at timestamp")
+    ev = bundle.cluster_events
+    line = F.struct("ts", "file", "line_no")
+    target = F.regexp_extract(F.col("attrs")["broker_node"], r"\(id: (-?\d+)", 1).cast("int")
+    sends = ev.where(F.col("event").isin(*SENDS)).select(
+        target.alias("broker"), line.alias("line"), F.lit(True).alias("send")
+    )
+    own = ev.select(F.col("broker_id").alias("broker"), line.alias("line"), F.lit(False).alias("send"))
+    since = F.col("at") - F.expr(f"INTERVAL {LOOKBACK_S} SECONDS")
+    rows = (
+        sends.unionByName(own)
+        .join(F.broadcast(wanted), "broker")
+        .where((F.col("line.ts") <= F.col("at")) & (~F.col("send") | (F.col("line.ts") >= since)))
+        .groupBy("broker", "at")
+        .agg(
+            F.min(F.when(F.col("send"), F.col("line"))).alias("unreachable"),
+            F.max(F.when(~F.col("send"), F.col("line"))).alias("last_line"),
+        )
+        .collect()  # one row per pair asked
+    )
+    said = lambda x: Said(**x.asDict()) if x is not None else None  # noqa: E731
+    return {(r.broker, r.at): Quiet(said(r.last_line), said(r.unreachable)) for r in rows}
