@@ -410,18 +410,13 @@ def _silent(
     q: Quiet | None, lost: int | None, at: datetime, after_ms: int | None, subject: dict[str, Any]
 ) -> tuple[str, tuple[str, ...]]:
     """The signs that the leader lost at `at` was gone before (model.channel.went_quiet): the controller's
-    first failed send to it (gone by then) and its own last line (alive then; its clock). With both, and
-    `after_ms` (how long they stayed without a leader from `at`), the outage's bounds go in the subject."""
-    if q is None or lost is None or (q.unreachable is None and q.last_line is None):
-        return "", ()
+    first failed send to it (gone by then) and its own last line before that (alive then; its clock). With
+    both, and `after_ms` (how long they stayed without a leader from `at`), the outage's bounds go in the
+    subject."""
+    if q is None or lost is None or q.unreachable is None:
+        return "", ()  # a last line alone says the broker lived, not that it led them until then
     ms = lambda said: round((at - said.ts).total_seconds() * 1000) + (after_ms or 0)  # noqa: E731
     refs = tuple(x.ref for x in (q.unreachable, q.last_line) if x is not None)
-    if q.unreachable is None:
-        assert q.last_line is not None
-        text = f"; broker {lost}'s last line was at {q.last_line.ts:%H:%M:%S} (its clock)"
-        if after_ms is not None:
-            text += f": no working leader for up to {duration(ms(q.last_line))} in all"
-        return text, refs
     lower = ms(q.unreachable)
     upper = max(lower, ms(q.last_line)) if q.last_line is not None else None
     text = f"; broker {lost} was already unreachable at {q.unreachable.ts:%H:%M:%S} (the controller's first "
