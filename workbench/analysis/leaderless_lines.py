@@ -1,0 +1,135 @@
+"""partition.offline where ZooKeeper's history is absent (the leaderless analysis's other half): the
+partitions a pasted kafka-topics --describe shows without a leader, and the stretches the controller's
+lines leave a partition without one, each episode bounded where the controller could not reach the leader
+lost (`model.channel.went_quiet`). Plain Python over the facts `leaderless.facts` collects."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from workbench.analysis.contract import CRITICAL, WARNING
+from workbench.analysis.findings import Coverage, Finding, duration, file_ref, moment, taken, tp_list
+from workbench.model.channel import Quiet
+from workbench.model.described import DESCRIBE, Shown
+from workbench.model.partition_log import Leaderless
+
+if TYPE_CHECKING:
+    from workbench.analysis.leaderless import Facts
+
+SHOWN = 500  # stretches without a leader read from the logs at most; coverage counts any beyond
+
+
+def logged(f: Facts, coverage: Coverage) -> list[Finding]:
+    """partition.offline from the controller's lines: the stretches that began together (the same second,
+    the same leader lost) as one finding, critical where a partition had no leader when the lines end.
+    Those whose start the lines do not hold join the group their election ended at its start (one broker's
+    failure: the controller takes all its partitions offline and elects at once, leaving -1 where no
+    replica is left); the rest are grouped by the election that ended them."""
+    groups: dict[tuple[datetime, int], list[Leaderless]] = {}
+    unseen: dict[tuple[datetime, int], list[Leaderless]] = {}
+    for x in f.logged:
+        at = x.began or x.ended
+        assert at is not None
+        into = unseen if x.began is None else groups
+        into.setdefault((at.replace(microsecond=0), -1 if x.lost is None else x.lost), []).append(x)
+    out = []
+    for (at, lost_id), xs in sorted({**unseen, **groups}.items(), key=lambda g: g[0]):
+        lost = None if lost_id < 0 else lost_id
+        who = f" (their leader before was broker {lost})" if lost is not None else ""
+        subject: dict[str, Any] = {"partitions": len(xs), "broker": lost}
+        start = min(x.began or x.ended or at for x in xs)  # exact, on the controller's clock
+        q = f.quiet.get((lost_id, start))
+        if (at, lost_id) not in groups:
+            subject["began"] = "unknown"
+            text = f"{len(xs)} partition(s) ({tp_list(xs)}) had no leader until the controller elected one "
+            text += f"from OfflinePartition at {at:%Y-%m-%d %H:%M:%S} (its clock){who}"
+            said, refs = _silent(q, lost, start, 0, subject)
+            text += said or "; when they lost their leader is not in its lines"
+            first = min(xs, key=lambda x: x.ended_ref or "")
+            out.append(
+                Finding("partition.offline", WARNING, subject, text + ".", (first.ended_ref or "", *refs))
+            )
+            continue
+        first = min(xs, key=lambda x: (x.began or at, x.began_ref or ""))
+        at_once = unseen.get((at, lost_id), [])
+        xs = xs + at_once
+        ended = [x for x in xs if x.ended is not None]
+        still = len(xs) - len(ended)
+        longest = max((round((x.ended - at).total_seconds() * 1000) for x in ended if x.ended), default=0)
+        subject.update(partitions=len(xs), began=moment(at), still=still)
+        text = f"{len(xs)} partition(s) ({tp_list(xs)}) had no leader from {at:%Y-%m-%d %H:%M:%S} "
+        text += f"(the controller's clock){who}"
+        if at_once:
+            text += f"; {len(at_once)} of them got a new leader at once, from OfflinePartition"
+        if ended:
+            subject["offline_ms"] = longest
+            text += f"; {'it' if len(xs) == 1 else len(ended)} got a leader again"
+            text += f"{'' if len(xs) == 1 else ', the last'} after {duration(longest)}"
+        if still:
+            ends = f" (the evidence ends {f.ends:%Y-%m-%d %H:%M:%S})" if f.ends is not None else ""
+            which = "them" if still == len(xs) else f"{still} of them"
+            text += f"; no later line of the controller's names a leader for {which}{ends}"
+        said, silent = _silent(q, lost, start, longest if not still else None, subject)
+        text += said + ". No client could produce to or consume from them meanwhile."
+        refs = (first.began_ref or "", *sorted({x.ended_ref for x in ended if x.ended_ref})[:2], *silent)
+        out.append(Finding("partition.offline", CRITICAL if still else WARNING, subject, text, tuple(refs)))
+    if f.logged_total > len(f.logged):
+        more = f.logged_total - len(f.logged)
+        coverage.add(
+            "leaderless", [f"{more} more stretches without a leader in the controller's lines, not read"]
+        )
+    return out
+
+
+def _silent(
+    q: Quiet | None, lost: int | None, at: datetime, after_ms: int | None, subject: dict[str, Any]
+) -> tuple[str, tuple[str, ...]]:
+    """The signs that the leader lost at `at` was gone before (model.channel.went_quiet): the controller's
+    first failed send to it (gone by then) and its own last line before that (alive then; its clock). With
+    both, and `after_ms` (how long they stayed without a leader from `at`), the outage's bounds go in the
+    subject."""
+    if q is None or lost is None or q.unreachable is None:
+        return "", ()  # a last line alone says the broker lived, not that it led them until then
+    ms = lambda said: round((at - said.ts).total_seconds() * 1000) + (after_ms or 0)  # noqa: E731
+    refs = tuple(x.ref for x in (q.unreachable, q.last_line) if x is not None)
+    lower = ms(q.unreachable)
+    upper = max(lower, ms(q.last_line)) if q.last_line is not None else None
+    text = f"; broker {lost} was already unreachable at {q.unreachable.ts:%H:%M:%S} (the controller's first "
+    text += "failed connection to it)"
+    if q.last_line is not None:
+        text += f" and its last line was at {q.last_line.ts:%H:%M:%S} (its clock)"
+    if after_ms is not None:
+        span = f"at least {duration(lower)}"
+        if upper is not None:
+            span = (
+                duration(lower)
+                if duration(lower) == duration(upper)
+                else f"{duration(lower)} to {duration(upper)}"
+            )
+            subject["outage_ms"] = [lower, upper]
+        text += f": no working leader for {span} in all"
+    return text, refs
+
+
+def pasted(shown: Shown | None, coverage: Coverage, check: str) -> list[Finding]:
+    """partition.offline: the partitions a pasted describe shows with no leader."""
+    if shown is None:
+        return []
+    out = []
+    for g in shown.groups:
+        brokers = ", ".join(map(str, g.brokers))
+        out.append(
+            Finding(
+                "partition.offline",
+                CRITICAL,
+                {"partitions": g.partitions, "taken_at": moment(g.taken_at)},
+                f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no leader when kafka-topics --describe "
+                f"was {taken(g.taken_at)} (`Leader: none`); their replicas are on broker(s) {brokers}. A "
+                "paste shows one moment: when they went offline and for how long is not known.",
+                tuple(file_ref(g.file, line) for line in g.lines),
+            )
+        )
+    if shown.described:
+        coverage.add(check, used=[DESCRIBE])
+    return out
