@@ -112,6 +112,10 @@ def test_three_elections_in_ten_minutes_flap_and_three_in_eleven_do_not() -> Non
     (flapping,) = [f for f in found if f.kind == "controller.flapping"]
     assert flapping.subject == {"epochs": [1, 2, 3], "brokers": [1, 2, 3]}
     assert flapping.evidence == ("zk:txn@0x10", "zk:txn@0x20", "zk:txn@0x30")
+    # three elections, two of them moves (the first had no controller before it in the evidence)
+    assert "was elected 3 times within 10 minutes (epochs 1-3), moving to another broker 2 time(s)" in (
+        flapping.summary
+    )
     assert not [f for f in judge(facts(three(timedelta(minutes=5, seconds=31))), checked()) if
                 f.kind == "controller.flapping"]  # fmt: skip
 
@@ -186,6 +190,10 @@ def test_a_controller_resumes_only_what_an_earlier_one_had_under_way() -> None:
         (1, 5): {"reassignments": ["orders-1"]},
     }
     assert picked_up(picked[:1] + picked[4:6]) == {}  # nothing under way before anyone's term
+    # broker 2's failover listed no topic to be deleted: logs-old, deleted again in its term, is its own
+    empty = [*picked, Picked(2, 4, "listed deletions", "")]
+    assert "deletions" not in picked_up(empty)[(2, 4)]
+    assert picked_up([*picked, Picked(2, 4, "listed deletions", "logs-old")]) == picked_up(picked)
 
 
 # -- without ZooKeeper's history: the tenure before an election as the brokers' lines tell it ---------------

@@ -22,11 +22,14 @@ from workbench.analysis import deletion
 from workbench.analysis.contract import CRITICAL
 from workbench.analysis.findings import Coverage, Finding, file_ref
 from workbench.analysis.triage import Triage, triage
+from workbench.bundle import log_files
 from workbench.capture.assemble import assemble
 from workbench.frames import open_bundle
 from workbench.kafka import printed
 from workbench.model.evidence import Held, lacking
+from workbench.model.session_ends import signs_of_life, unheard
 from workbench.simulate.findings import LOGGED_AS, NOT_IN_LOGS
+from workbench.sources.logs import read_logs
 
 SAMPLES = samples()
 UNCLEAN = "unclean-election@2.5.1"
@@ -477,6 +480,32 @@ def test_real_failovers_after_a_pause_name_the_controller_before(incidents: dict
     assert (again.subject["broker"], again.subject["previous"], again.subject["cause"]) == (0, 0, "hang")
     assert again.summary.startswith("Broker 0 was elected controller again (epoch 2)")
     assert "for 11.4 h" in again.summary
+
+
+def test_lines_a_process_writes_as_it_runs_again_are_no_sign_of_life(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Broker 1 stood still from about 08:00:00.1: as it runs again it writes what its threads had queued,
+    then its ZooKeeper client's time-out line (idle counted from its last packet), then reconnects. Only
+    its lines before and its lines once it runs on count; the time-out line says when it was last heard."""
+    zk, log = "org.apache.zookeeper.ClientCnxn", "kafka.log.Log"
+    rolled = "[Log partition=orders-0, dir=/data] Rolled new log segment at offset {} in 1 ms."
+    lines = [
+        ("08:00:00,000", "INFO", rolled.format(7), log),
+        ("08:00:18,950", "INFO", rolled.format(9), log),
+        ("08:00:19,000", "WARN", "Client session timed out, have not heard from server in 18900ms for "
+         "sessionid 0x100000a3e5c0001", zk),
+        ("08:00:19,400", "INFO", "Opening socket connection to server zk1/10.0.0.5:2181. Will not attempt to "
+         "authenticate using SASL (unknown error)", zk),
+        ("08:00:25,000", "INFO", rolled.format(12), log),
+    ]  # fmt: skip
+    path = tmp_path / "server.log"
+    path.write_text("".join(_log4j(*line) for line in lines), encoding="utf-8")
+    events, _ = read_logs(spark, log_files([path], broker_id=1))
+    kept = sorted(r.ts.strftime("%H:%M:%S.%f")[:12] for r in signs_of_life(events).select("ts").collect())
+    assert kept == ["08:00:00.000", "08:00:25.000"]
+    (gap,) = unheard(events).collect()
+    assert (gap.broker_id, gap.heard.strftime("%H:%M:%S.%f")[:12]) == (1, "08:00:00.100")
 
 
 def test_real_logs_alone_give_what_an_sre_reads_in_them(incidents: dict[str, list[Finding]]) -> None:

@@ -168,7 +168,9 @@ def _election_finding(
         text = f"Broker {e.broker} was elected controller with epoch {e.epoch}: "
         text += "the first election in the evidence"
         if e.epoch is not None and e.epoch > 1:
-            text += f" (the {e.epoch - 1} before it are not)"
+            text += (
+                " (the one before it is not)" if e.epoch == 2 else f" (the {e.epoch - 1} before it are not)"
+            )
         kind, severity, cause = "controller.election", INFO, "first"
     else:
         kind, severity = "controller.failover", WARNING
@@ -303,13 +305,15 @@ def _flapping(chain: list[Election]) -> list[Finding]:
         if j - i + 1 >= FLAPPING_ELECTIONS:
             group = chain[i : j + 1]
             epochs = [e.epoch for e in group if e.epoch is not None]
+            # an election moves the controller only to another broker than the one before it
+            moves = sum(1 for e in group if e.previous is not None and e.previous.broker != e.broker)
             out.append(
                 Finding(
                     "controller.flapping",
                     CRITICAL,
                     {"epochs": epochs, "brokers": sorted({e.broker for e in group if e.broker is not None})},
-                    f"The controller moved {len(group)} times within {FLAPPING_WINDOW_MS // 60_000} minutes "
-                    f"(epochs {ranges(epochs)}).",
+                    f"The controller was elected {len(group)} times within {FLAPPING_WINDOW_MS // 60_000} "
+                    f"minutes (epochs {ranges(epochs)}), moving to another broker {moves} time(s).",
                     tuple(e.ref for e in group),
                 )
             )

@@ -245,6 +245,9 @@ def _offline_finding(g: Offline, f: Facts) -> Finding:
 # How a leader whose session ZooKeeper expired stopped leading (model.session_ends)
 STOPPED = {
     "crash": "stopped without a shutdown (a crash, or a hang ended by a restart) and did no leader's work",
+    # no line after: nothing says it ran again (session_ends' "crash" without the start that told it)
+    "gone": "stopped without a shutdown and logged nothing after (a crash, or a hang it has not come back "
+    "from) and did no leader's work",
     "hang": "stood still (a long GC pause, a stalled disk or VM) and did no leader's work",
     "network_partition": "was cut off from ZooKeeper and its followers: nothing it accepted was replicated",
     "session_expiry": "lost its ZooKeeper session without a shutdown and did no leader's work",
@@ -278,12 +281,13 @@ def _silent_leaders(bundle: Bundle, groups: list[Offline]) -> dict[int, tuple[Ou
         if g.leader is None:
             continue
         session = regs.get((g.leader, g.began_zxid))
-        cause = ends.get(session, ("unknown", None))[0] if session is not None else None
+        cause, told = ends.get(session, ("unknown", None)) if session is not None else (None, None)
         if cause not in SILENT_CAUSES:
             continue
+        said = "gone" if cause == "crash" and told is None else cause
         end = g.began + timedelta(milliseconds=g.longest_ms)
         failovers.append(Failover(i, g.leader, session, g.began_zxid, g.began, cause, end, 0))
-        causes[i] = (g.began_zxid, cause or "unknown")
+        causes[i] = (g.began_zxid, said or "unknown")
     found = outages(bundle, failovers, skew_ms(bundle))
     return {causes[i][0]: (o, causes[i][1]) for i, o in found.items()}
 

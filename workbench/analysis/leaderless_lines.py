@@ -97,7 +97,12 @@ def _silent(
     upper = max(lower, ms(q.last_line)) if q.last_line is not None else None
     text = f"; broker {lost} was already unreachable at {q.unreachable.ts:%H:%M:%S} (the controller's first "
     text += "failed connection to it)"
-    if q.last_line is not None:
+    if q.last_line is not None and q.heard:
+        text += (
+            f" and its ZooKeeper client last heard from ZooKeeper at {q.last_line.ts:%H:%M:%S} (its clock; "
+        )
+        text += "its time-out line: it stood still or was cut off from then)"
+    elif q.last_line is not None:
         text += f" and its last line was at {q.last_line.ts:%H:%M:%S} (its clock)"
     if after_ms is not None:
         span = f"at least {duration(lower)}"

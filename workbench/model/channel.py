@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 
 from workbench.kafka import printed
 from workbench.model.refs import Said
+from workbench.model.session_ends import signs_of_life, unheard
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -141,6 +142,7 @@ class Quiet:
 
     last_line: Said | None
     unreachable: Said | None
+    heard: bool = False  # `last_line` is its time-out line, at when its client last heard from ZooKeeper
 
 
 def went_quiet(bundle: Bundle, asked: list[tuple[int, datetime]]) -> dict[tuple[int, datetime], Quiet]:
@@ -149,12 +151,19 @@ def went_quiet(bundle: Bundle, asked: list[tuple[int, datetime]]) -> dict[tuple[
         return {}
     wanted = bundle.spark.createDataFrame(sorted(set(asked)), "broker int, at timestamp")
     ev = bundle.cluster_events
-    line = F.struct("ts", "file", "line_no")
+    line = F.struct("ts", "file", "line_no", F.lit(False).alias("heard"))
     target = F.regexp_extract(F.col("attrs")["broker_node"], r"\(id: (-?\d+)", 1).cast("int")
     sends = ev.where(F.col("event").isin(*SENDS)).select(
         target.alias("broker"), line.alias("line"), F.lit(True).alias("send")
     )
-    own = ev.select(F.col("broker_id").alias("broker"), line.alias("line"), F.lit(False).alias("send"))
+    # its own lines that show it at work, and the moments its ZooKeeper client last heard from ZooKeeper
+    heard = F.struct(F.col("heard").alias("ts"), "file", "line_no", F.lit(True).alias("heard"))
+    own = (
+        signs_of_life(ev)
+        .select(F.col("broker_id").alias("broker"), line.alias("line"))
+        .unionByName(unheard(ev).select(F.col("broker_id").alias("broker"), heard.alias("line")))
+        .withColumn("send", F.lit(False))
+    )
     since = F.col("at") - F.expr(f"INTERVAL {LOOKBACK_S} SECONDS")
     rows = (
         sends.unionByName(own)
@@ -167,5 +176,10 @@ def went_quiet(bundle: Bundle, asked: list[tuple[int, datetime]]) -> dict[tuple[
         )
         .collect()  # one row per pair asked
     )
-    said = lambda x: Said(**x.asDict()) if x is not None else None  # noqa: E731
-    return {(r.broker, r.at): Quiet(said(r.last_line), said(r.unreachable)) for r in rows}
+    said = lambda x: Said(x.ts, x.file, x.line_no) if x is not None else None  # noqa: E731
+    return {
+        (r.broker, r.at): Quiet(
+            said(r.last_line), said(r.unreachable), bool(r.last_line and r.last_line.heard)
+        )
+        for r in rows
+    }

@@ -134,7 +134,9 @@ class Picked:
 
 def picked(bundle: Bundle) -> list[Picked]:
     """Per controller (broker, epoch) and thing: reassignments it sent or completed, deletions it
-    (re)started, preferred elections it resumed; each line given to the broker's last election before it."""
+    (re)started, preferred elections it resumed, and the topics queued for deletion its failover listed
+    (kind "listed deletions"; an empty list is one row with `what` ""); each line given to the broker's
+    last election before it."""
     ev = bundle.cluster_events
     elected = elected_lines(bundle).select(
         "broker_id", F.col("failover_file").alias("file"), "epoch", F.col("ts").alias("from_ts")
@@ -145,28 +147,32 @@ def picked(bundle: Bundle) -> list[Picked]:
         "reassignment.assignment_updated": "reassignments",
         "deletion.topic_started": "deletions",
         "leader_election.pending": "preferred elections",
+        "controller.topics_to_delete": LISTED,
+        "deletion.manager_initialized": LISTED,
     }
     picked = ev.where(F.col("event").isin(list(kinds))).where(
         (F.col("event") != "leader_election.pending") | (F.col("attrs")["step"] == "resuming")
     )
-    what = F.coalesce(
-        F.concat_ws("-", "topic", F.col("partition").cast("string")), F.col("attrs")["partitions"]
+    attrs = F.col("attrs")
+    # a partition's line names it; a list (preferred elections', the failover's deletions) is one per name
+    listed = F.coalesce(attrs["partitions"], attrs["topics"], F.lit(""))
+    names = F.split(F.regexp_replace(listed, r"^\w*(Set|List)\(|\)$|\s", ""), ",")
+    what = F.explode(
+        F.when(
+            F.col("partition").isNotNull(),
+            F.array(F.concat_ws("-", "topic", F.col("partition").cast("string"))),
+        )
+        .when(F.col("topic").isNotNull(), F.array("topic"))
+        .otherwise(names)
     )
     kind = F.create_map(*[x for k, v in kinds.items() for x in (F.lit(k), F.lit(v))])[F.col("event")]
     rows = (
-        picked.select(
-            "broker_id",
-            "file",
-            "line_no",
-            "ts",
-            kind.alias("kind"),
-            F.when(F.col("partition").isNull(), F.col("topic")).otherwise(what).alias("what"),
-        )
+        picked.select("broker_id", "file", "line_no", "ts", kind.alias("kind"), what.alias("what"))
         .join(elected, ["broker_id", "file"])
         .where(F.col("ts") >= F.col("from_ts"))
         .groupBy("broker_id", "file", "line_no", "kind", "what")
         .agg(F.max("epoch").alias("epoch"))
-        .where(F.col("what").isNotNull() & (F.col("what") != ""))
+        .where((F.col("what") != "") | (F.col("kind") == LISTED))
         .select("broker_id", "epoch", "kind", "what")
         .distinct()
         .collect()
@@ -174,19 +180,31 @@ def picked(bundle: Bundle) -> list[Picked]:
     return [Picked(r.broker_id, r.epoch, r.kind, r.what) for r in rows]
 
 
+LISTED = "listed deletions"
+
+
 def picked_up(picked: list[Picked]) -> dict[tuple[int, int], dict[str, list[str]]]:
     """What each new controller picked up from ZooKeeper: a reassignment or a deletion that an earlier
     controller's log already shows under way (one an operator starts during its term is its own, not
     resumed; KafkaController.onControllerFailover resumes them after logging 'Ready to serve', 2.5.1:248-251,
     2.8.2:264-267, 3.6.2:319-322, so the log cannot tell them apart by place), and the preferred elections
-    it says it resumes. Without an earlier controller's log nothing else is called resumed."""
+    it says it resumes. Without an earlier controller's log nothing else is called resumed; a deletion
+    the failover's own list of topics to be deleted leaves out was requested after it
+    (fetchTopicDeletionsInProgress 2.8.2:964-975, TopicDeletionManager.init 2.8.2:96)."""
     first: dict[tuple[str, str], int] = {}
+    listed: dict[tuple[int, int], set[str]] = {}
     for p in picked:
-        first[(p.kind, p.what)] = min(first.get((p.kind, p.what), p.epoch), p.epoch)
+        if p.kind == LISTED:
+            listed.setdefault((p.broker_id, p.epoch), set()).add(p.what)
+        else:
+            first[(p.kind, p.what)] = min(first.get((p.kind, p.what), p.epoch), p.epoch)
     out: dict[tuple[int, int], dict[str, set[str]]] = {}
     for p in picked:
+        key = (p.broker_id, p.epoch)
+        if p.kind == LISTED or (p.kind == "deletions" and p.what not in listed.get(key, {p.what})):
+            continue
         if p.kind == "preferred elections" or first[(p.kind, p.what)] < p.epoch:
-            out.setdefault((p.broker_id, p.epoch), {}).setdefault(p.kind, set()).add(p.what)
+            out.setdefault(key, {}).setdefault(p.kind, set()).add(p.what)
     return {key: {k: sorted(v) for k, v in kinds.items()} for key, kinds in out.items()}
 
 

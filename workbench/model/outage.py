@@ -8,8 +8,11 @@ silent. ZooKeeper's expiry bounds that moment (`behaviour.went_silent`), on ZooK
 controller's own last log line and its session's last write before the end are its last signs of life:
 the outage is at most from there. The end is the election txn plus the new controller's own election ->
 "Ready to serve" time (one clock). Its ZooKeeper client's time-out line says when it last heard from
-ZooKeeper; cut off from ZooKeeper (a network partition) a broker logs on without doing a controller's
-work, so its log lines are then no sign of life. A shutdown or a hand-deleted `/controller` ends the old
+ZooKeeper: it stopped within a ping interval after, and what it logged from then to that line it wrote
+when it ran again, or while cut off, so none of it is a sign of life (`session_ends.signs_of_life`: a
+process that wakes just before ZooKeeper expires its session logs them before the end). Cut off from
+ZooKeeper (a network partition) a broker logs on without doing a controller's work, so its log lines are
+then no sign of life. A shutdown or a hand-deleted `/controller` ends the old
 controller at the session's close, so the outage is the gap plus the new controller's start.
 """
 
@@ -23,7 +26,7 @@ from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour
 from workbench.model.refs import file_ref, txn_ref
-from workbench.model.session_ends import negotiated_timeouts, session_timeout
+from workbench.model.session_ends import negotiated_timeouts, session_timeout, signs_of_life
 from workbench.model.views import session_of, views
 
 if TYPE_CHECKING:
@@ -85,9 +88,9 @@ def outages(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) ->
     if not failovers:
         return {}
     timeouts = negotiated_timeouts(bundle, [f.session for f in failovers if f.session is not None])
-    lines = _last_lines(bundle, failovers, skews)
-    writes = _last_writes(bundle, failovers)
     heard = _last_heard(bundle, failovers, skews)
+    lines = _last_lines(bundle, failovers, skews, {e: h[0] for e, h in heard.items()})
+    writes = _last_writes(bundle, failovers)
     out = {}
     for f in failovers:
         end = f.elected + timedelta(milliseconds=f.ready_ms or 0)
@@ -99,6 +102,9 @@ def outages(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) ->
         lower = upper = _ms(end - f.gone)
         if f.cause in SILENT_CAUSES and timeout is not None:
             earliest, latest = behaviour.went_silent(_epoch_ms(f.gone), timeout)
+            if f.epoch in heard:  # a live client is heard at least every third of the timeout
+                pinged = _epoch_ms(heard[f.epoch][0]) + round(timeout * behaviour.PING_EVERY_OF_TIMEOUT)
+                latest = max(earliest, min(latest, pinged))
             if last is not None:
                 earliest = max(earliest, min(_epoch_ms(last[0]), latest))
             upper = _epoch_ms(end) - earliest
@@ -123,15 +129,19 @@ def _epoch_ms(t: datetime) -> int:
     return round(t.timestamp() * 1000)
 
 
-def _last_lines(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) -> dict[int, Any]:
-    """Epoch -> (time on ZooKeeper's clock, what, ref) of the old controller's last log line before its
-    session ended. Its clock is corrected by its skew where known."""
+def _last_lines(
+    bundle: Bundle, failovers: list[Failover], skews: dict[int, int], heard: dict[int, datetime]
+) -> dict[int, Any]:
+    """Epoch -> (time on ZooKeeper's clock, what, ref) of the old controller's last log line that shows it
+    at work (`signs_of_life`) before its session ended, and before its client last heard from ZooKeeper
+    (`heard`, where its time-out line tells it): what it logged after, it logged when it ran again or cut
+    off. Its clock is corrected by its skew where known."""
     spark = bundle.spark
     wanted = spark.createDataFrame(
-        [(f.epoch, f.old, f.gone, skews.get(f.old, 0)) for f in failovers],
+        [(f.epoch, f.old, min(f.gone, heard.get(f.epoch, f.gone)), skews.get(f.old, 0)) for f in failovers],
         "epoch int, broker_id int, gone timestamp, skew_ms long",
     )
-    ev = bundle.cluster_events.select("broker_id", "ts", "file", "line_no", "event")
+    ev = signs_of_life(bundle.cluster_events).select("broker_id", "ts", "file", "line_no", "event")
     at_zk = F.timestamp_millis(F.unix_millis("ts") - F.col("skew_ms"))
     rows = (
         ev.join(F.broadcast(wanted), "broker_id")
@@ -160,34 +170,37 @@ def _last_lines(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]
 
 def _last_heard(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) -> dict[int, Any]:
     """Epoch -> (time, what, ref): when the old controller's ZooKeeper client last heard from its server,
-    from its time-out line for that session (the line's time less the idle time it reports)."""
+    from its first time-out line for that session after it last (re)connected (the line's time less the
+    idle time it reports: a later line's idle counts from a connection attempt, not from the server)."""
     by_session = {f.session: f for f in failovers if f.session is not None}
     if not by_session:
         return {}
+    ev = bundle.cluster_events.where(F.col("event").isin("zk.session_timed_out", "zk.session_established"))
+    out_line = F.struct("ts", F.col("attrs")["idle_ms"].cast("long").alias("idle_ms"), "file", "line_no")
     rows = (
-        bundle.cluster_events.where(F.col("event") == "zk.session_timed_out")
-        .withColumn("session_id", session_of(F.col("attrs")["session"]))
+        ev.withColumn("session_id", session_of(F.col("attrs")["session"]))
         .where(F.col("session_id").isin(list(by_session)))
         .groupBy("broker_id", "session_id")
         .agg(
-            F.min_by(
-                F.struct("ts", F.col("attrs")["idle_ms"].cast("long").alias("idle_ms"), "file", "line_no"),
-                F.struct("ts", "file", "line_no"),
-            ).alias("t")
+            F.max(F.when(F.col("event") == "zk.session_established", F.col("ts"))).alias("connected"),
+            F.sort_array(F.collect_list(F.when(F.col("event") == "zk.session_timed_out", out_line))).alias(
+                "outs"
+            ),
         )
-        .collect()  # one row per session
+        .collect()  # one row per session, with its few time-out lines
     )
     out = {}
     for r in rows:
         f = by_session[r.session_id]
-        if r.broker_id != f.old or r.t.idle_ms is None:
+        t = next((o for o in r.outs if r.connected is None or o.ts > r.connected), None)
+        if r.broker_id != f.old or t is None or t.idle_ms is None:
             continue
         skew = skews.get(f.old)
-        at = r.t.ts - timedelta(milliseconds=r.t.idle_ms + (skew or 0))
+        at = t.ts - timedelta(milliseconds=t.idle_ms + (skew or 0))
         clock = "" if skew is not None else ", on its own clock (its skew is not known)"
-        what = f"when its ZooKeeper client last heard from ZooKeeper ({r.t.idle_ms} ms before its time-out"
+        what = f"when its ZooKeeper client last heard from ZooKeeper ({t.idle_ms} ms before its time-out"
         what += f"{clock})"
-        out[f.epoch] = (at, what, file_ref(r.t.file, r.t.line_no))
+        out[f.epoch] = (at, what, file_ref(t.file, t.line_no))
     return out
 
 

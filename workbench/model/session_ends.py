@@ -191,3 +191,32 @@ def negotiated_timeouts(bundle: Bundle, sessions: list[int]) -> dict[int, int]:
 # How a session ended after which its broker had gone silent before ZooKeeper expired it: it crashed,
 # stood still, was cut off, or (its client's time-out line absent) at least did not shut down.
 SILENT_ENDINGS = ("crash", "hang", "network_partition", "session_expiry")
+
+
+WAKE_MS = 1_000  # what a process that ran again logs around its client's time-out line, queued meanwhile
+
+
+def unheard(events: DataFrame) -> DataFrame:
+    """broker_id, heard, said, file, line_no: each time a broker's ZooKeeper client said it had not heard
+    from its server ("have not heard from server in <idle>ms" at `said`), and when it last had (`heard`:
+    idle counts from the last packet received or connection attempt, on a monotonic clock, so a pause
+    counts: `zk_client_idle_beyond_read_timeout_means_it_stood_still`)."""
+    idle = F.col("attrs")["idle_ms"].cast("long")
+    return events.where((F.col("event") == "zk.session_timed_out") & idle.isNotNull()).select(
+        "broker_id",
+        (F.col("ts") - F.make_dt_interval(secs=idle / 1000)).alias("heard"),
+        F.col("ts").alias("said"),
+        "file",
+        "line_no",
+    )
+
+
+def signs_of_life(events: DataFrame) -> DataFrame:
+    """The brokers' lines (`events`) that show their process at work: all but those logged from the moment
+    a broker's ZooKeeper client last heard from its server to just after it said so (`unheard`). A process
+    that stood still writes them when it runs again; one cut off from ZooKeeper does no work that needs it."""
+    said = unheard(events).select(F.col("broker_id").alias("b"), "heard", "said")
+    within = (F.col("broker_id") == F.col("b")) & F.col("ts").between(
+        F.col("heard"), F.col("said") + F.expr(f"INTERVAL {WAKE_MS} MILLISECONDS")
+    )
+    return events.join(F.broadcast(said), within, "left_anti")

@@ -195,6 +195,18 @@ def controller_hang(c: Cluster, s: Scale) -> None:
     story.produce(c, s.hours * 20, s.per_second)
 
 
+def controller_hang_woke_first(c: Cluster, s: Scale) -> None:
+    """As controller_hang, but the pause ends just before ZooKeeper, a tick late, expires the session: the
+    lines the controller writes as it runs again come before its session's end, and are no sign that it
+    worked before (its time-out line says when it was last heard)."""
+    for i in range(s.topics):
+        story.create_topic(c, s.topic(f"topic-{i}"), s.partitions, s.replication)
+    story.produce(c, s.hours * 20, s.per_second)
+    assert c.controller is not None
+    story.pause(c, c.controller, 0, s.per_second, woke_first=True)
+    story.produce(c, s.hours * 20, s.per_second)
+
+
 def controller_partitioned(c: Cluster, s: Scale) -> None:
     """The controller's broker is cut off from ZooKeeper and the other brokers for a minute (a network
     partition) while producers beside it, with acks=1, go on writing to the partitions it leads. Its
@@ -223,6 +235,7 @@ SCENARIOS: dict[str, Callable[[Cluster, Scale], None]] = {
     "reassignment-blocks-deletion": reassignment_blocks_deletion,
     "unclean-election": unclean_election,
     "controller-hang": controller_hang,
+    "controller-hang-woke-first": controller_hang_woke_first,
     "controller-partitioned": controller_partitioned,
 }
 

@@ -283,7 +283,9 @@ def _expire(c: Cluster, b: Broker, session: int | None, failure: dict[str, objec
         ctl.on_broker_failure(c, [b])
 
 
-def pause(c: Cluster, broker: int, ms: int, per_second: float, isolated: bool = False) -> None:
+def pause(
+    c: Cluster, broker: int, ms: int, per_second: float, isolated: bool = False, woke_first: bool = False
+) -> None:
     """A broker stands still for `ms` (a stop-the-world GC pause, a stalled disk, a frozen VM): no lines,
     no fetches, no pings; or, `isolated`, it runs on cut off from ZooKeeper and the other brokers (a
     network partition; producers beside it still reach it), its ZooKeeper client timing out after the
@@ -292,16 +294,20 @@ def pause(c: Cluster, broker: int, ms: int, per_second: float, isolated: bool = 
     moment after a pause). Then its client finds the session expired (`behaviour.stood_still` tells the
     two apart by the idle time it reports); it resigns (KafkaController.processExpire, every broker),
     registers anew, and the controller makes it follow the new leaders: it truncates what it appended
-    alone."""
+    alone. `woke_first`: it runs again (its lines, its time-out line) just before ZooKeeper, a tick late,
+    expires its session, and its reconnect finds the session gone (`ms` is then that moment's)."""
     b = c.brokers[broker]
-    assert b.alive and b.session is not None and ms > c.session_timeout_ms
     session, heard = b.session, c.now - c.jitter(0, c.session_timeout_ms / 3)  # its last ping's answer
+    expiry = heard + c.session_timeout_ms + c.jitter(1_000, 2_000) if woke_first else None
+    if expiry is not None:
+        ms = expiry - c.jitter(100, 800) - c.now
+    assert b.alive and session is not None and ms + c.now - heard > c.session_timeout_ms
     hex_session = f"0x{session:x}"
     failure: dict[str, object] = {"broker": broker, "crashed_ms": c.now, "session_expired_ms": None}
     failure.update(was_controller=c.controller == broker, hung_ms=0 if isolated else ms, isolated=isolated)
     c.truth["broker_failures"].append(failure)
     b.alive = False  # to the cluster: nothing reaches it, nothing of it reaches anyone
-    _expire_at(c, b, session, failure, heard + c.session_timeout_ms + c.jitter(0, 2_000))
+    _expire_at(c, b, session, failure, expiry or heard + c.session_timeout_ms + c.jitter(0, 2_000))
     if isolated:
         read_timeout = c.session_timeout_ms * 2 // 3
         c.tick(heard + read_timeout + c.jitter(1, 10) - c.now)
@@ -312,14 +318,18 @@ def pause(c: Cluster, broker: int, ms: int, per_second: float, isolated: bool = 
             c.tick(c.jitter(4_000, 6_000))
     else:
         c.tick(ms)
-    assert failure["session_expired_ms"] is not None, "back before ZooKeeper expired its session"
-    b.alive = True
-    failure["started_ms"] = c.now  # the same process runs on: not a restart
+    if expiry is None:
+        assert failure["session_expired_ms"] is not None, "back before ZooKeeper expired its session"
+    woke, b.alive = c.now, failure["session_expired_ms"] is not None  # to the cluster, once ZooKeeper let go
     _appended_alone(c, b, per_second * c.rng.uniform(0.2, 0.6))
     c.tick(c.jitter(20, 200))
     if not isolated:
         c.say(b.id, "zk.session_timed_out", "WARN", idle_ms=c.now - heard, session=hex_session)
     _connecting(c, b)
+    while failure["session_expired_ms"] is None:  # woke first: its reconnect reaches ZooKeeper after
+        c.tick(c.jitter(20, 60))
+    b.alive = True
+    failure["started_ms"] = woke  # the same process runs on: not a restart
     c.tick(c.jitter(5, 40))
     c.say(b.id, "zk.session_expired", "WARN", session=hex_session)
     c.say(b.id, "zk.client_session_expired")
