@@ -140,6 +140,7 @@ for _parts, _version in (
             ("flapping", "controller.flapping"),
             ("controller-hang", "data_loss.truncation"),
             ("controller-hang-woke-first", "data_loss.truncation"),
+            ("leader-pause", "partition.leader_paused"),
         ),
         "2.8.2",
     ),
@@ -147,6 +148,7 @@ for _parts, _version in (
         (
             ("recreated", "deletion.recreated"),
             ("controller-hang-woke-first", "data_loss.truncation"),
+            ("leader-pause", "partition.leader_paused"),
             ("controller-partitioned", "data_loss.truncation"),
             ("reassignment-blocks-deletion", "in_flight.reassignment"),
         ),

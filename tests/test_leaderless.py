@@ -5,7 +5,8 @@ silent before ZooKeeper expired them)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
 
 from workbench.analysis.contract import NO_TXN
 from workbench.analysis.findings import TP, Coverage
@@ -13,6 +14,8 @@ from workbench.analysis.leaderless import Facts, NotActing, Offline, judge
 from workbench.model.described import Group, Shown
 from workbench.model.outage import Outage
 from workbench.model.partition_log import Leaderless
+from workbench.model.pauses import Paused
+from workbench.model.refs import Said
 
 AT = datetime(2024, 3, 12, 9, 0, tzinfo=timezone.utc)
 TPS = [TP("orders", 0), TP("orders", 1)]
@@ -138,3 +141,19 @@ def test_from_the_controllers_lines_partitions_without_a_leader() -> None:
     ]
     # txn logs held but unreadable are said; logs alone are not called unreadable txn logs
     assert judge(Facts(False), checked()) == []
+
+
+def test_a_leader_that_stood_still_in_its_session_left_its_partitions_without_one() -> None:
+    """Broker 3 was last heard at 09:00:00 and logged at 09:00:16 that it had heard nothing for 16 s
+    (a timeout of 18 s: it stood still), then reconnected in its session: its two partitions had no
+    working leader for 10 to 16 s (it stopped within a ping interval, a third of the timeout). A broker
+    that led nothing then is no finding."""
+    said = Said(AT + timedelta(seconds=16), "brokers/3/logs/server.log", 40)
+    resumed = Said(AT + timedelta(seconds=16, milliseconds=30), "brokers/3/logs/server.log", 42)
+    stood = Paused(3, 0xB3, AT, said, resumed, 18_000, TPS, "ZooKeeper's partition states")
+    (found,) = judge(Facts(True, paused=[stood]), checked())
+    assert (found.kind, found.severity.value) == ("partition.leader_paused", "warning")
+    assert found.subject == {"broker": 3, "partitions": 2, "session": "0xb3", "outage_ms": [10_000, 16_000]}
+    assert found.evidence == ("broker-3:logs/server.log:40", "broker-3:logs/server.log:42")
+    assert "leadership never moved" in found.summary and "GC log" in found.summary
+    assert judge(Facts(True, paused=[replace(stood, led=[])]), checked()) == []

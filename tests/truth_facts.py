@@ -79,10 +79,15 @@ def _outages_hold(findings: Iterable[Finding], truth: dict[str, Any]) -> None:
 
 def leader_outages_hold(findings: Iterable[Finding], truth: dict[str, Any]) -> None:
     """A crashed leader's partitions: the outage bounds hold the model's, from the crash to the session's
-    expiry, then offline until a new leader (`offline_ms`, the longest; none: elected at once); half a
-    second of slack."""
+    expiry, then offline until a new leader (`offline_ms`, the longest; none: elected at once); a paused
+    one's, from the pause to its waking; half a second of slack."""
     crashes = {f["broker"]: f for f in truth.get("broker_failures", []) if f.get("session_expired_ms")}
+    pauses = {p["broker"]: p for p in truth.get("pauses", [])}
     for f in findings:
+        if f.kind == "partition.leader_paused":  # stood still and ran on: from the pause to its waking
+            pause = pauses[f.subject["broker"]]
+            lower, upper = f.subject["outage_ms"]
+            assert lower - 500 <= pause["woke_ms"] - pause["paused_ms"] <= upper + 500, f.summary
         if f.kind != "partition.offline" or "outage_ms" not in f.subject:
             continue
         crash = crashes.get(f.subject["broker"])

@@ -28,13 +28,14 @@ from workbench.analysis.findings import (
     tp_list,
     txn_ref,
 )
-from workbench.analysis.leaderless_lines import SHOWN, logged, pasted
+from workbench.analysis.leaderless_lines import SHOWN, logged, pasted, paused_finding
 from workbench.model.channel import Quiet, went_quiet
 from workbench.model.described import Shown, offline_facts
 from workbench.model.evidence import lacking
 from workbench.model.health import Health, captured_at, episodes, grouped, health
 from workbench.model.outage import SILENT_CAUSES, Failover, Outage, outages
 from workbench.model.partition_log import Leaderless, leaderless
+from workbench.model.pauses import Paused, paused
 from workbench.model.session_ends import session_ends
 from workbench.model.skew import skew_ms
 from workbench.model.views import ClusterViews, views
@@ -102,6 +103,7 @@ class Facts:
     unread: bool = False
     lacking: list[str] = field(default_factory=list)  # the controller's journal, where absent
     quiet: dict[tuple[int, datetime], Quiet] = field(default_factory=dict)  # (lost leader, start) -> signs
+    paused: list[Paused] = field(default_factory=list)  # leaders that stood still and ran on in their session
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -114,22 +116,27 @@ def facts(bundle: Bundle) -> Facts:
         starts = [(x.lost, x.began or x.ended) for x in logged if x.lost is not None]
         quiet = went_quiet(bundle, [(b, at) for b, at in starts if at is not None])
         return Facts(False, offline_facts(bundle), logged=logged, logged_total=total, ends=ends,
-                     unread=v.evidence.zk_history, lacking=absent, quiet=quiet)  # fmt: skip
+                     unread=v.evidence.zk_history, lacking=absent, quiet=quiet,
+                     paused=paused(bundle, {}))  # fmt: skip
     captured = captured_at(bundle)
     offline = _offline(h, captured, v)
     led = [g for g in offline if g.known_start and g.leader is not None and g.leader >= 0]
-    return Facts(True, None, offline, _silent_leaders(bundle, led), _not_acting(h, captured), v.history_read)
+    silent, stood = _silent_leaders(bundle, led), paused(bundle, skew_ms(bundle))
+    return Facts(True, None, offline, silent, _not_acting(h, captured), v.history_read, paused=stood)
 
 
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:
-    """Offline episodes (grouped by the txn that took their leader) and windows without an acting leader
-    (grouped by the refusing broker and the txn that named it)."""
+    """Offline episodes (grouped by the txn that took their leader), windows without an acting leader
+    (grouped by the refusing broker and the txn that named it), and leaders that stood still in their
+    session."""
     if not f.history:
         if f.unread:
             coverage.add("leaderless", [NO_TXN])
         coverage.add("leaderless", f.lacking)
-        return pasted(f.pasted, coverage, "leaderless") + logged(f, coverage)
-    return [_offline_finding(g, f) for g in f.offline] + [_not_acting_finding(g) for g in f.not_acting]
+        found = pasted(f.pasted, coverage, "leaderless") + logged(f, coverage)
+    else:
+        found = [_offline_finding(g, f) for g in f.offline] + [_not_acting_finding(g) for g in f.not_acting]
+    return found + [x for x in map(paused_finding, f.paused) if x is not None]
 
 
 ANALYSIS = Analysis(
@@ -138,8 +145,8 @@ ANALYSIS = Analysis(
         Need.ZK_HISTORY: "partitions without a live or acting leader over time (from the controller's lines "
         "instead: those it left without a leader)",
         Need.PASTED: "the partitions a kafka-topics --describe shows without a leader, at its moment",
-        Need.LOGS: "which leaders refused to act; without ZooKeeper's history, the partitions the "
-        "controller's lines leave without a leader",
+        Need.LOGS: "which leaders refused to act or stood still; without ZooKeeper's history, the "
+        "partitions the controller's lines leave without a leader",
     },
     run=two_halves(facts, judge),
     reads=(
@@ -153,6 +160,7 @@ ANALYSIS = Analysis(
         "as_of_ms",
         "logged_states",
         "span",
+        "partition_changes",
     ),
     kinds=(
         Kind(
@@ -169,6 +177,12 @@ ANALYSIS = Analysis(
                 "still": int,
             },
             key=("zxid", "broker", "partitions"),
+        ),
+        Kind(
+            "partition.leader_paused",
+            (WARNING,),
+            {"broker": int, "partitions": int, "session": str, "outage_ms": list},
+            key=("broker", "partitions"),
         ),
         Kind(
             "partition.no_acting_leader",

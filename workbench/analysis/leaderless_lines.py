@@ -1,7 +1,9 @@
 """partition.offline where ZooKeeper's history is absent (the leaderless analysis's other half): the
 partitions a pasted kafka-topics --describe shows without a leader, and the stretches the controller's
 lines leave a partition without one, each episode bounded where the controller could not reach the leader
-lost (`model.channel.went_quiet`). Plain Python over the facts `leaderless.facts` collects."""
+lost (`model.channel.went_quiet`); and, with ZooKeeper's history or without, the leaders that stood still
+and ran on in their session (`model.pauses`), which no ZooKeeper state shows. Plain Python over the facts
+`leaderless.facts` collects."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from workbench.analysis.findings import Coverage, Finding, duration, file_ref, m
 from workbench.model.channel import Quiet
 from workbench.model.described import DESCRIBE, Shown
 from workbench.model.partition_log import Leaderless
+from workbench.model.pauses import Paused
 
 if TYPE_CHECKING:
     from workbench.analysis.leaderless import Facts
@@ -138,3 +141,33 @@ def pasted(shown: Shown | None, coverage: Coverage, check: str) -> list[Finding]
     if shown.described:
         coverage.add(check, used=[DESCRIBE])
     return out
+
+
+def paused_finding(p: Paused) -> Finding | None:
+    """partition.leader_paused: a leader that stood still and ran on in its session; None where it led
+    nothing then."""
+    if not p.led:
+        return None
+    lower, upper = p.bounds_ms
+    span = (
+        duration(upper) if duration(lower) == duration(upper) else f"{duration(lower)} to {duration(upper)}"
+    )
+    heard = f"{p.heard:%H:%M:%S.%f}"[:-3]
+    text = (
+        f"{len(p.led)} partition(s) ({tp_list(p.led)}) had no working leader for {span}: broker {p.broker}, "
+        f"their leader then by {p.led_from}, stood still (its ZooKeeper client heard nothing from {heard} "
+        f"until it ran again at {p.said.ts:%H:%M:%S}, its clock: a long GC pause, a stalled disk or a frozen "
+        f"VM) and ran on in the same session (it reconnected at {p.resumed.ts:%H:%M:%S}, before ZooKeeper's "
+        f"{p.timeout_ms} ms session timeout ran out). ZooKeeper kept its registration and leadership never "
+        "moved, so neither OfflinePartitionsCount nor --unavailable-partitions showed it; their producers "
+        f"and consumers waited or timed out. Find the pause in broker {p.broker}'s GC log or its host's "
+        "(a stalled disk, a VM's stolen time) and remove its cause: a pause longer than the session timeout "
+        "would have moved their leadership instead."
+    )
+    subject: dict[str, Any] = {
+        "broker": p.broker,
+        "partitions": len(p.led),
+        "session": f"0x{p.session:x}",
+        "outage_ms": [lower, upper],
+    }
+    return Finding("partition.leader_paused", WARNING, subject, text, (p.said.ref, p.resumed.ref))

@@ -51,6 +51,9 @@ def findings(truth: dict[str, Any]) -> Facts:
             broker=u["leader"],
             zxid=hex_zxid(u["zxid"]),
         )
+    for p in truth.get("pauses", []):
+        if p["partitions"]:
+            add("partition.leader_paused", broker=p["broker"], partitions=p["partitions"])
     for t in truth["truncations"]:
         if t["offset"] < t["high_watermark"] or t["led_before"]:
             below = t["offset"] < t["high_watermark"]

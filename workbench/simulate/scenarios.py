@@ -207,6 +207,18 @@ def controller_hang_woke_first(c: Cluster, s: Scale) -> None:
     story.produce(c, s.hours * 20, s.per_second)
 
 
+def leader_pause(c: Cluster, s: Scale) -> None:
+    """A broker that leads partitions stands still for most of its session timeout and runs on in the same
+    session: ZooKeeper, the controller and leadership never notice, yet those partitions had no working
+    leader meanwhile."""
+    for i in range(s.topics):
+        story.create_topic(c, s.topic(f"topic-{i}"), s.partitions, s.replication)
+    story.produce(c, s.hours * 20, s.per_second)
+    leads = [b.id for b in c.live() if b.leading and b.id != c.controller]
+    story.pause_kept(c, max(leads))
+    story.produce(c, s.hours * 20, s.per_second)
+
+
 def controller_partitioned(c: Cluster, s: Scale) -> None:
     """The controller's broker is cut off from ZooKeeper and the other brokers for a minute (a network
     partition) while producers beside it, with acks=1, go on writing to the partitions it leads. Its
@@ -237,6 +249,7 @@ SCENARIOS: dict[str, Callable[[Cluster, Scale], None]] = {
     "controller-hang": controller_hang,
     "controller-hang-woke-first": controller_hang_woke_first,
     "controller-partitioned": controller_partitioned,
+    "leader-pause": leader_pause,
 }
 
 

@@ -344,6 +344,27 @@ def pause(
     ctl.on_broker_startup(c, b)
 
 
+def pause_kept(c: Cluster, broker: int) -> None:
+    """A broker stands still for most of its session timeout (a long GC pause) and runs on: ZooKeeper has
+    not expired its session, so its client, having logged that it heard nothing, reconnects in it; its
+    registration and leaderships stay, and nothing in ZooKeeper shows that the partitions it leads had no
+    working leader meanwhile (`model.pauses`)."""
+    b = c.brokers[broker]
+    assert b.alive and b.session is not None
+    heard = c.now - c.jitter(0, 500)  # its last ping's answer
+    idle = round(c.session_timeout_ms * c.rng.uniform(0.86, 0.93))
+    pause = {"broker": broker, "paused_ms": c.now, "woke_ms": heard + idle, "partitions": len(b.leading)}
+    c.truth.setdefault("pauses", []).append(pause)
+    c.tick(heard + idle - c.now)
+    hex_session = f"0x{b.session:x}"
+    c.say(b.id, "zk.session_timed_out", "WARN", idle_ms=c.now - heard, session=hex_session)
+    _connecting(c, b)
+    c.tick(c.jitter(5, 40))
+    c.say(
+        b.id, "zk.session_established", server=ZK_SERVER, session=hex_session, timeout_ms=c.session_timeout_ms
+    )
+
+
 def _appended_alone(c: Cluster, b: Broker, records: float) -> None:
     """acks=1 producers with stale metadata append to what `b` still leads; nobody fetches it."""
     for tp in list(b.leading):

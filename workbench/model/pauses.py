@@ -1,0 +1,131 @@
+"""Brokers that stood still and ran on in the same ZooKeeper session: a pause (a long GC, a stalled disk, a
+frozen VM) shorter than the session timeout leaves no trace in ZooKeeper and moves no leadership, yet the
+partitions the broker led had no working leader while it stood still.
+
+Its ZooKeeper client tells it: as the process runs again, the client finds it has heard nothing for longer
+than its read timeout, logs "Client session timed out, have not heard from server in <idle>ms", and
+reconnects; the server, which had not yet expired the session, takes it back ("Session establishment
+complete ..." for the same session). An idle time near the whole session timeout means the process stood
+still (`behaviour.stood_still`); one of about the read timeout, that it ran on cut off from ZooKeeper,
+which stops no leader. It stopped within a ping interval after it was last heard (`PING_EVERY_OF_TIMEOUT`)
+and ran again at the time-out line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from pyspark.sql import functions as F
+
+from workbench.kafka import behaviour
+from workbench.model.partition_log import logged_states
+from workbench.model.refs import TP, Said
+from workbench.model.session_ends import negotiated_timeouts, session_timeout
+from workbench.model.views import session_of, views
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+CLIENT = ("zk.session_timed_out", "zk.session_established", "zk.session_expired")
+
+
+@dataclass(frozen=True)
+class Paused:
+    """A broker that stood still and ran on in its session, on its own clock: last heard from ZooKeeper at
+    `heard`, its time-out line (`said`: it ran again just before), its reconnection in the same session
+    (`resumed`), the session and its timeout, and the partitions it led then (`led`, read from
+    `led_from`)."""
+
+    broker: int
+    session: int
+    heard: datetime
+    said: Said
+    resumed: Said
+    timeout_ms: int
+    led: list[TP]
+    led_from: str
+
+    @property
+    def bounds_ms(self) -> tuple[int, int]:
+        """How long it stood still: from at most a ping interval after it was last heard to its time-out."""
+        idle = round((self.said.ts - self.heard).total_seconds() * 1000)
+        return max(0, idle - round(self.timeout_ms * behaviour.PING_EVERY_OF_TIMEOUT)), idle
+
+
+def paused(bundle: Bundle, skews: dict[int, int]) -> list[Paused]:
+    """Each pause a broker's client logged and its session survived, with the partitions it led then: from
+    ZooKeeper's partition states where its history is held (the broker's clock corrected by its skew where
+    known), else from the last state the brokers' lines print before it. Two queries, the second only where
+    a broker paused."""
+    rows = (
+        bundle.cluster_events.where(F.col("event").isin(*CLIENT))
+        .withColumn("session_id", session_of(F.col("attrs")["session"]))
+        .where(F.col("session_id").isNotNull())
+        .groupBy("broker_id", "session_id")
+        .agg(
+            F.sort_array(
+                F.collect_list(
+                    F.struct(
+                        "ts",
+                        "line_no",
+                        "file",
+                        "event",
+                        F.col("attrs")["idle_ms"].cast("long").alias("idle_ms"),
+                        F.col("attrs")["timeout_ms"].cast("long").alias("timeout_ms"),
+                    )
+                )
+            ).alias("lines")
+        )
+        .collect()  # one row per session a client line names, with its few lines
+    )
+    known = (
+        negotiated_timeouts(bundle, [r.session_id for r in rows]) if views(bundle).evidence.zk_history else {}
+    )
+    found = []
+    for r in rows:
+        logged = max((x.timeout_ms for x in r.lines if x.timeout_ms is not None), default=None)
+        timeout = known.get(r.session_id) or logged or session_timeout(bundle, r.broker_id, None, {})[0]
+        if timeout is None:
+            continue
+        for out, after in zip(r.lines, r.lines[1:], strict=False):
+            if (
+                out.event == "zk.session_timed_out"
+                and after.event == "zk.session_established"
+                and out.idle_ms is not None
+                and behaviour.stood_still(out.idle_ms, timeout)
+            ):
+                heard = out.ts - timedelta(milliseconds=out.idle_ms)
+                said, resumed = Said(out.ts, out.file, out.line_no), Said(after.ts, after.file, after.line_no)
+                found.append((r.broker_id, r.session_id, heard, said, resumed, timeout))
+    if not found:
+        return []
+    asked = [(i, f[0], f[2] - timedelta(milliseconds=skews.get(f[0], 0))) for i, f in enumerate(found)]
+    led, source = _led(bundle, asked)
+    return [Paused(*f, led=led.get(i, []), led_from=source) for i, f in enumerate(found)]
+
+
+def _led(bundle: Bundle, asked: list[tuple[int, int, datetime]]) -> tuple[dict[int, list[TP]], str]:
+    """Pause -> the partitions its broker led at `heard`, and what said so."""
+    wanted = bundle.spark.createDataFrame(asked, "i int, broker int, at timestamp")
+    changes = views(bundle).partition_changes
+    if changes is not None:
+        states = changes.select(
+            "topic", "partition", "leader", F.col("time").alias("ts"), F.col("zxid").alias("o")
+        )
+        source = "ZooKeeper's partition states"
+    else:
+        states = logged_states(bundle).where(F.col("leader").isNotNull())
+        states = states.select("topic", "partition", "leader", "ts", F.struct("ts", "line_no").alias("o"))
+        source = "the states the brokers' lines print"
+    rows = (
+        states.join(F.broadcast(wanted), F.col("ts") <= F.col("at"))
+        .groupBy("i", "broker", "topic", "partition")
+        .agg(F.max_by("leader", "o").alias("leader"))
+        .where(F.col("leader") == F.col("broker"))
+        .groupBy("i")
+        .agg(F.sort_array(F.collect_list(F.struct("topic", "partition"))).alias("tps"))
+        .collect()  # one row per pause
+    )
+    return {r.i: [TP(t.topic, t.partition) for t in r.tps] for r in rows}, source
