@@ -77,11 +77,19 @@ def test_a_tool_removed_the_id_and_a_new_controller_minted_another() -> None:
         "out_of_isr": ["1@3"],
         "will_leave": ["0@3"],
         "unavailable": [1],
+        "at_risk": [],
     }
     assert hurt.severity.value == "critical" and "at 2.8 a broker refuses it once" in hurt.summary
-    mild = judge(stale(causes=causes(impact=[replace(impact, unavailable=[])], checks_disk=True)), checked())
+    assert "Now: partitions 1 are unavailable" in hurt.summary and "forecast" not in hurt.summary
+    # partition 1 served now by broker 3, its stale leader, with no current replica in its ISR: at risk,
+    # said as a forecast with the broker not to restart, not as unavailable
+    risky = replace(impact, unavailable=[], at_risk=[1], at_risk_leaders=[3])
+    mild = judge(stale(causes=causes(impact=[risky], checks_disk=True)), checked())
     (warned,) = [f for f in mild if f.kind == "topic_id.impact"]
     assert warned.severity.value == "warning" and "3.x checks the log on disk" in warned.summary
+    assert "unavailable (" not in warned.summary and "Now:" not in warned.summary
+    assert "Next, a forecast: partitions 1 are served now by their leader (broker(s) 3)" in warned.summary
+    assert "Do not restart broker(s) 3 before" in warned.summary
 
 
 def test_without_the_history_the_cause_is_likely_and_says_what_would_settle_it() -> None:

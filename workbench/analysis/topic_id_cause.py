@@ -260,6 +260,8 @@ def _likely(topic: str, t: Znode, have_history: bool) -> Finding:
 
 
 def _impact_finding(r: Impact, checks_disk: bool) -> Finding:
+    """What the stale replicas do now (the ISRs they left, the partitions nobody serves) apart from what
+    they will do (the replicas that would leave the ISR, the partitions lost once leadership moves)."""
     rule = (
         "3.x checks the log on disk, so every LeaderAndIsr for them is refused"
         if checks_disk
@@ -267,14 +269,27 @@ def _impact_finding(r: Impact, checks_disk: bool) -> Finding:
         "after its start"
     )
     text = (
-        f"{r.topic}: {r.replicas} replica(s) with a stale topic id will be refused by their brokers "
-        f"({rule}); "
-        f"{len(r.out_of_isr)} are out of the ISR ({', '.join(r.out_of_isr) or 'none'}), "
-        f"{len(r.will_leave)} in it will leave it ({', '.join(r.will_leave) or 'none'})"
+        f"{r.topic}: {r.replicas} replica(s) hold a stale topic id, which their brokers refuse ({rule}); "
+        f"{len(r.out_of_isr)} are out of the ISR ({', '.join(r.out_of_isr) or 'none'}), and "
+        f"{len(r.will_leave)} still in it would leave it at their broker's next LeaderAndIsr for them "
+        f"({', '.join(r.will_leave) or 'none'})"
     )
     if r.unavailable:
+        now = ranges(r.unavailable)
+        text += f". Now: partitions {now} are unavailable (no live leader, or one that refused them)"
+    if r.at_risk:
+        leaders = ", ".join(map(str, r.at_risk_leaders))
+        served = (
+            f"are served now by their leader (broker(s) {leaders})"
+            if r.acting_known
+            else f"have a registered leader (broker(s) {leaders}; whether it serves them is not known "
+            "without ZooKeeper's history)"
+        )
         text += (
-            f"; partitions {ranges(r.unavailable)} have no in-sync replica with the current id: unavailable"
+            f". Next, a forecast: partitions {ranges(r.at_risk)} {served}, but no replica in their ISR holds "
+            "the current id: if leadership moves (that broker restarted or shut down, a preferred or "
+            "reassignment election), the new leader would refuse them and they would be unavailable. Do not "
+            f"restart broker(s) {leaders} before the stale replicas are repaired"
         )
     return Finding(
         "topic_id.impact",
@@ -284,6 +299,7 @@ def _impact_finding(r: Impact, checks_disk: bool) -> Finding:
             "out_of_isr": r.out_of_isr,
             "will_leave": r.will_leave,
             "unavailable": r.unavailable,
+            "at_risk": r.at_risk,
         },
         text + ".",
         tuple(zk_ref(p) for p in r.paths),
@@ -309,7 +325,7 @@ KINDS = (
     Kind(
         "topic_id.impact",
         (CRITICAL, WARNING),
-        {"topic": str, "out_of_isr": list, "will_leave": list, "unavailable": list},
+        {"topic": str, "out_of_isr": list, "will_leave": list, "unavailable": list, "at_risk": list},
         key=("topic", "out_of_isr"),
     ),
 )

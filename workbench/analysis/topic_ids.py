@@ -322,6 +322,8 @@ ANALYSIS = Analysis(
         "topic_ids_expected",
         "history",
         "resumed_after",
+        "live_brokers",
+        "partition_changes",
     ),
     kinds=(
         Kind(

@@ -6,7 +6,7 @@ replicas' impact on the ISRs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame, Window
@@ -253,8 +253,11 @@ class Write:
 
 @dataclass(frozen=True)
 class Impact:
-    """A topic's stale replicas against its partitions' ISRs: how many, those out of the ISR and those in
-    it (as partition@broker), the partitions whose every in-sync replica is stale, their state znodes."""
+    """A topic's stale replicas against its partitions' ISRs at the capture: how many, those out of the ISR
+    and those in it (as partition@broker), the partitions nobody serves now (no live leader, or one that
+    refused them: `unavailable`), those served now whose every in-sync replica is stale (`at_risk`: lost
+    once leadership moves off `at_risk_leaders`), and their state znodes. `acting_known`: whether ZooKeeper's
+    history tells which leaders refused (without it, a registered leader is taken to serve)."""
 
     topic: str
     replicas: int
@@ -262,6 +265,9 @@ class Impact:
     will_leave: list[str]
     unavailable: list[int]
     paths: list[str]
+    at_risk: list[int] = field(default_factory=list)
+    at_risk_leaders: list[int] = field(default_factory=list)
+    acting_known: bool = True
 
 
 @dataclass(frozen=True)
@@ -313,8 +319,9 @@ def id_changes(writes: DataFrame, topics: list[str]) -> dict[str, list[Write]]:
 
 
 def impact(bundle: Bundle, ids: DataFrame, topics: list[str]) -> list[Impact]:
-    """Per topic: which replicas will be refused, which ISRs they left or will leave, and which partitions
-    have no in-sync replica left that accepts the current id."""
+    """Per topic: which replicas will be refused, which ISRs they left or will leave, which partitions
+    nobody serves now (no live leader, or its last change's leader refused it: `acting.mark`), and which
+    are served now with no in-sync replica left that accepts the current id."""
     v = views(bundle)
     stale = (
         ids.where((F.col("state") == "mismatch") & F.col("topic").isin(topics))
@@ -324,14 +331,26 @@ def impact(bundle: Bundle, ids: DataFrame, topics: list[str]) -> list[Impact]:
     parts = v.partitions.where(F.col("topic").isin(topics)).select(
         "topic", "partition", "isr", "leader", "state_path"
     )
+    changes = v.partition_changes
+    refused = F.lit(False)
+    if changes is not None:
+        last = changes.where(F.col("topic").isin(topics)).groupBy("topic", "partition")
+        parts = parts.join(
+            last.agg(F.max_by("refused_by", "zxid").alias("refused_by")), ["topic", "partition"], "left"
+        )
+        refused = F.col("refused_by").isNotNull()
+    live = F.coalesce(F.col("leader"), F.lit(-1)).isin(sorted(v.live_brokers))
+    no_current = F.size(F.array_except(F.coalesce("isr", F.array()), "stale")) == 0
     joined = stale.join(parts, ["topic", "partition"], "left").select(
         "topic",
         "partition",
         "stale",
         "state_path",
+        "leader",
         F.array_except("stale", F.coalesce("isr", F.array())).alias("out"),
         F.array_intersect("stale", F.coalesce("isr", F.array())).alias("leaving"),
-        (F.size(F.array_except(F.coalesce("isr", F.array()), "stale")) == 0).alias("unavailable"),
+        (~live | refused).alias("unavailable"),
+        (live & ~refused & no_current).alias("at_risk"),
     )
     pair = F.transform(
         "out", lambda b: F.concat(F.col("partition").cast("string"), F.lit("@"), b.cast("string"))
@@ -348,6 +367,8 @@ def impact(bundle: Bundle, ids: DataFrame, topics: list[str]) -> list[Impact]:
             F.sort_array(F.collect_list(F.when(F.col("unavailable"), F.col("partition")))).alias(
                 "unavailable"
             ),
+            F.sort_array(F.collect_list(F.when(F.col("at_risk"), F.col("partition")))).alias("at_risk"),
+            F.sort_array(F.collect_set(F.when(F.col("at_risk"), F.col("leader")))).alias("at_risk_leaders"),
             F.slice(F.sort_array(F.collect_list("state_path")), 1, 3).alias("paths"),
         )
         .collect()
@@ -360,6 +381,9 @@ def impact(bundle: Bundle, ids: DataFrame, topics: list[str]) -> list[Impact]:
             sorted(r.will_leave),
             [p for p in r.unavailable if p is not None],
             [p for p in r.paths if p],
+            [p for p in r.at_risk if p is not None],
+            [b for b in r.at_risk_leaders if b is not None],
+            changes is not None,
         )
         for r in per_topic
     ]
