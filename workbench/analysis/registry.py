@@ -8,6 +8,7 @@ from workbench.analysis import (
     controller,
     data_loss,
     deletion,
+    down,
     health,
     in_flight,
     leaderless,
@@ -22,6 +23,7 @@ from workbench.analysis.contract import Analysis, Kind
 ANALYSES: tuple[Analysis, ...] = (
     health.ANALYSIS,
     leaderless.ANALYSIS,
+    down.ANALYSIS,
     controller.ANALYSIS,
     topic_ids.ANALYSIS,
     deletion.ANALYSIS,

@@ -51,6 +51,8 @@ def findings(truth: dict[str, Any]) -> Facts:
             broker=u["leader"],
             zxid=hex_zxid(u["zxid"]),
         )
+    for b in truth["brokers_down"]:
+        add("broker.down", broker=b)
     for p in truth.get("pauses", []):
         if p["partitions"]:
             add("partition.leader_paused", broker=p["broker"], partitions=p["partitions"])
@@ -72,6 +74,7 @@ def findings(truth: dict[str, Any]) -> Facts:
 # same in coverage.
 NOT_IN_LOGS = {
     "leader.imbalance": "which brokers are registered at the capture, and how long an imbalance lasted",
+    "broker.down": "which brokers are registered at the capture (ZooKeeper's state)",
     # the controller takes a dead broker's replicas out of the ISR in lines at TRACE, not logged from 2.6
     # (behaviour `replica_state_changes_logged_by_default`); the replicas are the assignment's
     "partition.under_replicated": "each partition's replicas and ISR over time (ZooKeeper's txns)",

@@ -156,6 +156,7 @@ def tell(
             ],
         }
     c.tick(c.jitter(1_000, 5_000))
+    c.truth["brokers_down"] = sorted(b for b, x in c.brokers.items() if not x.alive)
     c.truth["leader_imbalance"] = leader_imbalance(c)
     c.truth.update(topic_ids_on_disk(c))
     return c

@@ -1,0 +1,55 @@
+"""The brokers-down analysis's findings half (`judge`), from hand-written facts: no Spark. Its facts half
+is held to the simulated truth (every story's brokers down at the capture: the truth tests)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from workbench.analysis.down import Down, Facts, judge
+from workbench.analysis.findings import TP, Coverage
+
+ENDED = datetime(2024, 3, 12, 8, 10, 29)
+CAPTURED_MS = round(ENDED.timestamp() * 1000) + 35 * 60_000
+
+
+def checked() -> Coverage:
+    coverage = Coverage()
+    coverage.record("brokers_down", ["ZooKeeper state"])
+    return coverage
+
+
+def test_nothing_where_every_broker_is_registered() -> None:
+    assert judge(Facts([], CAPTURED_MS, True), checked()) == []
+
+
+def test_a_broker_down_with_the_last_replica_of_partitions_is_critical_with_since_when_and_the_way_out() -> (
+    None
+):
+    crashed = Down(
+        3, ENDED, 0x73, "crash", None, None, "broker-3:logs/server.log:90", 6, [TP("orders", 0)], 1, 5
+    )
+    (found,) = judge(Facts([crashed], CAPTURED_MS, True), checked())
+    assert (found.kind, found.severity.value) == ("broker.down", "critical")
+    assert found.subject == {
+        "broker": 3,
+        "zxid": "0x73",
+        "since": "2024-03-12 08:10:29",
+        "partitions": 6,
+        "last_in_isr": 1,
+    }
+    assert "its registration ended at zxid 0x73 (2024-03-12 08:10:29 ZooKeeper time, 35 min before" in (
+        found.summary
+    )
+    assert "1 (orders 0) have it as their last in-sync replica" in found.summary
+    assert "5 are under-replicated without it" in found.summary
+    assert found.summary.endswith("Start broker 3 again; its log's last lines say why it stopped.")
+    assert found.evidence == ("zk:/brokers/ids", "zk:txn@0x73", "broker-3:logs/server.log:90")
+
+
+def test_a_broker_leaving_partitions_under_replicated_is_a_warning_and_one_hosting_nothing_info() -> None:
+    shut = Down(2, hosts=4, under=4)
+    gone = Down(5)
+    under, idle = judge(Facts([shut, gone], None, False), checked())
+    assert under.severity.value == "warning" and "since when, the evidence does not say" in under.summary
+    assert "last in-sync" not in under.summary and "4 are under-replicated without it" in under.summary
+    assert idle.severity.value == "info" and idle.subject == {"broker": 5, "partitions": 0}

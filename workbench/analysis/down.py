@@ -1,0 +1,191 @@
+"""The brokers down at the capture: each broker the evidence knows (a replica assigned to it, a registration
+in ZooKeeper's history, its own logs, data dirs or config) that is not registered in `/brokers/ids` then.
+Since when (its last registration's end, else its log's last line), why (how its session ended, from its
+own log: `model.session_ends`), what it leaves: the partitions whose last in-sync replica it is (Kafka keeps
+the last ISR member and sets no leader: behaviour `last_isr_member_kept`; they come back only with it, or
+with an unclean election that drops what only it holds) and those under-replicated without it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import functions as F
+
+from workbench.analysis.brokers import CAUSE_TEXT
+from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, two_halves
+from workbench.analysis.findings import TP, Coverage, Finding, duration, hex_zxid, tp_list, txn_ref, zk_ref
+from workbench.kafka import znodes as paths
+from workbench.model.refs import file_ref
+from workbench.model.session_ends import session_ends
+from workbench.model.views import views
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+SHOWN = 60  # partitions named per broker
+
+
+@dataclass(frozen=True)
+class Down:
+    """A broker not registered at the capture: its last registration's end (ZooKeeper's clock and txn) and
+    session, how that ended (session_ends' word and the line saying so), its log's last line (its clock),
+    the partitions assigned to it, those it is the last in-sync replica of (the first SHOWN; `only` how
+    many) and how many others are under-replicated without it."""
+
+    broker: int
+    ended: datetime | None = None
+    ended_zxid: int | None = None
+    how: str | None = None
+    told: str | None = None
+    log_ends: datetime | None = None
+    log_ref: str | None = None
+    hosts: int = 0
+    last_in_isr: list[TP] = field(default_factory=list)
+    only: int = 0
+    under: int = 0
+
+
+@dataclass(frozen=True)
+class Facts:
+    """The brokers down at the capture (`captured_ms`: its time), and whether ZooKeeper's history was there
+    to say since when."""
+
+    down: list[Down]
+    captured_ms: int | None
+    history: bool
+
+
+def facts(bundle: Bundle) -> Facts:
+    v = views(bundle)
+    live = v.live_brokers
+    hosted = {
+        r.broker: r
+        for r in v.partitions.select(
+            "topic", "partition", "isr", "leader", F.explode("replicas").alias("broker")
+        )
+        .where(~F.col("broker").isin(sorted(live)) if live else F.lit(True))
+        .withColumn("last", (F.size("isr") == 1) & F.array_contains("isr", F.col("broker")))
+        .groupBy("broker")
+        .agg(
+            F.count("*").alias("hosts"),
+            F.sum(F.col("last").cast("int")).alias("only"),
+            F.slice(
+                F.sort_array(F.collect_list(F.when(F.col("last"), F.struct("topic", "partition")))), 1, SHOWN
+            ).alias("tps"),
+            F.sum((~F.coalesce(F.array_contains("isr", F.col("broker")), F.lit(False))).cast("int")).alias(
+                "out"
+            ),
+        )
+        .collect()  # one row per broker not registered that replicas are assigned to
+    }
+    regs = {
+        r.broker_id: r
+        for r in v.registrations.where(~F.col("broker_id").isin(sorted(live)) if live else F.lit(True))
+        .groupBy("broker_id")
+        .agg(F.max_by(F.struct("ended", "ended_zxid", "session_id"), "czxid").alias("last"))
+        .collect()  # one row per broker once registered and not now
+    }
+    known = (set(hosted) | set(regs) | set(v.evidence.brokers)) - live
+    logs = {}
+    if known & v.evidence.with_logs:
+        logs = {
+            r.broker_id: r.last
+            for r in bundle.cluster_events.where(F.col("broker_id").isin(sorted(known)))
+            .groupBy("broker_id")
+            .agg(F.max_by(F.struct("ts", "file", "line_no"), F.struct("ts", "line_no")).alias("last"))
+            .collect()  # one row per broker down with logs
+        }
+    ends = session_ends(bundle) if regs else {}
+    out = []
+    for b in sorted(known):
+        h, reg, line = hosted.get(b), regs.get(b), logs.get(b)
+        last = reg.last if reg is not None else None
+        how, told = ends.get(last.session_id, (None, None)) if last is not None else (None, None)
+        out.append(
+            Down(
+                b,
+                last.ended if last is not None else None,
+                last.ended_zxid if last is not None else None,
+                how,
+                told,
+                line.ts if line is not None else None,
+                file_ref(line.file, line.line_no) if line is not None else None,
+                h.hosts if h is not None else 0,
+                [TP(t.topic, t.partition) for t in h.tps] if h is not None else [],
+                (h.only or 0) if h is not None else 0,
+                (h.out or 0) if h is not None else 0,
+            )
+        )
+    return Facts(out, v.as_of_ms, v.evidence.zk_history)
+
+
+def judge(f: Facts, coverage: Coverage) -> list[Finding]:
+    """broker.down for each broker down at the capture: critical where partitions have no other in-sync
+    replica, a warning where it leaves them under-replicated, info where it hosts nothing."""
+    return [_finding(d, f) for d in f.down]
+
+
+def _finding(d: Down, f: Facts) -> Finding:
+    refs = [zk_ref(paths.BROKER_IDS)]
+    text = f"Broker {d.broker} is down at the capture (not registered in {paths.BROKER_IDS})"
+    subject: dict[str, Any] = {"broker": d.broker}
+    if d.ended_zxid is not None and d.ended is not None:
+        ago = ""
+        if f.captured_ms is not None:
+            ago = f", {duration(f.captured_ms - round(d.ended.timestamp() * 1000))} before the capture"
+        text += (
+            f": its registration ended at zxid {hex_zxid(d.ended_zxid)} ({d.ended:%Y-%m-%d %H:%M:%S} "
+            f"ZooKeeper time{ago})"
+        )
+        subject.update(zxid=hex_zxid(d.ended_zxid), since=f"{d.ended:%Y-%m-%d %H:%M:%S}")
+        refs.append(txn_ref(d.ended_zxid))
+        if d.how in CAUSE_TEXT and d.how != "unknown":
+            text += "; " + CAUSE_TEXT[d.how].format(b=d.broker)
+            refs += [d.told] if d.told else []
+    elif d.log_ends is not None:
+        text += f": its log ends at {d.log_ends:%Y-%m-%d %H:%M:%S} (its clock)"
+        subject["since"] = f"{d.log_ends:%Y-%m-%d %H:%M:%S}"
+    else:
+        text += "; since when, the evidence does not say"
+    if d.log_ref:
+        refs.append(d.log_ref)
+    if d.hosts == 0:
+        text += ". No partition is assigned to it: if it was taken out of the cluster, nothing waits for it."
+        return Finding("broker.down", INFO, subject | {"partitions": 0}, text, tuple(refs))
+    subject.update(partitions=d.hosts, last_in_isr=d.only)
+    text += f". {d.hosts} partition(s) are assigned to it"
+    if d.only:
+        text += (
+            f"; {d.only} ({tp_list(d.last_in_isr)}) have it as their last in-sync replica, so they have no "
+            "leader until it returns (an unclean election would bring them back without what only it holds)"
+        )
+    if d.under:
+        text += f"; {d.under} are under-replicated without it"
+    why = "; its log's last lines say why it stopped" if d.log_ref else ""
+    text += f". Start broker {d.broker} again{why}."
+    return Finding("broker.down", CRITICAL if d.only else WARNING, subject, text, tuple(refs))
+
+
+ANALYSIS = Analysis(
+    "brokers_down",
+    needs={Need.ZK_STATE: "which brokers are registered at the capture"},
+    wants={
+        Need.ZK_HISTORY: "since when a broker is down (its registration's end)",
+        Need.LOGS: "why it stopped (how its session ended)",
+    },
+    run=two_halves(facts, judge),
+    reads=("live_brokers", "partitions", "registrations", "session_ends", "as_of_ms"),
+    kinds=(
+        Kind(
+            "broker.down",
+            (CRITICAL, WARNING, INFO),
+            {"broker": int, "partitions": int},
+            {"zxid": str, "since": str, "last_in_isr": int},
+            key=("broker",),
+        ),
+    ),
+)
+findings = ANALYSIS.findings
