@@ -134,6 +134,8 @@ for _parts, _version in (
     ((("unclean-election", "data_loss.unclean_election"),), "2.5.1"),
     # the failover's cause (hang, network_partition) and the truncation are checked against the truth
     ((("controller-partitioned", "data_loss.truncation"),), "2.5.1"),
+    # an offline episode whose returning leader refuses (3.x checks the id on disk): one outage, one finding
+    ((("topicid-restart-refused", "partition.offline"),), "3.6.2"),
     # a controller that runs again just before ZooKeeper expires it logs before its session's end
     (
         (

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, maybe, two_halves
@@ -32,7 +33,7 @@ from workbench.analysis.leaderless_lines import SHOWN, logged, pasted, paused_fi
 from workbench.model.channel import Quiet, went_quiet
 from workbench.model.described import Shown, offline_facts
 from workbench.model.evidence import lacking
-from workbench.model.health import Health, captured_at, episodes, grouped, health
+from workbench.model.health import captured_at, episodes, grouped, health
 from workbench.model.outage import SILENT_CAUSES, Failover, Outage, outages
 from workbench.model.partition_log import Leaderless, leaderless
 from workbench.model.pauses import Paused, paused
@@ -62,6 +63,8 @@ class Offline:
     leader: int | None = None
     registered: bool = False
     known_start: bool = True
+    refused: int = 0  # partitions whose episode ran on: the leader elected as they came back refused them
+    refused_by: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -119,10 +122,15 @@ def facts(bundle: Bundle) -> Facts:
                      unread=v.evidence.zk_history, lacking=absent, quiet=quiet,
                      paused=paused(bundle, {}))  # fmt: skip
     captured = captured_at(bundle)
-    offline = _offline(h, captured, v)
-    led = [g for g in offline if g.known_start and g.leader is not None and g.leader >= 0]
+    off = episodes(h.partitions, "offline", captured)
+    refusing = episodes(h.partitions, "no_acting_leader", captured)
+    offline = _offline(off, refusing, v)
+    # a leader that went silent: its outage from its last sign of life (an episode that ran on into a
+    # refusal is counted from ZooKeeper's offline moment: its own finding says the refusal)
+    led = [g for g in offline if g.known_start and g.leader is not None and g.leader >= 0 and not g.refused]
     silent, stood = _silent_leaders(bundle, led), paused(bundle, skew_ms(bundle))
-    return Facts(True, None, offline, silent, _not_acting(h, captured), v.history_read, paused=stood)
+    not_acting = _not_acting(refusing.alias("r").join(off.alias("o"), _continues(), "left_anti"))
+    return Facts(True, None, offline, silent, not_acting, v.history_read, paused=stood)
 
 
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:
@@ -175,6 +183,7 @@ ANALYSIS = Analysis(
                 "offline_ms": int,
                 "taken_at": str,
                 "still": int,
+                "refused_by": list,
             },
             key=("zxid", "broker", "partitions"),
         ),
@@ -195,29 +204,58 @@ ANALYSIS = Analysis(
 findings = ANALYSIS.findings
 
 
-def _offline(h: Health, captured: datetime | None, v: ClusterViews) -> list[Offline]:
-    """Offline episodes grouped by the txn that began them. Over a tree not known (the history read
-    starts after a gap or a purge, without a snapshot) an episode before which whether the partition
-    had a live leader was not known began at an unknown moment: those are one group that says so."""
+def _offline(off: DataFrame, refusing: DataFrame, v: ClusterViews) -> list[Offline]:
+    """Offline episodes grouped by the txn that began them. An episode whose end elected a leader that
+    refused them runs on to that refusal's end: one episode, no working leader all along. Over a tree not
+    known (the history read starts after a gap or a purge, without a snapshot) an episode before which
+    whether the partition had a live leader was not known began at an unknown moment: those are one group
+    that says so."""
+    r = refusing.alias("r")
+    then = off.alias("o").join(r, _continues(), "left")
+    ep = then.select(
+        *[F.col(f"o.{c}").alias(c) for c in off.columns if c not in ("ended_zxid", "lasted_ms")],
+        F.when(F.col("r.leader").isNotNull(), F.col("r.ended_zxid"))
+        .otherwise(F.col("o.ended_zxid"))
+        .alias("ended_zxid"),
+        (F.col("o.lasted_ms") + F.coalesce(F.col("r.lasted_ms"), F.lit(0))).alias("lasted_ms"),
+        F.col("r.leader").alias("then_led_by"),
+    )
+    refused = [
+        F.count("then_led_by").alias("refused"),
+        F.sort_array(F.collect_set("then_led_by")).alias("by"),
+    ]
     out = []
-    ep = episodes(h.partitions, "offline", captured)
     if not v.history_base[1]:
         unseen = ep.where("first_seen")
         ep = ep.where(~F.col("first_seen"))
-        out += [_group(g, g.worst.began_zxid, known_start=False) for g in grouped(unseen, ["first_seen"])]
-    for g in grouped(ep, ["began_zxid", "leader", "registered"]):
+        out += [
+            _group(g, g.worst.began_zxid, known_start=False)
+            for g in grouped(unseen, ["first_seen"], *refused)
+        ]
+    ep = ep.withColumn("ran_on", F.col("then_led_by").isNotNull())
+    for g in grouped(ep, ["began_zxid", "leader", "registered", "ran_on"], *refused):
         out.append(_group(g, g.began_zxid, leader=g.leader, registered=bool(g.registered)))
     return out
+
+
+def _continues() -> Column:
+    """A refusal (`r`) that began at the txn that ended an offline episode (`o`) of the same partition."""
+    same = (F.col("r.topic") == F.col("o.topic")) & (F.col("r.partition") == F.col("o.partition"))
+    return same & (F.col("r.began_zxid") == F.col("o.ended_zxid"))
 
 
 def _group(g: Any, began_zxid: int, **kw: Any) -> Offline:
     """An offline group from `health.grouped`'s row."""
     tps = [TP(t.topic, t.partition) for t in g.tps]
+    kw.update(refused=g.refused, refused_by=list(g.by))
     return Offline(g.n, tps, g.longest, g.still, g.began, began_zxid, g.worst.ended_zxid, **kw)
 
 
 def _offline_finding(g: Offline, f: Facts) -> Finding:
-    still = f"; {g.still} still offline at the capture" if g.still else ""
+    """An offline group; where the leader elected as they came back refused them, one episode to that
+    refusal's end (nobody served them all along), not an offline blip and a refusal apart."""
+    gone = "without a working leader" if g.refused else "offline"
+    still = f"; {g.still} still {gone} at the capture" if g.still else ""
     severity = CRITICAL if g.still else WARNING
     refs = tuple(txn_ref(z) for z in (g.began_zxid, g.ended_zxid) if z is not None)
     if not g.known_start:
@@ -241,7 +279,17 @@ def _offline_finding(g: Offline, f: Facts) -> Finding:
         f"{hex_zxid(g.began_zxid)} ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time), when {why}, for up to "
         f"{duration(g.longest_ms)}{still}."
     )
-    if g.began_zxid in f.silent:  # the leader stopped working before ZooKeeper noticed: lead with that
+    if g.refused:  # the same episode ran on: say it once, with its whole length
+        by = ", ".join(map(str, g.refused_by))
+        subject["refused_by"] = g.refused_by
+        summary = (
+            f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no working leader for up to "
+            f"{duration(g.longest_ms)}{still}: no live leader from zxid {hex_zxid(g.began_zxid)} "
+            f"({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time), when {why}; then broker(s) {by}, elected their "
+            "leader as they came back, refused the LeaderAndIsr for them (INCONSISTENT_TOPIC_ID: its log "
+            "holds another topic id), so nobody has served them since they went offline."
+        )
+    if g.began_zxid in f.silent and not g.refused:  # the leader stopped working before ZooKeeper noticed
         o, cause = f.silent[g.began_zxid]
         said = o.detail()
         summary = (
@@ -306,10 +354,9 @@ def _silent_leaders(bundle: Bundle, groups: list[Offline]) -> dict[int, tuple[Ou
     return {causes[i][0]: (o, causes[i][1]) for i, o in found.items()}
 
 
-def _not_acting(h: Health, captured: datetime | None) -> list[NotActing]:
-    """Partitions whose ZooKeeper leader refused to lead them, grouped by that leader and the txn that
-    named it."""
-    ep = episodes(h.partitions, "no_acting_leader", captured)
+def _not_acting(ep: DataFrame) -> list[NotActing]:
+    """Partitions whose ZooKeeper leader refused to lead them (`ep`: their episodes, less those that ran
+    on from an offline one), grouped by that leader and the txn that named it."""
     return [
         NotActing(
             g.leader,

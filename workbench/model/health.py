@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.model.partition_history import WHOLE_CLUSTER, counted, min_isr, stretches
@@ -266,12 +266,14 @@ def captured_at(bundle: Bundle) -> datetime | None:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc) if ms is not None else None
 
 
-def grouped(ep: DataFrame, keys: list[str]) -> list[Any]:
+def grouped(ep: DataFrame, keys: list[str], *extra: Column) -> list[Any]:
     """Episodes grouped: how many partitions, the longest, how many still at the capture, the first
-    partitions by name (a finding's list, never every row) and the txns that began and ended the longest."""
+    partitions by name (a finding's list, never every row), the txns that began and ended the longest, and
+    the `extra` aggregates asked for."""
     return (
         ep.groupBy(*keys)
         .agg(
+            *extra,
             F.count("*").alias("n"),
             F.max("lasted_ms").alias("longest"),
             F.count_if(F.col("ended_zxid").isNull()).alias("still"),

@@ -320,6 +320,9 @@ def not_acting(c: Cluster, b: Broker, p: Partition, error: str) -> None:
     ):
         return
     zxid = c.health.refused((p.topic, p.partition), b.id)  # the write of the epoch it refused
+    # elected as the partition came back from offline: one episode with it (no leader all along)
+    after = zxid is not None and c.health.offline_ended.get((p.topic, p.partition)) == zxid
+    offline = c.health.offline_began[(p.topic, p.partition)] if after else None
     c.truth["leaders_not_acting"].append(
         dict(
             topic=p.topic,
@@ -330,6 +333,7 @@ def not_acting(c: Cluster, b: Broker, p: Partition, error: str) -> None:
             zxid=zxid,
             from_ms=c.now,
             to_ms=None,
+            after_offline=list(offline) if offline else None,  # that offline episode's [zxid, leader]
         )
     )
 

@@ -10,6 +10,7 @@ the workbench's), held equal to the analyses' by tests/test_contract.py.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
@@ -99,6 +100,11 @@ def logs_findings(facts: Facts) -> Facts:
     for kind, fs in facts.items():
         if kind in NOT_IN_LOGS:
             continue
+        if kind == "partition.offline":  # the lines end an episode at its election, refused or not
+            ran: Counter[tuple[Any, Any]] = Counter()
+            for f in fs:
+                ran[(f["zxid"], f["broker"])] += f["partitions"]
+            fs = [{"zxid": z, "broker": b, "partitions": n} for (z, b), n in ran.items()]
         for f in fs:
             if kind == "partition.offline":
                 f = {**f, "zxid": None}
@@ -203,8 +209,14 @@ def _topic_ids(truth: dict[str, Any], add: Any) -> None:
 
 def _health(truth: dict[str, Any], add: Any) -> None:
     health = truth["health"]
+    # an offline episode that ran on into a refusal by the leader elected as it ended is one finding, apart
+    # from those of its txn and leader that recovered
+    ran_on = Counter(tuple(w["after_offline"]) for w in truth["leaders_not_acting"] if w.get("after_offline"))
     for o in health["offline"]:
-        add("partition.offline", zxid=hex_zxid(o["zxid"]), broker=o["leader"], partitions=o["partitions"])
+        n, on = o["partitions"], ran_on[(o["zxid"], o["leader"])]
+        for partitions in (n - on, on):
+            if partitions:
+                add("partition.offline", zxid=hex_zxid(o["zxid"]), broker=o["leader"], partitions=partitions)
     for u in health["under_replicated"]:
         add(
             "partition.under_replicated",
@@ -214,6 +226,8 @@ def _health(truth: dict[str, Any], add: Any) -> None:
         )
     refused: dict[tuple[int, int], list[bool]] = {}
     for w in truth["leaders_not_acting"]:
+        if w.get("after_offline"):  # part of the offline episode it ended (partition.offline says it)
+            continue
         refused.setdefault((w["broker"], w["zxid"]), []).append(w["to_ms"] is None)
     for (b, z), still in refused.items():
         add("partition.no_acting_leader", broker=b, zxid=hex_zxid(z), partitions=len(still), still=sum(still))

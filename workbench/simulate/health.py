@@ -53,6 +53,8 @@ class HealthRecorder:
         self.counted: dict[TP, frozenset[str]] = {}
         self.changes: list[tuple[int, int, dict[str, int]]] = []  # zxid, time, count -> delta
         self.went_offline: Counter[tuple[int, int]] = Counter()  # (zxid, leader) -> partitions
+        self.offline_ended: dict[TP, int] = {}  # the txn that last gave each partition a live leader
+        self.offline_began: dict[TP, tuple[int, int]] = {}  # its last offline episode's (zxid, leader)
         self.urp_since: dict[TP, tuple[int, tuple[int, ...]]] = {}  # time, replicas out of the ISR
         self.urp_sustained: list[tuple[tuple[int, ...], bool]] = []  # out of the ISR, still at the end
         self.epoch_written: dict[TP, tuple[int, int, int]] = {}  # leader epoch, zxid and time of its write
@@ -91,8 +93,10 @@ class HealthRecorder:
             self.pure[tp] = now
             if t is not None:
                 self._episodes(t, tp, now, before)
-            elif "under_replicated" in before - now:
-                self.urp_since.pop(tp, None)
+            elif "under_replicated" in before - now:  # a refusal ends it, at the epoch's write
+                began, out = self.urp_since.pop(tp, (time, ()))
+                if time - began >= SUSTAINED_MS:
+                    self.urp_sustained.append((out, False))
         delta = Counter({k: v for k, v in delta.items() if v})
         if delta:
             self.changes.append((zxid, time, dict(delta)))
@@ -188,6 +192,9 @@ class HealthRecorder:
         """Note partitions going offline (by txn and leader) and under-replicated stretches."""
         if "offline" in now - before:
             self.went_offline[(t.zxid, self.states[tp][0])] += 1
+            self.offline_began[tp] = (t.zxid, self.states[tp][0])
+        elif "offline" in before - now:
+            self.offline_ended[tp] = t.zxid
         if "under_replicated" in now - before:
             out = tuple(r for r in self.assigned[tp] if r not in self.states[tp][1])
             self.urp_since[tp] = (t.time, out)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from workbench.simulate import controller as ctl
 from workbench.simulate import deletion, reassignment, story
-from workbench.simulate.cluster import Cluster
+from workbench.simulate.cluster import Cluster, Partition
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,27 @@ def topicid_mismatch(c: Cluster, s: Scale) -> None:
     story.produce(c, s.hours * 5, s.per_second)
     ctl.preferred_election(c)
     story.produce(c, s.hours * 35, s.per_second)
+
+
+def topicid_restart_refused(c: Cluster, s: Scale) -> None:
+    """The topic-id mismatch, then a rolling restart: the followers of a partition whose in-sync replicas
+    are all stale go (they cannot rejoin the ISR), then its leader, its one in-sync replica left: its
+    controlled shutdown cannot move that leadership, the controller takes it offline when the broker goes,
+    and elects it again when it comes back; a broker that checks the id against its log on disk (3.x)
+    refuses: no working leader from the shutdown on, one episode."""
+    topicid_mismatch(c, s)
+    orders = c.topics[s.topic("orders")]
+
+    def stale(b: int, p: Partition) -> bool:
+        return c.brokers[b].log_topic_ids.get(p.tp) not in (None, orders.topic_id)
+
+    p = next(p for p in orders.partitions.values() if p.leader in p.isr and all(stale(r, p) for r in p.isr))
+    for f in [r for r in p.isr if r != p.leader and stale(r, p)]:
+        story.restart(c, f)  # it leaves the ISR, and cannot rejoin it
+    story.produce(c, s.hours * 2, s.per_second)
+    assert p.isr == [p.leader], f"{p.tp}'s ISR is {p.isr}"
+    story.restart(c, p.leader)
+    story.produce(c, s.hours * 5, s.per_second)
 
 
 def deletion_stuck(c: Cluster, s: Scale) -> None:
@@ -241,6 +262,7 @@ def _hosting_non_controller(c: Cluster, topic: str) -> int:
 SCENARIOS: dict[str, Callable[[Cluster, Scale], None]] = {
     "healthy": healthy,
     "topicid-mismatch": topicid_mismatch,
+    "topicid-restart-refused": topicid_restart_refused,
     "deletion-stuck": deletion_stuck,
     "deletion-complete": deletion_complete,
     "controller-failover": controller_failover,
