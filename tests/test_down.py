@@ -19,7 +19,7 @@ def checked() -> Coverage:
 
 
 def test_nothing_where_every_broker_is_registered() -> None:
-    assert judge(Facts([], CAPTURED_MS, True), checked()) == []
+    assert judge(Facts([], CAPTURED_MS), checked()) == []
 
 
 def test_a_broker_down_with_the_last_replica_of_partitions_is_critical_with_since_when_and_the_way_out() -> (
@@ -28,7 +28,7 @@ def test_a_broker_down_with_the_last_replica_of_partitions_is_critical_with_sinc
     crashed = Down(
         3, ENDED, 0x73, "crash", None, None, "broker-3:logs/server.log:90", 6, [TP("orders", 0)], 1, 5
     )
-    (found,) = judge(Facts([crashed], CAPTURED_MS, True), checked())
+    (found,) = judge(Facts([crashed], CAPTURED_MS), checked())
     assert (found.kind, found.severity.value) == ("broker.down", "critical")
     assert found.subject == {
         "broker": 3,
@@ -49,7 +49,7 @@ def test_a_broker_down_with_the_last_replica_of_partitions_is_critical_with_sinc
 def test_a_broker_leaving_partitions_under_replicated_is_a_warning_and_one_hosting_nothing_info() -> None:
     shut = Down(2, hosts=4, under=4)
     gone = Down(5)
-    under, idle = judge(Facts([shut, gone], None, False), checked())
+    under, idle = judge(Facts([shut, gone], None), checked())
     assert under.severity.value == "warning" and "since when, the evidence does not say" in under.summary
     assert "last in-sync" not in under.summary and "4 are under-replicated without it" in under.summary
     assert idle.severity.value == "info" and idle.subject == {"broker": 5, "partitions": 0}

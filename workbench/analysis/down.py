@@ -50,12 +50,10 @@ class Down:
 
 @dataclass(frozen=True)
 class Facts:
-    """The brokers down at the capture (`captured_ms`: its time), and whether ZooKeeper's history was there
-    to say since when."""
+    """The brokers down at the capture, and the capture's time (ms)."""
 
     down: list[Down]
     captured_ms: int | None
-    history: bool
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -119,7 +117,7 @@ def facts(bundle: Bundle) -> Facts:
                 (h.out or 0) if h is not None else 0,
             )
         )
-    return Facts(out, v.as_of_ms, v.evidence.zk_history)
+    return Facts(out, v.as_of_ms)
 
 
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:
