@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 from workbench.capture.zk_files import capture_zk_files
 from workbench.cli import main
 from workbench.frames import open_bundle
+from workbench.model.secrets import in_clear
 from workbench.testing.zookeeper import snapshot_formatter, txn_log_toolkit
 from workbench.zookeeper.datatree import DataTree, replay
 from workbench.zookeeper.files import Problem, read_snapshot, read_txn_log, zxid_of
@@ -158,18 +159,22 @@ SECRETS = ("salt=c2FsdA==,stored_key=U1RPUkVE", "server_key=U0VSVkVS", "s3cr3t-k
 
 
 @pytest.mark.slow
-def test_capture_zk_files_redacts_and_keeps_the_files_readable(zookeeper, tmp_path: Path) -> None:
+def test_capture_zk_files_redacts_and_keeps_the_files_readable(
+    zookeeper, tmp_path: Path, spark: SparkSession
+) -> None:
     """Secrets written through a real server end in its txn log and snapshot; the copies hold none of
-    them, every checksum holds, and ZooKeeper's own tools and a ZooKeeper server read them."""
+    them, every checksum holds, and ZooKeeper's own tools and a ZooKeeper server read them. Triage names
+    the files of a bundle made by hand that hold them, and none of the captured bundle's."""
     zk = KazooClient(hosts=zookeeper.hosts)
     zk.start(timeout=15)
     scram = f'{{"version":1,"config":{{"SCRAM-SHA-256":"{SECRETS[0]},{SECRETS[1]},iterations=4096"}}}}'
     zk.create("/config/users/alice", scram.encode(), makepath=True)
     zk.create("/config/users/bob", b'{"version":1,"config":{"producer_byte_rate":"1024"}}')
+    zk.ensure_path("/config/brokers")
     tx = zk.transaction()
     broker = f'{{"version":1,"config":{{"ssl.keystore.password":"{SECRETS[2]}"}}}}'
     tx.create("/config/brokers/1", broker.encode())
-    tx.commit()
+    assert tx.commit() == ["/config/brokers/1"]
     zk.set("/config/users/bob", scram.encode())
     zk.stop()
     zookeeper.restart()  # writes a snapshot holding the secrets too
@@ -194,6 +199,21 @@ def test_capture_zk_files_redacts_and_keeps_the_files_readable(zookeeper, tmp_pa
             snapshot_formatter(p)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["redacted"] is True and manifest["parts"][0]["part"] == "zk-files"
+    by_hand = tmp_path / "by-hand"
+    (by_hand / "brokers" / "1").mkdir(parents=True)
+    (by_hand / "manifest.json").write_text('{"format": "kafka-evidence/1", "brokers": [1]}')
+    shutil.copytree(src, by_hand / "zk" / "txnlog")
+    props = "broker.id=1\nlistener.name.sasl_ssl.ssl.keystore.password=%s\n"
+    props += "ssl.key.password=[redacted:0123456789ab]\n"
+    (by_hand / "brokers" / "1" / "server.properties").write_text(props % SECRETS[2])
+    (out / "brokers" / "1").mkdir(parents=True)
+    (out / "brokers" / "1" / "server.properties").write_text(props % "[redacted:0123456789ab]")
+    found = {c.file: c.holds for c in in_clear(open_bundle(by_hand, spark))}
+    logs = {f"zk/txnlog/{p.name}" for p in src.glob("log.*")}
+    assert found.pop("brokers/1/server.properties") == ("listener.name.sasl_ssl.ssl.keystore.password",)
+    assert set(found) - logs and set(found) <= logs | {f"zk/txnlog/{p.name}" for p in src.glob("snapshot.*")}
+    assert set().union(*found.values()) == {"/config/users/alice", "/config/users/bob", "/config/brokers/1"}
+    assert in_clear(open_bundle(out, spark)) == []
     # a server started on the copies serves the redacted values, equal secrets with equal fingerprints
     shutil.rmtree(src)
     shutil.copytree(out / "zk" / "txnlog", src)

@@ -8,7 +8,7 @@ import json
 import os
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from workbench.analysis.contract import Analysis
@@ -24,6 +24,7 @@ from workbench.analysis.findings import (
 from workbench.analysis.registry import ANALYSES
 from workbench.model.history_gaps import written_inside
 from workbench.model.reads import build
+from workbench.model.secrets import InClear, in_clear
 from workbench.model.views import views
 
 # Threads the analyses of small evidence run in (`triage`): 8 took topicid-mismatch-2.8 from 17-24 s to
@@ -46,6 +47,7 @@ class Triage:
     coverage: Coverage
     bad_records: int
     bundle: str = ""
+    in_clear: list[InClear] = field(default_factory=list)  # files holding credentials in clear
 
     @property
     def critical(self) -> bool:
@@ -65,6 +67,7 @@ class Triage:
             "findings": [f.as_dict() for f in self.findings],
             "coverage": self.coverage.as_dict(),
             "bad_records": self.bad_records,
+            "secrets_in_clear": [{"file": c.file, "holds": list(c.holds)} for c in self.in_clear],
         }
 
     def json(self) -> str:
@@ -110,7 +113,8 @@ def triage(bundle: Bundle, threads: int | None = None, only: Iterable[str] = ())
         found += each
         coverage.update(checked)
     checked_across(bundle, coverage)
-    return Triage(sorted(found, key=Finding.sort_key), coverage, bad, bundle.evidence.origin)
+    found.sort(key=Finding.sort_key)
+    return Triage(found, coverage, bad, bundle.evidence.origin, in_clear(bundle))
 
 
 def chosen(only: Iterable[str] = ()) -> tuple[Analysis, ...]:

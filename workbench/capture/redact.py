@@ -23,12 +23,18 @@ from typing import Any
 
 REDACTED = "[redacted:{}]"
 # Names of PASSWORD-type configs, matched on the last dotted words so listener/mechanism prefixes pass.
-SECRET_CONFIG = re.compile(
-    r"(?:^|\.)(?:password|secret|jaas\.config|keystore\.key|keystore\.certificate\.chain"
-    r"|truststore\.certificates|secret\.key|master\.key|client\.secret|credentials?)$",
-    re.IGNORECASE,
+SECRET_NAMES = (
+    r"(?:password|secret|jaas\.config|keystore\.key|keystore\.certificate\.chain"
+    r"|truststore\.certificates|secret\.key|master\.key|client\.secret|credentials?)"
 )
+SECRET_CONFIG = re.compile(rf"(?:^|\.){SECRET_NAMES}$", re.IGNORECASE)
 SCRAM_MECHANISM = re.compile(r"^SCRAM-", re.IGNORECASE)
+REDACTED_VALUE = r"\[redacted:[0-9a-f]{12}\]"
+# A secret's value in clear inside a config znode's JSON, for Python's re and Java's regex alike (Spark's
+# rlike): under /config/users a SCRAM mechanism's, under /config/brokers a PASSWORD-type config's.
+SCRAM_IN_CLEAR = rf'(?i)"SCRAM-[^"]*"\s*:\s*"(?!{REDACTED_VALUE}")'
+CONFIG_IN_CLEAR = rf'(?i)"(?:[^"]*\.)?{SECRET_NAMES}"\s*:\s*"(?!{REDACTED_VALUE}")'
+
 # Also below a chroot (zookeeper.connect=zk:2181/kafka): ZooKeeper's own files hold the full path.
 USERS = re.compile(r"^(?:/[^/]+)*/config/users/[^/]+$")
 BROKERS = re.compile(r"^(?:/[^/]+)*/config/brokers/[^/]+$")
@@ -105,4 +111,4 @@ def redact_properties(text: str) -> tuple[str, int]:
 
 
 def _is_redacted(value: Any) -> bool:
-    return isinstance(value, str) and bool(re.fullmatch(r"\[redacted:[0-9a-f]{12}\]", value))
+    return isinstance(value, str) and bool(re.fullmatch(REDACTED_VALUE, value))

@@ -47,6 +47,13 @@ def summary(s: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+NOT_TO_SHARE = "Do not share this bundle as it is: it holds credentials in clear"
+REDACT_WITH = (
+    "Made by `workbench capture zk-files` (a ZooKeeper dataDir) and `workbench capture broker "
+    "--server-properties`, the same files are redacted."
+)
+
+
 def by_severity(t: Triage) -> Iterator[tuple[str, list[Finding]]]:
     """Triage's findings grouped by severity, most severe first; a severity with none is left out."""
     for sev in SEVERITIES:
@@ -58,6 +65,8 @@ def by_severity(t: Triage) -> Iterator[tuple[str, list[Finding]]]:
 def triage_text(t: Triage) -> str:
     """`workbench triage`: findings by severity, each with the evidence to open, then coverage."""
     lines = [f"Triage of {t.bundle}", ""]
+    if t.in_clear:
+        lines += [f"{NOT_TO_SHARE}:", *[f"  {c.said()}" for c in t.in_clear], f"  {REDACT_WITH}", ""]
     for sev, group in by_severity(t):
         lines.append(f"{sev.upper()} ({len(group)})")
         for f in group:
@@ -81,6 +90,13 @@ def triage_text(t: Triage) -> str:
 def triage_markdown(t: Triage) -> str:
     """`workbench triage --format markdown`: the same, for a ticket or a postmortem."""
     lines = [f"# Triage of `{t.bundle}`", ""]
+    if t.in_clear:
+        lines += [
+            f"> **{NOT_TO_SHARE}:**",
+            *[f"> - `{c.said()}`" for c in t.in_clear],
+            f">\n> {REDACT_WITH}",
+            "",
+        ]
     for sev, group in by_severity(t):
         lines += [f"## {sev.capitalize()} ({len(group)})", ""]
         for f in group:
