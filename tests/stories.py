@@ -143,8 +143,15 @@ for _parts, _version in (
             ("controller-hang", "data_loss.truncation"),
             ("controller-hang-woke-first", "data_loss.truncation"),
             ("leader-pause", "partition.leader_paused"),
+            # a '-delete' dir whose removal fails takes the broker's only log dir offline: it halts
+            ("deletion-denied", "deletion.lingering_dir"),
+            ("deletion-denied", "log_dir.offline"),
         ),
         "2.8.2",
+    ),
+    (
+        (("deletion-denied", "deletion.lingering_dir"), ("deletion-denied", "log_dir.offline")),
+        "3.6.2",
     ),
     (
         (
@@ -157,7 +164,7 @@ for _parts, _version in (
         "3.6.2",
     ),
 ):
-    _name = "+".join(n for n, _ in _parts)
+    _name = "+".join(dict.fromkeys(n for n, _ in _parts))  # a story proving two kinds is told once
     _story = Story(_name, _version, 7, Scale(brokers=4, partitions=3))
     MUST_FIND[f"{_name}@{_version}"] = (_story, tuple(sorted({k for _, k in _parts})))
 

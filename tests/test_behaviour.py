@@ -34,10 +34,13 @@ PINNED = {
     "resigning_logged_by_every_expired_broker": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "unclean_election_warned": (("0.10.2", "1.0.2"), ("1.1.1", "2.5.1")),
     "unclean_election_marks_recovering": (("3.2.0", "3.6.2"), ("3.1.2", "2.8.2")),
-    "truncation_below_high_watermark_warned": (("2.5.1", "2.8.2", "3.6.2"), ()),
+    "truncation_below_high_watermark_warned": (("2.0.1", "2.3.1"), ("1.1.1", "2.4.1", "2.8.2", "3.6.2")),
+    "follower_logs_its_log_end": (("2.6.0", "2.8.2", "3.6.2"), ("2.5.1", "1.1.1")),
+    "acks_all_waits_for_the_high_watermark": (("0.10.2.2", "2.5.1", "3.6.2"), ()),
     "leader_epochs_not_rebuilt_after_clean_shutdown": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "zk_client_idle_beyond_read_timeout_means_it_stood_still": (("1.1.1", "2.8.2", "3.6.2"), ()),
     "failed_log_dir_takes_its_replicas_offline": (("2.5.1", "2.8.2", "3.6.2"), ()),
+    "delete_dirs_queued_again_at_startup": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "controller_election_in_server_log": (("0.10.2.2",), ("0.11.0.2", "1.0.2", "2.8.2")),
 }
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from workbench.analysis.contract import NO_TXN
-from workbench.analysis.data_loss import Facts, Truncation, UncleanElection, judge
-from workbench.analysis.findings import Coverage
+from workbench.analysis.data_loss import Facts, Truncation, UncleanElection, _unseen, judge
+from workbench.analysis.findings import TP, Coverage
 from workbench.model.partition_log import OfflineElection
 
 AT = datetime(2024, 3, 12, 9, 41, 5, tzinfo=timezone.utc)
@@ -58,6 +58,32 @@ def test_a_former_leaders_truncation_warns_and_nothing_is_invented() -> None:
     coverage = checked()
     assert judge(Facts([], [], True), coverage) == []
     assert coverage["data_loss"].missing == [NO_TXN]
+
+
+def test_a_truncation_counts_what_it_dropped_where_the_followers_line_gives_its_log_end() -> None:
+    said = "brokers/1/logs/state-change.log:40"
+    former = Truncation(1, "payments", 2, AT, 1200, 1180, True, "brokers/1/logs/server.log:88", 1250, said)
+    (found,) = judge(Facts([], [former], False), checked())
+    assert found.severity.name == "WARNING" and found.subject["records"] == 50
+    assert "the 50 record(s) it held beyond that offset (its log ended at 1250) are dropped" in found.summary
+    assert "high watermark 1180, so no producer with acks=all was told" in found.summary
+    assert found.evidence == (said, "brokers/1/logs/server.log:88")
+    below = Truncation(1, "payments", 2, AT, 1200, 1250, False, "brokers/1/logs/server.log:88", 1300, said)
+    (found,) = judge(Facts([], [below], False), checked())
+    assert found.severity.name == "CRITICAL" and found.subject["records"] == 100
+    assert "at least 50 committed record(s)" in found.summary and "100 record(s) in all" in found.summary
+
+
+def test_a_followers_truncation_no_line_judges_is_said_in_coverage() -> None:
+    tps = [TP("payments", 2), TP("payments", 3)]
+    assert _unseen([], 0, "2.5.1") is None
+    said = _unseen(tps, 2, "2.5.1") or ""
+    assert "whether 2 partition(s)' truncations by replicas that had not led them (payments 2-3)" in said
+    assert "(Kafka 2.5.1 logs neither the fetcher's warning nor a follower's log end)" in said
+    assert "Kafka" not in (_unseen(tps, 2, "2.8.2") or "") and "Kafka" not in (_unseen(tps, 2, None) or "")
+    coverage = checked()
+    judge(Facts([], [], False, unseen=said), coverage)
+    assert coverage["data_loss"].missing == [said]
 
 
 # -- without ZooKeeper's history: the controller's own lines (model/partition_log.py) -----------------------

@@ -134,6 +134,18 @@ def test_delete_dirs_linger_only_past_their_brokers_delay() -> None:
     assert late.subject == {"topic": "topic-2", "broker": 1, "partitions": [0, 1]}
     assert late.evidence == ("broker-1:logs/server.log:0", "broker-1:logs/server.log:1")
     assert judge(nothing(delete_dirs=dirs, captured_ms=None), checked()) == []
+    assert late.severity.value == "warning" and "stopped before removing them or could not" in late.summary
+
+
+def test_a_delete_dir_whose_removal_failed_is_critical_with_its_cause_and_the_way_out() -> None:
+    error = "java.nio.file.AccessDeniedException: /data/t-0.ab-delete/00000000000000000000.log -> ..."
+    failed = DeleteDir(4, "t", 0, None, None, error, "broker-4:logs/server.log:67")
+    young = DeleteDir(4, "t", 1, datetime.fromtimestamp(CAPTURED_MS / 1000, tz=timezone.utc), "broker-4:x:1")
+    (found,) = judge(nothing(delete_dirs=[failed, young]), checked())
+    assert found.severity.value == "critical" and found.subject["partitions"] == [0]
+    assert f"removing them failed on an I/O error ({error})" in found.summary
+    assert "Fix the cause (the dir's owner and permissions) before starting broker 4 again" in found.summary
+    assert found.evidence == ("broker-4:logs/server.log:67",)
 
 
 def test_strays_and_recreated_topics() -> None:

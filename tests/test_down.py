@@ -53,3 +53,14 @@ def test_a_broker_leaving_partitions_under_replicated_is_a_warning_and_one_hosti
     assert under.severity.value == "warning" and "since when, the evidence does not say" in under.summary
     assert "last in-sync" not in under.summary and "4 are under-replicated without it" in under.summary
     assert idle.severity.value == "info" and idle.subject == {"broker": 5, "partitions": 0}
+
+
+def test_a_broker_that_halted_for_its_failed_log_dir_says_so_and_to_repair_it_first() -> None:
+    halted = Down(
+        4, ENDED, 0x76, "crash", None, None, "broker-4:logs/server.log:73", 7, under=7,
+        halted_for="/var/lib/kafka/data", halted_ref="broker-4:logs/server.log:73",
+    )  # fmt: skip
+    (found,) = judge(Facts([halted], CAPTURED_MS), checked())
+    assert "It halted because its log dir /var/lib/kafka/data failed (log_dir.offline)" in found.summary
+    assert found.summary.endswith("before starting broker 4 again, or it fails the same way.")
+    assert "its log's last lines say why" not in found.summary

@@ -11,9 +11,35 @@ import pytest
 from stories import MUST_FIND, Stories
 from truth_facts import check
 
+from workbench.kafka import behaviour
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(MUST_FIND))
 def test_triage_finds_what_only_this_story_provokes(stories: Stories, name: str) -> None:
     findings = check(stories.triage(name), stories.truth(name))
     assert set(MUST_FIND[name][1]) <= {f.kind for f in findings}
+
+
+TRUNCATING = sorted(n for n, (_, kinds) in MUST_FIND.items() if "data_loss.truncation" in kinds)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", TRUNCATING)
+def test_the_records_a_truncation_dropped_are_counted_where_the_lines_give_the_log_end(
+    stories: Stories, name: str
+) -> None:
+    """From 2.6 a follower logs its log end before its fetcher truncates: the records dropped are counted,
+    exactly as many as the truth says; where no line gives it, no count is made up."""
+    dropped: dict[tuple[str, int, int], list[int]] = {}
+    for t in stories.truth(name)["truncations"]:
+        dropped.setdefault((t["topic"], t["partition"], t["broker"]), []).append(t["dropped"])
+    counted: dict[tuple[str, int, int], list[int | None]] = {}
+    for f in stories.triage(name).of_kind("data_loss.truncation"):
+        s = f.subject
+        counted.setdefault((s["topic"], s["partition"], s["broker"]), []).append(s.get("records"))
+    assert counted
+    if behaviour.holds("follower_logs_its_log_end", MUST_FIND[name][0].version):
+        assert {k: sorted(v) for k, v in counted.items()} == {k: sorted(dropped[k]) for k in counted}
+    else:
+        assert all(v is None for vs in counted.values() for v in vs)

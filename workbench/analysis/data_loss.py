@@ -7,11 +7,14 @@ truncations that dropped records (the brokers' logs).
   leader's log end is gone; its "starts at leader epoch E from offset O" line says where that log ended.
   Without ZooKeeper's history, the controller's lines tell the same (`model/partition_log.py`): its words
   until 1.0, RECOVERING from 3.2, else the ISR the lines printed before the election.
-- Truncation below the high watermark: a follower's fetcher truncating committed records warns
-  "Truncating <tp> to offset X below high watermark H" (`truncation_below_high_watermark_warned`): at
-  least H - X committed records are gone from that replica.
-- A returning leader: "Truncating to offset X" (Log.truncateTo, effective) from a broker that led the
-  partition before: what it appended as leader beyond X is dropped, acknowledged or not.
+- Truncation below the high watermark: at least H - X committed records are gone from that replica. Its
+  fetcher warned "Truncating <tp> to offset X below high watermark H" from 2.0 to 2.3
+  (`truncation_below_high_watermark_warned`); from 2.6 its "Follower <tp> starts at leader epoch E from
+  offset O with high watermark H" line, before "Truncating to offset X" (Log.truncateTo), gives H and its
+  log end O (`follower_logs_its_log_end`): O - X records were dropped in all.
+- A returning leader: "Truncating to offset X" from a broker that led the partition before: what it
+  appended as leader beyond X is dropped; at or above its high watermark none of it had been acknowledged
+  to an acks=all producer (`acks_all_waits_for_the_high_watermark`), only acks=0 or 1 writes are lost.
 """
 
 from __future__ import annotations
@@ -25,7 +28,17 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, two_halves
-from workbench.analysis.findings import Coverage, Finding, file_ref, file_ref_col, hex_zxid, tp_list, txn_ref
+from workbench.analysis.findings import (
+    TP,
+    Coverage,
+    Finding,
+    file_ref,
+    file_ref_col,
+    hex_zxid,
+    tp_list,
+    txn_ref,
+)
+from workbench.kafka import behaviour
 from workbench.model.evidence import lacking
 from workbench.model.partition_log import OfflineElection, leader_starts, offline_elections
 from workbench.model.views import views
@@ -67,49 +80,56 @@ def unclean_elections(bundle: Bundle) -> DataFrame | None:
 
 
 def truncations(bundle: Bundle) -> DataFrame:
-    """broker, topic, partition, ts, offset, high_watermark (null: not below it), led_before (the broker
-    had logged leading the partition earlier), ref: each truncation that dropped records or may have."""
+    """broker, topic, partition, ts, offset, high_watermark and log_end (the replica's before it, where
+    its lines give them: null elsewhere), led_before (the broker had logged leading the partition
+    earlier), ref: each truncation a broker logged. Those below the high watermark dropped committed
+    records; a former leader's, records it took as leader; of the rest, without a high watermark, what
+    they dropped is not known."""
     ev = bundle.cluster_events.where(F.col("partition").isNotNull())
     offset = F.col("attrs")["offset"].try_cast("long")
+    tp = ["broker_id", "topic", "partition"]
     below = ev.where(F.col("event") == "log.truncated_below_hw").select(
-        "broker_id",
-        "topic",
-        "partition",
+        *tp,
         "ts",
         offset.alias("offset"),
         F.col("attrs")["high_watermark"].try_cast("long").alias("high_watermark"),
         file_ref_col("file", "line_no").alias("ref"),
     )
     plain = ev.where(F.col("event") == "log.truncated").select(
-        "broker_id",
-        "topic",
-        "partition",
-        "ts",
-        offset.alias("offset"),
-        file_ref_col("file", "line_no").alias("ref"),
+        *tp, "ts", offset.alias("offset"), file_ref_col("file", "line_no").alias("ref")
     )
     # the Log line of a truncation the fetcher also warned of is the same truncation
-    same = ["broker_id", "topic", "partition", "offset"]
-    alone = plain.join(below.select(*same, F.col("ts").alias("w")), same, "left_anti")
+    alone = plain.join(below.select(*tp, "offset"), [*tp, "offset"], "left_anti")
     both = below.unionByName(alone.withColumn("high_watermark", F.lit(None).cast("long")))
-    led = ev.where(F.col("event") == "partition.became_leader").select(
-        "broker_id", "topic", "partition", F.col("ts").alias("led")
+    # what the broker did before on its own clock: led the partition, or became its follower, logging its
+    # log end and high watermark then (`follower_logs_its_log_end`); the latest such line counts
+    before = ev.where(F.col("event").isin("partition.became_leader", "partition.became_follower")).select(
+        *[F.col(c).alias(f"b_{c}") for c in tp],
+        F.col("ts").alias("at"),
+        (F.col("event") == "partition.became_leader").alias("led"),
+        F.col("attrs")["offset"].try_cast("long").alias("end"),
+        F.col("attrs")["high_watermark"].try_cast("long").alias("hw"),
+        file_ref_col("file", "line_no").alias("said"),
+    )
+    followed = F.max_by(
+        F.when(~F.col("led"), F.struct("end", "hw", "said")), F.when(~F.col("led"), F.col("at"))
     )
     return (
-        both.join(led, ["broker_id", "topic", "partition"], "left")
-        .groupBy("broker_id", "topic", "partition", "ts", "offset", "high_watermark", "ref")
-        .agg(F.count_if(F.col("led") <= F.col("ts")).alias("n"))
+        both.join(before, [*[F.col(c) == F.col(f"b_{c}") for c in tp], F.col("at") <= F.col("ts")], "left")
+        .groupBy(*tp, "ts", "offset", "high_watermark", "ref")
+        .agg(F.count_if(F.col("led")).alias("n"), followed.alias("f"))
         .select(
             F.col("broker_id").alias("broker"),
             "topic",
             "partition",
             "ts",
             "offset",
-            "high_watermark",
+            F.coalesce("high_watermark", "f.hw").alias("high_watermark"),
+            F.when(F.col("f.end") > F.col("offset"), F.col("f.end")).alias("log_end"),
             (F.col("n") > 0).alias("led_before"),
             "ref",
+            F.col("f.said").alias("log_end_ref"),
         )
-        .where(F.col("high_watermark").isNotNull() | F.col("led_before"))
     )
 
 
@@ -133,7 +153,8 @@ class UncleanElection:
 
 @dataclass(frozen=True)
 class Truncation:
-    """A truncation that dropped records (below the high watermark) or may have (by a former leader)."""
+    """A truncation that dropped committed records (below the replica's high watermark) or records the
+    broker took as leader; its high watermark and log end before it where its lines give them."""
 
     broker: int
     topic: str
@@ -143,6 +164,12 @@ class Truncation:
     high_watermark: int | None
     led_before: bool
     ref: str
+    log_end: int | None = None
+    log_end_ref: str | None = None  # the line that gave log_end and, without a warning, high_watermark
+
+    @property
+    def below_hw(self) -> bool:
+        return self.high_watermark is not None and self.offset < self.high_watermark
 
 
 @dataclass(frozen=True)
@@ -154,6 +181,7 @@ class Facts:
     logged: list[OfflineElection] = dataclasses.field(default_factory=list)
     logged_total: int = 0
     lacking: list[str] = dataclasses.field(default_factory=list)  # the controller's journal, where absent
+    unseen: str | None = None  # truncations whose high watermark no line gives
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -178,8 +206,15 @@ def facts(bundle: Bundle) -> Facts:
             .collect()
         )
         elections = [UncleanElection(**r.asDict()) for r in rows]
-    cut = truncations(bundle).orderBy("ts", "broker", "topic", "partition")
+    every = truncations(bundle)
+    cut = every.where((F.col("offset") < F.col("high_watermark")) | F.col("led_before"))
+    cut = cut.orderBy("ts", "broker", "topic", "partition")
     cut = cut.select(*[f.name for f in dataclasses.fields(Truncation)]).limit(SHOWN)
+    unknown = every.where(F.col("high_watermark").isNull() & ~F.col("led_before")).agg(
+        F.count_distinct("topic", "partition").alias("n"),
+        F.slice(F.sort_array(F.collect_set(F.struct("topic", "partition"))), 1, SHOWN).alias("tps"),
+    )
+    unjudged = unknown.first()  # one row: how many partitions, and the first by name
     return Facts(
         elections,
         [Truncation(**r.asDict()) for r in cut.collect()],
@@ -187,6 +222,24 @@ def facts(bundle: Bundle) -> Facts:
         logged,
         total,
         absent,
+        _unseen([TP(r.topic, r.partition) for r in unjudged.tps], unjudged.n, ev.kafka_version)
+        if unjudged is not None
+        else None,
+    )
+
+
+def _unseen(tps: list[TP], n: int, version: str | None) -> str | None:
+    """Truncations by replicas that had not led their partition, with no line giving their high
+    watermark: whether they dropped committed records is not known. Kafka 2.4 to 2.5 (and before 2.0)
+    logs neither the fetcher's warning nor a follower's log end, so there it is every such truncation."""
+    if not tps:
+        return None
+    warned = behaviour.holds("truncation_below_high_watermark_warned", version)
+    silent = warned is False and behaviour.holds("follower_logs_its_log_end", version) is False
+    why = f" (Kafka {version} logs neither the fetcher's warning nor a follower's log end)" if silent else ""
+    return (
+        f"whether {n} partition(s)' truncations by replicas that had not led them ({tp_list(tps)}) "
+        f"dropped committed records: no line gives their high watermark{why}"
     )
 
 
@@ -195,7 +248,7 @@ def judge(facts: Facts, coverage: Coverage) -> list[Finding]:
     Plain Python: tested from hand-written facts."""
     if facts.no_txn:
         coverage.add("data_loss", [NO_TXN])
-    coverage.add("data_loss", facts.lacking)
+    coverage.add("data_loss", [*facts.lacking, *([facts.unseen] if facts.unseen else [])])
     out: list[Finding] = []
     for r in facts.elections:
         since = f" from offset {r.from_offset}" if r.from_offset is not None else ""
@@ -285,27 +338,47 @@ def logged_elections(logged: list[OfflineElection], total: int, coverage: Covera
 
 
 def _truncation(r: Truncation) -> Finding:
-    subject = {"topic": r.topic, "partition": r.partition, "broker": r.broker}
-    if r.high_watermark is not None:
+    """Below the high watermark, committed records are gone (critical); else what a former leader dropped,
+    counted where its lines give its log end, none of it acknowledged to acks=all producers where its
+    high watermark is known (`acks_all_waits_for_the_high_watermark`)."""
+    subject: dict[str, object] = {"topic": r.topic, "partition": r.partition, "broker": r.broker}
+    dropped = r.log_end - r.offset if r.log_end is not None else None
+    if dropped is not None:
+        subject["records"] = dropped
+    refs = tuple(x for x in (r.log_end_ref, r.ref) if x)
+    at = f"({r.ts:%Y-%m-%d %H:%M:%S} broker time)"
+    counted = f"; it dropped {dropped} record(s) in all (its log ended at {r.log_end})" if dropped else ""
+    if r.below_hw:
+        assert r.high_watermark is not None
         return Finding(
             "data_loss.truncation",
             CRITICAL,
             {**subject, "below_hw": True},
             f"Broker {r.broker} truncated {r.topic}-{r.partition} to offset {r.offset}, below its "
-            f"high watermark {r.high_watermark} ({r.ts:%Y-%m-%d %H:%M:%S} broker time): at least "
-            f"{r.high_watermark - r.offset} committed record(s) are gone from its copy; the leader's log "
-            "diverged from what was committed (an unclean election, or a leader that lost them).",
-            (r.ref,),
+            f"high watermark {r.high_watermark} {at}: at least {r.high_watermark - r.offset} committed "
+            f"record(s) are gone from its copy, whatever acks they were written with{counted}; the "
+            "leader's log diverged from what was committed (an unclean election, or a leader that lost "
+            "them).",
+            refs,
+        )
+    if dropped is not None and r.high_watermark is not None:
+        what = (
+            f"the {dropped} record(s) it held beyond that offset (its log ended at {r.log_end}) are "
+            f"dropped. None had reached its high watermark {r.high_watermark}, so no producer with "
+            "acks=all was told they were written; writes acknowledged with acks=0 or 1 are lost."
+        )
+    else:
+        what = (
+            "records it appended as leader beyond that offset are dropped, and any a producer had been "
+            "told were written (acks=1, or acks=all while it was alone in the ISR) are lost."
         )
     return Finding(
         "data_loss.truncation",
         WARNING,
         {**subject, "below_hw": False},
-        f"Broker {r.broker}, which had led {r.topic}-{r.partition}, truncated it to offset "
-        f"{r.offset} ({r.ts:%Y-%m-%d %H:%M:%S} broker time): records it appended as leader "
-        "beyond that offset are dropped, and any a producer had been told were written (acks=1, "
-        "or acks=all while it was alone in the ISR) are lost.",
-        (r.ref,),
+        f"Broker {r.broker}, which had led {r.topic}-{r.partition}, truncated it to offset {r.offset} {at}: "
+        + what,
+        refs,
     )
 
 
@@ -330,6 +403,7 @@ ANALYSIS = Analysis(
             "data_loss.truncation",
             (CRITICAL, WARNING),
             {**_REPLICA, "below_hw": bool},
+            {"records": int},  # dropped in all, where the broker's lines give its log end before
             key=("topic", "partition", "broker", "below_hw"),
         ),
     ),

@@ -249,26 +249,44 @@ def _refused(f: Facts) -> list[Finding]:
 
 def _lingering(f: Facts) -> list[Finding]:
     """'-delete' dirs still on disk longer than file.delete.delay.ms after their rename (the broker's log
-    says when), by the capture time."""
+    says when), by the capture time, or whose removal the broker logged failing. A failed removal is an
+    I/O error on the log dir, which Kafka takes offline (`failed_log_dir_takes_its_replicas_offline`):
+    critical, with the way out; a broker queues its '-delete' dirs again when it starts
+    (`delete_dirs_queued_again_at_startup`)."""
     if f.captured_ms is None:
         return []
     late: dict[tuple[int, str], list[DeleteDir]] = {}
     for d in f.delete_dirs:
         delay = int(f.delays.get(d.broker, FILE_DELETE_DELAY_MS))
-        if d.renamed is not None and f.captured_ms - d.renamed.timestamp() * 1000 > delay + CLOCK_MARGIN_MS:
+        aged = (
+            d.renamed is not None and f.captured_ms - d.renamed.timestamp() * 1000 > delay + CLOCK_MARGIN_MS
+        )
+        if aged or d.failed:
             late.setdefault((d.broker, d.topic), []).append(d)
     out = []
     for (broker, topic), ds in sorted(late.items()):
-        oldest = min(d.renamed for d in ds if d.renamed is not None)
+        renamed = [d.renamed for d in ds if d.renamed is not None]
+        since = f" renamed as early as {min(renamed):%Y-%m-%d %H:%M:%S} (broker time)," if renamed else ""
+        said = f"Broker {broker} still holds {len(ds)} '-delete' dir(s) of {topic}{since} past "
+        said += "file.delete.delay.ms"
+        failed = [d for d in ds if d.failed]
+        refs = [d.failed_ref for d in failed if d.failed_ref] + [d.ref for d in ds if d.ref]
+        if failed:
+            said += (
+                f": removing them failed on an I/O error ({failed[0].failed}). Kafka takes a log dir offline "
+                "on such an error, with every replica in it, and a broker whose last log dir it was halts. "
+                f"Fix the cause (the dir's owner and permissions) before starting broker {broker} again: "
+                "it removes its '-delete' dirs when it starts."
+            )
+        else:
+            said += ": the broker stopped before removing them or could not."
         out.append(
             Finding(
                 "deletion.lingering_dir",
-                WARNING,
+                CRITICAL if failed else WARNING,
                 {"topic": topic, "broker": broker, "partitions": sorted(d.partition for d in ds)},
-                f"Broker {broker} still holds {len(ds)} '-delete' dir(s) of {topic} renamed as early as "
-                f"{oldest:%Y-%m-%d %H:%M:%S} (broker time), past file.delete.delay.ms: the broker stopped "
-                "before removing them or could not.",
-                tuple(first_refs([d.ref for d in ds if d.ref], 3)),
+                said,
+                tuple(first_refs(refs, 3)),
             )
         )
     return out
@@ -367,7 +385,7 @@ ANALYSIS = Analysis(
         ),
         Kind("deletion.completed", (INFO,), {"topic": str, "halted": list}, key=("topic", "halted")),
         Kind("deletion.refused", (WARNING,), {"topic": str}, key=("topic",)),
-        Kind("deletion.lingering_dir", (WARNING,), _DIRS),
+        Kind("deletion.lingering_dir", (CRITICAL, WARNING), _DIRS),
         Kind("deletion.stray_dir", (WARNING,), _DIRS),
         Kind("deletion.recreated", (INFO,), {"topic": str}, {"zxid": str}, key=("topic",)),
     ),

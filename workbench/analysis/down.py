@@ -9,7 +9,7 @@ with an unclean election that drops what only it holds) and those under-replicat
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
@@ -18,6 +18,7 @@ from workbench.analysis.brokers import CAUSE_TEXT
 from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, two_halves
 from workbench.analysis.findings import TP, Coverage, Finding, duration, hex_zxid, tp_list, txn_ref, zk_ref
 from workbench.kafka import znodes as paths
+from workbench.model.log_dirs import Said, failed_dirs_logged
 from workbench.model.refs import file_ref
 from workbench.model.session_ends import session_ends
 from workbench.model.views import views
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 SHOWN = 60  # partitions named per broker
+LAST_LINES = timedelta(minutes=1)
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,8 @@ class Down:
     last_in_isr: list[TP] = field(default_factory=list)
     only: int = 0
     under: int = 0
+    halted_for: str | None = None  # the log dir whose failure the broker's log says it halted for
+    halted_ref: str | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,12 @@ def facts(bundle: Bundle) -> Facts:
             .collect()  # one row per broker down with logs
         }
     ends = session_ends(bundle) if regs else {}
+    # a halt for a failed log dir among its log's last lines (a minute: the handler's lines, then the halt)
+    halts = {
+        d.broker: d
+        for d in (failed_dirs_logged(bundle) if known & v.evidence.with_logs else [])
+        if d.halted is not None and d.broker in logs and d.halted.ts >= logs[d.broker].ts - LAST_LINES
+    }
     out = []
     for b in sorted(known):
         h, reg, line = hosted.get(b), regs.get(b), logs.get(b)
@@ -115,9 +125,15 @@ def facts(bundle: Bundle) -> Facts:
                 [TP(t.topic, t.partition) for t in h.tps] if h is not None else [],
                 (h.only or 0) if h is not None else 0,
                 (h.out or 0) if h is not None else 0,
+                halts[b].log_dir if b in halts else None,
+                _said_ref(halts[b].halted) if b in halts else None,
             )
         )
     return Facts(out, v.as_of_ms)
+
+
+def _said_ref(s: Said | None) -> str | None:
+    return file_ref(s.file, s.line_no) if s is not None else None
 
 
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:
@@ -162,8 +178,15 @@ def _finding(d: Down, f: Facts) -> Finding:
         )
     if d.under:
         text += f"; {d.under} are under-replicated without it"
-    why = "; its log's last lines say why it stopped" if d.log_ref else ""
-    text += f". Start broker {d.broker} again{why}."
+    if d.halted_for is not None:
+        refs += [d.halted_ref] if d.halted_ref else []
+        text += (
+            f". It halted because its log dir {d.halted_for} failed (log_dir.offline): repair the dir, or "
+            f"take it out of log.dirs, before starting broker {d.broker} again, or it fails the same way."
+        )
+    else:
+        why = "; its log's last lines say why it stopped" if d.log_ref else ""
+        text += f". Start broker {d.broker} again{why}."
     return Finding("broker.down", CRITICAL if d.only else WARNING, subject, text, tuple(refs))
 
 

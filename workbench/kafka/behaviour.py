@@ -7,51 +7,11 @@ the analyses at once, so each fact is read from Kafka's source, never from memor
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from workbench.kafka.behaviour_log import LOG_FACTS
+from workbench.kafka.fact import ZK, Fact, K, Source, Version, parse
 
-Version = tuple[int, ...]
+__all__ = ["Fact", "Source", "Version", "parse"]
 
-
-@dataclass(frozen=True)
-class Source:
-    """Where a fact is shown: a tag of apache/kafka (or apache/zookeeper), a file and its lines there."""
-
-    tag: str
-    path: str
-    lines: str
-
-    def __str__(self) -> str:
-        return f"{self.tag}: {self.path}:{self.lines}"
-
-
-@dataclass(frozen=True)
-class Fact:
-    """A claim about Kafka that holds from `since` (inclusive) until `until` (exclusive); None: no bound
-    among the ZooKeeper-mode versions the workbench reads."""
-
-    key: str
-    claim: str
-    since: Version | None
-    until: Version | None
-    sources: tuple[Source, ...]
-
-    def holds(self, version: str | Version | None) -> bool | None:
-        """Whether it holds at a Kafka version; None when the version is not known."""
-        v = parse(version) if isinstance(version, str) or version is None else version
-        if v is None:
-            return None
-        return (self.since is None or v >= self.since) and (self.until is None or v < self.until)
-
-
-def parse(version: str | None) -> Version | None:
-    """'2.8.2' -> (2, 8, 2); '3.1' -> (3, 1, 0); None when there is no version to read."""
-    m = re.match(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?", version or "")
-    return (int(m[1]), int(m[2]), int(m[3] or 0)) if m else None
-
-
-K = "core/src/main/scala/kafka"
-ZK = "zookeeper-server/src/main/java/org/apache/zookeeper"  # apache/zookeeper
 _FACTS = (
     Fact(
         "first_leader_and_isr_refused",
@@ -64,17 +24,6 @@ _FACTS = (
             Source("2.8.2", f"{K}/cluster/Partition.scala", "438-466"),
             Source("3.0.0", f"{K}/cluster/Partition.scala", "435-436"),
             Source("3.6.2", f"{K}/cluster/Partition.scala", "561-564"),
-        ),
-    ),
-    Fact(
-        "partition_metadata_written_at_log_creation",
-        "partition.metadata is written when the LeaderAndIsr that creates the log carries the topic id; in "
-        "2.8 only a later LeaderAndIsr (to a log already attached) writes it.",
-        (3, 0, 0),
-        None,
-        (
-            Source("2.8.2", f"{K}/cluster/Partition.scala", "446-453"),
-            Source("3.6.2", f"{K}/log/UnifiedLog.scala", "203-230"),
         ),
     ),
     Fact(
@@ -212,20 +161,6 @@ _FACTS = (
         ),
     ),
     Fact(
-        "only_unclean_election_leaves_the_isr",
-        "Every election picks a leader from the ISR except the offline election with "
-        "unclean.leader.election.enable, which takes the first live assigned replica and writes an ISR of "
-        "it alone: a leader outside the previous ISR with an ISR of itself is an unclean election.",
-        None,
-        None,
-        (
-            Source("2.5.1", f"{K}/controller/PartitionStateMachine.scala", "519-544"),
-            Source("2.5.1", f"{K}/controller/Election.scala", "40-43"),
-            Source("3.6.2", f"{K}/controller/PartitionStateMachine.scala", "532-557"),
-            Source("3.6.2", f"{K}/controller/Election.scala", "41-44"),
-        ),
-    ),
-    Fact(
         "resigning_logged_by_every_expired_broker",
         "A broker whose ZooKeeper session expires runs the controller's resignation whether it was the "
         'controller or not, so "Resigning" and "Resigned" prove nothing; only the active controller has '
@@ -237,44 +172,6 @@ _FACTS = (
             Source("2.8.2", f"{K}/controller/KafkaController.scala", "2405-2408"),
             Source("2.8.2", f"{K}/controller/KafkaController.scala", "450-485"),
             Source("3.6.2", f"{K}/controller/KafkaController.scala", "2589-2592"),
-        ),
-    ),
-    Fact(
-        "unclean_election_warned",
-        "Until 1.0 the controller's offline leader selector warns of an unclean election in words: \"No "
-        "broker in ISR is alive for P. Elect leader L from live brokers ... There's potential data loss.\" "
-        "From 1.1 no line says it: only the state it writes (an ISR of the new leader alone) and the metric.",
-        None,
-        (1, 1),
-        (
-            Source("0.10.2.2", f"{K}/controller/PartitionLeaderSelector.scala", "79-80"),
-            Source("1.0.2", f"{K}/controller/PartitionLeaderSelector.scala", "79-80"),
-            Source("1.1.1", f"{K}/controller/PartitionStateMachine.scala", "437-448"),
-        ),
-    ),
-    Fact(
-        "unclean_election_marks_recovering",
-        "From 3.2, where the inter-broker protocol is 3.2 or later, a leader elected from outside the ISR "
-        "is written with leaderRecoveryState RECOVERING (RECOVERED otherwise), which the state-change "
-        "lines print.",
-        (3, 2),
-        None,
-        (
-            Source("3.2.0", f"{K}/controller/Election.scala", "45-47"),
-            Source("3.2.0", f"{K}/controller/PartitionStateMachine.scala", "135"),
-            Source("3.6.2", f"{K}/controller/Election.scala", "45-47"),
-        ),
-    ),
-    Fact(
-        "truncation_below_high_watermark_warned",
-        "A follower whose fetcher truncates below its high watermark (committed records) warns "
-        "'Truncating <tp> to offset X below high watermark H', after Log.truncateTo's INFO line.",
-        None,
-        None,
-        (
-            Source("2.5.1", f"{K}/server/ReplicaFetcherThread.scala", "292-296"),
-            Source("2.8.2", f"{K}/server/ReplicaFetcherThread.scala", "316-320"),
-            Source("3.6.2", f"{K}/server/ReplicaFetcherThread.scala", "179-183"),
         ),
     ),
     Fact(
@@ -298,64 +195,6 @@ _FACTS = (
             Source("2.4.1", f"{K}/server/KafkaConfig.scala", "131"),
             Source("2.5.1", f"{K}/server/KafkaConfig.scala", "138"),
             Source("3.6.2", f"{K}/server/KafkaConfig.scala", "138"),
-        ),
-    ),
-    Fact(
-        "leader_epochs_not_rebuilt_after_clean_shutdown",
-        "After a clean shutdown a log is not recovered, so its leader epoch cache is only what "
-        "leader-epoch-checkpoint holds (recovery would rebuild it from the batches); a follower without a "
-        "latest epoch truncates to its local high watermark instead of asking the leader where its epochs "
-        "diverge (OffsetsForLeaderEpoch, KIP-101).",
-        None,
-        None,
-        (
-            Source("2.8.2", f"{K}/log/Log.scala", "892-902"),
-            Source("2.8.2", f"{K}/server/AbstractFetcherThread.scala", "160-184"),
-            Source("2.8.2", f"{K}/server/AbstractFetcherThread.scala", "246-255"),
-            Source("3.6.2", f"{K}/log/LogLoader.scala", "415"),
-            Source("3.6.2", f"{K}/server/AbstractFetcherThread.scala", "148-173"),
-        ),
-    ),
-    Fact(
-        "leader_is_first_live_isr_replica",
-        "The offline election and the controlled-shutdown election both take the first replica in "
-        "assignment order that is alive and in the ISR (controlled shutdown: and not shutting down); with "
-        "none, the partition keeps no leader (unless unclean election is enabled, offline only).",
-        None,
-        None,
-        (
-            Source("2.5.1", f"{K}/controller/PartitionStateMachine.scala", "519-542"),
-            Source("2.8.2", f"{K}/controller/PartitionStateMachine.scala", "523-546"),
-            Source("3.6.2", f"{K}/controller/PartitionStateMachine.scala", "532-555"),
-        ),
-    ),
-    Fact(
-        "last_isr_member_kept",
-        "A replica going offline leaves the ISR, except the last member, which stays: a partition whose "
-        "leader was alone in the ISR goes to no leader with that ISR, and comes back only with that broker.",
-        None,
-        None,
-        (
-            Source("2.5.1", f"{K}/controller/ReplicaStateMachine.scala", "331-332"),
-            Source("2.8.2", f"{K}/controller/ReplicaStateMachine.scala", "344-345"),
-            Source("3.6.2", f"{K}/controller/ReplicaStateMachine.scala", "344-345"),
-        ),
-    ),
-    Fact(
-        "follower_fetches_only_at_its_leaders_epoch",
-        "A leader answers a fetch carrying an older leader epoch than its own with FENCED_LEADER_EPOCH and a "
-        "newer one with UNKNOWN_LEADER_EPOCH. A fenced follower stops fetching until a new LeaderAndIsr (a "
-        "replica with a stale id refuses it, so it leaves the ISR); one ahead of its leader retries and "
-        "never catches up (a repaired follower of a leader that refused the current epoch).",
-        None,
-        None,
-        (
-            Source("2.5.1", f"{K}/cluster/Partition.scala", "328-341"),
-            Source("2.8.2", f"{K}/cluster/Partition.scala", "359-371"),
-            Source("2.8.2", f"{K}/server/AbstractFetcherThread.scala", "302-315"),
-            Source("2.8.2", f"{K}/server/AbstractFetcherThread.scala", "407-414"),
-            Source("3.6.2", f"{K}/cluster/Partition.scala", "478-490"),
-            Source("3.6.2", f"{K}/server/AbstractFetcherThread.scala", "293-306"),
         ),
     ),
     Fact(
@@ -389,27 +228,8 @@ _FACTS = (
             Source("0.11.0.2", f"{K}/controller/KafkaController.scala", "1576"),
         ),
     ),
-    Fact(
-        "failed_log_dir_takes_its_replicas_offline",
-        "A broker whose log dir fails stops serving every replica in it ('Stopping serving replicas in "
-        "dir D') and tells the controller; it halts instead ('Halting broker because dir D is offline') "
-        "where its inter-broker protocol is older than 1.0, and when the dir was its last one ('Shutdown "
-        "broker because all log dirs in ... have failed').",
-        None,
-        None,
-        (
-            Source("2.5.1", f"{K}/server/ReplicaManager.scala", "224-230"),
-            Source("2.5.1", f"{K}/log/LogManager.scala", "190-194"),
-            Source("2.8.2", f"{K}/server/ReplicaManager.scala", "269-275"),
-            Source("2.8.2", f"{K}/server/ReplicaManager.scala", "326-331"),
-            Source("2.8.2", f"{K}/server/ReplicaManager.scala", "1837-1874"),
-            Source("2.8.2", f"{K}/log/LogManager.scala", "191-195"),
-            Source("3.6.2", f"{K}/server/ReplicaManager.scala", "308-314"),
-            Source("3.6.2", f"{K}/log/LogManager.scala", "219-223"),
-        ),
-    ),
 )
-FACTS: dict[str, Fact] = {f.key: f for f in _FACTS}
+FACTS: dict[str, Fact] = {f.key: f for f in _FACTS + LOG_FACTS}
 
 # ZooKeeper (release-3.8.4), whatever the Kafka version: a client pings after readTimeout / 2 idle, with
 # readTimeout = 2/3 of the negotiated session timeout (ClientCnxn.java:436, 1262), and the server expires a

@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 
 from workbench.kafka.znode_frames import reassignment_requested
 from workbench.kafka.znodes import DELETE_MARKER_PATH, TOPIC_PATH
+from workbench.model.refs import file_ref_col
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -186,13 +187,16 @@ class Marker:
 
 @dataclass(frozen=True)
 class DeleteDir:
-    """A '-delete' dir on a broker's disk, with its rename where the broker's log says it."""
+    """A '-delete' dir on a broker's disk, with its rename where the broker's log says it, and the error
+    its removal failed on (the I/O error at the root of LogManager's "Exception while deleting" line)."""
 
     broker: int
     topic: str
     partition: int
     renamed: datetime | None
     ref: str | None
+    failed: str | None = None
+    failed_ref: str | None = None
 
 
 @dataclass(frozen=True)
@@ -303,8 +307,33 @@ def delete_dirs(bundle: Bundle, steps: DataFrame) -> list[DeleteDir]:
         "ts",
         "ref",
     )
-    rows = dirs.join(renamed, ["broker_id", "dir_name"], "left").collect()
-    return [DeleteDir(r.broker_id, r.topic, r.partition, r.ts, r.ref) for r in rows]
+    # "Exception while deleting Log(dir=<path>, topic=...) in dir D." (2.1+; `Log(<path>)` before), its
+    # stack's last cause the I/O error (LogManager.deleteLogs, 2.5.1:821 2.8.2:891 3.6.2:1095)
+    path = F.regexp_extract(F.col("attrs")["log_name"], r"^Log\((?:dir=)?([^,)]+)", 1)
+    cause = F.regexp_extract(F.coalesce("stack_trace", F.lit("")), r"(?s).*Caused by: ([^\n]+)", 1)
+    failed = (
+        bundle.cluster_events.where(F.col("event") == "log.delete_failed")
+        .select(
+            "broker_id",
+            F.regexp_extract(path, r"([^/\\]+)$", 1).alias("dir_name"),
+            "ts",
+            F.struct(
+                F.coalesce(F.nullif(cause, F.lit("")), F.col("attrs")["exception"]).alias("error"),
+                file_ref_col("file", "line_no").alias("ref"),
+            ).alias("f"),
+        )
+        .groupBy("broker_id", "dir_name")
+        .agg(F.min_by("f", "ts").alias("f"))
+    )
+    rows = (
+        dirs.join(renamed, ["broker_id", "dir_name"], "left")
+        .join(failed, ["broker_id", "dir_name"], "left")
+        .collect()
+    )
+    return [
+        DeleteDir(r.broker_id, r.topic, r.partition, r.ts, r.ref, r.f and r.f.error, r.f and r.f.ref)
+        for r in rows
+    ]
 
 
 def strays(bundle: Bundle) -> list[Stray]:

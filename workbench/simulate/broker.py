@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from workbench.kafka import behaviour
 from workbench.kafka.defaults import FILE_DELETE_DELAY_MS
 from workbench.kafka.jvm_order import topic_partition_hash
 from workbench.kafka.zkdata import BrokerIdZNode, ClusterIdZNode, encode, encode_broker
@@ -76,6 +77,53 @@ def start(c: Cluster, b: Broker) -> None:
     b.alive = True
     c.tick(c.jitter(50, 300))
     c.say(b.id, "broker.started")
+
+
+def removal_failed(c: Cluster, b: Broker, r: Any, dir_name: str) -> None:
+    """LogManager.deleteLogs cannot rename a segment of the '-delete' dir to .deleted (its files belong to
+    another user): the I/O error takes the log dir offline (LogDirFailureChannel), and as it is the
+    broker's only one, the broker halts (ReplicaManager and LogManager.handleLogDirFailure, 2.8.2
+    l.1837-1874 and l.188-195; `failed_log_dir_takes_its_replicas_offline`). The dir stays on disk."""
+    from workbench.simulate import story  # the halt is the story's crash; story imports this module
+
+    tp, path = f"{r.topic}-{r.partition}", f"{DATA_DIR}/{dir_name}"
+    segment = f"{path}/{r.segments[0][0]:020d}.log"
+    cause = f"java.nio.file.AccessDeniedException: {segment} -> {segment}.deleted"
+    # UnifiedLog.delete's inner LocalLog.deleteAllSegments (3.6.2 l.250); Log.delete before (2.8.2 l.2139)
+    what = "deleting all segments" if wording.tag(c.version) == "3.6.2" else "deleting log"
+    operation = f"Error while {what} for {tp}"
+    said = f"{operation} in dir {DATA_DIR}"
+    c.say(
+        b.id,
+        "log_dir.io_error",
+        "ERROR",
+        pick="{operation} in dir",
+        operation=operation,
+        dir=DATA_DIR,
+        thrown=cause,
+    )
+    log = f"Log(dir={path}, topic={r.topic}, partition={r.partition}, highWatermark={r.high_watermark}, "
+    log += f"lastStableOffset={r.high_watermark}, logStartOffset=0, logEndOffset={r.log_end_offset})"
+    storage = f"org.apache.kafka.common.errors.KafkaStorageException: {said}\nCaused by: {cause}"
+    c.say(b.id, "log.delete_failed", "ERROR", log_name=log, dir=DATA_DIR, thrown=storage)
+    c.tick(c.jitter(1, 5))
+    c.say(b.id, "log_dir.failed", "WARN", pick="Stopping serving replicas", dir=DATA_DIR)
+    hosted = sorted((x.topic, x.partition) for x in b.log_dir.replicas.values() if x.delete_dir is None)
+    hashes = [topic_partition_hash(t, p) for t, p in hosted]
+    c.say(
+        b.id,
+        "log_dir.failed",
+        "WARN",
+        pick="stopped fetcher",
+        broker=b.id,
+        partitions=",".join(wording.set_order([f"{t}-{p}" for t, p in hosted], c.version, hashes=hashes)),
+        future_partitions="",
+        dir=DATA_DIR,
+    )
+    c.say(b.id, "log_dir.failed", "WARN", pick="Stopping serving logs", dir=DATA_DIR)
+    c.say(b.id, "log_dir.failed", "FATAL", pick="Shutdown broker", dir=DATA_DIR)
+    c.truth["log_dirs_failed"].append(dict(broker=b.id, log_dir=DATA_DIR, halted=True, at_ms=c.now))
+    story.crash(c, b.id)
 
 
 def load_logs(c: Cluster, b: Broker) -> None:
@@ -259,12 +307,13 @@ def handle_leader_and_isr(
             continue
         b.following[p.tp] = p.leader
         b.fetch_epoch[p.tp] = p.leader_epoch
-        truncate_to_leader(c, b, p, r)
+        # makeFollower logs its log end before its fetcher truncates (follower_logs_its_log_end)
         fields: dict[str, Any] = dict(tp=p.tp, leader_epoch=p.leader_epoch, offset=r.log_end_offset)
         fields.update(high_watermark=r.high_watermark)
         if tag == "3.6.2":
             fields.update(partition_epoch=p.zk_version, leader=p.leader, previous_leader=before or "None")
         c.say(b.id, "partition.became_follower", previous_leader_epoch=previous, **fields)
+        truncate_to_leader(c, b, p, r)
     c.tick(c.jitter(2, 10) + len(parts) // 20)
     c.say(
         b.id,
@@ -280,8 +329,8 @@ def handle_leader_and_isr(
 def truncate_to_leader(c: Cluster, b: Broker, p: Partition, r: Any) -> None:
     """The follower's first fetch (OffsetsForLeaderEpoch): what it holds beyond the point where the
     leader's log moved past the follower's latest epoch diverged and is truncated (Log.truncateTo);
-    below its high watermark, committed records are lost and the fetcher warns
-    (ReplicaFetcherThread.truncate, 2.5.1 l.295, 2.8.2 l.319, 3.6.2 l.182)."""
+    below its high watermark, committed records are lost; the fetcher's warning of it is written only
+    where `truncation_below_high_watermark_warned` holds."""
     leader = c.brokers.get(p.leader)
     if leader is None or not leader.alive or p.tp not in leader.leading:
         return
@@ -293,7 +342,7 @@ def truncate_to_leader(c: Cluster, b: Broker, p: Partition, r: Any) -> None:
         return
     hw, dropped = r.high_watermark, r.log_end_offset - end
     c.say(b.id, "log.truncated", of=p.tp, offset=end)
-    if end < hw:
+    if end < hw and behaviour.holds("truncation_below_high_watermark_warned", c.version):
         ident = f"[ReplicaFetcher replicaId={b.id}, leaderId={p.leader}, fetcherId=0] "
         c.say(b.id, "log.truncated_below_hw", "WARN", ident=ident, tp=p.tp, offset=end, high_watermark=hw)
     r.truncate(end, c.now)
@@ -307,6 +356,12 @@ def truncate_to_leader(c: Cluster, b: Broker, p: Partition, r: Any) -> None:
             dropped=dropped,
             led_before=p.tp in b.led,
             at_ms=c.now,
+            # its lines state its high watermark: the fetcher's warning, or its log end and high watermark
+            # as it became follower
+            logged_hw=bool(
+                behaviour.holds("truncation_below_high_watermark_warned", c.version)
+                or behaviour.holds("follower_logs_its_log_end", c.version)
+            ),
         )
     )
 
@@ -431,6 +486,9 @@ def schedule_removal(c: Cluster, b: Broker, dir_name: str) -> None:
     def remove() -> None:
         r = b.log_dir.replicas.get(dir_name)
         if not b.alive or r is None:
+            return
+        if r.topic in b.log_dir.denied:
+            removal_failed(c, b, r, dir_name)
             return
         del b.log_dir.replicas[dir_name]
         c.say(b.id, "log.deleted", tp=f"{r.topic}-{r.partition}", dir=f"{DATA_DIR}/{dir_name}")

@@ -192,6 +192,7 @@ class Cluster:
             "leaders_not_acting": [],
             "unclean_elections": [],
             "truncations": [],
+            "log_dirs_failed": [],
         }
         groups = noise.Groups()
         for broker in self.brokers if noise_rate > 0 else ():

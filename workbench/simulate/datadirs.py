@@ -87,6 +87,7 @@ class LogDir:
     replicas: dict[str, Replica] = field(default_factory=dict)  # by dir name
     clean_shutdown: bool = False
     checkpointed_ms: int = 0
+    denied: set[str] = field(default_factory=set)  # topics whose files the broker may no longer rename
 
     def write(self, out: Path, at_ms: int) -> int:
         """Write listing.tsv and the metadata copies under `out`; returns the number of files listed."""

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from workbench.kafka.defaults import (
+    FILE_DELETE_DELAY_MS,
     LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS,
     LEADER_IMBALANCE_PER_BROKER_PERCENTAGE,
 )
@@ -26,6 +27,7 @@ CHECK_INTERVAL_MS = LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS * 1000
 REASSIGNMENT_STUCK_MS = 30 * 60_000  # analysis/reassignment.py STUCK_AFTER_MS
 FLAPPING_WINDOW_MS, FLAPPING_ELECTIONS = 10 * 60_000, 3  # analysis/controller.py
 CAUSE_BY_TOOL, CAUSE_RECREATED = 1, 4  # analysis/topic_id_cause.py CAUSES
+CLOCK_MARGIN_MS = 30_000  # analysis/deletion.py: a '-delete' dir this much past the delay lingers
 
 Facts = dict[str, list[dict[str, Any]]]
 
@@ -58,8 +60,8 @@ def findings(truth: dict[str, Any]) -> Facts:
         if p["partitions"]:
             add("partition.leader_paused", broker=p["broker"], partitions=p["partitions"])
     for t in truth["truncations"]:
-        if t["offset"] < t["high_watermark"] or t["led_before"]:
-            below = t["offset"] < t["high_watermark"]
+        below = t["offset"] < t["high_watermark"] and t["logged_hw"]
+        if below or t["led_before"]:
             add(
                 "data_loss.truncation",
                 topic=t["topic"],
@@ -297,3 +299,11 @@ def _deletions(truth: dict[str, Any], add: Any) -> None:
             add("deletion.stuck", topic=t, brokers_down=set(p["brokers_down"]), replicas_left=left)
         else:
             add("deletion.completed", topic=t, halted={h["reason"] for h in d["halted"]})
+    lingering: dict[tuple[str, int], set[int]] = {}
+    for x in truth["delete_dirs_left"]:  # past the delay (and the analysis' clock margin), or failed
+        if x["failed"] or x["age_ms"] > FILE_DELETE_DELAY_MS + CLOCK_MARGIN_MS:
+            lingering.setdefault((x["topic"], x["broker"]), set()).add(x["partition"])
+    for (t, b), parts in sorted(lingering.items()):
+        add("deletion.lingering_dir", topic=t, broker=b, partitions=parts)
+    for f in truth["log_dirs_failed"]:
+        add("log_dir.offline", broker=f["broker"], log_dir=f["log_dir"])

@@ -157,6 +157,18 @@ def tell(
         }
     c.tick(c.jitter(1_000, 5_000))
     c.truth["brokers_down"] = sorted(b for b, x in c.brokers.items() if not x.alive)
+    c.truth["delete_dirs_left"] = [  # on disk at the capture, how long after their rename
+        dict(
+            broker=b,
+            topic=r.topic,
+            partition=r.partition,
+            age_ms=c.now - r.modified_ms,
+            failed=r.topic in x.log_dir.denied,
+        )
+        for b, x in sorted(c.brokers.items())
+        for r in x.log_dir.replicas.values()
+        if r.delete_dir is not None
+    ]
     c.truth["leader_imbalance"] = leader_imbalance(c)
     c.truth.update(topic_ids_on_disk(c))
     return c

@@ -240,6 +240,23 @@ def leader_pause(c: Cluster, s: Scale) -> None:
     story.produce(c, s.hours * 20, s.per_second)
 
 
+def deletion_denied(c: Cluster, s: Scale) -> None:
+    """A topic's partition dirs on one broker were restored from a backup as root: the broker reads them
+    but may not write in them. The topic is deleted: every broker renames its dirs to '-delete' and the
+    controller completes the deletion, but file.delete.delay.ms later that broker cannot remove them
+    (AccessDeniedException). Kafka takes its only log dir offline and the broker halts; ZooKeeper expires
+    its session and the controller moves its leaderships. The '-delete' dirs stay on disk."""
+    doomed = s.topic("audit-old")
+    for i in range(s.topics):
+        story.create_topic(c, s.topic(f"topic-{i}"), s.partitions, s.replication)
+    story.create_topic(c, doomed, s.partitions, s.replication)
+    story.produce(c, s.hours * 10, s.per_second)
+    victim = _hosting_non_controller(c, doomed)
+    c.brokers[victim].log_dir.denied.add(doomed)
+    deletion.request(c, doomed)
+    story.produce(c, s.hours * 30, s.per_second)
+
+
 def controller_partitioned(c: Cluster, s: Scale) -> None:
     """The controller's broker is cut off from ZooKeeper and the other brokers for a minute (a network
     partition) while producers beside it, with acks=1, go on writing to the partitions it leads. Its
@@ -271,6 +288,7 @@ SCENARIOS: dict[str, Callable[[Cluster, Scale], None]] = {
     "controller-hang": controller_hang,
     "controller-hang-woke-first": controller_hang_woke_first,
     "controller-partitioned": controller_partitioned,
+    "deletion-denied": deletion_denied,
     "leader-pause": leader_pause,
 }
 

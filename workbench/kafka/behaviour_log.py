@@ -1,0 +1,194 @@
+"""Kafka's behaviour about the replicas' logs (leadership, the ISR, truncation, high watermarks, log dirs),
+stated once with the versions each fact holds for and its source lines; `behaviour.FACTS` holds these with
+the rest, and tests/test_behaviour.py pins each."""
+
+from __future__ import annotations
+
+from workbench.kafka.fact import Fact, K, Source
+
+LOG_FACTS = (
+    Fact(
+        "partition_metadata_written_at_log_creation",
+        "partition.metadata is written when the LeaderAndIsr that creates the log carries the topic id; in "
+        "2.8 only a later LeaderAndIsr (to a log already attached) writes it.",
+        (3, 0, 0),
+        None,
+        (
+            Source("2.8.2", f"{K}/cluster/Partition.scala", "446-453"),
+            Source("3.6.2", f"{K}/log/UnifiedLog.scala", "203-230"),
+        ),
+    ),
+    Fact(
+        "only_unclean_election_leaves_the_isr",
+        "Every election picks a leader from the ISR except the offline election with "
+        "unclean.leader.election.enable, which takes the first live assigned replica and writes an ISR of "
+        "it alone: a leader outside the previous ISR with an ISR of itself is an unclean election.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/controller/PartitionStateMachine.scala", "519-544"),
+            Source("2.5.1", f"{K}/controller/Election.scala", "40-43"),
+            Source("3.6.2", f"{K}/controller/PartitionStateMachine.scala", "532-557"),
+            Source("3.6.2", f"{K}/controller/Election.scala", "41-44"),
+        ),
+    ),
+    Fact(
+        "unclean_election_warned",
+        "Until 1.0 the controller's offline leader selector warns of an unclean election in words: \"No "
+        "broker in ISR is alive for P. Elect leader L from live brokers ... There's potential data loss.\" "
+        "From 1.1 no line says it: only the state it writes (an ISR of the new leader alone) and the metric.",
+        None,
+        (1, 1),
+        (
+            Source("0.10.2.2", f"{K}/controller/PartitionLeaderSelector.scala", "79-80"),
+            Source("1.0.2", f"{K}/controller/PartitionLeaderSelector.scala", "79-80"),
+            Source("1.1.1", f"{K}/controller/PartitionStateMachine.scala", "437-448"),
+        ),
+    ),
+    Fact(
+        "unclean_election_marks_recovering",
+        "From 3.2, where the inter-broker protocol is 3.2 or later, a leader elected from outside the ISR "
+        "is written with leaderRecoveryState RECOVERING (RECOVERED otherwise), which the state-change "
+        "lines print.",
+        (3, 2),
+        None,
+        (
+            Source("3.2.0", f"{K}/controller/Election.scala", "45-47"),
+            Source("3.2.0", f"{K}/controller/PartitionStateMachine.scala", "135"),
+            Source("3.6.2", f"{K}/controller/Election.scala", "45-47"),
+        ),
+    ),
+    Fact(
+        "truncation_below_high_watermark_warned",
+        "A follower whose fetcher truncates below its high watermark (committed records) warns "
+        "'Truncating <tp> to offset X below high watermark H'. From 2.4 the log lowers its high watermark "
+        "to the truncation offset (Log.updateLogEndOffset) before the fetcher compares them, so the "
+        "warning is never written.",
+        (2, 0, 0),
+        (2, 4, 0),
+        (
+            Source("2.0.1", f"{K}/server/ReplicaFetcherThread.scala", "323-326"),
+            Source("2.3.1", f"{K}/server/ReplicaFetcherThread.scala", "282-286"),
+            Source("2.4.1", f"{K}/server/ReplicaFetcherThread.scala", "282-286"),
+            Source("2.4.1", f"{K}/log/Log.scala", "744-751"),
+            Source("3.6.2", f"{K}/log/UnifiedLog.scala", "1739-1740"),
+        ),
+    ),
+    Fact(
+        "follower_logs_its_log_end",
+        "A broker made follower logs 'Follower <tp> starts at leader epoch E from offset O with high "
+        "watermark H' (state.change.logger, INFO), O its log end, before its fetcher truncates anything "
+        "(the fetcher is added after the line); from 3.3 only for a new leader epoch. With the fetcher's "
+        "'Truncating to offset X' after it, O - X records were dropped.",
+        (2, 6, 0),
+        None,
+        (
+            Source("2.6.0", f"{K}/cluster/Partition.scala", "572-576"),
+            Source("2.8.2", f"{K}/cluster/Partition.scala", "654-657"),
+            Source("3.6.2", f"{K}/cluster/Partition.scala", "832-838"),
+        ),
+    ),
+    Fact(
+        "acks_all_waits_for_the_high_watermark",
+        "A produce with acks=all (-1) is answered only once the leader's high watermark has reached its "
+        "records (DelayedProduce asks Partition.checkEnoughReplicasReachOffset): a record at or above the "
+        "high watermark was never acknowledged to an acks=all producer, only to acks=0 or 1.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/cluster/Partition.scala", "738"),
+            Source("2.8.2", f"{K}/cluster/Partition.scala", "839"),
+            Source("3.6.2", f"{K}/cluster/Partition.scala", "1064"),
+        ),
+    ),
+    Fact(
+        "leader_epochs_not_rebuilt_after_clean_shutdown",
+        "After a clean shutdown a log is not recovered, so its leader epoch cache is only what "
+        "leader-epoch-checkpoint holds (recovery would rebuild it from the batches); a follower without a "
+        "latest epoch truncates to its local high watermark instead of asking the leader where its epochs "
+        "diverge (OffsetsForLeaderEpoch, KIP-101).",
+        None,
+        None,
+        (
+            Source("2.8.2", f"{K}/log/Log.scala", "892-902"),
+            Source("2.8.2", f"{K}/server/AbstractFetcherThread.scala", "160-184"),
+            Source("2.8.2", f"{K}/server/AbstractFetcherThread.scala", "246-255"),
+            Source("3.6.2", f"{K}/log/LogLoader.scala", "415"),
+            Source("3.6.2", f"{K}/server/AbstractFetcherThread.scala", "148-173"),
+        ),
+    ),
+    Fact(
+        "leader_is_first_live_isr_replica",
+        "The offline election and the controlled-shutdown election both take the first replica in "
+        "assignment order that is alive and in the ISR (controlled shutdown: and not shutting down); with "
+        "none, the partition keeps no leader (unless unclean election is enabled, offline only).",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/controller/PartitionStateMachine.scala", "519-542"),
+            Source("2.8.2", f"{K}/controller/PartitionStateMachine.scala", "523-546"),
+            Source("3.6.2", f"{K}/controller/PartitionStateMachine.scala", "532-555"),
+        ),
+    ),
+    Fact(
+        "last_isr_member_kept",
+        "A replica going offline leaves the ISR, except the last member, which stays: a partition whose "
+        "leader was alone in the ISR goes to no leader with that ISR, and comes back only with that broker.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/controller/ReplicaStateMachine.scala", "331-332"),
+            Source("2.8.2", f"{K}/controller/ReplicaStateMachine.scala", "344-345"),
+            Source("3.6.2", f"{K}/controller/ReplicaStateMachine.scala", "344-345"),
+        ),
+    ),
+    Fact(
+        "follower_fetches_only_at_its_leaders_epoch",
+        "A leader answers a fetch carrying an older leader epoch than its own with FENCED_LEADER_EPOCH and a "
+        "newer one with UNKNOWN_LEADER_EPOCH. A fenced follower stops fetching until a new LeaderAndIsr (a "
+        "replica with a stale id refuses it, so it leaves the ISR); one ahead of its leader retries and "
+        "never catches up (a repaired follower of a leader that refused the current epoch).",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/cluster/Partition.scala", "328-341"),
+            Source("2.8.2", f"{K}/cluster/Partition.scala", "359-371"),
+            Source("2.8.2", f"{K}/server/AbstractFetcherThread.scala", "302-315"),
+            Source("2.8.2", f"{K}/server/AbstractFetcherThread.scala", "407-414"),
+            Source("3.6.2", f"{K}/cluster/Partition.scala", "478-490"),
+            Source("3.6.2", f"{K}/server/AbstractFetcherThread.scala", "293-306"),
+        ),
+    ),
+    Fact(
+        "delete_dirs_queued_again_at_startup",
+        "A broker that starts queues every '-delete' dir it finds for deletion again (LogManager.loadLog): "
+        "a dir whose removal failed, or that a crash left, goes once the cause is fixed and the broker "
+        "restarted.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/log/LogManager.scala", "274-275"),
+            Source("2.8.2", f"{K}/log/LogManager.scala", "275-276"),
+            Source("3.6.2", f"{K}/log/LogManager.scala", "313-314"),
+        ),
+    ),
+    Fact(
+        "failed_log_dir_takes_its_replicas_offline",
+        "A broker whose log dir fails stops serving every replica in it ('Stopping serving replicas in "
+        "dir D') and tells the controller; it halts instead ('Halting broker because dir D is offline') "
+        "where its inter-broker protocol is older than 1.0, and when the dir was its last one ('Shutdown "
+        "broker because all log dirs in ... have failed').",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/server/ReplicaManager.scala", "224-230"),
+            Source("2.5.1", f"{K}/log/LogManager.scala", "190-194"),
+            Source("2.8.2", f"{K}/server/ReplicaManager.scala", "269-275"),
+            Source("2.8.2", f"{K}/server/ReplicaManager.scala", "326-331"),
+            Source("2.8.2", f"{K}/server/ReplicaManager.scala", "1837-1874"),
+            Source("2.8.2", f"{K}/log/LogManager.scala", "191-195"),
+            Source("3.6.2", f"{K}/server/ReplicaManager.scala", "308-314"),
+            Source("3.6.2", f"{K}/log/LogManager.scala", "219-223"),
+        ),
+    ),
+)
