@@ -143,6 +143,28 @@ def test_from_the_controllers_lines_partitions_without_a_leader() -> None:
     assert judge(Facts(False), checked()) == []
 
 
+def test_from_the_lines_a_stretch_whose_new_leader_refused_runs_on_to_its_end() -> None:
+    """The controller's lines end a stretch at the election; where the broker it elected refused the
+    partition (its own line), nobody served it until a broker logged leading it: one episode."""
+    refused = lambda s: AT.replace(second=s)  # noqa: E731
+    came_back = replace(stretch(0, 5, 35), leader=3, refused=refused(36), refused_ref="broker-3:logs/s.log:7")
+    still = replace(stretch(1, 5, 35), leader=3, refused=refused(36), refused_ref="broker-3:logs/s.log:8")
+    led = replace(came_back, led_again=AT.replace(minute=5), led_again_ref="broker-2:logs/s.log:9")
+    recovered = stretch(2, 5, 35)
+    found = judge(Facts(False, logged=[led, still, recovered], ends=AT.replace(minute=59)), checked())
+    ran, back = sorted(found, key=lambda f: f.subject["partitions"] != 2)
+    assert (ran.severity.name, ran.subject) == (
+        "CRITICAL",
+        {"partitions": 2, "broker": 2, "began": "2024-03-12T09:00:05Z", "still": 1, "refused_by": [3]},
+    )
+    assert "had no working leader from 2024-03-12 09:00:05 (the controller's clock)" in ran.summary
+    assert "broker(s) 3, elected their leader as they came back, refused the LeaderAndIsr" in ran.summary
+    assert "1 were led again, the last after about 5 min" in ran.summary
+    assert "no broker's line says it has led 1 of them since" in ran.summary
+    assert "broker-3:logs/s.log:7" in ran.evidence and "broker-2:logs/s.log:9" in ran.evidence
+    assert back.subject["partitions"] == 1 and "refused_by" not in back.subject
+
+
 def test_a_leader_that_stood_still_in_its_session_left_its_partitions_without_one() -> None:
     """Broker 3 was last heard at 09:00:00 and logged at 09:00:16 that it had heard nothing for 16 s
     (a timeout of 18 s: it stood still), then reconnected in its session: its two partitions had no

@@ -394,13 +394,7 @@ def test_a_logs_only_twin_gives_every_fact_its_logs_show_and_no_other(
     assert got - want == Counter(), f"findings without a truth fact: {sorted(got - want, key=str)}"
     assert want - got == Counter(), f"truth facts without their finding: {sorted(want - got, key=str)}"
     full = triaged(name) if name in SAMPLES else stories.triage(name)
-    # an offline episode that ran on into its new leader's refusal is critical from ZooKeeper's history;
-    # the controller's lines alone end it at the election (left to issue 52's timeline on logs alone)
-    critical = {
-        LOGGED_AS.get(f.kind, f.kind)
-        for f in full.findings
-        if f.severity is CRITICAL and not (f.kind == "partition.offline" and "refused_by" in f.subject)
-    }
+    critical = {LOGGED_AS.get(f.kind, f.kind) for f in full.findings if f.severity is CRITICAL}
     assert {f.kind for f in found.findings if f.severity is CRITICAL} == critical - set(NOT_IN_LOGS)
     assert found.bad_records == 0 and all(f.evidence for f in found.findings)
     leader_outages_hold(found.findings, truth)  # the outages the controller's failed sends bound

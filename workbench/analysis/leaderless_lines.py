@@ -39,6 +39,13 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
     out = []
     for (at, lost_id), xs in sorted({**unseen, **groups}.items(), key=lambda g: g[0]):
         lost = None if lost_id < 0 else lost_id
+        at_once = unseen.get((at, lost_id), []) if (at, lost_id) in groups else []
+        ran = [x for x in xs + at_once if x.refused is not None]  # the leader elected refused them
+        if ran:
+            out.append(_ran_on(ran, at, lost, f))
+            xs, at_once = [x for x in xs if x.refused is None], [x for x in at_once if x.refused is None]
+            if not xs:
+                continue
         who = f" (their leader before was broker {lost})" if lost is not None else ""
         subject: dict[str, Any] = {"partitions": len(xs), "broker": lost}
         start = min(x.began or x.ended or at for x in xs)  # exact, on the controller's clock
@@ -55,7 +62,6 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
             )
             continue
         first = min(xs, key=lambda x: (x.began or at, x.began_ref or ""))
-        at_once = unseen.get((at, lost_id), [])
         xs = xs + at_once
         ended = [x for x in xs if x.ended is not None]
         still = len(xs) - len(ended)
@@ -83,6 +89,46 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
             "leaderless", [f"{more} more stretches without a leader in the controller's lines, not read"]
         )
     return out
+
+
+def _ran_on(ran: list[Leaderless], at: datetime, lost: int | None, f: Facts) -> Finding:
+    """Partitions whose stretch without a leader ran on into a refusal: the broker elected as they came
+    back refused the LeaderAndIsr and kept its old role (`refused_leader_and_isr_keeps_role`), so nobody
+    served them until a broker logged leading them again: one episode, as with ZooKeeper's history."""
+    by = sorted({x.leader for x in ran if x.leader is not None})
+    again = [x for x in ran if x.led_again is not None]
+    still = len(ran) - len(again)
+    who = f" (their leader before was broker {lost})" if lost is not None else ""
+    known = any(x.began is not None for x in ran)  # else `at` is the election that ended the stretch
+    subject: dict[str, Any] = {"partitions": len(ran), "broker": lost, "still": still, "refused_by": by}
+    subject["began"] = moment(at) if known else "unknown"
+    first = min(ran, key=lambda x: (x.refused or at, x.refused_ref or ""))
+    since = f"from {at:%Y-%m-%d %H:%M:%S}" if known else f"from before {at:%Y-%m-%d %H:%M:%S}, when"
+    since += " (the controller's clock)" if known else " the controller elected one from OfflinePartition"
+    text = (
+        f"{len(ran)} partition(s) ({tp_list(ran)}) had no working leader {since}{who}: broker(s) "
+        f"{', '.join(map(str, by))}, elected their leader as they came "
+        "back, refused the LeaderAndIsr for them (INCONSISTENT_TOPIC_ID: its log holds another topic id; "
+        f"first at {first.refused:%H:%M:%S}, its clock) and kept their old role"
+    )
+    if again:
+        last = max(again, key=lambda x: x.led_again or at)
+        assert last.led_again is not None
+        took = round((last.led_again - at).total_seconds() * 1000)
+        text += f"; {len(again)} were led again, the last after about {duration(took)} (the brokers' clocks)"
+    if still:
+        ends = f" (the evidence ends {f.ends:%Y-%m-%d %H:%M:%S})" if f.ends is not None else ""
+        which = "them" if still == len(ran) else f"{still} of them"
+        text += f"; no broker's line says it has led {which} since{ends}"
+    text += ". No client could produce to or consume from them meanwhile."
+    began = min((x for x in ran if x.began_ref), key=lambda x: x.began or at, default=None)
+    refs = (
+        *([began.began_ref] if began and began.began_ref else []),
+        *([first.ended_ref] if first.ended_ref else []),
+        first.refused_ref or "",
+        *sorted({x.led_again_ref for x in again if x.led_again_ref})[:1],
+    )
+    return Finding("partition.offline", CRITICAL if still else WARNING, subject, text, tuple(refs))
 
 
 def _silent(

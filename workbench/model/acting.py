@@ -56,7 +56,7 @@ def refusals(bundle: Bundle, skews: dict[int, int]) -> DataFrame:
 
 
 def acceptances(bundle: Bundle, skews: dict[int, int]) -> DataFrame:
-    """broker, topic, partition, leader_epoch, at_ms: each time a broker started leading at an epoch."""
+    """broker, topic, partition, leader_epoch, at_ms, ref: each time a broker started leading at an epoch."""
     ev = bundle.cluster_events.where(
         (F.col("event") == "partition.became_leader") & F.col("partition").isNotNull()
     )
@@ -66,6 +66,7 @@ def acceptances(bundle: Bundle, skews: dict[int, int]) -> DataFrame:
         "partition",
         F.col("attrs")["leader_epoch"].try_cast("int").alias("leader_epoch"),
         (F.unix_millis("ts") - F.coalesce(_skew_col(skews), F.lit(0))).alias("at_ms"),
+        file_ref_col("file", "line_no").alias("ref"),
     )
 
 

@@ -25,6 +25,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.kafka import printed
+from workbench.model.acting import SLACK_UNALIGNED_MS, acceptances, refusals
 from workbench.model.deletion_log import deleting
 from workbench.model.refs import file_ref
 from workbench.model.views import view
@@ -238,7 +239,7 @@ class Leaderless:
     """A stretch in which the controller's lines left a partition without a leader: from the first line
     saying so (leader -1, a failed election, OfflinePartition; None: its start is not in the lines, only
     the election that ended it, from OfflinePartition) to the next naming a leader (None: none did before
-    the lines end), with the leader it had before (None: no line named one)."""
+    the lines end), with the leader it had before (None: no line named one) and the one that line names."""
 
     topic: str
     partition: int
@@ -247,6 +248,13 @@ class Leaderless:
     ended: datetime | None
     ended_ref: str | None
     lost: int | None
+    leader: int | None = None
+    # the leader named refused the partition (its own line; its clock), and the partition was led again
+    # (a broker's "starts at leader epoch" line after the refusal; None: not before the lines end)
+    refused: datetime | None = None
+    refused_ref: str | None = None
+    led_again: datetime | None = None
+    led_again_ref: str | None = None
 
 
 def leaderless(bundle: Bundle, limit: int) -> tuple[list[Leaderless], int]:
@@ -262,13 +270,15 @@ def leaderless(bundle: Bundle, limit: int) -> tuple[list[Leaderless], int]:
     w = Window.partitionBy("topic", "partition").orderBy("ts", "line_no")
     before = w.rowsBetween(Window.unboundedPreceding, -1)
     line = F.struct("ts", "file", "line_no")
+    named = F.struct("ts", "file", "line_no", "leader")  # a line naming a leader, with the leader
     marked = s.select(
         "topic",
         "partition",
         line.alias("line"),
+        named.alias("named"),
         off.alias("off"),
         (on & (F.col("from_state") == "OfflinePartition")).alias("elected_from_offline"),
-        F.min(F.when(on, line)).over(w.rowsBetween(1, Window.unboundedFollowing)).alias("next_on"),
+        F.min(F.when(on, named)).over(w.rowsBetween(1, Window.unboundedFollowing)).alias("next_on"),
         F.last(F.when(on, F.col("leader")), ignorenulls=True).over(before).alias("lost"),
         F.last(F.when(on, F.lit(False)).when(off, F.lit(True)), ignorenulls=True)
         .over(before)
@@ -293,11 +303,11 @@ def leaderless(bundle: Bundle, limit: int) -> tuple[list[Leaderless], int]:
         "topic",
         "partition",
         F.lit(None).cast(LINE).alias("first"),
-        F.col("line").alias("next_on"),
+        F.col("named").alias("next_on"),
         "lost",
     )
     rows = (
-        logged.unionByName(unlogged)
+        _refused(bundle, logged.unionByName(unlogged))
         .withColumn("n", F.count("*").over(Window.partitionBy(F.lit(0))))
         .orderBy(F.coalesce("first.ts", "next_on.ts"), "topic", "partition")
         .limit(limit)
@@ -313,6 +323,57 @@ def leaderless(bundle: Bundle, limit: int) -> tuple[list[Leaderless], int]:
             r.next_on.ts if r.next_on else None,
             file_ref(r.next_on.file, r.next_on.line_no) if r.next_on else None,
             r.lost,
+            r.next_on.leader if r.next_on else None,
+            r.refusal.ts if r.refusal else None,
+            r.refusal.ref if r.refusal else None,
+            r.again.ts if r.again else None,
+            r.again.ref if r.again else None,
         )
         for r in rows
     ], total
+
+
+def _refused(bundle: Bundle, stretches: DataFrame) -> DataFrame:
+    """The stretches with `refusal` (ts, ref: the leader the ending line names refused the partition,
+    its line within the unaligned clocks' slack of the election) and `again` (ts, ref: the first broker
+    to start leading it after that refusal). The refusing broker keeps its old role, so nobody serves the
+    partition until then (behaviour `refused_leader_and_isr_keeps_role`)."""
+    r = refusals(bundle, {})
+    a = acceptances(bundle, {})
+    s = stretches.alias("s")
+    at = F.unix_millis("s.next_on.ts")
+    said = (
+        (F.col("s.topic") == F.col("r.topic"))
+        & (F.col("s.partition") == F.col("r.partition"))
+        & (F.col("s.next_on.leader") == F.col("r.broker"))
+        & (F.abs(F.col("r.at_ms") - at) <= SLACK_UNALIGNED_MS)
+    )
+    # the refusal of this election: the first logged after it, else the nearest before (the clocks differ)
+    rank = F.struct((F.col("r.at_ms") < at).alias("before"), F.abs(F.col("r.at_ms") - at).alias("d"))
+    refused = s.join(r.alias("r"), said, "left").select(
+        "s.*",
+        F.when(F.col("r.ref").isNotNull(), F.struct("r.at_ms", "r.ref")).alias("rf"),
+        F.when(F.col("r.ref").isNotNull(), rank).alias("rank"),
+    )
+    keys = ["topic", "partition", "first", "next_on", "lost"]
+    first_refusal = refused.groupBy(*keys).agg(F.min_by("rf", "rank").alias("rf"))
+    after = (
+        (F.col("x.topic") == F.col("a.topic"))
+        & (F.col("x.partition") == F.col("a.partition"))
+        & (F.col("a.at_ms") > F.col("x.rf.at_ms"))
+    )
+    led = (
+        first_refusal.alias("x")
+        .join(a.alias("a"), after, "left")
+        .groupBy(*[F.col(f"x.{k}").alias(k) for k in keys], F.col("x.rf").alias("rf"))
+        .agg(F.min(F.when(F.col("a.at_ms").isNotNull(), F.struct("a.at_ms", "a.ref"))).alias("ag"))
+    )
+    return led.select(
+        *keys,
+        F.when(F.col("rf").isNotNull(), F.struct(F.timestamp_millis("rf.at_ms").alias("ts"), "rf.ref")).alias(
+            "refusal"
+        ),
+        F.when(F.col("ag").isNotNull(), F.struct(F.timestamp_millis("ag.at_ms").alias("ts"), "ag.ref")).alias(
+            "again"
+        ),
+    )

@@ -102,11 +102,6 @@ def logs_findings(facts: Facts) -> Facts:
     for kind, fs in facts.items():
         if kind in NOT_IN_LOGS:
             continue
-        if kind == "partition.offline":  # the lines end an episode at its election, refused or not
-            ran: Counter[tuple[Any, Any]] = Counter()
-            for f in fs:
-                ran[(f["zxid"], f["broker"])] += f["partitions"]
-            fs = [{"zxid": z, "broker": b, "partitions": n} for (z, b), n in ran.items()]
         for f in fs:
             if kind == "partition.offline":
                 f = {**f, "zxid": None}
