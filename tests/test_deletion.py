@@ -66,6 +66,7 @@ def test_a_marker_with_replicas_on_an_offline_broker_is_stuck() -> None:
     assert (
         "replicas on offline broker(s) 3; the controller halted it: replica deletion failed" in stuck.summary
     )
+    assert "Way out: it resumes when broker(s) 3 start again (or a replacement with the" in stuck.summary
     assert stuck.evidence == (
         "zk:/admin/delete_topics/clickstream-old@czxid=0x20000002a",
         "zk:/brokers/ids",
@@ -77,6 +78,8 @@ def test_what_holds_a_deletion_up_when_no_broker_is_down() -> None:
     # data dirs not listed whole: every assigned replica may still be there
     (moving,) = judge(nothing(markers=[marker(reassigning=[0])], live={1, 2, 3}), checked())
     assert "a reassignment in progress (partitions 0)" in moving.summary
+    assert "the reassignment cannot be cancelled or changed while the topic is queued" in moving.summary
+    assert "it resumes when the reassignment completes" in moving.summary
     assert moving.subject["replicas_left"] == ["0@1", "0@2", "0@3"] and moving.subject["brokers_down"] == []
     (asked,) = judge(nothing(markers=[marker(reassignment_asked=True)], live={1, 2, 3}), checked())
     assert "partitions in /admin/reassign_partitions" in asked.summary

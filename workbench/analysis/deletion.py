@@ -118,9 +118,14 @@ def _stuck(f: Facts) -> list[Finding]:
         left = [(p, r) for p, r in assigned if r not in f.whole or (p, r) in m.on_disk]
         down = sorted({r for _, r in left if r not in f.live}) if f.live else []
         reasons, refs = [], [zk_ref(m.path, czxid=m.czxid)]
+        ways: list[str] = []  # what resumes it (behaviour `halted_deletion_resumes`)
         if down:
             reasons.append(f"replicas on offline broker(s) {', '.join(map(str, down))}")
             refs.append(zk_ref("/brokers/ids"))
+            ways.append(
+                f"it resumes when broker(s) {', '.join(map(str, down))} start again (or a replacement "
+                "with the same broker.id)"
+            )
         reassigning = [p for p in m.reassigning if p is not None]
         if reassigning or m.reassignment_asked:
             reasons.append(
@@ -128,6 +133,12 @@ def _stuck(f: Facts) -> list[Finding]:
                 f"{ranges(reassigning) or 'in /admin/reassign_partitions'})"
             )
             refs.append(zk_ref(f"/brokers/topics/{m.topic}"))
+            ways.append(
+                "the reassignment cannot be cancelled or changed while the topic is queued for deletion "
+                "(the controller refuses it: 'The partition does not exist.'), and a new controller holds "
+                "the deletion back too: it resumes when the reassignment completes, so let its copies "
+                "catch up (raise the replication throttle, or have the new replicas' brokers up)"
+            )
         known = f.steps.get(m.topic)
         last = known.last_halt if known is not None else None
         if last is not None:
@@ -148,6 +159,8 @@ def _stuck(f: Facts) -> list[Finding]:
             f"({m.ctime:%Y-%m-%d %H:%M:%S}) and is still there; {len(left)} replica(s) left on broker(s) "
             f"{', '.join(map(str, brokers)) or 'none'}; held up by {'; '.join(reasons)}."
         )
+        if ways:
+            text += " Way out: " + "; ".join(ways) + "."
         shown = sorted(f"{p}@{r}" for p, r in left)
         subject = {"topic": m.topic, "zxid": hex_zxid(m.czxid), "replicas_left": shown, "brokers_down": down,
                    "reassigning": reassigning, "halted": last.detail if last is not None else ""}  # fmt: skip

@@ -79,13 +79,34 @@ _FACTS = (
     ),
     Fact(
         "reassignment_of_deleted_topic_refused",
-        "A new reassignment of a topic queued for deletion is skipped ('currently being deleted'); one "
-        "already in progress is resumed.",
+        "A reassignment of a topic queued for deletion (halted or not) is refused, whether new, changed or "
+        "a cancellation ('Skipping reassignment of <tp> since the topic is currently being deleted'; the "
+        "tool gets UNKNOWN_TOPIC_OR_PARTITION, 'The partition does not exist.'); one already in progress "
+        "is resumed and completes on its own.",
         None,
         None,
         (
             Source("2.5.1", f"{K}/controller/KafkaController.scala", "645-673"),
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "820-822"),
             Source("3.6.2", f"{K}/controller/KafkaController.scala", "871-899"),
+        ),
+    ),
+    Fact(
+        "halted_deletion_resumes",
+        "A deletion halted (its topic ineligible) resumes when a reassignment of the topic completes, when "
+        "a broker hosting one of its replicas starts (onBrokerStartup), or under a new controller, which "
+        "holds back only topics with an offline replica or a reassignment in progress.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/controller/KafkaController.scala", "377"),
+            Source("2.5.1", f"{K}/controller/KafkaController.scala", "588"),
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "548"),
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "757"),
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "964-974"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "602"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "812"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "1019-1029"),
         ),
     ),
     Fact(
