@@ -27,6 +27,8 @@ PINNED = {
     "controller_acts_only_on_storage_errors": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "leader_is_first_live_isr_replica": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "last_isr_member_kept": (("2.5.1", "2.8.2", "3.6.2"), ()),
+    "controlled_shutdown_keeps_a_sole_isr_leader": (("2.5.1", "2.8.2", "3.6.2"), ()),
+    "under_replicated_signals": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "follower_fetches_only_at_its_leaders_epoch": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "reassignment_blocks_deletion": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "auto_rebalance_waits_for_reassignments": (("2.5.1", "2.8.2", "3.3.2"), ("3.4.0", "3.6.2")),

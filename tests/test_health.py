@@ -27,6 +27,7 @@ from workbench.analysis.triage import Triage, triage
 from workbench.frames import Bundle, open_bundle
 from workbench.model.described import FailedDir, Group, Shown
 from workbench.model.health import health
+from workbench.model.isr import OnlyInSync
 from workbench.model.log_dirs import DirFailed, Said
 
 SAMPLES = samples()
@@ -323,3 +324,23 @@ def test_failed_log_dirs_are_read_from_the_brokers_lines_with_or_without_zookeep
     assert dirs[1].evidence[-1] == file_ref("brokers/3/logs/server.log", halt_line)
     # the sample as it was: no dir failed, none found
     assert [f for f in triaged("healthy-3.6").findings if f.kind == "log_dir.offline"] == []
+
+
+def test_the_broker_alone_in_the_isr_of_what_it_leads_is_not_to_be_restarted() -> None:
+    """A controlled shutdown cannot move a leadership no other in-sync replica can take
+    (`controlled_shutdown_keeps_a_sole_isr_leader`): the finding names the broker and says why."""
+    only = [OnlyInSync(2, 3, [("orders", 0), ("orders", 4), ("payments", 1)], controller=True)]
+    coverage = Coverage()
+    coverage.record("health", ["ZooKeeper history"])
+    (found,) = health_analysis.judge(Facts([], [], None, True, only=only), coverage)
+    assert (found.kind, found.severity, found.subject) == (
+        "broker.only_in_sync",
+        WARNING,
+        {"broker": 2, "partitions": 3},
+    )
+    assert "Broker 2, and the controller, is the only in-sync replica, and the leader, of 3 partition(s)" in (
+        found.summary
+    )
+    assert "(orders 0,4; payments 1)" in found.summary and "do not restart or stop it" in found.summary
+    assert found.summary.endswith("until it returns, with a controller failover on top.")
+    assert found.evidence[0] == "zk:/brokers/topics/orders/partitions/0/state"

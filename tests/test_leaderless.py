@@ -85,6 +85,12 @@ def test_a_leader_that_refuses_to_act() -> None:
     assert "for up to 90.0 s, still at the capture: from zxid 0x30" in found.summary
     assert "(leader epoch 5)" in found.summary
     assert found.evidence == ("zk:txn@0x30", "broker-2:logs/state-change.log:9")
+    assert "the leaders' UnderReplicatedPartitions metric misses them too" in found.summary
+    assert "lists only those whose ISR is short of their replicas (none of them: their ISR was whole)" in (
+        found.summary
+    )
+    (short,) = judge(Facts(True, not_acting=[replace(refused, short=1)]), checked())
+    assert "short of their replicas (1 of them)" in short.summary
 
 
 def test_without_the_history_a_pasted_describe_stands_in() -> None:

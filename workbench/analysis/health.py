@@ -24,9 +24,11 @@ from workbench.analysis.findings import (
     taken,
     tp_list,
     txn_ref,
+    zk_ref,
 )
 from workbench.model.described import DESCRIBE, FailedDir, Shown, failed_dir_facts, under_replicated_facts
 from workbench.model.health import captured_at, episodes, grouped, health
+from workbench.model.isr import OnlyInSync, only_in_sync
 from workbench.model.log_dirs import DirFailed, failed_dirs_logged
 from workbench.model.partition_history import min_isr
 from workbench.model.views import views
@@ -63,6 +65,7 @@ class Facts:
     pasted: Shown | None
     min_isr_known: bool
     logged: list[DirFailed] = field(default_factory=list)
+    only: list[OnlyInSync] = field(default_factory=list)  # brokers alone in the ISR of what they lead
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -86,7 +89,7 @@ def facts(bundle: Bundle) -> Facts:
         )
         for g in grouped(ep, ["out_of_isr"])
     ]
-    return Facts(failed, found, None, min_isr(bundle)[1] is not None, logged)
+    return Facts(failed, found, None, min_isr(bundle)[1] is not None, logged, only_in_sync(bundle))
 
 
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:
@@ -102,7 +105,7 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
             "health",
             ["server.properties: min.insync.replicas (under-min-ISR counted only where a topic sets it)"],
         )
-    return failed + [_under_replicated(e) for e in f.episodes]
+    return failed + [_under_replicated(e) for e in f.episodes] + [_only_in_sync(o) for o in f.only]
 
 
 ANALYSIS = Analysis(
@@ -113,7 +116,7 @@ ANALYSIS = Analysis(
         Need.LOGS: "failed log dirs and the brokers they halted (the brokers' own lines)",
     },
     run=two_halves(facts, judge),
-    reads=("health", "as_of_ms"),
+    reads=("health", "as_of_ms", "partitions", "live_brokers", "delete_markers"),
     kinds=(
         Kind(
             "partition.under_replicated",
@@ -121,6 +124,12 @@ ANALYSIS = Analysis(
             {"partitions": int, "brokers": list, "still": int},
             {"taken_at": str},  # from a pasted describe: the moment it shows
             key=("brokers", "partitions", "still"),
+        ),
+        Kind(
+            "broker.only_in_sync",
+            (WARNING,),
+            {"broker": int, "partitions": int},
+            key=("broker", "partitions"),
         ),
         Kind(
             "log_dir.offline",
@@ -133,6 +142,29 @@ ANALYSIS = Analysis(
     plots="workbench.plots.standard:health",
 )
 findings = ANALYSIS.findings
+
+
+def _only_in_sync(o: OnlyInSync) -> Finding:
+    """The broker not to restart: a controlled shutdown cannot move the leadership it alone holds in sync
+    (`controlled_shutdown_keeps_a_sole_isr_leader`)."""
+    tps = [TP(t, p) for t, p in o.tps]
+    also = ", and the controller," if o.controller else ""
+    text = (
+        f"Broker {o.broker}{also} is the only in-sync replica, and the leader, of {o.partitions} "
+        f"partition(s) ({tp_list(tps)}) at the capture, though they have other replicas: do not restart or "
+        f"stop it until those are back in the ISR. A controlled shutdown cannot move their leadership (no "
+        f"other in-sync replica), so broker {o.broker} would retry, then shut down uncleanly ('Proceeding to "
+        "do an unclean shutdown as all the controlled shutdown attempts failed'), and they would be "
+        f"offline until it returns"
+    )
+    text += ", with a controller failover on top." if o.controller else "."
+    return Finding(
+        "broker.only_in_sync",
+        WARNING,
+        {"broker": o.broker, "partitions": o.partitions},
+        text,
+        tuple(zk_ref(f"/brokers/topics/{t}/partitions/{p}/state") for t, p in o.tps[:3]),
+    )
 
 
 def _under_replicated(e: Episodes) -> Finding:

@@ -82,6 +82,7 @@ class NotActing:
     epoch: int | None
     ended_zxid: int | None
     refs: list[str]
+    short: int = 0  # of them, those whose ISR was short of their replicas as the window began
 
 
 @dataclass
@@ -354,6 +355,13 @@ def _silent_leaders(bundle: Bundle, groups: list[Offline]) -> dict[int, tuple[Ou
     return {causes[i][0]: (o, causes[i][1]) for i, o in found.items()}
 
 
+def _short(g: NotActing) -> str:
+    """How many of the window's partitions the CLI's ISR test (`under_replicated_signals`) lists."""
+    if g.short == 0:
+        return "none of them: their ISR was whole"
+    return "all of them" if g.short == g.partitions else f"{g.short} of them"
+
+
 def _not_acting(ep: DataFrame) -> list[NotActing]:
     """Partitions whose ZooKeeper leader refused to lead them (`ep`: their episodes, less those that ran
     on from an offline one), grouped by that leader and the txn that named it."""
@@ -369,6 +377,7 @@ def _not_acting(ep: DataFrame) -> list[NotActing]:
             g.epoch,
             g.ended_zxid,
             list(g.refs),
+            g.short,
         )
         for g in ep.groupBy("leader", "began_zxid")
         .agg(
@@ -380,6 +389,7 @@ def _not_acting(ep: DataFrame) -> list[NotActing]:
             F.min("leader_epoch").alias("epoch"),
             F.max("ended_zxid").alias("ended_zxid"),
             F.slice(F.sort_array(F.collect_set("refused_by")), 1, 5).alias("refs"),
+            F.count_if(F.size("out_of_isr") > 0).alias("short"),
         )
         .orderBy("began_zxid")
         .collect()
@@ -399,7 +409,9 @@ def _not_acting_finding(g: NotActing) -> Finding:
         f"({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time) ZooKeeper names broker {g.leader} their "
         f"leader (leader epoch {g.epoch}), but broker {g.leader} refused the LeaderAndIsr "
         "(INCONSISTENT_TOPIC_ID) and did not lead them. The controller does not act on that error, "
-        "so ZooKeeper, OfflinePartitionsCount and --under-replicated-partitions show them healthy "
-        "while nobody serves them.",
+        "so ZooKeeper and OfflinePartitionsCount show them healthy while nobody serves them; the "
+        "leaders' UnderReplicatedPartitions metric misses them too (no broker leads them), and "
+        "`kafka-topics --describe --under-replicated-partitions` lists only those whose ISR is short of "
+        f"their replicas ({_short(g)}).",
         (*(txn_ref(z) for z in (g.began_zxid, g.ended_zxid) if z is not None), *g.refs),
     )

@@ -143,6 +143,39 @@ LOG_FACTS = (
         ),
     ),
     Fact(
+        "under_replicated_signals",
+        "`kafka-topics --describe --under-replicated-partitions` lists a partition whose ISR (ZooKeeper's, "
+        "through the metadata) is smaller than its replicas (TopicCommand isUnderReplicated); the "
+        "UnderReplicatedPartitions metric is each broker's count over the partitions it leads "
+        "(ReplicaManager.underReplicatedPartitionCount), so a partition nobody leads is in no count.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/admin/TopicCommand.scala", "123-125"),
+            Source("2.5.1", f"{K}/server/ReplicaManager.scala", "252"),
+            Source("2.8.2", f"{K}/admin/TopicCommand.scala", "136-138"),
+            Source("2.8.2", f"{K}/server/ReplicaManager.scala", "297"),
+            Source("3.6.2", f"{K}/admin/TopicCommand.scala", "127-129"),
+            Source("3.6.2", f"{K}/server/ReplicaManager.scala", "345"),
+        ),
+    ),
+    Fact(
+        "controlled_shutdown_keeps_a_sole_isr_leader",
+        "A controlled shutdown moves a partition's leadership only to another live in-sync replica; with "
+        "none, the election fails and the broker keeps it, retries, then shuts down uncleanly ('Proceeding "
+        "to do an unclean shutdown as all the controlled shutdown attempts failed'): the partition is "
+        "offline until the broker returns (`last_isr_member_kept`).",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/controller/PartitionStateMachine.scala", "540-542"),
+            Source("2.5.1", f"{K}/server/KafkaServer.scala", "589"),
+            Source("2.8.2", f"{K}/server/KafkaServer.scala", "647"),
+            Source("3.6.2", f"{K}/controller/PartitionStateMachine.scala", "553-555"),
+            Source("3.6.2", f"{K}/server/KafkaServer.scala", "880"),
+        ),
+    ),
+    Fact(
         "follower_fetches_only_at_its_leaders_epoch",
         "A leader answers a fetch carrying an older leader epoch than its own with FENCED_LEADER_EPOCH and a "
         "newer one with UNKNOWN_LEADER_EPOCH. A fenced follower stops fetching until a new LeaderAndIsr (a "

@@ -3,8 +3,9 @@
 ZooKeeper's partition state names the leader the controller chose; the broker becomes it only by accepting
 the LeaderAndIsr (Partition.makeLeader logs "... starts at leader epoch E"). A broker that refuses it for
 its topic id keeps its old role, and the controller does not react to that error (behaviour facts
-`refused_leader_and_isr_keeps_role`, `controller_acts_only_on_storage_errors`): ZooKeeper, the controller's
-OfflinePartitionsCount and `--under-replicated-partitions` look healthy while nobody serves the partition.
+`refused_leader_and_isr_keeps_role`, `controller_acts_only_on_storage_errors`): ZooKeeper and the
+controller's OfflinePartitionsCount look healthy while nobody serves the partition, and no leader counts it
+under-replicated (`under_replicated_signals`).
 
 Per partition, a leadership is the run of changes with one leader and one registration of it (a restart
 starts a new one). Within it, the leader is not acting from the change whose LeaderAndIsr it refused until

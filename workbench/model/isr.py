@@ -3,11 +3,13 @@ broker, and the replicas that keep leaving (flapping; `analysis/balance.py` word
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from workbench.kafka.znodes import CONTROLLER
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -84,3 +86,54 @@ def flapping(bundle: Bundle) -> DataFrame | None:
         )
         .where(F.col("departures") >= FLAPPING_DEPARTURES)
     )
+
+
+@dataclass(frozen=True)
+class OnlyInSync:
+    """A registered broker that is, at the capture, the only in-sync replica (and the leader) of
+    partitions with other replicas: `partitions` how many, `tps` the first by name, `controller` whether
+    it is the controller too."""
+
+    broker: int
+    partitions: int
+    tps: list[tuple[str, int]]
+    controller: bool
+
+
+def only_in_sync(bundle: Bundle) -> list[OnlyInSync]:
+    """From ZooKeeper's tree at the capture (a query, and one for the controller where any): the registered
+    brokers leading
+    partitions whose ISR is themselves alone, though the partitions have other replicas. Topics queued for
+    deletion are left out: they are going, and a controlled shutdown leaves them alone too."""
+    v = views(bundle)
+    live = sorted(v.live_brokers)
+    if not live:
+        return []
+    leader = F.col("leader")
+    alone = v.partitions.where(
+        (F.size("replicas") > 1)
+        & (F.size("isr") == 1)
+        & (F.element_at("isr", 1) == leader)
+        & leader.isin(live)
+    ).join(v.delete_markers.select("topic"), "topic", "left_anti")
+    rows = (
+        alone.groupBy(leader.alias("broker"))
+        .agg(
+            F.count("*").alias("n"),
+            F.slice(F.sort_array(F.collect_list(F.struct("topic", "partition"))), 1, 60).alias("tps"),
+        )
+        .orderBy("broker")
+        .collect()  # a row per broker
+    )
+    said = None
+    if rows:  # who is controller now: it moves too if that broker stops
+        said = (
+            bundle.znodes.where(F.col("path") == CONTROLLER)
+            .select(F.get_json_object("data", "$.brokerid").cast("int"))
+            .first()
+        )
+    controller = said[0] if said else None
+    return [
+        OnlyInSync(r.broker, r.n, [(t.topic, t.partition) for t in r.tps], r.broker == controller)
+        for r in rows
+    ]

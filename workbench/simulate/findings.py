@@ -46,6 +46,7 @@ def findings(truth: dict[str, Any]) -> Facts:
     _health(truth, add)
     _in_flight(truth, add)
     _deletions(truth, add)
+    _brokers(truth, add)
     for u in truth["unclean_elections"]:
         add(
             "data_loss.unclean_election",
@@ -78,6 +79,7 @@ def findings(truth: dict[str, Any]) -> Facts:
 NOT_IN_LOGS = {
     "leader.imbalance": "which brokers are registered at the capture, and how long an imbalance lasted",
     "broker.down": "which brokers are registered at the capture (ZooKeeper's state)",
+    "broker.only_in_sync": "the ISR at the capture (ZooKeeper's state)",
     # the controller takes a dead broker's replicas out of the ISR in lines at TRACE, not logged from 2.6
     # (behaviour `replica_state_changes_logged_by_default`); the replicas are the assignment's
     "partition.under_replicated": "each partition's replicas and ISR over time (ZooKeeper's txns)",
@@ -300,5 +302,12 @@ def _deletions(truth: dict[str, Any], add: Any) -> None:
             lingering.setdefault((x["topic"], x["broker"]), set()).add(x["partition"])
     for (t, b), parts in sorted(lingering.items()):
         add("deletion.lingering_dir", topic=t, broker=b, partitions=parts)
+
+
+def _brokers(truth: dict[str, Any], add: Any) -> None:
+    """What the brokers leave at the capture: log dirs failed, and the partitions each leads alone in
+    their ISR."""
+    for b, tps in truth["only_in_sync"].items():
+        add("broker.only_in_sync", broker=int(b), partitions=len(tps))
     for f in truth["log_dirs_failed"]:
         add("log_dir.offline", broker=f["broker"], log_dir=f["log_dir"])

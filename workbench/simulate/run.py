@@ -170,6 +170,7 @@ def tell(
         if r.delete_dir is not None
     ]
     c.truth["leader_imbalance"] = leader_imbalance(c)
+    c.truth["only_in_sync"] = only_in_sync(c)
     c.truth.update(topic_ids_on_disk(c))
     return c
 
@@ -202,6 +203,17 @@ def leader_imbalance(c: Cluster) -> dict[str, dict[str, object]]:
         ratio = len(not_led) / len(preferred) if preferred else 0.0
         out[str(b)] = {"preferred": len(preferred), "not_leading": not_led, "ratio": ratio}
     return out
+
+
+def only_in_sync(c: Cluster) -> dict[str, list[str]]:
+    """Per registered broker at the capture: the partitions (with other replicas, topics not queued for
+    deletion) it leads alone in their ISR."""
+    out: dict[str, list[str]] = {}
+    for p in c.partitions():
+        registered = p.leader >= 0 and c.zk.exists(f"/brokers/ids/{p.leader}")
+        if registered and len(p.replicas) > 1 and p.isr == [p.leader] and p.topic not in c.deleting:
+            out.setdefault(str(p.leader), []).append(p.tp)
+    return {b: sorted(tps) for b, tps in sorted(out.items())}
 
 
 def topic_ids_on_disk(c: Cluster) -> dict[str, Any]:
