@@ -13,7 +13,6 @@ import uuid
 from typing import Any
 
 from workbench.kafka import behaviour
-from workbench.kafka.defaults import FILE_DELETE_DELAY_MS
 from workbench.kafka.jvm_order import topic_partition_hash
 from workbench.kafka.zkdata import BrokerIdZNode, ClusterIdZNode, encode, encode_broker
 from workbench.simulate import wording
@@ -25,6 +24,7 @@ from workbench.simulate.cluster import (
     Cluster,
     Partition,
 )
+from workbench.simulate.log_manager import delete_dir_name, load_logs, schedule_removal
 from workbench.simulate.zookeeper import NODE_EXISTS, KeeperError, create, set_data
 
 INCONSISTENT_TOPIC_ID = "INCONSISTENT_TOPIC_ID"
@@ -77,88 +77,6 @@ def start(c: Cluster, b: Broker) -> None:
     b.alive = True
     c.tick(c.jitter(50, 300))
     c.say(b.id, "broker.started")
-
-
-def removal_failed(c: Cluster, b: Broker, r: Any, dir_name: str) -> None:
-    """LogManager.deleteLogs cannot rename a segment of the '-delete' dir to .deleted (its files belong to
-    another user): the I/O error takes the log dir offline (LogDirFailureChannel), and as it is the
-    broker's only one, the broker halts (ReplicaManager and LogManager.handleLogDirFailure, 2.8.2
-    l.1837-1874 and l.188-195; `failed_log_dir_takes_its_replicas_offline`). The dir stays on disk."""
-    from workbench.simulate import story  # the halt is the story's crash; story imports this module
-
-    tp, path = f"{r.topic}-{r.partition}", f"{DATA_DIR}/{dir_name}"
-    segment = f"{path}/{r.segments[0][0]:020d}.log"
-    cause = f"java.nio.file.AccessDeniedException: {segment} -> {segment}.deleted"
-    # UnifiedLog.delete's inner LocalLog.deleteAllSegments (3.6.2 l.250); Log.delete before (2.8.2 l.2139)
-    what = "deleting all segments" if wording.tag(c.version) == "3.6.2" else "deleting log"
-    operation = f"Error while {what} for {tp}"
-    said = f"{operation} in dir {DATA_DIR}"
-    c.say(
-        b.id,
-        "log_dir.io_error",
-        "ERROR",
-        pick="{operation} in dir",
-        operation=operation,
-        dir=DATA_DIR,
-        thrown=cause,
-    )
-    log = f"Log(dir={path}, topic={r.topic}, partition={r.partition}, highWatermark={r.high_watermark}, "
-    log += f"lastStableOffset={r.high_watermark}, logStartOffset=0, logEndOffset={r.log_end_offset})"
-    storage = f"org.apache.kafka.common.errors.KafkaStorageException: {said}\nCaused by: {cause}"
-    c.say(b.id, "log.delete_failed", "ERROR", log_name=log, dir=DATA_DIR, thrown=storage)
-    c.tick(c.jitter(1, 5))
-    c.say(b.id, "log_dir.failed", "WARN", pick="Stopping serving replicas", dir=DATA_DIR)
-    hosted = sorted((x.topic, x.partition) for x in b.log_dir.replicas.values() if x.delete_dir is None)
-    hashes = [topic_partition_hash(t, p) for t, p in hosted]
-    c.say(
-        b.id,
-        "log_dir.failed",
-        "WARN",
-        pick="stopped fetcher",
-        broker=b.id,
-        partitions=",".join(wording.set_order([f"{t}-{p}" for t, p in hosted], c.version, hashes=hashes)),
-        future_partitions="",
-        dir=DATA_DIR,
-    )
-    c.say(b.id, "log_dir.failed", "WARN", pick="Stopping serving logs", dir=DATA_DIR)
-    c.say(b.id, "log_dir.failed", "FATAL", pick="Shutdown broker", dir=DATA_DIR)
-    c.truth["log_dirs_failed"].append(dict(broker=b.id, log_dir=DATA_DIR, halted=True, at_ms=c.now))
-    story.crash(c, b.id)
-
-
-def load_logs(c: Cluster, b: Broker) -> None:
-    """LogManager.loadLogs: every partition dir comes back with the topic id its partition.metadata holds."""
-    live = [r for r in b.log_dir.replicas.values() if r.delete_dir is None]
-    tag = wording.tag(c.version)
-    if tag == "2.5.1":
-        c.say(b.id, "log_manager.loading")
-    else:
-        c.say(b.id, "log_manager.loading", dirs=f"ArraySeq({DATA_DIR})")
-    clean = b.log_dir.clean_shutdown
-    pick = (
-        ("Skipping recovery" if clean else "Recover")
-        if tag == "3.6.2"
-        else ("Skipping" if clean else "Attempting")
-    )
-    if tag == "3.6.2" and live:
-        c.say(b.id, "log_manager.recovery", pick=pick, count=len(live), dir=DATA_DIR)
-    elif tag == "2.8.2":
-        c.say(b.id, "log_manager.recovery", pick=pick, dir=DATA_DIR)
-    b.log_dir.clean_shutdown = False  # the marker is removed at startup
-    took = c.jitter(5, 20) + len(live) * c.jitter(2, 8) + (0 if clean else len(live) * 30)
-    c.tick(took)
-    b.log_topic_ids = {f"{r.topic}-{r.partition}": r.topic_id for r in live}
-    for pending in [r.delete_dir for r in b.log_dir.replicas.values() if r.delete_dir is not None]:
-        schedule_removal(c, b, pending)  # loadLog: a '-delete' dir is queued for deletion again
-    b.loaded.clear()
-    b.following.clear()
-    b.fetch_epoch.clear()
-    b.stuck_since.clear()
-    b.leading.clear()
-    if tag == "2.5.1":
-        c.say(b.id, "log_manager.loaded", ms=took)
-    else:
-        c.say(b.id, "log_manager.loaded", count=len(live), ms=took)
 
 
 def register(c: Cluster, b: Broker) -> None:
@@ -471,26 +389,3 @@ def handle_stop_replica(
             c.say(b.id, "request.stop_replica.finished", "TRACE", delete=str(delete).lower(), tp=p.tp)
     c.tick(c.jitter(1, 5) + len(parts) // 10)
     return parts
-
-
-def delete_dir_name(topic: str, partition: int, unique_id: str) -> str:
-    """Log.logDeleteDirName (2.8.2 l.2555): the topic is cut so the name stays within 255 characters."""
-    suffix = f"-{partition}.{unique_id}-delete"
-    return topic[: min(len(topic), 255 - len(suffix))] + suffix
-
-
-def schedule_removal(c: Cluster, b: Broker, dir_name: str) -> None:
-    """LogManager.deleteLogs: the kafka-delete-logs task removes a renamed log once the delay passed,
-    if the broker is still running then (a '-delete' dir left by a crash is queued again at startup)."""
-
-    def remove() -> None:
-        r = b.log_dir.replicas.get(dir_name)
-        if not b.alive or r is None:
-            return
-        if r.topic in b.log_dir.denied:
-            removal_failed(c, b, r, dir_name)
-            return
-        del b.log_dir.replicas[dir_name]
-        c.say(b.id, "log.deleted", tp=f"{r.topic}-{r.partition}", dir=f"{DATA_DIR}/{dir_name}")
-
-    c.after(FILE_DELETE_DELAY_MS + c.jitter(0, 50), remove)
