@@ -1,6 +1,7 @@
 """Health: partitions under-replicated for minutes (grouped by the brokers out of their ISR) and failed
 log dirs, from the health series (`model/health.py`) or, without ZooKeeper's history, from what pastes show;
-failed log dirs also from the brokers' own lines (`model/log_dirs.py`), whatever else the bundle holds.
+failed log dirs also from the brokers' own lines (`model/log_dirs.py`), whatever else the bundle holds;
+and, from ZooKeeper's tree at the capture, the brokers not to restart: alone in the ISR of what they lead.
 Partitions without a working leader are `leaderless`'s findings. In two halves: `facts` asks Spark,
 `judge` words the findings in plain Python.
 """
