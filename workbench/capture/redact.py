@@ -78,7 +78,7 @@ def redact_znode(path: str, data: bytes | None) -> tuple[bytes | None, bool]:
     changed = False
     for key, value in config.items():
         secret = SCRAM_MECHANISM.match(key) if is_user else is_secret_config(key)
-        if secret and value is not None and not _is_redacted(value):
+        if secret and value is not None and not is_redacted(value):
             config[key] = redacted(str(value))
             changed = True
     if not changed:
@@ -100,7 +100,7 @@ def redact_properties(text: str) -> tuple[str, int]:
             skipping = line.rstrip("\r\n").endswith("\\")
             continue
         m = re.match(r"^(\s*)([^#!\s][^=:\s]*)(\s*[=:\s]\s*)(.*?)(\r?\n)?$", line)
-        if m and is_secret_config(m.group(2)) and not _is_redacted(m.group(4)):
+        if m and is_secret_config(m.group(2)) and not is_redacted(m.group(4)):
             value = m.group(4)
             skipping = value.endswith("\\")
             out.append(f"{m.group(1)}{m.group(2)}{m.group(3)}{redacted(value)}{m.group(5) or ''}")
@@ -110,5 +110,6 @@ def redact_properties(text: str) -> tuple[str, int]:
     return "".join(out), count
 
 
-def _is_redacted(value: Any) -> bool:
+def is_redacted(value: Any) -> bool:
+    """A value capture already replaced (`[redacted:<fingerprint>]`)."""
     return isinstance(value, str) and bool(re.fullmatch(REDACTED_VALUE, value))

@@ -8,7 +8,6 @@ server.properties.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,9 +17,9 @@ from pyspark.sql import functions as F
 from workbench.capture.redact import (
     BROKERS,
     CONFIG_IN_CLEAR,
-    REDACTED_VALUE,
     SCRAM_IN_CLEAR,
     USERS,
+    is_redacted,
     is_secret_config,
 )
 from workbench.model.views import views
@@ -67,7 +66,7 @@ def in_clear(bundle: Bundle) -> list[InClear]:
         for r in by_file.collect():  # a row per file holding secrets
             found.setdefault(r.file, set()).update(r.p)
     for broker, config in sorted(views(bundle).evidence.configs.items()):
-        keys = [k for k, v in config.items() if is_secret_config(k) and v and not _redacted(v)]
+        keys = [k for k, v in config.items() if is_secret_config(k) and v and not is_redacted(v.strip())]
         if keys:
             found.setdefault(f"brokers/{broker}/server.properties", set()).update(keys)
     return [InClear(f, tuple(sorted(h))) for f, h in sorted(found.items())]
@@ -83,7 +82,3 @@ def _tree_files(znodes: DataFrame) -> DataFrame:
     return znodes.where(jsonl | ((snapshot != "") & (F.col("mzxid") <= written_by))).select(
         "path", "data", F.when(jsonl, F.col("source")).otherwise(snapshot).alias("file")
     )
-
-
-def _redacted(value: str) -> bool:
-    return bool(re.fullmatch(REDACTED_VALUE, value.strip()))
