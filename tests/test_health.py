@@ -16,7 +16,7 @@ import pytest
 from conftest import SAMPLE_DATA, samples
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from stories import HEALTH, Stories
+from stories import HEALTH, MUST_FIND, Stories
 
 from workbench.analysis import balance, leaderless
 from workbench.analysis import health as health_analysis
@@ -26,9 +26,10 @@ from workbench.analysis.health import Episodes, Facts
 from workbench.analysis.triage import Triage, triage
 from workbench.frames import Bundle, open_bundle
 from workbench.model.described import FailedDir, Group, Shown
-from workbench.model.health import health
+from workbench.model.health import captured_at, health
 from workbench.model.isr import OnlyInSync
 from workbench.model.log_dirs import DirFailed, Said
+from workbench.model.service import PAUSED, unserved
 
 SAMPLES = samples()
 
@@ -60,12 +61,40 @@ def _series(bundle: Bundle) -> list[dict[str, Any]]:
     return out
 
 
+def _unserved(bundle: Bundle) -> list[dict[str, Any]]:
+    """The analysis's stretches without an acting leader in truth.json's shape."""
+    h = health(bundle)
+    assert h is not None
+    rows = unserved(h.served, captured_at(bundle)).collect()
+    return sorted(
+        (
+            {
+                "topic": r.topic,
+                "partition": r.partition,
+                "began_ms": round(r.began.timestamp() * 1000),
+                "ended_ms": None if r.ended is None else round(r.ended.timestamp() * 1000),
+            }
+            for r in rows
+        ),
+        key=lambda u: (u["topic"], u["partition"], u["began_ms"]),
+    )
+
+
 def _check_series(bundle: Bundle) -> dict[str, Any]:
+    """Minute by minute, and each partition's stretches without an acting leader, as the truth has them."""
     truth = json.loads((bundle.evidence.root / "truth.json").read_text())
     got = _series(bundle)
     want = [m for m in truth["health"]["minutes"] if m["minute_ms"] >= got[0]["minute_ms"]]
     assert got == want
     assert len(got) >= 25  # the whole story, minute by minute, to the capture
+    stretches = _unserved(bundle)
+    assert stretches == truth["health"]["unserved"]
+    # the two ways of counting agree: at each minute's end, the partitions nobody served are the stretches
+    # open then
+    for m in got:
+        end = m["minute_ms"] + 60_000
+        open_ = [u for u in stretches if u["began_ms"] < end and (u["ended_ms"] or end) >= end]
+        assert m["offline"] + m["no_acting_leader"] == len(open_), m
     return truth
 
 
@@ -87,6 +116,32 @@ def test_other_seeds_and_versions_equal_their_truth(stories: Stories, name: str)
     truth = _check_series(stories.bundle(name))
     if name.startswith("controller-hang"):
         assert max(m["no_acting_leader_peak"] for m in truth["health"]["minutes"]) > 0
+
+
+STOOD_STILL = sorted(n for n, (s, _) in MUST_FIND.items() if "leader-pause" in s.scenario.split("+"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", STOOD_STILL)
+def test_a_pause_the_session_survived_counts_its_partitions_unserved(stories: Stories, name: str) -> None:
+    """ZooKeeper never shows a leader that stood still and ran on in its session: its partitions count as
+    without an acting leader from a ping interval after it was last heard to its time-out line, minute by
+    minute as the truth has them, and nowhere else."""
+    truth = _check_series(stories.bundle(name))
+    (pause,) = truth["pauses"]
+    during = [
+        m
+        for m in truth["health"]["minutes"]
+        if pause["paused_ms"] // 60_000 <= m["minute_ms"] // 60_000 <= pause["woke_ms"] // 60_000
+    ]
+    assert max(m["no_acting_leader_peak"] for m in during) >= pause["partitions"] > 0
+    # and the service timeline says why: its leader stood still, ZooKeeper showing nothing
+    bundle = stories.bundle(name)
+    h = health(bundle)
+    assert h is not None
+    stood = unserved(h.served, captured_at(bundle)).where(F.array_contains("whys", PAUSED)).collect()
+    assert len(stood) == pause["partitions"] and all(r.whys == [PAUSED] for r in stood)
+    assert all(pause["paused_ms"] <= r.began.timestamp() * 1000 < pause["woke_ms"] for r in stood)
 
 
 @pytest.mark.slow

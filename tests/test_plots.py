@@ -229,7 +229,8 @@ def test_a_plot_refuses_rows_that_were_not_aggregated(
 
 def test_partition_health_shades_each_stretch_without_an_acting_leader(with_truth: Any) -> None:
     """The partitions whose ZooKeeper leader refuses them, from the refusal to the capture, and the
-    offline stretch of a broker's death, a few milliseconds drawn wide enough to see with its length."""
+    offline stretch of a broker's death, a few milliseconds drawn wide enough to see with its length; a
+    partition whose new leader refused it as it came back stays one stretch, offline as it began."""
     bundle, truth = with_truth("topicid-mismatch-2.8")
     h = workbench.health(bundle)
     span = views(bundle).span
@@ -242,14 +243,25 @@ def test_partition_health_shades_each_stretch_without_an_acting_leader(with_trut
     (shade,) = refusing  # the stretches overlap: one shade from the first refusal to the capture
     # from ZooKeeper's txn naming the refusing leader, just before the broker refused its LeaderAndIsr
     began = _ms(mdates.num2date(shade.get_x()).replace(tzinfo=None))
-    assert 0 <= min(w["from_ms"] for w in truth["leaders_not_acting"]) - began < 1000
+    alone = [w for w in truth["leaders_not_acting"] if not w["after_offline"]]
+    assert 0 <= min(w["from_ms"] for w in alone) - began < 1000
     assert abs(shade.get_x() + shade.get_width() - mdates.date2num(span[1])) < 1e-6
     assert _ms(span[1]) == truth["captured_ms"]
     offline = [p for p in ax.patches if to_hex(p.get_facecolor()) == plots.VERMILLION.lower()]
-    shortest = leaderless[leaderless["count"] == "offline"].pipe(lambda d: (d.ended - d.began).min())
-    assert offline and shortest < pd.Timedelta(1, "s")
-    assert min(p.get_width() for p in offline) >= plots.base.MIN_WIDTH * (right - left) - 1e-9
-    assert plots.base.duration(shortest) in [t.get_text() for t in ax.texts]
+    # one partition ran on into a refusal: its shade, offline as it began, runs to the capture
+    assert any(w["after_offline"] for w in truth["leaders_not_acting"])
+    (ran_on,) = offline
+    assert abs(ran_on.get_x() + ran_on.get_width() - mdates.date2num(span[1])) < 1e-6
+    # the others' offline stretch is milliseconds, drawn wide enough to see with its length
+    short = leaderless[
+        (leaderless["count"] == "offline") & (leaderless.ended - leaderless.began < pd.Timedelta(1, "s"))
+    ]
+    assert len(short)
+    ax = plots.partition_health(h.minutes, None, span, short).axes[0]
+    left, right = ax.get_xlim()
+    drawn = [p for p in ax.patches if to_hex(p.get_facecolor()) == plots.VERMILLION.lower()]
+    assert min(p.get_width() for p in drawn) >= plots.base.MIN_WIDTH * (right - left) - 1e-9
+    assert plots.base.duration((short.ended - short.began).min()) in [t.get_text() for t in ax.texts]
     # without the evidence's span, a stretch still open runs to the last bucket
     still = leaderless.assign(ended=pd.NaT)
     open_ended = plots.partition_health(h.minutes, None, None, still).axes[0]

@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING
 import pandas as pd
 from pyspark.sql import functions as F
 
+from workbench.analysis.causes import Group, grouped, lead
 from workbench.analysis.findings import Finding, duration, hex_col, tp_list
-from workbench.model.health import captured_at, episodes, health
+from workbench.model.health import captured_at, health
+from workbench.model.service import unserved
 from workbench.model.timeline import in_order
 
 if TYPE_CHECKING:
@@ -24,32 +26,6 @@ if TYPE_CHECKING:
 
     from workbench.analysis.triage import Triage
     from workbench.frames import Bundle
-
-# What explains what: a family's root finding kinds, most telling first, and the kinds that are its
-# symptoms. A finding no family claims stands on its own.
-FAMILIES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
-    (
-        "Topic id changed under the brokers",
-        ("topic_id.root_cause", "topic_id.mismatch", "topic_id.missing"),
-        ("topic_id.", "partition.no_acting_leader", "partition.under_replicated"),
-    ),
-    ("Records lost", ("data_loss.unclean_election", "data_loss.truncation"), ("data_loss.",)),
-    (
-        "A deletion that does not finish",
-        ("deletion.stuck", "deletion.unfinished", "deletion.marked"),
-        ("deletion.", "in_flight.deletion"),
-    ),
-    (
-        "The controller moved",
-        ("controller.flapping", "controller.failover"),
-        ("controller.", "zk.session_expired", "broker.session_expired", "partition.offline", "in_flight."),
-    ),
-    (
-        "A reassignment that does not finish",
-        ("reassignment.stuck", "reassignment.failed"),
-        ("reassignment.",),
-    ),
-)
 
 # What to do about each kind of finding: the action items a postmortem lists. The metrics named here and in
 # `detection` are Kafka's own: ActiveControllerCount, OfflinePartitionsCount, TopicsIneligibleToDeleteCount
@@ -94,42 +70,16 @@ ACTIONS = {
     "deletion.lingering_dir": "Remove the lingering `-delete` dirs once their topics are confirmed gone.",
 }
 
-
-@dataclass
-class Group:
-    """A root cause and the findings that are its symptoms."""
-
-    title: str
-    root: Finding
-    symptoms: list[Finding] = field(default_factory=list)
-
-
-def grouped(findings: list[Finding]) -> tuple[list[Group], list[Finding]]:
-    """The findings as root causes with their symptoms (most severe root first), and those no family
-    claims."""
-    left = sorted(findings, key=Finding.sort_key)
-    groups = []
-    for title, roots, symptoms in FAMILIES:
-        root = next((f for kind in roots for f in left if f.kind == kind), None)
-        if root is None:
-            continue
-        topics = {f.subject.get("topic") for f in left if f.kind.startswith(roots[0].split(".")[0])}
-        mine = [
-            f
-            for f in left
-            if f is not root
-            and f.kind.startswith(symptoms)
-            and (not f.kind.startswith("partition.") or _topic_of(f) in topics or _topic_of(f) is None)
-        ]
-        groups.append(Group(title, root, mine))
-        left = [f for f in left if f is not root and f not in mine]
-    groups.sort(key=lambda g: g.root.sort_key())
-    return groups, left
-
-
-def _topic_of(f: Finding) -> str | None:
-    t = f.subject.get("topic")
-    return t if isinstance(t, str) else None
+# While replicas hold a stale topic id, a preferred election hands leadership to a replica that refuses
+# it: ZooKeeper is written first and the controller ignores the broker's error (fact
+# controller_acts_only_on_storage_errors; KafkaController 2.8.2:1369-1397, 3.6.2:1421-1449).
+NO_ELECTION = (
+    "Do not run a preferred leader election (`kafka-leader-election`) while replicas hold a stale topic "
+    "id: ZooKeeper names the preferred replica leader first, the replica refuses the LeaderAndIsr, the "
+    "controller ignores that error, and the tool reports success while nobody leads the partition. Repair "
+    "the stale replicas first (`workbench remediate`); then a preferred election, or the controller's "
+    "automatic rebalance where enabled, moves leaders back."
+)
 
 
 @dataclass
@@ -143,10 +93,11 @@ class Outage:
     named: str = ""  # which partitions, as a finding writes them ('orders 0,3'); those still first
 
 
-# How a partition was without an acting leader, as the health analysis counts it, and how to say it.
+# How a partition was without an acting leader (`service.unserved`: one outage however it began and ran
+# on), and how to say it.
 OUTAGES = {
-    "offline": "offline (no leader, or one not registered)",
-    "no_acting_leader": "led by a replica that refused to lead, or that had gone silent",
+    "unserved": "without an acting leader (offline, or led by a replica that refused to lead or had gone "
+    "silent)",
 }
 
 
@@ -177,7 +128,7 @@ def impact(bundle: Bundle, result: Triage) -> Impact:
     out = Impact(True, lost=lost)
     for kind in OUTAGES:
         row = (
-            episodes(h.partitions, kind, captured)
+            unserved(h.served, captured)
             .agg(
                 F.count_distinct("topic", "partition").alias("n"),
                 F.sort_array(F.collect_set("topic")).alias("topics"),
@@ -203,8 +154,12 @@ def summary(result: Triage, hurt: Impact) -> str:
     groups, _ = grouped(result.findings)
     if not result.findings:
         return "Triage found nothing wrong in the evidence it could check (see what could be checked)."
-    first = groups[0].root if groups else sorted(result.findings, key=Finding.sort_key)[0]
+    # the headline is what the first group is about; where a chain explains it, its root follows
+    g = groups[0] if groups else None
+    first = lead(g) if g else min(result.findings, key=Finding.sort_key)
     what = _first_sentence(first.summary)
+    if g is not None and first is not g.root:
+        what += f" It began with this: {_first_sentence(g.root.summary)}"
     lost = f"; {len(hurt.lost)} finding(s) of lost records" if hurt.lost else ""
     if not hurt.measured:
         did = f"How long partitions had no leader is not known: the bundle has no ZooKeeper txn logs{lost}."
@@ -261,11 +216,13 @@ def detection(result: Triage, hurt: Impact) -> list[str]:
 
 
 def action_items(result: Triage) -> list[str]:
-    """One item per kind of finding that asks for one, most severe first."""
+    """One item per kind of finding that asks for one, most severe first; never a preferred election
+    while replicas hold a stale topic id."""
+    stale = any(f.kind in ("topic_id.mismatch", "topic_id.refused") for f in result.findings)
     seen: dict[str, str] = {}
     for f in sorted(result.findings, key=Finding.sort_key):
         if f.kind in ACTIONS and f.kind not in seen:
-            seen[f.kind] = ACTIONS[f.kind]
+            seen[f.kind] = NO_ELECTION if stale and f.kind == "leader.imbalance" else ACTIONS[f.kind]
     return list(seen.values())
 
 

@@ -37,6 +37,7 @@ from workbench.model.health import captured_at, episodes, grouped, health
 from workbench.model.outage import SILENT_CAUSES, Failover, Outage, outages
 from workbench.model.partition_log import Leaderless, leaderless
 from workbench.model.pauses import Paused, paused
+from workbench.model.service import pauses
 from workbench.model.session_ends import session_ends
 from workbench.model.skew import skew_ms
 from workbench.model.views import ClusterViews, views
@@ -129,7 +130,7 @@ def facts(bundle: Bundle) -> Facts:
     # a leader that went silent: its outage from its last sign of life (an episode that ran on into a
     # refusal is counted from ZooKeeper's offline moment: its own finding says the refusal)
     led = [g for g in offline if g.known_start and g.leader is not None and g.leader >= 0 and not g.refused]
-    silent, stood = _silent_leaders(bundle, led), paused(bundle, skew_ms(bundle))
+    silent, stood = _silent_leaders(bundle, led), pauses(bundle)
     not_acting = _not_acting(refusing.alias("r").join(off.alias("o"), _continues(), "left_anti"))
     return Facts(True, None, offline, silent, not_acting, v.history_read, paused=stood)
 

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from workbench.analysis.causes import links
 from workbench.analysis.contract import Analysis
 from workbench.analysis.findings import (
     Coverage,
@@ -68,6 +69,11 @@ class Triage:
             "coverage": self.coverage.as_dict(),
             "bad_records": self.bad_records,
             "secrets_in_clear": [{"file": c.file, "holds": list(c.holds)} for c in self.in_clear],
+            "causes": [
+                {"effect": at[id(x.effect)], "cause": at[id(x.cause)], "because": x.because}
+                for at in [{id(f): i for i, f in enumerate(self.findings)}]
+                for x in links(self.findings)
+            ],
         }
 
     def json(self) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from workbench.analysis.causes import chains, in_brief
 from workbench.analysis.contract import Need
 from workbench.analysis.findings import SEVERITIES, Status
 
@@ -47,6 +48,7 @@ def summary(s: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+CHAINS = "What led to what (root first; each finding in full below)"
 NOT_TO_SHARE = "Do not share this bundle as it is: it holds credentials in clear"
 REDACT_WITH = (
     "Made by `workbench capture zk-files` (a ZooKeeper dataDir) and `workbench capture broker "
@@ -67,6 +69,10 @@ def triage_text(t: Triage) -> str:
     lines = [f"Triage of {t.bundle}", ""]
     if t.in_clear:
         lines += [f"{NOT_TO_SHARE}:", *[f"  {c.said()}" for c in t.in_clear], f"  {REDACT_WITH}", ""]
+    told = [f"{'  ' * (depth + 1)}{'-> ' if depth else ''}{in_brief(f)}{f': {why}' if why else ''}"
+            for depth, f, why in chains(t.findings)]  # fmt: skip
+    if told:
+        lines += [CHAINS, *told, ""]
     for sev, group in by_severity(t):
         lines.append(f"{sev.upper()} ({len(group)})")
         for f in group:
@@ -97,6 +103,10 @@ def triage_markdown(t: Triage) -> str:
             f">\n> {REDACT_WITH}",
             "",
         ]
+    told = [f"{'  ' * depth}- {'→ ' if depth else ''}**{in_brief(f)}**{f': {why}' if why else ''}"
+            for depth, f, why in chains(t.findings)]  # fmt: skip
+    if told:
+        lines += [f"## {CHAINS}", "", *told, ""]
     for sev, group in by_severity(t):
         lines += [f"## {sev.capitalize()} ({len(group)})", ""]
         for f in group:

@@ -15,7 +15,7 @@ A refusal is tied to the changes around it on ZooKeeper's clock, the broker's sk
 
 A leader that went silent (it crashed, stood still, or was cut off) is not acting either, from the moment
 its session's expiry proves it silent until the expiry, while ZooKeeper still names it (`silent_leaders`);
-the health counts read both (`partition_history.counted`).
+the health counts read both (`service.counted`).
 """
 
 from __future__ import annotations

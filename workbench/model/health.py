@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from workbench.model.partition_history import WHOLE_CLUSTER, counted, min_isr, stretches
+from workbench.model.partition_history import WHOLE_CLUSTER, min_isr, stretches
 from workbench.model.reads import declare
+from workbench.model.service import counted, unserved
 from workbench.model.views import views
 from workbench.spark import kept
 
@@ -49,11 +50,14 @@ class Health:
     leader and under-replicated, its peak within the bucket (under_min_isr is null where
     min.insync.replicas is not known). `brokers`: bucket, broker, leaders, preferred, not_leading and
     imbalance_ratio at its end. `partitions`: one row per partition and change (zxid, time, leader, isr,
-    replicas, refused_by, counted_as ...), the detail the findings and a notebook's drill-down read."""
+    replicas, refused_by, counted_as ...), the detail the findings and a notebook's drill-down read as
+    ZooKeeper shows it; `served`: those rows with the stretches ZooKeeper does not show, its leaders silent
+    (`service.counted`), that the counts and `service.unserved` read."""
 
     minutes: DataFrame
     brokers: DataFrame
     partitions: DataFrame
+    served: DataFrame
     bucket: str
     last: datetime  # the last bucket's start (the capture's)
 
@@ -75,7 +79,8 @@ def _health(bundle: Bundle, bucket: str, bucket_ms: int) -> Health | None:
     if changes is None or span is None:
         return None
     ended = max(v.evidence.captured_ms or 0, _ms(span.ended))
-    counts = _deltas(counted(bundle, changes))
+    served = kept(counted(bundle, changes))
+    counts = _deltas(served)
     series = kept(_series(counts, _ms(span.began) // bucket_ms, ended // bucket_ms, bucket_ms))
     cluster = series.where(F.col("broker") == WHOLE_CLUSTER)
     minutes = (
@@ -104,7 +109,7 @@ def _health(bundle: Bundle, bucket: str, bucket_ms: int) -> Health | None:
         .orderBy("minute", "broker")
     )
     last = datetime.fromtimestamp(ended // bucket_ms * bucket_ms / 1000, tz=timezone.utc)
-    return Health(minutes, per_broker, changes, bucket, last)
+    return Health(minutes, per_broker, changes, served, bucket, last)
 
 
 def _bucket_ms(bucket: str) -> int:
@@ -248,14 +253,12 @@ def episodes(changes: DataFrame, count: str, captured: Any) -> DataFrame:
 
 
 def leaderless_windows(h: Health, captured: Any) -> DataFrame:
-    """When partitions had no acting leader, for a plot: offline (no leader, or one not registered) or
-    led in ZooKeeper by a replica that refuses to lead (no_acting_leader), one row per count and stretch
-    shared by the partitions that began and ended it together (count, began, ended: the capture when
-    still, partitions). A broker's death takes many partitions at one txn, so the rows stay few."""
-    both = [episodes(h.partitions, c, captured).withColumn("count", F.lit(c)) for c in CLUSTER_COUNTS[:2]]
+    """When partitions had no acting leader, for a plot: one row per stretch shared by the partitions that
+    began and ended it together (`service.unserved`: count, as it began, offline or no_acting_leader;
+    began, ended: the capture when still; partitions). A broker's death takes many partitions at one
+    txn, so the rows stay few."""
     return (
-        both[0]
-        .unionByName(both[1])
+        unserved(h.served, captured)
         .groupBy("count", "began", F.coalesce("ended", F.lit(captured).cast("timestamp")).alias("ended"))
         .agg(F.count("*").alias("partitions"))
     )

@@ -123,54 +123,6 @@ def partition_changes(bundle: Bundle) -> DataFrame:
     )
 
 
-def counted(bundle: Bundle, changes: DataFrame) -> DataFrame:
-    """`changes` as the health counts read them: a partition whose leader went silent (`acting.
-    silent_leaders`) counts as without an acting leader from the moment that is proven, not as
-    under-replicated or healthy; one more row, at that moment (`time`; `zxid` the last txn before it),
-    begins that for each partition the silent broker then led. Rows order by zxid, then time."""
-    silent = acting.silent_leaders(bundle)
-    if silent is None:
-        return changes
-    w = F.broadcast(silent).alias("w")
-    c = changes.alias("c")
-    led = (F.col("c.leader") == F.col("w.broker")) & F.coalesce(F.col("c.registered"), F.lit(False))
-    inside = (F.col("c.zxid") > F.col("w.since_zxid")) & (F.col("c.zxid") < F.col("w.until_zxid"))
-    flagged = c.join(w, led & inside, "left").select(
-        *[F.col(f"c.{x}") for x in changes.columns if x != "counted_as"],
-        F.when(F.col("w.broker").isNotNull(), _not_acting(F.col("c.counted_as")))
-        .otherwise(F.col("c.counted_as"))
-        .alias("counted_as"),
-    )
-    in_effect = (
-        c.join(w, F.col("c.zxid") <= F.col("w.since_zxid"))
-        .groupBy("c.topic", "c.partition", "w.broker", "w.since", "w.since_zxid")
-        .agg(F.max_by(F.struct(*[F.col(f"c.{x}") for x in changes.columns]), "c.zxid").alias("r"))
-        .where((F.col("r.leader") == F.col("broker")) & F.coalesce(F.col("r.registered"), F.lit(False)))
-    )
-    begun = in_effect.select(
-        *[
-            (
-                F.col("since_zxid") if x == "zxid" else F.col("since") if x == "time" else F.col(f"r.{x}")
-            ).alias(x)
-            for x in changes.columns
-            if x != "counted_as"
-        ],
-        _not_acting(F.col("r.counted_as")).alias("counted_as"),
-    )
-    return flagged.unionByName(begun)
-
-
-def _not_acting(counted_as: Column) -> Column:
-    """A counted_as whose leader is not acting: no_acting_leader instead of the ISR's counts."""
-    kept = F.filter(
-        counted_as, lambda x: ~x["count"].isin("under_replicated", "under_min_isr", "no_acting_leader")
-    )
-    return F.when(
-        F.exists(counted_as, lambda x: x["count"] == "leaders"),
-        F.array_union(kept, F.array(_count("no_acting_leader"))),
-    ).otherwise(counted_as)
-
-
 def _leader_known() -> Column:
     """Whether a change tells if the partition had a live leader: no leader (-1), or one whose
     registration is known either way."""
@@ -182,8 +134,9 @@ def stretches(changes: DataFrame, on: Column) -> DataFrame:
     with `stretch`, its run's number within the partition, and next_zxid / next_time, the change after
     it: on a run's last row, the change that ended the run (null: it lasted to the capture);
     `first_seen` marks a change before which whether the partition had a live leader was not known (its
-    state not yet seen, or its leader's registration unknown)."""
-    w = Window.partitionBy("topic", "partition").orderBy("zxid")
+    state not yet seen, or its leader's registration unknown). Rows order by zxid, then time
+    (`service.counted` adds rows between txns)."""
+    w = Window.partitionBy("topic", "partition").orderBy("zxid", "time")
     flagged = changes.withColumn("on", F.coalesce(on, F.lit(False)))
     starts = F.col("on") & ~F.coalesce(F.lag("on").over(w), F.lit(False))
     return (
@@ -295,18 +248,18 @@ def _counted_as() -> Column:
     acting = online & F.col("refused_by").isNull()
     isr = F.size(st["isr"])
     items = [
-        F.when(first.isNotNull(), _count("preferred", first)),
-        F.when(has_state & (leader != first), _count("not_leading", first)),
-        F.when(has_state & ~online, _count("offline")),
-        F.when(online & ~acting, _count("no_acting_leader")),
-        F.when(online, _count("leaders", leader)),
-        F.when(acting & (isr < F.size(asg["replicas"]) - F.size(asg["adding"])), _count("under_replicated")),
-        F.when(acting & (isr < F.col("min_isr")), _count("under_min_isr")),
+        F.when(first.isNotNull(), count("preferred", first)),
+        F.when(has_state & (leader != first), count("not_leading", first)),
+        F.when(has_state & ~online, count("offline")),
+        F.when(online & ~acting, count("no_acting_leader")),
+        F.when(online, count("leaders", leader)),
+        F.when(acting & (isr < F.size(asg["replicas"]) - F.size(asg["adding"])), count("under_replicated")),
+        F.when(acting & (isr < F.col("min_isr")), count("under_min_isr")),
     ]
     return F.filter(F.array(*items), lambda x: x.isNotNull() & kept)
 
 
-def _count(name: str, broker: Column | None = None) -> Column:
+def count(name: str, broker: Column | None = None) -> Column:
     b = broker if broker is not None else F.lit(WHOLE_CLUSTER)
     return F.struct(F.lit(name).alias("count"), b.cast("int").alias("broker"))
 

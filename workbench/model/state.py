@@ -24,7 +24,7 @@ from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH
 from workbench.model.cluster_state import PARTITION_COLUMNS, ClusterState, StateDiff, diff
 from workbench.model.deletion_steps import topics_of
 from workbench.model.elections import elected_lines
-from workbench.model.partition_history import counted
+from workbench.model.service import counted
 from workbench.model.views import views
 from workbench.spark import kept
 
@@ -59,7 +59,7 @@ def state_at(bundle: Bundle, at: int | datetime | str | None = None) -> ClusterS
 
 def _counted_at(changes: DataFrame, zxid: int, time: datetime | None) -> DataFrame:
     """topic, partition, counted_as: each partition's last change at or before `zxid` and `time` (a silent
-    leader's begins between txns, `partition_history.counted`)."""
+    leader's begins between txns, `service.counted`)."""
     upto = F.col("zxid") <= zxid
     if time is not None:
         upto &= F.col("time") <= F.lit(time)

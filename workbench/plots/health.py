@@ -33,7 +33,7 @@ from workbench.plots.base import (
 LEADERLESS = {"offline": VERMILLION, "no_acting_leader": BLACK}
 LEADERLESS_LABELS = {
     "offline": "offline (no leader, or not registered)",
-    "no_acting_leader": "led by a replica that refuses",
+    "no_acting_leader": "led by a replica that refuses or is silent",
 }
 
 

@@ -9,7 +9,8 @@ counts them (topics queued for deletion left out, as the controller leaves them 
 - no acting leader: a registered leader that refused the LeaderAndIsr making it leader (the simulator
   says so, `refused`), from the write of that leader epoch until another leader or its registration goes;
   or one that went silent (crashed, hung, cut off: `went_silent`), from when ZooKeeper's expiry of its
-  session proves it silent until the registration goes;
+  session proves it silent until the registration goes, or from when a pause its session survived
+  proves it still until it runs again (`ran_again`);
 - under-replicated: an acting leader with fewer replicas in the ISR than the partition's replicas less
   those being added (the leader's UnderReplicatedPartitions, Partition.isUnderReplicated);
 - per broker, the partitions it leads, and checkAndTriggerAutoLeaderRebalance's imbalance: the partitions
@@ -31,6 +32,7 @@ from workbench.zookeeper.txns import Txn
 
 BUCKET_MS = 60_000
 PEAKED = ("offline", "no_acting_leader", "under_replicated")  # counts kept with their peak per minute
+NOBODY = frozenset({"offline", "no_acting_leader"})  # the counts of a partition nobody serves
 SUSTAINED_MS = 5 * 60_000  # under-replicated this long is reported (the analysis's threshold)
 _STATE = re.compile(r"^/brokers/topics/([^/]+)/partitions/(\d+)/state$")
 _TOPIC = re.compile(r"^/brokers/topics/([^/]+)$")
@@ -60,6 +62,8 @@ class HealthRecorder:
         self.epoch_written: dict[TP, tuple[int, int, int]] = {}  # leader epoch, zxid and time of its write
         self.not_acting: dict[TP, int] = {}  # the registered leader that refused to lead
         self.silent: set[int] = set()  # registered brokers surely silent (crashed, hung, cut off)
+        self.unserved: list[dict[str, Any]] = []  # each stretch a partition had no acting leader
+        self.unserved_since: dict[TP, int] = {}  # those still open: when they began
         self.pure: dict[TP, frozenset[str]] = {}  # counted as ZooKeeper alone shows it: the episodes'
         self.last_zxid = 0
 
@@ -88,6 +92,7 @@ class HealthRecorder:
             delta.update({k: 1 for k in now - before})
             delta.subtract({k: 1 for k in before - now})
             self.counted[tp] = now
+            self._served(tp, time, bool(now & NOBODY), bool(before & NOBODY))
             # offline and under-replicated episodes as ZooKeeper shows them (a silent leader aside)
             now, before = self._counts(tp, pure=True), self.pure.get(tp, frozenset())
             self.pure[tp] = now
@@ -101,6 +106,14 @@ class HealthRecorder:
         if delta:
             self.changes.append((zxid, time, dict(delta)))
 
+    def _served(self, tp: TP, time: int, nobody: bool, nobody_before: bool) -> None:
+        """Note a partition's stretch without an acting leader beginning or ending at `time`."""
+        if nobody and not nobody_before:
+            self.unserved_since.setdefault(tp, time)
+        elif nobody_before and not nobody:
+            began = self.unserved_since.pop(tp)
+            self.unserved.append({"topic": tp[0], "partition": tp[1], "began_ms": began, "ended_ms": time})
+
     def refused(self, tp: TP, leader: int) -> int | None:
         """The simulator's word that `leader`, ZooKeeper's leader of `tp`, refused to lead it: counted as
         without an acting leader from the write of its current leader epoch, whose zxid is returned."""
@@ -109,6 +122,10 @@ class HealthRecorder:
             return None
         self.not_acting[tp] = leader
         _, zxid, time = self.epoch_written[tp]
+        last = next((u for u in reversed(self.unserved) if (u["topic"], u["partition"]) == tp), None)
+        if last is not None and last["ended_ms"] == time:  # it ran on: the leader elected refuses it
+            self.unserved.remove(last)
+            self.unserved_since[tp] = last["began_ms"]
         self._recount({tp}, zxid, time, None)
         return zxid
 
@@ -121,6 +138,14 @@ class HealthRecorder:
         self.silent.add(broker)
         led = {tp for tp, (leader, _, _) in self.states.items() if leader == broker}
         self._recount(led, self.last_zxid, time, None)
+
+    def ran_again(self, broker: int, time: int) -> None:
+        """The simulator's word that `broker`, silent in a session ZooKeeper kept, runs again (its time-out
+        line): what it leads counts as acting again."""
+        if broker in self.silent:
+            self.silent.discard(broker)
+            led = {tp for tp, (leader, _, _) in self.states.items() if leader == broker}
+            self._recount(led, self.last_zxid, time, None)
 
     def _data(self, path: str) -> Any:
         node = self.tree.nodes.get(path)
@@ -204,14 +229,23 @@ class HealthRecorder:
                 self.urp_sustained.append((out, False))
 
     def episodes(self, end_ms: int) -> dict[str, list[dict[str, Any]]]:
-        """Partitions gone offline, per txn and leader; under-replicated stretches of SUSTAINED_MS or more
-        (those still at end_ms measured to it), per set of replicas out of the ISR when they began."""
+        """Each stretch a partition had no acting leader (unserved: offline, refused or silent, one
+        stretch however the reason changed; ended_ms None: still); partitions gone offline, per txn and
+        leader; under-replicated stretches of SUSTAINED_MS or more (those still at end_ms measured to it),
+        per set of replicas out of the ISR when they began."""
         sustained = [*self.urp_sustained]
         sustained += [(out, True) for began, out in self.urp_since.values() if end_ms - began >= SUSTAINED_MS]
         groups: dict[tuple[int, ...], list[bool]] = {}
         for out, still in sustained:
             groups.setdefault(tuple(sorted(out)), []).append(still)
+        open_ = [
+            {"topic": t, "partition": p, "began_ms": began, "ended_ms": None}
+            for (t, p), began in self.unserved_since.items()
+        ]
         return {
+            "unserved": sorted(
+                self.unserved + open_, key=lambda u: (u["topic"], u["partition"], u["began_ms"])
+            ),
             "offline": [
                 {"zxid": z, "leader": leader, "partitions": n}
                 for (z, leader), n in sorted(self.went_offline.items())

@@ -13,7 +13,7 @@ from workbench.kafka.assignment import (
     assign_replicas_to_brokers,
     create_new_partitions_assignment,
 )
-from workbench.kafka.behaviour import went_silent
+from workbench.kafka.behaviour import PING_EVERY_OF_TIMEOUT, went_silent
 from workbench.kafka.zkdata import ConfigEntityZNode, encode_config
 from workbench.simulate import broker as brokers
 from workbench.simulate import controller as ctl
@@ -355,9 +355,13 @@ def pause_kept(c: Cluster, broker: int) -> None:
     idle = round(c.session_timeout_ms * c.rng.uniform(0.86, 0.93))
     pause = {"broker": broker, "paused_ms": c.now, "woke_ms": heard + idle, "partitions": len(b.leading)}
     c.truth.setdefault("pauses", []).append(pause)
+    # what the analysis can prove: it stood still from a ping interval after it was last heard
+    c.tick(heard + round(c.session_timeout_ms * PING_EVERY_OF_TIMEOUT) - c.now)
+    c.health.went_silent(b.id, c.now)
     c.tick(heard + idle - c.now)
     hex_session = f"0x{b.session:x}"
     c.say(b.id, "zk.session_timed_out", "WARN", idle_ms=c.now - heard, session=hex_session)
+    c.health.ran_again(b.id, c.now)
     _connecting(c, b)
     c.tick(c.jitter(5, 40))
     c.say(

@@ -1,0 +1,104 @@
+"""What led to what (`analysis.causes`), from the samples' findings as their golden files hold them: each
+chain root first, a link only where the subjects name the same broker, topic or txn, and none where
+nothing explains anything. Plain Python: no Spark."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import REPO
+
+from workbench import postmortem
+from workbench.analysis.causes import chains, in_brief, links
+from workbench.analysis.findings import Coverage, Finding
+from workbench.analysis.triage import Triage
+
+GOLDEN = REPO / "tests" / "golden"
+
+
+def _findings(sample: str) -> list[Finding]:
+    d = json.loads((GOLDEN / f"{sample}.json").read_text(encoding="utf-8"))
+    return [
+        Finding(f["kind"], f["severity"], f["subject"], f["summary"], tuple(f["evidence"]))
+        for f in d["findings"]
+    ]
+
+
+def _pairs(found: list[Finding]) -> set[tuple[str, str]]:
+    return {(x.effect.kind, x.cause.kind) for x in links(found)}
+
+
+def test_a_controller_whose_session_ended_explains_the_failover_and_what_its_partitions_suffered() -> None:
+    found = _findings("controller-failover-2.5")
+    assert _pairs(found) == {
+        ("controller.failover", "broker.session_expired"),
+        ("partition.offline", "broker.session_expired"),
+        ("partition.under_replicated", "broker.session_expired"),
+        ("leader.imbalance", "broker.session_expired"),
+    }
+    told = list(chains(found))
+    assert [d for d, _, _ in told] == [0, 1, 1, 1, 1]  # told once, root first
+    assert told[0][1].kind == "broker.session_expired" and told[0][2] == ""
+    about = [
+        (f.subject.get("broker"), f.subject.get("previous"), f.subject.get("brokers")) for _, f, _ in told
+    ]
+    assert all(1 in (b, p) or bs == [1] for b, p, bs in about)  # each about broker 1
+
+
+def test_a_deletion_waits_for_a_broker_whose_session_ended() -> None:
+    told = [(d, f.kind) for d, f, _ in chains(_findings("deletion-stuck-2.8"))]
+    assert told[:4] == [
+        (0, "broker.session_expired"),
+        (1, "broker.down"),
+        (2, "deletion.stuck"),
+        (3, "in_flight.deletion"),
+    ]
+    # what broker 3 leaves under-replicated, it leaves while it is down
+    assert {(1, "partition.offline"), (2, "partition.under_replicated")} <= set(told)
+
+
+def test_the_topic_id_chain_runs_from_the_tool_that_wrote_the_znode_to_the_leader_that_refuses() -> None:
+    found = _findings("topicid-mismatch-2.8")
+    by = {(in_brief(x.effect), in_brief(x.cause)) for x in links(found)}
+    assert ("topic_id.mismatch (topic orders, broker 1)", "topic_id.root_cause (topic orders)") in by
+    assert ("topic_id.refused (topic orders, broker 1)", "topic_id.mismatch (topic orders, broker 1)") in by
+    assert (
+        "partition.no_acting_leader (broker 1, 1 partition(s))",
+        "topic_id.refused (topic orders, broker 1)",
+    ) in by
+    # broker 1 is out of the ISR because it refuses, not because it went down (it shut down and came back)
+    assert ("partition.under_replicated", "topic_id.refused") in _pairs(found)
+    roots = [f.kind for d, f, _ in chains(found) if d == 0]
+    assert roots == ["topic_id.root_cause"]
+
+
+@pytest.mark.parametrize("sample", ["healthy-3.6", "handmade-2.8"])
+def test_nothing_is_linked_where_no_finding_explains_another(sample: str) -> None:
+    assert links(_findings(sample)) == [] and list(chains(_findings(sample))) == []
+
+
+def test_a_failover_after_a_clean_shutdown_is_not_blamed_on_another_sessions_end() -> None:
+    expired = Finding(
+        "broker.session_expired", "warning", {"broker": 2, "zxid": "0x40"}, "broker 2's session"
+    )
+    failover = Finding("controller.failover", "warning", {"broker": 3, "previous": 1, "cause": "shutdown",
+                       "epoch": 2, "zxid": "0x50"}, "moved")  # fmt: skip
+    assert links([expired, failover]) == []
+    again = Finding("broker.session_expired", "warning", {"broker": 1, "zxid": "0x10"}, "an earlier end")
+    last = Finding("broker.session_expired", "warning", {"broker": 1, "zxid": "0x4f"}, "the one before")
+    crashed = Finding("controller.failover", "warning", {"broker": 3, "previous": 1, "cause": "crash",
+                      "epoch": 2, "zxid": "0x50"}, "moved")  # fmt: skip
+    (link,) = links([again, last, crashed])
+    assert link.cause is last  # of two ends of its session, the last before the failover
+
+
+def test_no_preferred_election_is_advised_while_replicas_hold_a_stale_topic_id() -> None:
+    """The imbalance a refusing broker leaves is its refusal's symptom, and the action items say not to
+    run the election that would hand it leadership; elsewhere they advise the election."""
+    stale = _findings("topicid-mismatch-2.8")
+    assert ("leader.imbalance", "topic_id.refused") in _pairs(stale)
+    items = postmortem.action_items(Triage(stale, Coverage(), 0))
+    assert postmortem.NO_ELECTION in items and postmortem.ACTIONS["leader.imbalance"] not in items
+    moved = postmortem.action_items(Triage(_findings("controller-failover-2.5"), Coverage(), 0))
+    assert postmortem.ACTIONS["leader.imbalance"] in moved and postmortem.NO_ELECTION not in moved

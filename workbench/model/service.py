@@ -1,0 +1,206 @@
+"""Who served each partition: ZooKeeper's partition states (`partition_history`) with what ZooKeeper never
+shows, the stretches a leader it names did not act.
+
+- a leader that refused the LeaderAndIsr making it leader (`acting.mark`: `refused_by`);
+- a leader that went silent (crashed, stood still, cut off) before ZooKeeper expired its session, from the
+  moment the expiry proves it silent until the expiry (`acting.silent_leaders`);
+- a leader that stood still and ran on in its session (`pauses`): ZooKeeper never notices, so its
+  partitions look led throughout, yet nobody served them from at most a ping interval after its client
+  was last heard until its time-out line, written as it ran again.
+
+The health series, `state_at` and the findings about availability read the same rows (`counted`), so
+that a number is the same everywhere.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from workbench.model import acting
+from workbench.model.partition_history import count, stretches
+from workbench.model.pauses import Paused, paused
+from workbench.model.skew import skew_ms
+from workbench.model.views import views
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+SILENT = "session_expired"  # went silent, and ZooKeeper expired its session
+PAUSED = "paused"  # stood still and ran on in its session
+
+
+def pauses(bundle: Bundle) -> list[Paused]:
+    """The pauses brokers' clients logged and their sessions survived, on the brokers' clocks with the
+    partitions each led; made once per bundle (the health series, `state_at` and leaderless read them)."""
+    return views(bundle).memo("pauses", lambda: paused(bundle, skew_ms(bundle)))
+
+
+def silent_windows(bundle: Bundle) -> DataFrame | None:
+    """broker, since (ZooKeeper's clock), since_zxid (the last txn at or before it), until (a pause's end:
+    its time-out line, on ZooKeeper's clock; null: to `until_zxid`), until_zxid (the end of its
+    registration; null for a pause) and why (SILENT, PAUSED): each stretch a registered broker surely did
+    no work. None when there is none."""
+    return views(bundle).memo("silent_windows", lambda: _silent_windows(bundle))
+
+
+def _silent_windows(bundle: Bundle) -> DataFrame | None:
+    expired = acting.silent_leaders(bundle)
+    if expired is not None:
+        expired = expired.select(
+            "broker",
+            "since",
+            "since_zxid",
+            F.lit(None).cast("timestamp").alias("until"),
+            F.lit(None).cast("long").alias("until_last"),
+            "until_zxid",
+            F.lit(SILENT).alias("why"),
+        )
+    stood = pauses(bundle)
+    if not stood:
+        return expired
+    skews = skew_ms(bundle)
+    rows = []
+    for p in stood:
+        skew = timedelta(milliseconds=skews.get(p.broker, 0))
+        lower, _ = p.bounds_ms
+        rows.append((p.broker, p.said.ts - timedelta(milliseconds=lower) - skew, p.said.ts - skew))
+    windows = bundle.spark.createDataFrame(rows, "broker int, since timestamp, until timestamp")
+    txns = views(bundle).history.select("zxid", F.col("time").alias("t"))
+    ran = (
+        windows.join(txns, F.col("t") <= F.col("until"), "left")
+        .groupBy("broker", "since", "until")
+        .agg(
+            F.max(F.when(F.col("t") <= F.col("since"), F.col("zxid"))).alias("since_zxid"),
+            F.max("zxid").alias("until_last"),
+        )
+        .select(
+            "broker",
+            "since",
+            F.coalesce("since_zxid", F.lit(0)).alias("since_zxid"),
+            "until",
+            F.coalesce("until_last", F.lit(0)).alias("until_last"),
+            F.lit(None).cast("long").alias("until_zxid"),
+            F.lit(PAUSED).alias("why"),
+        )
+    )
+    return ran if expired is None else expired.unionByName(ran)
+
+
+def counted(bundle: Bundle, changes: DataFrame) -> DataFrame:
+    """`changes` as the counts and the service timeline read them, with `silent` (why its leader did no
+    work, SILENT or PAUSED; null where it did, or where ZooKeeper and the refusals show why not): a
+    partition whose leader went silent counts as without an acting leader while it was, not as
+    under-replicated or healthy. One more row begins that for each partition the broker then led, at the
+    moment it is proven (`time`; `zxid` the last txn before it), and for a pause one more ends it, at its
+    time-out line. Rows order by zxid, then time."""
+    silent = silent_windows(bundle)
+    if silent is None:
+        return changes.withColumn("silent", F.lit(None).cast("string"))
+    w = F.broadcast(silent).alias("w")
+    c = changes.alias("c")
+    columns = [x for x in changes.columns if x != "counted_as"]
+    led = (F.col("c.leader") == F.col("w.broker")) & F.coalesce(F.col("c.registered"), F.lit(False))
+    inside = (
+        (F.col("c.zxid") > F.col("w.since_zxid"))
+        & (F.col("w.until_zxid").isNull() | (F.col("c.zxid") < F.col("w.until_zxid")))
+        & (F.col("w.until_last").isNull() | (F.col("c.zxid") <= F.col("w.until_last")))
+    )
+    flagged = c.join(w, led & inside, "left").select(
+        *[F.col(f"c.{x}") for x in columns],
+        F.when(F.col("w.why").isNotNull(), _not_acting(F.col("c.counted_as")))
+        .otherwise(F.col("c.counted_as"))
+        .alias("counted_as"),
+        F.col("w.why").alias("silent"),
+    )
+    begun = _in_effect(c, w, "since_zxid").select(
+        *_at(columns, "since_zxid", "since"),
+        _not_acting(F.col("r.counted_as")).alias("counted_as"),
+        F.col("why").alias("silent"),
+    )
+    ended = _in_effect(c, w.where(F.col("w.until").isNotNull()), "until_last").select(
+        *_at(columns, "until_last", "until"),
+        F.col("r.counted_as").alias("counted_as"),
+        F.lit(None).cast("string").alias("silent"),
+    )
+    return flagged.unionByName(begun).unionByName(ended)
+
+
+def _in_effect(c: DataFrame, w: DataFrame, upto: str) -> DataFrame:
+    """Per window and partition, the change in effect at the window's txn `upto` (r), where its leader is
+    the window's broker and registered."""
+    return (
+        c.join(w, F.col("c.zxid") <= F.col(f"w.{upto}"))
+        .groupBy("c.topic", "c.partition", *[F.col(f"w.{x}") for x in w.columns])
+        .agg(F.max_by(F.struct(*[F.col(f"c.{x}") for x in c.columns]), "c.zxid").alias("r"))
+        .where((F.col("r.leader") == F.col("broker")) & F.coalesce(F.col("r.registered"), F.lit(False)))
+    )
+
+
+def _at(columns: list[str], zxid: str, time: str) -> list[Column]:
+    """A change's columns as of a moment between txns: its zxid the last txn before, its time the moment."""
+    return [
+        (F.col(zxid) if x == "zxid" else F.col(time) if x == "time" else F.col(f"r.{x}")).alias(x)
+        for x in columns
+    ]
+
+
+def _not_acting(counted_as: Column) -> Column:
+    """A counted_as whose leader is not acting: no_acting_leader instead of the ISR's counts."""
+    kept = F.filter(
+        counted_as, lambda x: ~x["count"].isin("under_replicated", "under_min_isr", "no_acting_leader")
+    )
+    return F.when(
+        F.exists(counted_as, lambda x: x["count"] == "leaders"),
+        F.array_union(kept, F.array(count("no_acting_leader"))),
+    ).otherwise(counted_as)
+
+
+def unserved(rows: DataFrame, captured: Any) -> DataFrame:
+    """Each stretch a partition had no acting leader, whatever the reason and however it changed within
+    (a silent leader's partitions go offline when its session expires; a partition whose returning leader
+    refuses it runs on): one episode, one outage. `rows`: `counted`. topic, partition, began/began_zxid,
+    ended/ended_zxid (null: still at the capture), lasted_ms (to the capture when still), count (offline or
+    no_acting_leader, as it began), whys (why nobody served it, in order: offline, refused, SILENT,
+    PAUSED), and at its start the leader and whether it was registered, and `first_seen` (`stretches`)."""
+    off = F.exists("counted_as", lambda x: x["count"] == "offline")
+    nobody = F.exists("counted_as", lambda x: x["count"].isin("offline", "no_acting_leader"))
+    why = (
+        F.when(off, F.lit("offline"))
+        .when(F.col("refused_by").isNotNull(), F.lit("refused"))
+        .otherwise(F.coalesce("silent", F.lit("refused")))
+    )
+    ended_at = F.coalesce(F.col("ended"), F.lit(captured).cast("timestamp"))
+    order = F.struct("zxid", "time")
+    return (
+        stretches(rows, nobody)
+        .withColumn("why", why)
+        .groupBy("topic", "partition", "stretch")
+        .agg(
+            F.min_by(
+                F.struct("zxid", "time", "leader", "registered", "first_seen", "why", off.alias("off")), order
+            ).alias("s"),
+            F.max_by(F.struct("next_zxid", "next_time"), order).alias("e"),
+            F.transform(
+                F.array_sort(F.collect_list(F.struct(order.alias("o"), F.col("why").alias("why")))),
+                lambda x: x["why"],
+            ).alias("all_whys"),
+        )
+        .select(
+            "topic",
+            "partition",
+            F.col("s.zxid").alias("began_zxid"),
+            F.col("s.time").alias("began"),
+            F.col("e.next_zxid").alias("ended_zxid"),
+            F.col("e.next_time").alias("ended"),
+            F.when(F.col("s.off"), F.lit("offline")).otherwise(F.lit("no_acting_leader")).alias("count"),
+            F.array_distinct("all_whys").alias("whys"),
+            F.col("s.leader").alias("leader"),
+            F.col("s.registered").alias("registered"),
+            F.col("s.first_seen").alias("first_seen"),
+        )
+        .withColumn("lasted_ms", F.unix_millis(ended_at) - F.unix_millis("began"))
+    )
