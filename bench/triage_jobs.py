@@ -90,8 +90,10 @@ def fresh(bundle: Path, runs: int) -> None:
     for _ in range(runs):
         for name, cmd in (("Spark start-up", start_only), ("workbench triage", triage_cmd)):
             began = time.perf_counter()
-            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
             seconds[name].append(time.perf_counter() - began)
+            if done.returncode not in (0, 1):  # triage: 1 says a finding is critical; 2, no bundle
+                raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr.decode(errors='replace')}")
     base = min(seconds["Spark start-up"])
     for name, took in seconds.items():
         shown = ", ".join(f"{t:.1f}" for t in took)

@@ -52,7 +52,8 @@ def with_pastes(
 def spark() -> Iterator[SparkSession]:
     # One JVM runs every test, triage of dozens of bundles included: more than the 2 GB default driver.
     os.environ.setdefault("SPARK_DRIVER_MEMORY", "6g")
-    session = spark_session(master=os.environ.get("WORKBENCH_SPARK_MASTER", "local[2]"))
+    # one long session: both of the JVM's compilers pay for themselves
+    session = spark_session(master=os.environ.get("WORKBENCH_SPARK_MASTER", "local[2]"), jit="full")
     yield session
     session.stop()
 

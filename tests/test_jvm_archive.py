@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from workbench.spark import JVM_ARCHIVE_ENV, jvm_archive
+from workbench.spark import (
+    JIT_ENV,
+    JVM_ARCHIVE_ENV,
+    SMALL_EVIDENCE_MB,
+    driver_java_options,
+    jit_for,
+    jvm_archive,
+)
 
 # Starts this repo's Spark in a process of its own, as the CLI and a notebook's kernel do.
 ARCHIVED = "shared objects file (top)"  # how the JVM names the dynamic archive as a class's source
@@ -59,3 +66,19 @@ def test_an_archive_the_jvm_refuses_costs_only_the_speed(tmp_path: Path) -> None
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.strip() == "started"  # the JVM's warning went to stderr, not into a cell's output
     assert len(sources) > 1000 and ARCHIVED not in sources
+
+
+def test_a_session_for_small_evidence_compiles_with_the_first_compiler_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A CLI run or a notebook on small evidence asks few questions: C1 alone answers them sooner; the
+    suite's long session and large evidence keep both compilers; WORKBENCH_JIT says otherwise."""
+    monkeypatch.delenv(JIT_ENV, raising=False)
+    small, large = SMALL_EVIDENCE_MB * 2**20 - 1, SMALL_EVIDENCE_MB * 2**20
+    assert (jit_for(small), jit_for(large)) == ("quick", "full")
+    assert "-XX:TieredStopAtLevel=1" in driver_java_options("log4j.properties", jit_for(small))
+    assert "TieredStopAtLevel" not in driver_java_options("log4j.properties", jit_for(large))
+    monkeypatch.setenv(JIT_ENV, "full")
+    assert jit_for(small) == "full"
+    with pytest.raises(ValueError, match="WORKBENCH_JIT='fast': expected one of quick, full"):
+        driver_java_options("log4j.properties", "fast")

@@ -59,9 +59,10 @@ class Bundle:
     def spark(self) -> SparkSession:
         """The bundle's own session (`spark.planned_for`): the one it was opened with, or this process's,
         with the plans fitted to the bundle's size; that session's own settings stay as they were."""
-        from workbench.spark import planned_for, spark_session
+        from workbench.spark import jit_for, planned_for, spark_session
 
-        return planned_for(self._spark or spark_session(), self.evidence.size_bytes())
+        size = self.evidence.size_bytes()
+        return planned_for(self._spark or spark_session(jit=jit_for(size)), size)
 
     @property
     def manifest(self) -> dict[str, Any]:

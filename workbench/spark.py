@@ -33,6 +33,11 @@ SMALL_PARTITION_MB = 16  # of small evidence, per shuffle partition
 JVM_ARCHIVE_ENV = "WORKBENCH_JVM_ARCHIVE"
 JVM_ARCHIVE_DUMP_ENV = "WORKBENCH_JVM_ARCHIVE_DUMP"
 JVM_JAR_ENV = "WORKBENCH_JVM_JAR"
+# How the driver JVM compiles: "quick" (its first compiler only) answers a command or a notebook's
+# questions on small evidence sooner; "full" (both, Java's default) is faster once warm and on large
+# evidence (bench/README.md). The code cache is raised with it: C1's code alone fills the default.
+JIT_ENV = "WORKBENCH_JIT"
+JIT_OPTIONS = {"quick": ["-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m"], "full": []}
 
 
 @contextlib.contextmanager
@@ -69,13 +74,23 @@ def workbench_jar() -> Path:
     return Path(os.environ.get(JVM_JAR_ENV) or default)
 
 
-def driver_java_options(log4j: object) -> str:
+def jit_for(size_bytes: int) -> str:
+    """How a session started for evidence of this size compiles (`JIT_OPTIONS`), unless WORKBENCH_JIT
+    says."""
+    return os.environ.get(JIT_ENV) or ("quick" if size_bytes < SMALL_EVIDENCE_MB * 2**20 else "full")
+
+
+def driver_java_options(log4j: object, jit: str = "quick") -> str:
     """The driver JVM's options: our log4j settings; the JVM's own warnings on stderr, never stdout (a
-    notebook's cell would show them); the class-data sharing archive when there is one, which maps the
-    classes Spark loads at start instead of reading and verifying them from its jars (start-up 8.0 s
-    instead of 15.7, bench/README.md). A stale archive (another JDK or other jars) is refused by the JVM
-    with a warning, and it starts without. WORKBENCH_JAVA_OPTIONS adds options of your own (JFR, say)."""
+    notebook's cell would show them); how it compiles (`JIT_OPTIONS`); the class-data sharing archive
+    when there is one, which maps the classes Spark loads at start instead of reading and verifying them
+    from its jars (start-up 8.0 s instead of 15.7, bench/README.md). A stale archive (another JDK or other
+    jars) is refused by the JVM with a warning, and it starts without. WORKBENCH_JAVA_OPTIONS adds options
+    of your own (JFR, say)."""
+    if jit not in JIT_OPTIONS:
+        raise ValueError(f"{JIT_ENV}={jit!r}: expected one of {', '.join(JIT_OPTIONS)}")
     options = [f"-Dlog4j2.configurationFile=file:{log4j}", "-Xlog:disable", "-Xlog:all=warning:stderr"]
+    options += JIT_OPTIONS[jit]
     dump = os.environ.get(JVM_ARCHIVE_DUMP_ENV)
     if dump:
         options.append(f"-XX:ArchiveClassesAtExit={dump}")
@@ -84,11 +99,15 @@ def driver_java_options(log4j: object) -> str:
     return " ".join([*options, os.environ.get("WORKBENCH_JAVA_OPTIONS", "")]).strip()
 
 
-def spark_session(master: str | None = None, jvm_log: str | Path | None = None) -> SparkSession:
+def spark_session(
+    master: str | None = None, jvm_log: str | Path | None = None, jit: str | None = None
+) -> SparkSession:
     """Return this process's SparkSession, creating it on first use.
 
     `master` overrides `WORKBENCH_SPARK_MASTER`; leave both unset under spark-submit to keep its master.
-    `jvm_log` (or `WORKBENCH_JVM_LOG`) names a file for the JVM's stderr; notebooks use it.
+    `jvm_log` (or `WORKBENCH_JVM_LOG`) names a file for the JVM's stderr; notebooks use it. `jit` (or
+    `WORKBENCH_JIT`): "quick" (the default: a notebook, a command on small evidence, `jit_for`) or "full"
+    (a long session, large evidence: the tests).
     """
     active = SparkSession.getActiveSession()
     if active is not None:
@@ -105,7 +124,10 @@ def spark_session(master: str | None = None, jvm_log: str | Path | None = None) 
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.driver.bindAddress", os.environ["SPARK_LOCAL_IP"])
-        .config("spark.driver.extraJavaOptions", driver_java_options(log4j))
+        .config(
+            "spark.driver.extraJavaOptions",
+            driver_java_options(log4j, jit or os.environ.get(JIT_ENV, "quick")),
+        )
         .config("spark.sql.shuffle.partitions", os.environ.get("WORKBENCH_SHUFFLE_PARTITIONS", "8"))
         .config("spark.sql.codegen.cache.maxEntries", CODEGEN_CACHE_ENTRIES)
         .config("spark.python.sql.dataFrameDebugging.enabled", DATAFRAME_DEBUGGING)

@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 
 from workbench.model.partition_history import WHOLE_CLUSTER, min_isr, stretches
 from workbench.model.reads import declare
-from workbench.model.service import counted, unserved
+from workbench.model.service import served, unserved
 from workbench.model.views import views
 from workbench.spark import kept
 
@@ -79,8 +79,9 @@ def _health(bundle: Bundle, bucket: str, bucket_ms: int) -> Health | None:
     if changes is None or span is None:
         return None
     ended = max(v.evidence.captured_ms or 0, _ms(span.ended))
-    served = kept(counted(bundle, changes))
-    counts = _deltas(served)
+    rows = served(bundle)
+    assert rows is not None  # the history held
+    counts = _deltas(rows)
     series = kept(_series(counts, _ms(span.began) // bucket_ms, ended // bucket_ms, bucket_ms))
     cluster = series.where(F.col("broker") == WHOLE_CLUSTER)
     minutes = (
@@ -109,7 +110,7 @@ def _health(bundle: Bundle, bucket: str, bucket_ms: int) -> Health | None:
         .orderBy("minute", "broker")
     )
     last = datetime.fromtimestamp(ended // bucket_ms * bucket_ms / 1000, tz=timezone.utc)
-    return Health(minutes, per_broker, changes, served, bucket, last)
+    return Health(minutes, per_broker, changes, rows, bucket, last)
 
 
 def _bucket_ms(bucket: str) -> int:

@@ -25,6 +25,7 @@ from workbench.model.partition_history import count, stretches
 from workbench.model.pauses import Paused, paused
 from workbench.model.skew import skew_ms
 from workbench.model.views import views
+from workbench.spark import kept
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -88,6 +89,15 @@ def _silent_windows(bundle: Bundle) -> DataFrame | None:
         )
     )
     return ran if expired is None else expired.unionByName(ran)
+
+
+def served(bundle: Bundle) -> DataFrame | None:
+    """ZooKeeper's partition changes as `counted` reads them, made once per bundle and kept (the health
+    series, `state_at` and the plots read it); None without ZooKeeper's history."""
+    changes = views(bundle).partition_changes
+    if changes is None:
+        return None
+    return views(bundle).memo("served", lambda: kept(counted(bundle, changes)))
 
 
 def counted(bundle: Bundle, changes: DataFrame) -> DataFrame:

@@ -24,7 +24,7 @@ from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH
 from workbench.model.cluster_state import PARTITION_COLUMNS, ClusterState, StateDiff, diff
 from workbench.model.deletion_steps import topics_of
 from workbench.model.elections import elected_lines
-from workbench.model.service import counted
+from workbench.model.service import served
 from workbench.model.views import views
 from workbench.spark import kept
 
@@ -43,8 +43,8 @@ def state_at(bundle: Bundle, at: int | datetime | str | None = None) -> ClusterS
         zxid, time = _last_txn(bundle, at if isinstance(at, int) else None, when)
         # kept: each question asked of the state would replay ZooKeeper's tree again
         state = _from_zookeeper(kept(bundle.znodes_at(zxid)[0]), _shown(at), zxid, time)
-        changes = v.partition_changes
-        state.counted = None if changes is None else _counted_at(counted(bundle, changes), zxid, when or time)
+        rows = served(bundle)
+        state.counted = None if rows is None else _counted_at(rows, zxid, when or time)
         hidden = _gaps_before(bundle, zxid)
         if hidden:  # replayed across txns nobody can read: not exact, and said why
             state.exact = False
@@ -59,7 +59,7 @@ def state_at(bundle: Bundle, at: int | datetime | str | None = None) -> ClusterS
 
 def _counted_at(changes: DataFrame, zxid: int, time: datetime | None) -> DataFrame:
     """topic, partition, counted_as: each partition's last change at or before `zxid` and `time` (a silent
-    leader's begins between txns, `service.counted`)."""
+    leader's begins between txns, `service.served`)."""
     upto = F.col("zxid") <= zxid
     if time is not None:
         upto &= F.col("time") <= F.lit(time)
