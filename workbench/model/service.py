@@ -8,8 +8,8 @@ shows, the stretches a leader it names did not act.
   partitions look led throughout, yet nobody served them from at most a ping interval after its client
   was last heard until its time-out line, written as it ran again.
 
-The health series, `state_at` and the findings about availability read the same rows (`counted`), so
-that a number is the same everywhere.
+The health series, `state_at`, the plots and the report read the same rows (`served`), and each stretch
+nobody served a partition is one outage (`unserved`), so that a number is the same everywhere.
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ def pauses(bundle: Bundle) -> list[Paused]:
 
 def silent_windows(bundle: Bundle) -> DataFrame | None:
     """broker, since (ZooKeeper's clock), since_zxid (the last txn at or before it), until (a pause's end:
-    its time-out line, on ZooKeeper's clock; null: to `until_zxid`), until_zxid (the end of its
-    registration; null for a pause) and why (SILENT, PAUSED): each stretch a registered broker surely did
-    no work. None when there is none."""
+    its time-out line, on ZooKeeper's clock; null: to `until_zxid`) with until_last (the last txn at or
+    before it), until_zxid (the end of its registration; null for a pause) and why (SILENT, PAUSED): each
+    stretch a registered broker surely did no work. None when there is none."""
     return views(bundle).memo("silent_windows", lambda: _silent_windows(bundle))
 
 
