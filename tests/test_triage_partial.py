@@ -148,8 +148,13 @@ def test_real_data_dir_against_its_real_snapshots(
 def test_triage_formats(triaged: Callable[[str], Triage]) -> None:
     """What `workbench triage` prints in each --format, rendered from the session's triages."""
     doc = json.loads(triaged("topicid-mismatch-2.8").json())
-    assert set(doc) == {"findings", "coverage", "bad_records", "secrets_in_clear"} and doc["bad_records"] == 0
+    assert set(doc) == {"findings", "coverage", "bad_records", "secrets_in_clear", "causes"}
+    assert doc["bad_records"] == 0
     assert doc["secrets_in_clear"] == []  # the simulator writes its bundles redacted
+    kinds = [f["kind"] for f in doc["findings"]]  # what led to what, by the findings' places
+    assert ("topic_id.mismatch", "topic_id.root_cause") in {
+        (kinds[c["effect"]], kinds[c["cause"]]) for c in doc["causes"]
+    }
     assert {f["kind"] for f in doc["findings"]} >= {"topic_id.mismatch", "topic_id.root_cause"}
     healthy = triaged("healthy-3.6")
     out = render.triage_markdown(healthy)
