@@ -134,8 +134,20 @@ for _parts, _version in (
     ((("unclean-election", "data_loss.unclean_election"),), "2.5.1"),
     # the failover's cause (hang, network_partition) and the truncation are checked against the truth
     ((("controller-partitioned", "data_loss.truncation"),), "2.5.1"),
-    # an offline episode whose returning leader refuses (3.x checks the id on disk): one outage, one finding
+    # an offline episode whose returning leader refuses (3.x checks the id on disk; 2.8 accepts the
+    # LeaderAndIsr that makes it a replica again and refuses the election's): one outage, one finding; at
+    # 2.8.2 with a reassignment that holds a deletion, its broker's crash taking a refused partition
+    # offline again within the same outage
     ((("topicid-restart-refused", "partition.offline"),), "3.6.2"),
+    (
+        (
+            ("topicid-restart-refused", "partition.offline"),
+            ("topicid-restart-refused", "partition.no_acting_leader"),
+            ("reassignment-blocks-deletion", "in_flight.reassignment"),
+            ("reassignment-blocks-deletion", "deletion.stuck"),
+        ),
+        "2.8.2",
+    ),
     # a controller that runs again just before ZooKeeper expires it logs before its session's end
     (
         (

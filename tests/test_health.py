@@ -144,6 +144,59 @@ def test_a_pause_the_session_survived_counts_its_partitions_unserved(stories: St
     assert all(pause["paused_ms"] <= r.began.timestamp() * 1000 < pause["woke_ms"] for r in stood)
 
 
+def _one_outage_one_finding(bundle: Bundle) -> None:
+    """Every stretch nobody served a partition (but a pause its session survived, told apart) is in
+    exactly one leaderless group, by how it began, and each group's longest is its stretches' longest
+    from the one timeline: offline from where it went offline, a refusal's for the whole outage."""
+    h = health(bundle)
+    assert h is not None
+    rows = [r for r in unserved(h.served, captured_at(bundle)).collect() if r.whys[0] != PAUSED]
+    f = leaderless.facts(bundle)
+    groups: list[tuple[Any, list[Any], int]] = []
+    for g in f.offline:
+        if not g.known_start:
+            continue
+        tps = {(t.topic, t.partition) for t in g.tps}
+        mine = [r for r in rows if (r.topic, r.partition) in tps and r.off_zxid == g.began_zxid]
+        mine = [r for r in mine if ("refused" in r.whys) == bool(g.refused)]
+        groups.append((g, mine, max((r.off_ms for r in mine), default=-1)))
+    for n in f.not_acting:
+        tps = {(t.topic, t.partition) for t in n.tps}
+        mine = [r for r in rows if (r.topic, r.partition) in tps and r.began_zxid == n.began_zxid]
+        groups.append(
+            (n, [r for r in mine if r.whys[0] == "refused"], max((r.lasted_ms for r in mine), default=-1))
+        )
+    for g, mine, longest in groups:
+        assert len(mine) == g.partitions and g.longest_ms == longest, g
+        assert g.still == sum(r.ended is None for r in mine), g
+    unknown = sum(g.partitions for g in f.offline if not g.known_start)
+    assert sum(len(mine) for _, mine, _ in groups) + unknown == len(rows)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SAMPLES)
+def test_each_samples_outages_are_the_service_timelines(sample: Callable[[str], Bundle], name: str) -> None:
+    _one_outage_one_finding(sample(name))
+
+
+RAN_ON = sorted(n for n, (s, _) in MUST_FIND.items() if "topicid-restart-refused" in s.scenario.split("+"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", RAN_ON)
+def test_an_outage_is_one_finding_however_its_reason_changed(stories: Stories, name: str) -> None:
+    """The only in-sync replica restarted: offline, then refused by itself as it returned, then (2.8.2,
+    with a reassignment's crash) offline again: one stretch in the truth and in the timeline, one finding
+    with the whole outage's length; a refusal whose leader then went away is one outage too."""
+    bundle = stories.bundle(name)
+    _check_series(bundle)
+    _one_outage_one_finding(bundle)
+    h = health(bundle)
+    assert h is not None
+    ran_on = unserved(h.served, captured_at(bundle)).where(F.col("whys")[0] == "offline")
+    assert ran_on.where(F.array_contains("whys", "refused") & F.col("ended").isNull()).count() >= 1
+
+
 @pytest.mark.slow
 def test_imbalance_at_the_end_is_the_truths_and_only_a_live_uncorrected_broker_is_a_finding(
     sample: Callable[[str], Bundle], triaged: Callable[[str], Triage]

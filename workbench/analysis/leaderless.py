@@ -1,6 +1,8 @@
 """Partitions without a working leader, and for how long: offline (no leader, or one not registered:
 Kafka's OfflinePartitionsCount) and without an acting leader (a registered leader that refused to lead
-them, `acting`), from the health series' changes.
+them, `acting`), from the one service timeline (`service.unserved`): each stretch nobody served a
+partition is one outage, told once by how it began (gone offline, or refused), however its reason changed
+after (an offline partition whose returning leader refuses it; a refusing leader that goes away).
 
 An offline episode that began when its leader's registration ended is, when that broker stopped without
 a shutdown (a crash, a hang, a lost network: `model.session_ends`), longer than the series shows: the
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, maybe, two_halves
@@ -33,11 +35,11 @@ from workbench.analysis.leaderless_lines import SHOWN, logged, pasted, paused_fi
 from workbench.model.channel import Quiet, went_quiet
 from workbench.model.described import Shown, offline_facts
 from workbench.model.evidence import lacking
-from workbench.model.health import captured_at, episodes, grouped, health
+from workbench.model.health import captured_at, grouped, health
 from workbench.model.outage import SILENT_CAUSES, Failover, Outage, outages
 from workbench.model.partition_log import Leaderless, leaderless
 from workbench.model.pauses import Paused, paused
-from workbench.model.service import pauses
+from workbench.model.service import SILENT, pauses, unserved
 from workbench.model.session_ends import session_ends
 from workbench.model.skew import skew_ms
 from workbench.model.views import ClusterViews, views
@@ -84,6 +86,7 @@ class NotActing:
     ended_zxid: int | None
     refs: list[str]
     short: int = 0  # of them, those whose ISR was short of their replicas as the window began
+    then_offline: int = 0  # of them, those that then went offline too, in the same outage
 
 
 @dataclass
@@ -123,15 +126,17 @@ def facts(bundle: Bundle) -> Facts:
         return Facts(False, offline_facts(bundle), logged=logged, logged_total=total, ends=ends,
                      unread=v.evidence.zk_history, lacking=absent, quiet=quiet,
                      paused=paused(bundle, {}))  # fmt: skip
-    captured = captured_at(bundle)
-    off = episodes(h.partitions, "offline", captured)
-    refusing = episodes(h.partitions, "no_acting_leader", captured)
-    offline = _offline(off, refusing, v)
+    # one outage per stretch nobody served a partition (`service.unserved`), told by how it began: gone
+    # offline (or its leader silent until its session's expiry took it offline), or refused by a leader
+    # ZooKeeper names; a pause its session survived is told apart (`paused_finding`)
+    stretch = unserved(h.served, captured_at(bundle))
+    first = F.col("whys")[0]
+    offline = _offline(stretch.where(first.isin("offline", SILENT)), v)
     # a leader that went silent: its outage from its last sign of life (an episode that ran on into a
     # refusal is counted from ZooKeeper's offline moment: its own finding says the refusal)
     led = [g for g in offline if g.known_start and g.leader is not None and g.leader >= 0 and not g.refused]
     silent, stood = _silent_leaders(bundle, led), pauses(bundle)
-    not_acting = _not_acting(refusing.alias("r").join(off.alias("o"), _continues(), "left_anti"))
+    not_acting = _not_acting(stretch.where(first == "refused"))
     return Facts(True, None, offline, silent, not_acting, v.history_read, paused=stood)
 
 
@@ -155,8 +160,9 @@ ANALYSIS = Analysis(
         Need.ZK_HISTORY: "partitions without a live or acting leader over time (from the controller's lines "
         "instead: those it left without a leader)",
         Need.PASTED: "the partitions a kafka-topics --describe shows without a leader, at its moment",
-        Need.LOGS: "which leaders refused to act or stood still; without ZooKeeper's history, the "
-        "partitions the controller's lines leave without a leader",
+        Need.LOGS: "which leaders refused to act or stood still (a pause shorter than 2/3 of the session "
+        "timeout logs no client line, so is not seen); without ZooKeeper's history, the partitions the "
+        "controller's lines leave without a leader",
     },
     run=two_halves(facts, judge),
     reads=(
@@ -206,25 +212,29 @@ ANALYSIS = Analysis(
 findings = ANALYSIS.findings
 
 
-def _offline(off: DataFrame, refusing: DataFrame, v: ClusterViews) -> list[Offline]:
-    """Offline episodes grouped by the txn that began them. An episode whose end elected a leader that
-    refused them runs on to that refusal's end: one episode, no working leader all along. Over a tree not
-    known (the history read starts after a gap or a purge, without a snapshot) an episode before which
-    whether the partition had a live leader was not known began at an unknown moment: those are one group
-    that says so."""
-    r = refusing.alias("r")
-    then = off.alias("o").join(r, _continues(), "left")
-    ep = then.select(
-        *[F.col(f"o.{c}").alias(c) for c in off.columns if c not in ("ended_zxid", "lasted_ms")],
-        F.when(F.col("r.leader").isNotNull(), F.col("r.ended_zxid"))
-        .otherwise(F.col("o.ended_zxid"))
-        .alias("ended_zxid"),
-        (F.col("o.lasted_ms") + F.coalesce(F.col("r.lasted_ms"), F.lit(0))).alias("lasted_ms"),
-        F.col("r.leader").alias("then_led_by"),
+def _offline(ep: DataFrame, v: ClusterViews) -> list[Offline]:
+    """Stretches that began offline, or with a leader silent until its expiry took them offline, grouped
+    by the txn that took them offline and their leader then (`off_*`) and whether a leader elected as they
+    came back refused them (they ran on: nobody served them all along). Over a tree not known (the history
+    read starts after a gap or a purge, without a snapshot) a stretch before which whether the partition
+    had a live leader was not known began at an unknown moment: those are one group that says so. A
+    group's longest is its time offline (`off_ms`): a silent leader's outage is bounded apart."""
+    ep = ep.select(
+        "topic",
+        "partition",
+        F.col("off_zxid").alias("began_zxid"),
+        F.col("off_began").alias("began"),
+        "ended_zxid",
+        F.col("off_ms").alias("lasted_ms"),
+        F.col("off_leader").alias("leader"),
+        F.col("off_registered").alias("registered"),
+        "first_seen",
+        F.array_contains("whys", "refused").alias("ran_on"),
+        "refusers",
     )
     refused = [
-        F.count("then_led_by").alias("refused"),
-        F.sort_array(F.collect_set("then_led_by")).alias("by"),
+        F.count_if("ran_on").alias("refused"),
+        F.sort_array(F.array_distinct(F.flatten(F.collect_list("refusers")))).alias("by"),
     ]
     out = []
     if not v.history_base[1]:
@@ -234,16 +244,9 @@ def _offline(off: DataFrame, refusing: DataFrame, v: ClusterViews) -> list[Offli
             _group(g, g.worst.began_zxid, known_start=False)
             for g in grouped(unseen, ["first_seen"], *refused)
         ]
-    ep = ep.withColumn("ran_on", F.col("then_led_by").isNotNull())
     for g in grouped(ep, ["began_zxid", "leader", "registered", "ran_on"], *refused):
         out.append(_group(g, g.began_zxid, leader=g.leader, registered=bool(g.registered)))
     return out
-
-
-def _continues() -> Column:
-    """A refusal (`r`) that began at the txn that ended an offline episode (`o`) of the same partition."""
-    same = (F.col("r.topic") == F.col("o.topic")) & (F.col("r.partition") == F.col("o.partition"))
-    return same & (F.col("r.began_zxid") == F.col("o.ended_zxid"))
 
 
 def _group(g: Any, began_zxid: int, **kw: Any) -> Offline:
@@ -364,8 +367,8 @@ def _short(g: NotActing) -> str:
 
 
 def _not_acting(ep: DataFrame) -> list[NotActing]:
-    """Partitions whose ZooKeeper leader refused to lead them (`ep`: their episodes, less those that ran
-    on from an offline one), grouped by that leader and the txn that named it."""
+    """Stretches that began with a ZooKeeper leader that refused them (`ep`), grouped by that leader and
+    the txn that named it; a stretch runs on when it then went offline too."""
     return [
         NotActing(
             g.leader,
@@ -379,6 +382,7 @@ def _not_acting(ep: DataFrame) -> list[NotActing]:
             g.ended_zxid,
             list(g.refs),
             g.short,
+            g.then_offline,
         )
         for g in ep.groupBy("leader", "began_zxid")
         .agg(
@@ -389,12 +393,26 @@ def _not_acting(ep: DataFrame) -> list[NotActing]:
             F.min("began").alias("began"),
             F.min("leader_epoch").alias("epoch"),
             F.max("ended_zxid").alias("ended_zxid"),
-            F.slice(F.sort_array(F.collect_set("refused_by")), 1, 5).alias("refs"),
+            F.slice(F.sort_array(F.array_distinct(F.flatten(F.collect_list("refusals")))), 1, 5).alias(
+                "refs"
+            ),
             F.count_if(F.size("out_of_isr") > 0).alias("short"),
+            F.count_if(F.array_contains("whys", "offline")).alias("then_offline"),
         )
         .orderBy("began_zxid")
         .collect()
     ]
+
+
+def _then_offline(g: NotActing) -> str:
+    """Those of the window's partitions whose outage ran on offline (the refusing leader went away)."""
+    if not g.then_offline:
+        return ""
+    some = "All of them" if g.then_offline == g.partitions else f"{g.then_offline} of them"
+    return (
+        f" {some} then went offline too (no live leader), with nobody serving them in between: the "
+        "duration is the whole outage's."
+    )
 
 
 def _not_acting_finding(g: NotActing) -> Finding:
@@ -413,6 +431,6 @@ def _not_acting_finding(g: NotActing) -> Finding:
         "so ZooKeeper and OfflinePartitionsCount show them healthy while nobody serves them; the "
         "leaders' UnderReplicatedPartitions metric misses them too (no broker leads them), and "
         "`kafka-topics --describe --under-replicated-partitions` lists only those whose ISR is short of "
-        f"their replicas ({_short(g)}).",
+        f"their replicas ({_short(g)}).{_then_offline(g)}",
         (*(txn_ref(z) for z in (g.began_zxid, g.ended_zxid) if z is not None), *g.refs),
     )

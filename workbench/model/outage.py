@@ -59,6 +59,9 @@ class Outage:
     timeout_ms: int | None
     timeout_from: str
     refs: tuple[str, ...]
+    # its client was still heard after last_sign: ZooKeeper expires a session `timeout` after it last
+    # heard from it, so the session's pings are a later sign of life than a line this old
+    pinged_after: bool = False
 
     def headline(self) -> str:
         lower, upper = _span(self.lower_ms), _span(self.upper_ms)
@@ -68,9 +71,23 @@ class Outage:
     def detail(self) -> str:
         said = []
         if self.last_sign is not None:
-            said.append(f"its last sign of life was {self.last_sign_is} at {self.last_sign:%H:%M:%S.%f}"[:-3])
+            at = f"{self.last_sign:%H:%M:%S.%f}"[:-3]
+            # its client's pings came later than a line this old: that line was not its last sign of life
+            said.append(
+                f"{self.last_sign_is} was at {at}"
+                if self.pinged_after
+                else f"its last sign of life was {self.last_sign_is} at {at}"
+            )
         if self.timeout_ms is not None:
-            said.append(f"its ZooKeeper session timeout was {self.timeout_ms} ms ({self.timeout_from})")
+            heard = (
+                f", so its client was still heard after that, until about {_span(self.timeout_ms)} "
+                "before the expiry"
+                if self.pinged_after
+                else ""
+            )
+            said.append(
+                f"its ZooKeeper session timeout was {self.timeout_ms} ms ({self.timeout_from}){heard}"
+            )
         return "; ".join(said)
 
 
@@ -100,12 +117,14 @@ def outages(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) ->
         signs = [s for s in (line, writes.get(f.epoch), heard.get(f.epoch)) if s is not None]
         last = max(signs, key=lambda s: s[0]) if signs else None
         lower = upper = _ms(end - f.gone)
+        pinged_after = False
         if f.cause in SILENT_CAUSES and timeout is not None:
             earliest, latest = behaviour.went_silent(_epoch_ms(f.gone), timeout)
             if f.epoch in heard:  # a live client is heard at least every third of the timeout
                 pinged = _epoch_ms(heard[f.epoch][0]) + round(timeout * behaviour.PING_EVERY_OF_TIMEOUT)
                 latest = max(earliest, min(latest, pinged))
             if last is not None:
+                pinged_after = _epoch_ms(last[0]) < earliest
                 earliest = max(earliest, min(_epoch_ms(last[0]), latest))
             upper = _epoch_ms(end) - earliest
             if f.cause != "unknown":  # no log says a crash or an expiry: it may have been a clean close
@@ -116,7 +135,14 @@ def outages(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) ->
         if f.cause not in SILENT_CAUSES:  # it ended when its session closed: the timeout played no part
             timeout, source = None, ""
         out[f.epoch] = Outage(
-            lower, upper, last[0] if last else None, last[1] if last else "", timeout, source, refs
+            lower,
+            upper,
+            last[0] if last else None,
+            last[1] if last else "",
+            timeout,
+            source,
+            refs,
+            pinged_after,
         )
     return out
 

@@ -175,7 +175,11 @@ def unserved(rows: DataFrame, captured: Any) -> DataFrame:
     refuses it runs on): one episode, one outage. `rows`: `counted`. topic, partition, began/began_zxid,
     ended/ended_zxid (null: still at the capture), lasted_ms (to the capture when still), count (offline or
     no_acting_leader, as it began), whys (why nobody served it, in order: offline, refused, SILENT,
-    PAUSED), and at its start the leader and whether it was registered, and `first_seen` (`stretches`)."""
+    PAUSED); at its start the leader, its epoch, whether it was registered, who had refused it
+    (`refused_by`, a line), the replicas out of its ISR and `first_seen` (`stretches`); where it went
+    offline, the first such change (off_zxid, off_began, off_leader, off_registered; null: never) and
+    off_ms, from then to its end; `refusers`, the leaders that refused it within, in order, and `refusals`,
+    their lines (the first five)."""
     off = F.exists("counted_as", lambda x: x["count"] == "offline")
     nobody = F.exists("counted_as", lambda x: x["count"].isin("offline", "no_acting_leader"))
     why = (
@@ -185,19 +189,29 @@ def unserved(rows: DataFrame, captured: Any) -> DataFrame:
     )
     ended_at = F.coalesce(F.col("ended"), F.lit(captured).cast("timestamp"))
     order = F.struct("zxid", "time")
+    out_of_isr = F.sort_array(
+        F.array_except(F.array_except("replicas", "adding"), F.coalesce("isr", F.array()))
+    )
+
+    def in_order(c: Column) -> Column:
+        """`c` over the stretch's rows, in their order."""
+        return F.transform(
+            F.array_sort(F.collect_list(F.struct(order.alias("o"), c.alias("v")))), lambda x: x["v"]
+        )
+
+    start = ["zxid", "time", "leader", "leader_epoch", "registered", "refused_by", "first_seen"]
+    refused = F.col("why") == "refused"
     return (
         stretches(rows, nobody)
         .withColumn("why", why)
         .groupBy("topic", "partition", "stretch")
         .agg(
-            F.min_by(
-                F.struct("zxid", "time", "leader", "registered", "first_seen", "why", off.alias("off")), order
-            ).alias("s"),
+            F.min_by(F.struct(*start, out_of_isr.alias("out"), off.alias("off")), order).alias("s"),
             F.max_by(F.struct("next_zxid", "next_time"), order).alias("e"),
-            F.transform(
-                F.array_sort(F.collect_list(F.struct(order.alias("o"), F.col("why").alias("why")))),
-                lambda x: x["why"],
-            ).alias("all_whys"),
+            F.min_by(F.struct("zxid", "time", "leader", "registered"), F.when(off, order)).alias("o"),
+            in_order(F.col("why")).alias("all_whys"),
+            in_order(F.when(refused, F.col("leader"))).alias("all_refusers"),
+            F.slice(F.sort_array(F.collect_set("refused_by")), 1, 5).alias("refusals"),
         )
         .select(
             "topic",
@@ -208,9 +222,15 @@ def unserved(rows: DataFrame, captured: Any) -> DataFrame:
             F.col("e.next_time").alias("ended"),
             F.when(F.col("s.off"), F.lit("offline")).otherwise(F.lit("no_acting_leader")).alias("count"),
             F.array_distinct("all_whys").alias("whys"),
-            F.col("s.leader").alias("leader"),
-            F.col("s.registered").alias("registered"),
-            F.col("s.first_seen").alias("first_seen"),
+            *[F.col(f"s.{x}").alias(x) for x in start[2:]],
+            F.col("s.out").alias("out_of_isr"),
+            F.col("o.zxid").alias("off_zxid"),
+            F.col("o.time").alias("off_began"),
+            F.col("o.leader").alias("off_leader"),
+            F.col("o.registered").alias("off_registered"),
+            F.array_distinct(F.filter("all_refusers", lambda x: x.isNotNull())).alias("refusers"),
+            "refusals",
         )
         .withColumn("lasted_ms", F.unix_millis(ended_at) - F.unix_millis("began"))
+        .withColumn("off_ms", F.unix_millis(ended_at) - F.unix_millis("off_began"))
     )

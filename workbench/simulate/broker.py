@@ -307,6 +307,8 @@ def not_acting(c: Cluster, b: Broker, p: Partition, error: str) -> None:
             from_ms=c.now,
             to_ms=None,
             after_offline=list(offline) if offline else None,  # that offline episode's [zxid, leader]
+            # or offline within an outage that began with a refusal: it runs on, one outage
+            within=after and offline is None,
         )
     )
 

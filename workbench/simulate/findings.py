@@ -225,13 +225,23 @@ def _health(truth: dict[str, Any], add: Any) -> None:
         )
     refused: dict[tuple[int, int], list[bool]] = {}
     for w in truth["leaders_not_acting"]:
-        if w.get("after_offline"):  # part of the offline episode it ended (partition.offline says it)
+        if w.get("after_offline") or w.get("within"):  # part of the outage it ran on from
             continue
-        refused.setdefault((w["broker"], w["zxid"]), []).append(w["to_ms"] is None)
+        refused.setdefault((w["broker"], w["zxid"]), []).append(_still_unserved(health["unserved"], w))
     for (b, z), still in refused.items():
         add("partition.no_acting_leader", broker=b, zxid=hex_zxid(z), partitions=len(still), still=sum(still))
     for b in _imbalanced(truth):
         add("leader.imbalance", broker=b)
+
+
+def _still_unserved(stretches: list[dict[str, Any]], w: dict[str, Any]) -> bool:
+    """Whether the outage a refusal window `w` began is still at the capture (it may run on offline)."""
+    return any(
+        (u["topic"], u["partition"]) == (w["topic"], w["partition"])
+        and u["began_ms"] <= w["from_ms"]
+        and u["ended_ms"] is None
+        for u in stretches
+    )
 
 
 def _imbalanced(truth: dict[str, Any]) -> list[int]:

@@ -56,7 +56,9 @@ class HealthRecorder:
         self.changes: list[tuple[int, int, dict[str, int]]] = []  # zxid, time, count -> delta
         self.went_offline: Counter[tuple[int, int]] = Counter()  # (zxid, leader) -> partitions
         self.offline_ended: dict[TP, int] = {}  # the txn that last gave each partition a live leader
-        self.offline_began: dict[TP, tuple[int, int]] = {}  # its last offline episode's (zxid, leader)
+        # its last offline episode's (zxid, leader); None where it went offline within an outage that began
+        # with a refusal (one outage: partition.no_acting_leader tells it)
+        self.offline_began: dict[TP, tuple[int, int] | None] = {}
         self.urp_since: dict[TP, tuple[int, tuple[int, ...]]] = {}  # time, replicas out of the ISR
         self.urp_sustained: list[tuple[tuple[int, ...], bool]] = []  # out of the ISR, still at the end
         self.epoch_written: dict[TP, tuple[int, int, int]] = {}  # leader epoch, zxid and time of its write
@@ -216,8 +218,11 @@ class HealthRecorder:
     def _episodes(self, t: Txn, tp: TP, now: frozenset[str], before: frozenset[str]) -> None:
         """Note partitions going offline (by txn and leader) and under-replicated stretches."""
         if "offline" in now - before:
-            self.went_offline[(t.zxid, self.states[tp][0])] += 1
-            self.offline_began[tp] = (t.zxid, self.states[tp][0])
+            if "no_acting_leader" in before:  # its refusing leader went: the outage it was in runs on
+                self.offline_began[tp] = None
+            else:
+                self.went_offline[(t.zxid, self.states[tp][0])] += 1
+                self.offline_began[tp] = (t.zxid, self.states[tp][0])
         elif "offline" in before - now:
             self.offline_ended[tp] = t.zxid
         if "under_replicated" in now - before:
@@ -265,11 +270,14 @@ class HealthRecorder:
         level: Counter[str] = Counter()
         peaks: dict[int, Counter[str]] = {}
         by_minute: dict[int, Counter[str]] = {}
-        for _, time, delta in sorted(self.changes, key=lambda c: c[0]):
+        changes = sorted(self.changes, key=lambda c: c[0])
+        for i, (zxid, time, delta) in enumerate(changes):
             level.update(delta)
             minute = max(first, time // BUCKET_MS)
             by_minute.setdefault(minute, Counter()).update(delta)
             peak = peaks.setdefault(minute, Counter())
+            if i + 1 < len(changes) and changes[i + 1][:2] == (zxid, time):
+                continue  # a refusal marked at the same txn (`refused`): peaks count after the txn
             for k in PEAKED:
                 peak[k] = max(peak[k], level[k])
         out = []

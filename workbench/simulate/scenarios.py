@@ -67,8 +67,10 @@ def topicid_restart_refused(c: Cluster, s: Scale) -> None:
     """The topic-id mismatch, then a rolling restart: the followers of a partition whose in-sync replicas
     are all stale go (they cannot rejoin the ISR), then its leader, its one in-sync replica left: its
     controlled shutdown cannot move that leadership, the controller takes it offline when the broker goes,
-    and elects it again when it comes back; a broker that checks the id against its log on disk (3.x)
-    refuses: no working leader from the shutdown on, one episode."""
+    and elects it again when it comes back, and it refuses: 3.x checks the id against its log on disk;
+    2.8 accepts the first LeaderAndIsr, which makes it a replica again (onBrokerStartup's OnlineReplica,
+    KafkaController 2.8.2:533), and refuses the election's that follows (536). No working leader from the
+    shutdown on: one episode."""
     topicid_mismatch(c, s)
     orders = c.topics[s.topic("orders")]
 
