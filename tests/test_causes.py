@@ -67,6 +67,11 @@ def test_the_topic_id_chain_runs_from_the_tool_that_wrote_the_znode_to_the_leade
         "partition.no_acting_leader (broker 1, 1 partition(s))",
         "topic_id.refused (topic orders, broker 1)",
     ) in by
+    # the longest outage: offline as broker 1 shut down, then refused by broker 2, elected as they came back
+    assert (
+        "partition.offline (broker 1, 1 partition(s))",
+        "topic_id.refused (topic orders, broker 2)",
+    ) in by
     # broker 1 is out of the ISR because it refuses, not because it went down (it shut down and came back)
     assert ("partition.under_replicated", "topic_id.refused") in _pairs(found)
     roots = [f.kind for d, f, _ in chains(found) if d == 0]
@@ -102,3 +107,16 @@ def test_no_preferred_election_is_advised_while_replicas_hold_a_stale_topic_id()
     assert postmortem.NO_ELECTION in items and postmortem.ACTIONS["leader.imbalance"] not in items
     moved = postmortem.action_items(Triage(_findings("controller-failover-2.5"), Coverage(), 0))
     assert postmortem.ACTIONS["leader.imbalance"] in moved and postmortem.NO_ELECTION not in moved
+
+
+def test_from_the_brokers_lines_alone_a_refused_outage_is_linked_to_the_refusal() -> None:
+    """Without ZooKeeper's history the findings carry no zxid: the link is by the broker that refused."""
+    refused = Finding(
+        "topic_id.refused", "critical", {"topic": "orders", "broker": 2, "partitions": [3]}, "x"
+    )
+    other = Finding("topic_id.refused", "critical", {"topic": "orders", "broker": 3, "partitions": [2]}, "y")
+    offline = Finding("partition.offline", "critical", {"partitions": 1, "broker": 1, "still": 1,
+                      "refused_by": [2], "began": "2024-03-12T08:20:31Z"}, "z")  # fmt: skip
+    blip = Finding("partition.offline", "warning", {"partitions": 7, "broker": 1, "began": "x"}, "b")
+    (link,) = links([refused, other, offline, blip])
+    assert (link.effect, link.cause) == (offline, refused)

@@ -17,6 +17,7 @@ from conftest import SAMPLE_DATA, samples
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from stories import HEALTH, MUST_FIND, Stories
+from truth_facts import service_holds
 
 from workbench.analysis import balance, leaderless
 from workbench.analysis import health as health_analysis
@@ -29,7 +30,7 @@ from workbench.model.described import FailedDir, Group, Shown
 from workbench.model.health import captured_at, health
 from workbench.model.isr import OnlyInSync
 from workbench.model.log_dirs import DirFailed, Said
-from workbench.model.service import PAUSED, unserved
+from workbench.model.service import PAUSED, SILENT, unserved
 
 SAMPLES = samples()
 
@@ -61,25 +62,6 @@ def _series(bundle: Bundle) -> list[dict[str, Any]]:
     return out
 
 
-def _unserved(bundle: Bundle) -> list[dict[str, Any]]:
-    """The analysis's stretches without an acting leader in truth.json's shape."""
-    h = health(bundle)
-    assert h is not None
-    rows = unserved(h.served, captured_at(bundle)).collect()
-    return sorted(
-        (
-            {
-                "topic": r.topic,
-                "partition": r.partition,
-                "began_ms": round(r.began.timestamp() * 1000),
-                "ended_ms": None if r.ended is None else round(r.ended.timestamp() * 1000),
-            }
-            for r in rows
-        ),
-        key=lambda u: (u["topic"], u["partition"], u["began_ms"]),
-    )
-
-
 def _check_series(bundle: Bundle) -> dict[str, Any]:
     """Minute by minute, and each partition's stretches without an acting leader, as the truth has them."""
     truth = json.loads((bundle.evidence.root / "truth.json").read_text())
@@ -87,8 +69,8 @@ def _check_series(bundle: Bundle) -> dict[str, Any]:
     want = [m for m in truth["health"]["minutes"] if m["minute_ms"] >= got[0]["minute_ms"]]
     assert got == want
     assert len(got) >= 25  # the whole story, minute by minute, to the capture
-    stretches = _unserved(bundle)
-    assert stretches == truth["health"]["unserved"]
+    service_holds(bundle, truth)
+    stretches = truth["health"]["unserved"]
     # the two ways of counting agree: at each minute's end, the partitions nobody served are the stretches
     # open then
     for m in got:
@@ -169,6 +151,11 @@ def _one_outage_one_finding(bundle: Bundle) -> None:
     for g, mine, longest in groups:
         assert len(mine) == g.partitions and g.longest_ms == longest, g
         assert g.still == sum(r.ended is None for r in mine), g
+        if isinstance(g, leaderless.Offline) and g.began_zxid in f.silent:
+            # a silent leader's outage: its lower bound is the timeline's, from the moment the expiry
+            # proves it silent
+            silent = [r.lasted_ms for r in mine if r.whys[0] == SILENT]
+            assert f.silent[g.began_zxid][0].lower_ms == max(silent), g
     unknown = sum(g.partitions for g in f.offline if not g.known_start)
     assert sum(len(mine) for _, mine, _ in groups) + unknown == len(rows)
 
@@ -195,6 +182,11 @@ def test_an_outage_is_one_finding_however_its_reason_changed(stories: Stories, n
     assert h is not None
     ran_on = unserved(h.served, captured_at(bundle)).where(F.col("whys")[0] == "offline")
     assert ran_on.where(F.array_contains("whys", "refused") & F.col("ended").isNull()).count() >= 1
+    # the broker alone in the ISR of what it refuses is not told to stay up for a restart's sake
+    t = stories.triage(name)
+    refusing = {f.subject["broker"] for f in t.of_kind("partition.no_acting_leader") if f.subject["still"]}
+    for f in t.of_kind("broker.only_in_sync"):
+        assert (f.subject["broker"] not in refusing) or "It refuses to lead" in f.summary, f.summary
 
 
 @pytest.mark.slow
@@ -446,9 +438,25 @@ def test_the_broker_alone_in_the_isr_of_what_it_leads_is_not_to_be_restarted() -
         WARNING,
         {"broker": 2, "partitions": 3},
     )
-    assert "Broker 2, and the controller, is the only in-sync replica, and the leader, of 3 partition(s)" in (
+    assert "Broker 2, and the controller, is the only in-sync replica, and ZooKeeper's leader, of 3" in (
         found.summary
     )
     assert "(orders 0,4; payments 1)" in found.summary and "do not restart or stop it" in found.summary
     assert found.summary.endswith("until it returns, with a controller failover on top.")
     assert found.evidence[0] == "zk:/brokers/topics/orders/partitions/0/state"
+    assert "refuses" not in found.summary
+
+
+def test_a_broker_alone_in_the_isr_of_what_it_refuses_is_not_told_a_restart_would_help() -> None:
+    """Where it refuses to lead them (INCONSISTENT_TOPIC_ID), nobody serves them now and a restart elects
+    it again as it returns, to refuse again: the finding says so, and the repair comes first."""
+    coverage = Coverage()
+    coverage.record("health", ["ZooKeeper history"])
+    every = OnlyInSync(1, 1, [("orders", 2)], controller=False, refusing=1)
+    (found,) = health_analysis.judge(Facts([], [], None, True, only=[every]), coverage)
+    assert "It refuses to lead all of them (INCONSISTENT_TOPIC_ID): nobody serves those now" in found.summary
+    assert "repair their topic id first" in found.summary and "until those are back" not in found.summary
+    some = OnlyInSync(2, 3, [("orders", 0), ("orders", 4), ("payments", 1)], controller=True, refusing=1)
+    (found,) = health_analysis.judge(Facts([], [], None, True, only=[some]), coverage)
+    assert "It refuses to lead 1 of them" in found.summary
+    assert "do not restart or stop it until the others are back in the ISR" in found.summary

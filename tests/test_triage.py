@@ -12,7 +12,7 @@ import pytest
 from conftest import SAMPLE_DATA, TRIAGE_JOBS, samples
 from pyspark.sql import SparkSession
 from stories import FRESH, OLDER, SCENARIOS_TRIAGED, VERSIONS, Stories
-from truth_facts import check
+from truth_facts import check, service_holds
 
 from workbench.analysis import triage as runner
 from workbench.analysis.contract import Analysis, Need
@@ -42,6 +42,7 @@ def test_sample_bundles_triage_to_their_truth(triaged: Callable[[str], Triage], 
 @pytest.mark.parametrize("name", sorted(FRESH))
 def test_fresh_bundles_triage_to_their_truth(stories: Stories, name: str) -> None:
     check(stories.triage(name), stories.truth(name))
+    service_holds(stories.bundle(name), stories.truth(name))
 
 
 # The story the plans are compared on: every stock scenario but the failover in one cluster, clocks off

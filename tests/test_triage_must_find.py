@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from stories import MUST_FIND, Stories
-from truth_facts import check
+from truth_facts import check, service_holds
 
 from workbench.kafka import behaviour
 
@@ -18,6 +18,7 @@ from workbench.kafka import behaviour
 @pytest.mark.parametrize("name", sorted(MUST_FIND))
 def test_triage_finds_what_only_this_story_provokes(stories: Stories, name: str) -> None:
     findings = check(stories.triage(name), stories.truth(name))
+    service_holds(stories.bundle(name), stories.truth(name))
     assert set(MUST_FIND[name][1]) <= {f.kind for f in findings}
 
 

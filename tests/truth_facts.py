@@ -10,6 +10,9 @@ from typing import Any
 from workbench.analysis.findings import Finding
 from workbench.analysis.registry import kinds
 from workbench.analysis.triage import Triage
+from workbench.frames import Bundle
+from workbench.model.health import captured_at, health
+from workbench.model.service import unserved
 
 # Every finding kind an analysis may emit (analysis/registry.py): each instance must come from a truth
 # fact, so a kind the simulated stories never make (topic.likely_typo, ...) must never be found.
@@ -95,3 +98,23 @@ def leader_outages_hold(findings: Iterable[Finding], truth: dict[str, Any]) -> N
         real = crash["session_expired_ms"] - crash["crashed_ms"] + f.subject.get("offline_ms", 0)
         lower, upper = f.subject["outage_ms"]
         assert lower - 500 <= real <= upper + 500, (f.summary, real)
+
+
+def service_holds(bundle: Bundle, truth: dict[str, Any]) -> None:
+    """Each partition's stretches nobody served it, from the one service timeline (`service.unserved`),
+    equal the truth's stretch by stretch (the health series' test checks the minutes too)."""
+    h = health(bundle)
+    assert h is not None
+    got = sorted(
+        (
+            {
+                "topic": r.topic,
+                "partition": r.partition,
+                "began_ms": round(r.began.timestamp() * 1000),
+                "ended_ms": None if r.ended is None else round(r.ended.timestamp() * 1000),
+            }
+            for r in unserved(h.served, captured_at(bundle)).collect()
+        ),
+        key=lambda u: (u["topic"], u["partition"], u["began_ms"]),
+    )
+    assert got == truth["health"]["unserved"]

@@ -90,6 +90,14 @@ RULES: tuple[tuple[str, str, Match, str], ...] = (
         "the controller's ZooKeeper session ended",
     ),
     ("controller.failover", "log_dir.offline", _broker_is("previous"), "the controller halted"),
+    # an outage that ran on: the leader elected as they came back refuses them (before what took them
+    # offline, which alone would have lasted until that election)
+    (
+        "partition.offline",
+        "topic_id.refused",
+        lambda e, c: c.subject.get("broker") in (e.subject.get("refused_by") or ()),
+        "the leader elected as they came back refuses the topic's id",
+    ),
     ("partition.offline", "broker.session_expired", _same("broker", "zxid"), "their leader's session ended"),
     ("partition.offline", "broker.down", _same("broker", "zxid"), "their leader went down"),
     ("broker.down", "log_dir.offline", _same("broker"), "it halted when its only log dir failed"),

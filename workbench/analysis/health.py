@@ -117,7 +117,7 @@ ANALYSIS = Analysis(
         Need.LOGS: "failed log dirs and the brokers they halted (the brokers' own lines)",
     },
     run=two_halves(facts, judge),
-    reads=("health", "as_of_ms", "partitions", "live_brokers", "delete_markers"),
+    reads=("health", "as_of_ms", "partitions", "live_brokers", "delete_markers", "partition_changes"),
     kinds=(
         Kind(
             "partition.under_replicated",
@@ -147,18 +147,32 @@ findings = ANALYSIS.findings
 
 def _only_in_sync(o: OnlyInSync) -> Finding:
     """The broker not to restart: a controlled shutdown cannot move the leadership it alone holds in sync
-    (`controlled_shutdown_keeps_a_sole_isr_leader`)."""
+    (`controlled_shutdown_keeps_a_sole_isr_leader`). Where it refuses to lead them, nobody serves them now
+    and a restart does not help: it is elected again as it returns, and refuses again."""
     tps = [TP(t, p) for t, p in o.tps]
     also = ", and the controller," if o.controller else ""
     text = (
-        f"Broker {o.broker}{also} is the only in-sync replica, and the leader, of {o.partitions} "
-        f"partition(s) ({tp_list(tps)}) at the capture, though they have other replicas: do not restart or "
-        f"stop it until those are back in the ISR. A controlled shutdown cannot move their leadership (no "
-        f"other in-sync replica), so broker {o.broker} would retry, then shut down uncleanly ('Proceeding to "
-        "do an unclean shutdown as all the controlled shutdown attempts failed'), and they would be "
-        f"offline until it returns"
+        f"Broker {o.broker}{also} is the only in-sync replica, and ZooKeeper's leader, of {o.partitions} "
+        f"partition(s) ({tp_list(tps)}) at the capture, though they have other replicas"
     )
-    text += ", with a controller failover on top." if o.controller else "."
+    if o.refusing:
+        some = "all of them" if o.refusing == o.partitions else f"{o.refusing} of them"
+        text += (
+            f". It refuses to lead {some} (INCONSISTENT_TOPIC_ID): nobody serves those now, and a restart "
+            "will not bring them back (elected again as it returns, it refuses again): repair their topic id "
+            "first"
+        )
+    if o.refusing < o.partitions:
+        others = "the others" if o.refusing else "those"
+        text += (
+            f"{'; ' if o.refusing else ': '}do not restart or stop it until {others} are back in the ISR. A "
+            f"controlled shutdown cannot move their leadership (no other in-sync replica), so broker "
+            f"{o.broker} would retry, then shut down uncleanly ('Proceeding to do an unclean shutdown as all "
+            "the controlled shutdown attempts failed'), and they would be offline until it returns"
+        )
+        text += ", with a controller failover on top." if o.controller else "."
+    else:
+        text += "; it holds their only in-sync copy: do not stop it meanwhile."
     return Finding(
         "broker.only_in_sync",
         WARNING,

@@ -32,6 +32,7 @@ from workbench.analysis.findings import (
     txn_ref,
 )
 from workbench.analysis.leaderless_lines import SHOWN, logged, pasted, paused_finding
+from workbench.analysis.not_acting import NotActing, not_acting_finding, refusals
 from workbench.model.channel import Quiet, went_quiet
 from workbench.model.described import Shown, offline_facts
 from workbench.model.evidence import lacking
@@ -68,25 +69,6 @@ class Offline:
     known_start: bool = True
     refused: int = 0  # partitions whose episode ran on: the leader elected as they came back refused them
     refused_by: list[int] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class NotActing:
-    """Partitions whose ZooKeeper leader refused to lead them, grouped by that leader and the txn that
-    named it (`epoch`: the leader epoch; `refs`: the first lines of its refusals)."""
-
-    leader: int
-    began_zxid: int
-    partitions: int
-    tps: list[TP]
-    longest_ms: int
-    still: int
-    began: datetime
-    epoch: int | None
-    ended_zxid: int | None
-    refs: list[str]
-    short: int = 0  # of them, those whose ISR was short of their replicas as the window began
-    then_offline: int = 0  # of them, those that then went offline too, in the same outage
 
 
 @dataclass
@@ -136,7 +118,7 @@ def facts(bundle: Bundle) -> Facts:
     # refusal is counted from ZooKeeper's offline moment: its own finding says the refusal)
     led = [g for g in offline if g.known_start and g.leader is not None and g.leader >= 0 and not g.refused]
     silent, stood = _silent_leaders(bundle, led), pauses(bundle)
-    not_acting = _not_acting(stretch.where(first == "refused"))
+    not_acting = refusals(stretch.where(first == "refused"))
     return Facts(True, None, offline, silent, not_acting, v.history_read, paused=stood)
 
 
@@ -150,7 +132,7 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
         coverage.add("leaderless", f.lacking)
         found = pasted(f.pasted, coverage, "leaderless") + logged(f, coverage)
     else:
-        found = [_offline_finding(g, f) for g in f.offline] + [_not_acting_finding(g) for g in f.not_acting]
+        found = [_offline_finding(g, f) for g in f.offline] + [not_acting_finding(g) for g in f.not_acting]
     return found + [x for x in map(paused_finding, f.paused) if x is not None]
 
 
@@ -357,80 +339,3 @@ def _silent_leaders(bundle: Bundle, groups: list[Offline]) -> dict[int, tuple[Ou
         causes[i] = (g.began_zxid, said or "unknown")
     found = outages(bundle, failovers, skew_ms(bundle))
     return {causes[i][0]: (o, causes[i][1]) for i, o in found.items()}
-
-
-def _short(g: NotActing) -> str:
-    """How many of the window's partitions the CLI's ISR test (`under_replicated_signals`) lists."""
-    if g.short == 0:
-        return "none of them: their ISR was whole"
-    return "all of them" if g.short == g.partitions else f"{g.short} of them"
-
-
-def _not_acting(ep: DataFrame) -> list[NotActing]:
-    """Stretches that began with a ZooKeeper leader that refused them (`ep`), grouped by that leader and
-    the txn that named it; a stretch runs on when it then went offline too."""
-    return [
-        NotActing(
-            g.leader,
-            g.began_zxid,
-            g.n,
-            [TP(t.topic, t.partition) for t in g.tps],
-            g.longest,
-            g.still,
-            g.began,
-            g.epoch,
-            g.ended_zxid,
-            list(g.refs),
-            g.short,
-            g.then_offline,
-        )
-        for g in ep.groupBy("leader", "began_zxid")
-        .agg(
-            F.count("*").alias("n"),
-            F.max("lasted_ms").alias("longest"),
-            F.count_if(F.col("ended_zxid").isNull()).alias("still"),
-            F.slice(F.sort_array(F.collect_list(F.struct("topic", "partition"))), 1, 60).alias("tps"),
-            F.min("began").alias("began"),
-            F.min("leader_epoch").alias("epoch"),
-            F.max("ended_zxid").alias("ended_zxid"),
-            F.slice(F.sort_array(F.array_distinct(F.flatten(F.collect_list("refusals")))), 1, 5).alias(
-                "refs"
-            ),
-            F.count_if(F.size("out_of_isr") > 0).alias("short"),
-            F.count_if(F.array_contains("whys", "offline")).alias("then_offline"),
-        )
-        .orderBy("began_zxid")
-        .collect()
-    ]
-
-
-def _then_offline(g: NotActing) -> str:
-    """Those of the window's partitions whose outage ran on offline (the refusing leader went away)."""
-    if not g.then_offline:
-        return ""
-    some = "All of them" if g.then_offline == g.partitions else f"{g.then_offline} of them"
-    return (
-        f" {some} then went offline too (no live leader), with nobody serving them in between: the "
-        "duration is the whole outage's."
-    )
-
-
-def _not_acting_finding(g: NotActing) -> Finding:
-    """Nobody served them (a produce there fails 'Leader not local', Partition.scala appendRecordsToLeader
-    2.8.2:1074), yet every count Kafka keeps shows them healthy."""
-    still = ", still at the capture" if g.still else ""
-    return Finding(
-        "partition.no_acting_leader",
-        CRITICAL,
-        {"partitions": g.partitions, "broker": g.leader, "zxid": hex_zxid(g.began_zxid), "still": g.still},
-        f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no acting leader for up to "
-        f"{duration(g.longest_ms)}{still}: from zxid {hex_zxid(g.began_zxid)} "
-        f"({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time) ZooKeeper names broker {g.leader} their "
-        f"leader (leader epoch {g.epoch}), but broker {g.leader} refused the LeaderAndIsr "
-        "(INCONSISTENT_TOPIC_ID) and did not lead them. The controller does not act on that error, "
-        "so ZooKeeper and OfflinePartitionsCount show them healthy while nobody serves them; the "
-        "leaders' UnderReplicatedPartitions metric misses them too (no broker leads them), and "
-        "`kafka-topics --describe --under-replicated-partitions` lists only those whose ISR is short of "
-        f"their replicas ({_short(g)}).{_then_offline(g)}",
-        (*(txn_ref(z) for z in (g.began_zxid, g.ended_zxid) if z is not None), *g.refs),
-    )

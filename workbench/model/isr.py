@@ -98,6 +98,7 @@ class OnlyInSync:
     partitions: int
     tps: list[tuple[str, int]]
     controller: bool
+    refusing: int = 0  # of them, those it refuses to lead at the capture (`acting`: nobody serves them)
 
 
 def only_in_sync(bundle: Bundle) -> list[OnlyInSync]:
@@ -116,10 +117,19 @@ def only_in_sync(bundle: Bundle) -> list[OnlyInSync]:
         & (F.element_at("isr", 1) == leader)
         & leader.isin(live)
     ).join(v.delete_markers.select("topic"), "topic", "left_anti")
+    changes = v.partition_changes
+    if changes is not None:  # whether its last change has its leader refusing it (`acting.mark`)
+        last = changes.groupBy("topic", "partition").agg(
+            F.max_by(F.col("refused_by").isNotNull(), "zxid").alias("refused")
+        )
+        alone = alone.join(last, ["topic", "partition"], "left")
+    else:
+        alone = alone.withColumn("refused", F.lit(False))
     rows = (
         alone.groupBy(leader.alias("broker"))
         .agg(
             F.count("*").alias("n"),
+            F.count_if(F.coalesce("refused", F.lit(False))).alias("refusing"),
             F.slice(F.sort_array(F.collect_list(F.struct("topic", "partition"))), 1, 60).alias("tps"),
         )
         .orderBy("broker")
@@ -134,6 +144,6 @@ def only_in_sync(bundle: Bundle) -> list[OnlyInSync]:
         )
     controller = said[0] if said else None
     return [
-        OnlyInSync(r.broker, r.n, [(t.topic, t.partition) for t in r.tps], r.broker == controller)
+        OnlyInSync(r.broker, r.n, [(t.topic, t.partition) for t in r.tps], r.broker == controller, r.refusing)
         for r in rows
     ]
