@@ -148,7 +148,10 @@ def test_real_data_dir_against_its_real_snapshots(
 def test_triage_formats(triaged: Callable[[str], Triage]) -> None:
     """What `workbench triage` prints in each --format, rendered from the session's triages."""
     doc = json.loads(triaged("topicid-mismatch-2.8").json())
-    assert set(doc) == {"findings", "coverage", "bad_records", "secrets_in_clear", "causes"}
+    assert set(doc) == {"findings", "coverage", "bad_records", "secrets_in_clear", "causes", "unserved_now"}
+    assert doc["unserved_now"] == 2  # orders 3 offline then refused, and one broker 1 refuses
+    said = "Now (at the capture): nobody serves 2 partition(s)"
+    assert said in render.triage_text(triaged("topicid-mismatch-2.8")).split("\n")[2]
     assert doc["bad_records"] == 0
     assert doc["secrets_in_clear"] == []  # the simulator writes its bundles redacted
     kinds = [f["kind"] for f in doc["findings"]]  # what led to what, by the findings' places
@@ -160,6 +163,7 @@ def test_triage_formats(triaged: Callable[[str], Triage]) -> None:
     out = render.triage_markdown(healthy)
     assert out.startswith("# Triage of") and "| topic_ids | done |" in out
     assert not healthy.critical  # the command's exit 0
+    assert "Now (at the capture)" not in out  # nothing said where no outage is found
     table = render.triage_text(healthy).split("\nCoverage\n", 1)[1].split("\n\n", 1)[0].splitlines()
     # every row a name, spaces, a status: the longest name does not run into its status
     row = re.compile(rf"  \S+ +({'|'.join(STATUSES)})(: .*)?")

@@ -136,6 +136,16 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
     return found + [x for x in map(paused_finding, f.paused) if x is not None]
 
 
+def nobody_serves(found: list[Finding]) -> int:
+    """How many partitions nobody served at the capture, from the outages' findings (each partition is in
+    one: one outage per stretch of the service timeline); what a pasted describe shows is of its moment."""
+    return sum(
+        f.subject.get("still", 0)
+        for f in found
+        if f.kind in ("partition.offline", "partition.no_acting_leader") and "taken_at" not in f.subject
+    )
+
+
 ANALYSIS = Analysis(
     "leaderless",
     needs={
@@ -249,7 +259,12 @@ def _offline_finding(g: Offline, f: Facts) -> Finding:
         return Finding(
             "partition.offline",
             severity,
-            {"partitions": g.partitions, "zxid": hex_zxid(g.began_zxid), "began": "unknown"},
+            {
+                "partitions": g.partitions,
+                "zxid": hex_zxid(g.began_zxid),
+                "began": "unknown",
+                "still": g.still,
+            },
             f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no live leader when {f.history_read} "
             f"first shows their state ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time on), for up to "
             f"{duration(g.longest_ms)}{still}; when that began is not known.",
@@ -260,7 +275,12 @@ def _offline_finding(g: Offline, f: Facts) -> Finding:
         if g.leader is not None and g.leader >= 0 and not g.registered
         else "no leader was set (-1)"
     )
-    subject: dict[str, Any] = {"partitions": g.partitions, "zxid": hex_zxid(g.began_zxid), "broker": g.leader}
+    subject: dict[str, Any] = {
+        "partitions": g.partitions,
+        "zxid": hex_zxid(g.began_zxid),
+        "broker": g.leader,
+        "still": g.still,
+    }
     summary = (
         f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no live leader from zxid "
         f"{hex_zxid(g.began_zxid)} ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time), when {why}, for up to "

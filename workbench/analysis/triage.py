@@ -22,6 +22,7 @@ from workbench.analysis.findings import (
     findings_pandas,
     hex_zxid,
 )
+from workbench.analysis.leaderless import nobody_serves
 from workbench.analysis.registry import ANALYSES
 from workbench.model.history_gaps import written_inside
 from workbench.model.reads import build
@@ -69,6 +70,7 @@ class Triage:
             "coverage": self.coverage.as_dict(),
             "bad_records": self.bad_records,
             "secrets_in_clear": [{"file": c.file, "holds": list(c.holds)} for c in self.in_clear],
+            "unserved_now": nobody_serves(self.findings),  # partitions nobody served at the capture
             "causes": [
                 {"effect": at[id(x.effect)], "cause": at[id(x.cause)], "because": x.because}
                 for at in [{id(f): i for i, f in enumerate(self.findings)}]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.analysis.causes import chains, in_brief
 from workbench.analysis.contract import Need
 from workbench.analysis.findings import SEVERITIES, Status
+from workbench.analysis.leaderless import nobody_serves
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -49,6 +50,19 @@ def summary(s: dict[str, Any]) -> str:
 
 
 CHAINS = "What led to what (root first; each finding in full below)"
+
+
+def now(t: Triage) -> str:
+    """The first thing the on-call asks: is anything down right now (nothing said where none is found)."""
+    n = nobody_serves(t.findings)
+    if not n:
+        return ""
+    return (
+        f"Now (at the capture): nobody serves {n} partition(s): no producer or consumer can use them. Each "
+        "outage is a partition.offline or partition.no_acting_leader finding below."
+    )
+
+
 NOT_TO_SHARE = "Do not share this bundle as it is: it holds credentials in clear"
 REDACT_WITH = (
     "Made by `workbench capture zk-files` (a ZooKeeper dataDir) and `workbench capture broker "
@@ -69,6 +83,8 @@ def triage_text(t: Triage) -> str:
     lines = [f"Triage of {t.bundle}", ""]
     if t.in_clear:
         lines += [f"{NOT_TO_SHARE}:", *[f"  {c.said()}" for c in t.in_clear], f"  {REDACT_WITH}", ""]
+    if now(t):
+        lines += [now(t), ""]
     told = [f"{'  ' * (depth + 1)}{'-> ' if depth else ''}{in_brief(f)}{f': {why}' if why else ''}"
             for depth, f, why in chains(t.findings)]  # fmt: skip
     if told:
@@ -103,6 +119,8 @@ def triage_markdown(t: Triage) -> str:
             f">\n> {REDACT_WITH}",
             "",
         ]
+    if now(t):
+        lines += [f"**{now(t)}**", ""]
     told = [f"{'  ' * depth}- {'→ ' if depth else ''}**{in_brief(f)}**{f': {why}' if why else ''}"
             for depth, f, why in chains(t.findings)]  # fmt: skip
     if told:

@@ -307,8 +307,8 @@ def not_acting(c: Cluster, b: Broker, p: Partition, error: str) -> None:
             from_ms=c.now,
             to_ms=None,
             after_offline=list(offline) if offline else None,  # that offline episode's [zxid, leader]
-            # or offline within an outage that began with a refusal: it runs on, one outage
-            within=after and offline is None,
+            # that episode went offline within an outage that began with a refusal: it runs on, one outage
+            within=after and c.health.offline_within.get((p.topic, p.partition), False),
         )
     )
 

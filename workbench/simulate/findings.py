@@ -96,7 +96,7 @@ NOT_IN_LOGS = {
 LOGGED_AS = {"deletion.stuck": "deletion.unfinished"}  # a kind the logs tell in their own form
 
 
-def logs_findings(facts: Facts) -> Facts:
+def logs_findings(facts: Facts, truth: dict[str, Any]) -> Facts:
     """The findings a triage of the bundle's logs-only twin must give: the facts the controller's and the
     brokers' own lines show, in the form the logs give them: no zxid for an offline episode (the
     controller's clock instead), a stuck deletion as one the lines show begun and not completed."""
@@ -104,10 +104,10 @@ def logs_findings(facts: Facts) -> Facts:
     for kind, fs in facts.items():
         if kind in NOT_IN_LOGS:
             continue
+        if kind == "partition.offline":
+            fs = [{**f, "zxid": None} for f in _offline(truth, logged=True)]
         for f in fs:
-            if kind == "partition.offline":
-                f = {**f, "zxid": None}
-            elif kind == "deletion.stuck":
+            if kind == "deletion.stuck":
                 f = {"topic": f["topic"]}
             out.setdefault(LOGGED_AS.get(kind, kind), []).append(f)
     return {k: sorted(v, key=str) for k, v in sorted(out.items())}
@@ -206,16 +206,31 @@ def _topic_ids(truth: dict[str, Any], add: Any) -> None:
         add("topic_id.impact", topic=t, out_of_isr=departed)
 
 
+def _offline(truth: dict[str, Any], logged: bool = False) -> list[dict[str, Any]]:
+    """The partition.offline facts: per txn and leader, the partitions that went offline; an episode that
+    ran on into a refusal by the leader elected as it ended is one finding, apart from those of its txn and
+    leader that recovered. Those that went offline within an outage that began with a refusal are that
+    outage's (partition.no_acting_leader), but for a logs-only twin (`logged`), whose lines show no
+    refusing leader's window, only the partitions going offline."""
+    ran_on = Counter(
+        tuple(w["after_offline"])
+        for w in truth["leaders_not_acting"]
+        if w.get("after_offline") and (logged or not w.get("within"))
+    )
+    out = []
+    for o in truth["health"]["offline"]:
+        n = o["partitions"] - (0 if logged else o.get("within", 0))
+        on = ran_on[(o["zxid"], o["leader"])]
+        out += [
+            {"zxid": hex_zxid(o["zxid"]), "broker": o["leader"], "partitions": k} for k in (n - on, on) if k
+        ]
+    return out
+
+
 def _health(truth: dict[str, Any], add: Any) -> None:
     health = truth["health"]
-    # an offline episode that ran on into a refusal by the leader elected as it ended is one finding, apart
-    # from those of its txn and leader that recovered
-    ran_on = Counter(tuple(w["after_offline"]) for w in truth["leaders_not_acting"] if w.get("after_offline"))
-    for o in health["offline"]:
-        n, on = o["partitions"], ran_on[(o["zxid"], o["leader"])]
-        for partitions in (n - on, on):
-            if partitions:
-                add("partition.offline", zxid=hex_zxid(o["zxid"]), broker=o["leader"], partitions=partitions)
+    for o in _offline(truth):
+        add("partition.offline", **o)
     for u in health["under_replicated"]:
         add(
             "partition.under_replicated",
@@ -225,7 +240,7 @@ def _health(truth: dict[str, Any], add: Any) -> None:
         )
     refused: dict[tuple[int, int], list[bool]] = {}
     for w in truth["leaders_not_acting"]:
-        if w.get("after_offline") or w.get("within"):  # part of the outage it ran on from
+        if w.get("after_offline"):  # part of the outage it ran on from
             continue
         refused.setdefault((w["broker"], w["zxid"]), []).append(_still_unserved(health["unserved"], w))
     for (b, z), still in refused.items():

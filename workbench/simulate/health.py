@@ -55,10 +55,12 @@ class HealthRecorder:
         self.counted: dict[TP, frozenset[str]] = {}
         self.changes: list[tuple[int, int, dict[str, int]]] = []  # zxid, time, count -> delta
         self.went_offline: Counter[tuple[int, int]] = Counter()  # (zxid, leader) -> partitions
+        # of them, those that went offline within an outage that began with a refusal (the refusing leader
+        # went): one outage, told by partition.no_acting_leader; a logs-only twin counts them offline
+        self.went_offline_within: Counter[tuple[int, int]] = Counter()
+        self.offline_within: dict[TP, bool] = {}  # whether its last offline episode was one of those
         self.offline_ended: dict[TP, int] = {}  # the txn that last gave each partition a live leader
-        # its last offline episode's (zxid, leader); None where it went offline within an outage that began
-        # with a refusal (one outage: partition.no_acting_leader tells it)
-        self.offline_began: dict[TP, tuple[int, int] | None] = {}
+        self.offline_began: dict[TP, tuple[int, int]] = {}  # its last offline episode's (zxid, leader)
         self.urp_since: dict[TP, tuple[int, tuple[int, ...]]] = {}  # time, replicas out of the ISR
         self.urp_sustained: list[tuple[tuple[int, ...], bool]] = []  # out of the ISR, still at the end
         self.epoch_written: dict[TP, tuple[int, int, int]] = {}  # leader epoch, zxid and time of its write
@@ -218,11 +220,12 @@ class HealthRecorder:
     def _episodes(self, t: Txn, tp: TP, now: frozenset[str], before: frozenset[str]) -> None:
         """Note partitions going offline (by txn and leader) and under-replicated stretches."""
         if "offline" in now - before:
-            if "no_acting_leader" in before:  # its refusing leader went: the outage it was in runs on
-                self.offline_began[tp] = None
-            else:
-                self.went_offline[(t.zxid, self.states[tp][0])] += 1
-                self.offline_began[tp] = (t.zxid, self.states[tp][0])
+            key = (t.zxid, self.states[tp][0])
+            self.went_offline[key] += 1
+            self.offline_began[tp] = key
+            # its refusing leader went: the outage it was in runs on
+            self.offline_within[tp] = "no_acting_leader" in before
+            self.went_offline_within[key] += self.offline_within[tp]
         elif "offline" in before - now:
             self.offline_ended[tp] = t.zxid
         if "under_replicated" in now - before:
@@ -252,7 +255,12 @@ class HealthRecorder:
                 self.unserved + open_, key=lambda u: (u["topic"], u["partition"], u["began_ms"])
             ),
             "offline": [
-                {"zxid": z, "leader": leader, "partitions": n}
+                {
+                    "zxid": z,
+                    "leader": leader,
+                    "partitions": n,
+                    "within": self.went_offline_within[(z, leader)],
+                }
                 for (z, leader), n in sorted(self.went_offline.items())
             ],
             "under_replicated": [
