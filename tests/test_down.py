@@ -64,3 +64,15 @@ def test_a_broker_that_halted_for_its_failed_log_dir_says_so_and_to_repair_it_fi
     assert "It halted because its log dir /var/lib/kafka/data failed (log_dir.offline)" in found.summary
     assert found.summary.endswith("before starting broker 4 again, or it fails the same way.")
     assert "its log's last lines say why" not in found.summary
+
+
+def test_a_broker_down_that_refused_what_only_it_holds_is_not_told_a_start_brings_them_back() -> None:
+    """Elected again as it returns, a broker whose log holds another topic id refuses again
+    (`first_leader_and_isr_refused`): the way out says to repair the id, not only to start it."""
+    refused = Down(
+        4, ENDED, 0x106, "crash", None, None, None, 18, [TP("orders", 1)], 1, 17, refused=[TP("orders", 1)]
+    )
+    (found,) = judge(Facts([refused], CAPTURED_MS), checked())
+    assert "it refused to lead orders 1 the last time ZooKeeper named it their leader" in found.summary
+    assert "repair their topic id (topic_id.refused), or they stay unserved" in found.summary
+    assert found.summary.endswith("Start broker 4 again.")

@@ -187,6 +187,11 @@ def test_an_outage_is_one_finding_however_its_reason_changed(stories: Stories, n
     refusing = {f.subject["broker"] for f in t.of_kind("partition.no_acting_leader") if f.subject["still"]}
     for f in t.of_kind("broker.only_in_sync"):
         assert (f.subject["broker"] not in refusing) or "It refuses to lead" in f.summary, f.summary
+    # nor a broker down that refused what only it holds (2.8.2: broker 4 crashed after refusing orders-1)
+    down = {f.subject["broker"]: f for f in t.of_kind("broker.down")}
+    for f in t.of_kind("partition.offline"):
+        for b in f.subject.get("refused_by", []) if f.subject["still"] else []:
+            assert b not in down or "it refused to lead" in down[b].summary, down[b].summary
 
 
 @pytest.mark.slow

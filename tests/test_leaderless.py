@@ -40,7 +40,7 @@ def test_nothing_where_every_partition_had_a_working_leader() -> None:
 def test_an_offline_group_is_critical_while_it_lasts() -> None:
     (found,) = judge(Facts(True, offline=[crashed(still=2)]), checked())
     assert (found.kind, found.severity.value) == ("partition.offline", "critical")
-    assert found.subject == {"partitions": 2, "zxid": "0x40", "broker": 3}
+    assert found.subject == {"partitions": 2, "zxid": "0x40", "broker": 3, "still": 2}
     assert found.summary == (
         "2 partition(s) (orders 0-1) had no live leader from zxid 0x40 (2024-03-12 09:00:00 ZooKeeper time), "
         "when broker 3, their leader, was no longer registered, for up to 20.0 s; 2 still offline at the "
@@ -60,7 +60,7 @@ def test_a_silent_leaders_outage_leads_the_finding() -> None:
     )
     (found,) = judge(Facts(True, offline=[crashed()], silent={0x40: (outage, "hang")}), checked())
     assert found.subject == {"partitions": 2, "zxid": "0x40", "broker": 3, "outage_ms": [31_000, 38_000],
-                             "offline_ms": 20_000}  # fmt: skip
+                             "offline_ms": 20_000, "still": 0}  # fmt: skip
     assert found.summary.startswith(
         "2 partition(s) (orders 0-1) had no working leader for 31.0 s to 38.0 s: broker 3, their leader, "
         "stood still (a long GC pause, a stalled disk or VM) and did no leader's work from then: its "
@@ -73,7 +73,7 @@ def test_a_silent_leaders_outage_leads_the_finding() -> None:
 def test_a_start_the_history_does_not_show_is_said_unknown() -> None:
     unseen = Offline(2, TPS, 60_000, 0, AT, 0x10, 0x20, known_start=False)
     (found,) = judge(Facts(True, offline=[unseen], history_read="the txn logs from 0x10"), checked())
-    assert found.subject == {"partitions": 2, "zxid": "0x10", "began": "unknown"}
+    assert found.subject == {"partitions": 2, "zxid": "0x10", "began": "unknown", "still": 0}
     assert "had no live leader when the txn logs from 0x10 first shows their state" in found.summary
     assert found.summary.endswith("; when that began is not known.")
 

@@ -50,6 +50,9 @@ class Down:
     under: int = 0
     halted_for: str | None = None  # the log dir whose failure the broker's log says it halted for
     halted_ref: str | None = None
+    refused: list[TP] = field(
+        default_factory=list
+    )  # of `last_in_isr`, those it refused to lead when last named
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,9 @@ def facts(bundle: Bundle) -> Facts:
             .agg(F.max_by(F.struct("ts", "file", "line_no"), F.struct("ts", "line_no")).alias("last"))
             .collect()  # one row per broker down with logs
         }
+    refused = _refused(
+        bundle, {b: [TP(t.topic, t.partition) for t in h.tps] for b, h in hosted.items() if h.only}
+    )
     ends = session_ends(bundle) if regs else {}
     # a halt for a failed log dir among its log's last lines (a minute: the handler's lines, then the halt)
     halts = {
@@ -127,9 +133,33 @@ def facts(bundle: Bundle) -> Facts:
                 (h.out or 0) if h is not None else 0,
                 halts[b].log_dir if b in halts else None,
                 _said_ref(halts[b].halted) if b in halts else None,
+                refused.get(b, []),
             )
         )
     return Facts(out, v.as_of_ms)
+
+
+def _refused(bundle: Bundle, last: dict[int, list[TP]]) -> dict[int, list[TP]]:
+    """Broker -> the partitions of which it is the last in-sync replica (`last`) that it refused to lead
+    the last time ZooKeeper named it their leader (`acting.mark`): it holds another topic id for them, and
+    elected again as it returns, it refuses again (`first_leader_and_isr_refused`). One query."""
+    changes = views(bundle).partition_changes
+    wanted = [(b, tp.topic, tp.partition) for b, tps in last.items() for tp in tps]
+    if changes is None or not wanted:
+        return {}
+    asked = bundle.spark.createDataFrame(wanted, "broker int, topic string, partition int")
+    rows = (
+        changes.join(F.broadcast(asked), ["topic", "partition"])
+        .where((F.col("leader") == F.col("broker")) & F.coalesce("registered", F.lit(False)))
+        .groupBy("broker", "topic", "partition")
+        .agg(F.max_by(F.col("refused_by").isNotNull(), "zxid").alias("refused"))
+        .where("refused")
+        .collect()  # at most SHOWN rows per broker down
+    )
+    out: dict[int, list[TP]] = {}
+    for r in sorted(rows, key=lambda r: (r.broker, r.topic, r.partition)):
+        out.setdefault(r.broker, []).append(TP(r.topic, r.partition))
+    return out
 
 
 def _said_ref(s: Said | None) -> str | None:
@@ -176,6 +206,12 @@ def _finding(d: Down, f: Facts) -> Finding:
             f"; {d.only} ({tp_list(d.last_in_isr)}) have it as their last in-sync replica, so they have no "
             "leader until it returns (an unclean election would bring them back without what only it holds)"
         )
+    if d.refused:
+        text += (
+            f"; it refused to lead {tp_list(d.refused)} the last time ZooKeeper named it their leader "
+            "(INCONSISTENT_TOPIC_ID: its log holds another topic id), so elected again as it returns it "
+            "would refuse them again: repair their topic id (topic_id.refused), or they stay unserved"
+        )
     if d.under:
         text += f"; {d.under} are under-replicated without it"
     if d.halted_for is not None:
@@ -198,7 +234,7 @@ ANALYSIS = Analysis(
         Need.LOGS: "why it stopped (how its session ended)",
     },
     run=two_halves(facts, judge),
-    reads=("live_brokers", "partitions", "registrations", "session_ends", "as_of_ms"),
+    reads=("live_brokers", "partitions", "registrations", "session_ends", "as_of_ms", "partition_changes"),
     kinds=(
         Kind(
             "broker.down",

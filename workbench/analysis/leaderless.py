@@ -113,7 +113,8 @@ def facts(bundle: Bundle) -> Facts:
     # ZooKeeper names; a pause its session survived is told apart (`paused_finding`)
     stretch = unserved(h.served, captured_at(bundle))
     first = F.col("whys")[0]
-    offline = _offline(stretch.where(first.isin("offline", SILENT)), v)
+    # (a silent leader's stretch whose leadership moved before its expiry never went offline: not told)
+    offline = _offline(stretch.where(first.isin("offline", SILENT) & F.col("off_zxid").isNotNull()), v)
     # a leader that went silent: its outage from its last sign of life (an episode that ran on into a
     # refusal is counted from ZooKeeper's offline moment: its own finding says the refusal)
     led = [g for g in offline if g.known_start and g.leader is not None and g.leader >= 0 and not g.refused]
