@@ -57,9 +57,12 @@ def now(t: Triage) -> str:
     n = nobody_serves(t.findings)
     if not n:
         return ""
+    check = t.coverage.get("leaderless")
+    partial = check is None or check.status is not Status.DONE  # the evidence shows some outages only
     return (
-        f"Now (at the capture): nobody serves {n} partition(s): no producer or consumer can use them. Each "
-        "outage is a partition.offline or partition.no_acting_leader finding below."
+        f"Now (at the capture): nobody serves {'at least ' if partial else ''}{n} partition(s): no producer "
+        "or consumer can use them. Each outage is a partition.offline or partition.no_acting_leader finding "
+        f"below{' (the evidence is partial: see coverage, leaderless)' if partial else ''}."
     )
 
 
