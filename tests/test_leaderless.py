@@ -12,8 +12,8 @@ from workbench.analysis.contract import NO_TXN
 from workbench.analysis.findings import TP, Coverage
 from workbench.analysis.leaderless import Facts, NotActing, Offline, judge
 from workbench.model.described import Group, Shown
+from workbench.model.leaderless_log import Leaderless, Refused
 from workbench.model.outage import Outage
-from workbench.model.partition_log import Leaderless
 from workbench.model.pauses import Paused
 from workbench.model.refs import Said
 
@@ -169,6 +169,60 @@ def test_from_the_lines_a_stretch_whose_new_leader_refused_runs_on_to_its_end() 
     assert "no broker's line says it has led 1 of them since" in ran.summary
     assert "broker-3:logs/s.log:7" in ran.evidence and "broker-2:logs/s.log:9" in ran.evidence
     assert back.subject["partitions"] == 1 and "refused_by" not in back.subject
+
+
+def refusal(partition: int, named: int, again: datetime | None = None) -> Refused:
+    """Broker 3, named leader of payments `partition` by the controller's line at second `named`, refused
+    it a second later."""
+    return Refused(
+        "payments",
+        partition,
+        3,
+        7,
+        AT.replace(second=named),
+        f"broker-1:logs/state-change.log:{named}",
+        AT.replace(second=named + 1),
+        f"broker-3:logs/state-change.log:{named}",
+        again,
+        "broker-2:logs/state-change.log:9" if again else None,
+        2,
+    )
+
+
+def test_from_the_lines_a_leader_that_refused_leaves_nobody_serving() -> None:
+    """A preferred election names broker 3, which refuses two partitions: one outage per second and
+    broker, critical; one led again after 5 min. Broker 3 then goes away: the partition it left offline
+    is the same outage (not an offline finding of its own), while another partition of that group that
+    had a working leader is told offline."""
+    later = AT.replace(minute=5)
+    windows = [refusal(0, 10), refusal(1, 10, again=later)]
+    went = stretch(0, 40, None, lost=3)  # within the refusal's outage: no leader since
+    other = stretch(2, 40, 45, lost=3)  # broker 3 led it: offline for 5 s
+    facts = Facts(False, logged=[went, other], refused=windows, ends=AT.replace(minute=59))
+    refused, offline = sorted(judge(facts, checked()), key=lambda f: f.kind)
+    assert (refused.kind, refused.severity.name, refused.subject) == (
+        "partition.no_acting_leader",
+        "CRITICAL",
+        {"partitions": 2, "broker": 3, "still": 1, "began": "2024-03-12T09:00:10Z"},
+    )
+    assert "the controller named broker 3 their leader (leader epoch 7), but broker 3 refused" in (
+        refused.summary
+    )
+    assert "1 were led again, the last after about 5 min" in refused.summary
+    assert "1 of them then went offline too (no live leader), in the same outage" in refused.summary
+    assert refused.evidence == (
+        "broker-1:logs/state-change.log:10",
+        "broker-3:logs/state-change.log:10",
+        "broker-2:logs/state-change.log:9",
+    )
+    assert offline.kind == "partition.offline" and offline.subject["partitions"] == 1
+    assert "payments 2" in offline.summary and "payments 0" not in offline.summary
+    # after the partition was led again, going offline is a new outage; without refusals, none
+    after = stretch(1, 0, None, lost=3)
+    after = replace(after, began=later.replace(minute=6))
+    found = judge(Facts(False, logged=[after], refused=windows[1:]), checked())
+    assert sorted(f.kind for f in found) == ["partition.no_acting_leader", "partition.offline"]
+    assert [f.kind for f in judge(Facts(False, logged=[went]), checked())] == ["partition.offline"]
 
 
 def test_a_leader_that_stood_still_in_its_session_left_its_partitions_without_one() -> None:

@@ -148,7 +148,8 @@ findings = ANALYSIS.findings
 def _only_in_sync(o: OnlyInSync) -> Finding:
     """The broker not to restart: a controlled shutdown cannot move the leadership it alone holds in sync
     (`controlled_shutdown_keeps_a_sole_isr_leader`). Where it refuses to lead them, nobody serves them now
-    and a restart does not help: it is elected again as it returns, and refuses again."""
+    and a restart does not help: it is elected again as it returns, and refuses again (the log it loads
+    holds the other id: `first_leader_and_isr_refused`)."""
     tps = [TP(t, p) for t, p in o.tps]
     also = ", and the controller," if o.controller else ""
     text = (
@@ -159,8 +160,8 @@ def _only_in_sync(o: OnlyInSync) -> Finding:
         some = "all of them" if o.refusing == o.partitions else f"{o.refusing} of them"
         text += (
             f". It refuses to lead {some} (INCONSISTENT_TOPIC_ID): nobody serves those now, and a restart "
-            "will not bring them back (elected again as it returns, it refuses again): repair their topic id "
-            "first"
+            "will not bring them back (elected again as it returns, it refuses again: the log it loads "
+            "holds the other id, Partition.scala 3.6.2:561-564): repair their topic id first"
         )
     if o.refusing < o.partitions:
         others = "the others" if o.refusing else "those"

@@ -37,8 +37,8 @@ from workbench.model.channel import Quiet, went_quiet
 from workbench.model.described import Shown, offline_facts
 from workbench.model.evidence import lacking
 from workbench.model.health import captured_at, grouped, health
+from workbench.model.leaderless_log import Leaderless, Refused, leaderless, refused_leaders
 from workbench.model.outage import SILENT_CAUSES, Failover, Outage, outages
-from workbench.model.partition_log import Leaderless, leaderless
 from workbench.model.pauses import Paused, paused
 from workbench.model.service import SILENT, pauses, unserved
 from workbench.model.session_ends import session_ends
@@ -89,6 +89,8 @@ class Facts:
     # held but none could be read
     logged: list[Leaderless] = field(default_factory=list)
     logged_total: int = 0
+    refused: list[Refused] = field(default_factory=list)  # leaders the controller named that refused
+    refused_total: int = 0
     ends: datetime | None = None
     unread: bool = False
     lacking: list[str] = field(default_factory=list)  # the controller's journal, where absent
@@ -101,13 +103,14 @@ def facts(bundle: Bundle) -> Facts:
     v = views(bundle)
     if h is None:
         logged, total = leaderless(bundle, SHOWN) if v.evidence.with_logs else ([], 0)
-        ends = v.span[1] if logged and v.span is not None else None
+        refused, refused_total = refused_leaders(bundle, SHOWN) if v.evidence.with_logs else ([], 0)
+        ends = v.span[1] if (logged or refused) and v.span is not None else None
         absent = lacking(v.evidence, "state-change", "the controller's partition states")
         starts = [(x.lost, x.began or x.ended) for x in logged if x.lost is not None]
         quiet = went_quiet(bundle, [(b, at) for b, at in starts if at is not None])
-        return Facts(False, offline_facts(bundle), logged=logged, logged_total=total, ends=ends,
-                     unread=v.evidence.zk_history, lacking=absent, quiet=quiet,
-                     paused=paused(bundle, {}))  # fmt: skip
+        return Facts(False, offline_facts(bundle), logged=logged, logged_total=total, refused=refused,
+                     refused_total=refused_total, ends=ends, unread=v.evidence.zk_history, lacking=absent,
+                     quiet=quiet, paused=paused(bundle, {}))  # fmt: skip
     # one outage per stretch nobody served a partition (`service.unserved`), told by how it began: gone
     # offline (or its leader silent until its session's expiry took it offline), or refused by a leader
     # ZooKeeper names; a pause its session survived is told apart (`paused_finding`)
@@ -151,11 +154,12 @@ ANALYSIS = Analysis(
     "leaderless",
     needs={
         Need.ZK_HISTORY: "partitions without a live or acting leader over time (from the controller's lines "
-        "instead: those it left without a leader)",
+        "instead: those it left without a leader, or whose leader named refused them)",
         Need.PASTED: "the partitions a kafka-topics --describe shows without a leader, at its moment",
-        Need.LOGS: "which leaders refused to act or stood still (a pause shorter than 2/3 of the session "
-        "timeout logs no client line, so is not seen); without ZooKeeper's history, the partitions the "
-        "controller's lines leave without a leader",
+        Need.LOGS: "which leaders refused to act or stood still (a pause shorter than the ZooKeeper "
+        "client's read timeout, 2/3 of the session timeout, logs no client line, so is not seen: "
+        "zk_client_idle_beyond_read_timeout_means_it_stood_still); without ZooKeeper's history, the "
+        "partitions the controller's lines leave without a leader or with one that refused them",
     },
     run=two_halves(facts, judge),
     reads=(
@@ -197,7 +201,8 @@ ANALYSIS = Analysis(
         Kind(
             "partition.no_acting_leader",
             (CRITICAL,),
-            {"partitions": int, "broker": int, "zxid": str, "still": int},
+            {"partitions": int, "broker": int, "still": int},
+            {"zxid": str, "began": str},
             key=("broker", "zxid", "partitions", "still"),
         ),
     ),

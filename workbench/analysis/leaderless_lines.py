@@ -1,9 +1,10 @@
-"""partition.offline where ZooKeeper's history is absent (the leaderless analysis's other half): the
-partitions a pasted kafka-topics --describe shows without a leader, and the stretches the controller's
-lines leave a partition without one, each episode bounded where the controller could not reach the leader
-lost (`model.channel.went_quiet`); and, with ZooKeeper's history or without, the leaders that stood still
-and ran on in their session (`model.pauses`), which no ZooKeeper state shows. Plain Python over the facts
-`leaderless.facts` collects."""
+"""partition.offline and partition.no_acting_leader where ZooKeeper's history is absent (the leaderless
+analysis's other half): the partitions a pasted kafka-topics --describe shows without a leader, the
+stretches the controller's lines leave a partition without one (each bounded where the controller could
+not reach the leader lost: `model.channel.went_quiet`) or with a leader that refused it; and, with
+ZooKeeper's history or without, the leaders that stood still and ran on in their session
+(`model.pauses`), which no ZooKeeper state shows. Plain Python over the facts `leaderless.facts`
+collects."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from workbench.analysis.contract import CRITICAL, WARNING
 from workbench.analysis.findings import Coverage, Finding, duration, file_ref, moment, taken, tp_list
 from workbench.model.channel import Quiet
 from workbench.model.described import DESCRIBE, Shown
-from workbench.model.partition_log import Leaderless
+from workbench.model.leaderless_log import Leaderless, Refused
 from workbench.model.pauses import Paused
 
 if TYPE_CHECKING:
@@ -31,6 +32,10 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
     replica is left); the rest are grouped by the election that ended them."""
     groups: dict[tuple[datetime, int], list[Leaderless]] = {}
     unseen: dict[tuple[datetime, int], list[Leaderless]] = {}
+    # nobody served them from a refusal to its end: a partition going offline within is the same outage
+    windows: list[Window] = [(r.topic, r.partition, r.named, r.led_again) for r in f.refused]
+    windows += [(x.topic, x.partition, x.began or x.ended, x.led_again) for x in f.logged if x.refused]
+    inside = {id(x) for x in f.logged if _within(x, windows)}
     for x in f.logged:
         at = x.began or x.ended
         assert at is not None
@@ -40,15 +45,17 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
     for (at, lost_id), xs in sorted({**unseen, **groups}.items(), key=lambda g: g[0]):
         lost = None if lost_id < 0 else lost_id
         at_once = unseen.get((at, lost_id), []) if (at, lost_id) in groups else []
-        ran = [x for x in xs + at_once if x.refused is not None]  # the leader elected refused them
+        # the leader elected refused them; those within a refusal's outage are its own (`refused`)
+        ran = [x for x in xs + at_once if x.refused is not None and id(x) not in inside]
         if ran:
             out.append(_ran_on(ran, at, lost, f))
-            xs, at_once = [x for x in xs if x.refused is None], [x for x in at_once if x.refused is None]
-            if not xs:
-                continue
+        opening = min(xs, key=lambda x: (x.began or at, x.began_ref or ""))  # the group's first line
+        xs, at_once = [[x for x in g if x.refused is None and id(x) not in inside] for g in (xs, at_once)]
+        if not xs and not at_once:
+            continue
         who = f" (their leader before was broker {lost})" if lost is not None else ""
         subject: dict[str, Any] = {"partitions": len(xs), "broker": lost}
-        start = min(x.began or x.ended or at for x in xs)  # exact, on the controller's clock
+        start = min(x.began or x.ended or at for x in xs + at_once)  # exact, on the controller's clock
         q = f.quiet.get((lost_id, start))
         if (at, lost_id) not in groups:
             subject["began"] = "unknown"
@@ -61,8 +68,7 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
                 Finding("partition.offline", WARNING, subject, text + ".", (first.ended_ref or "", *refs))
             )
             continue
-        first = min(xs, key=lambda x: (x.began or at, x.began_ref or ""))
-        xs = xs + at_once
+        first, xs = opening, xs + at_once
         ended = [x for x in xs if x.ended is not None]
         still = len(xs) - len(ended)
         longest = max((round((x.ended - at).total_seconds() * 1000) for x in ended if x.ended), default=0)
@@ -88,6 +94,73 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
         coverage.add(
             "leaderless", [f"{more} more stretches without a leader in the controller's lines, not read"]
         )
+    if f.refused_total > len(f.refused):
+        more = f.refused_total - len(f.refused)
+        coverage.add("leaderless", [f"{more} more leaders that refused in the lines, not read"])
+    return out + refused(f, {(x.topic, x.partition) for x in f.logged if id(x) in inside})
+
+
+Window = tuple[str, int, datetime | None, datetime | None]  # a partition nobody served, from, until
+
+
+def _within(x: Leaderless, windows: list[Window]) -> bool:
+    """Whether a stretch without a leader began (or, its start not logged, ended) after a refusal and
+    before the partition was led again (its refusing leader went away): the outage the refusal began runs
+    on."""
+    at = x.began or x.ended
+    return at is not None and any(
+        (t, p) == (x.topic, x.partition) and start is not None and start < at and (end is None or at < end)
+        for t, p, start, end in windows
+    )
+
+
+def refused(f: Facts, went: set[tuple[str, int]]) -> list[Finding]:
+    """partition.no_acting_leader from the lines: the partitions whose leader the controller named refused
+    the LeaderAndIsr, grouped by that broker and the second of the controller's line. The refusing broker
+    keeps its old role (`refused_leader_and_isr_keeps_role`) and the controller does not act on the error
+    (`controller_acts_only_on_storage_errors`): nobody serves them until a broker logs leading them. Those
+    whose refusing leader then went away (`went`: offline too) are the same outage."""
+    groups: dict[tuple[datetime, int], list[Refused]] = {}
+    for r in f.refused:
+        groups.setdefault((r.named.replace(microsecond=0), r.leader), []).append(r)
+    out = []
+    for (at, leader), xs in sorted(groups.items(), key=lambda g: g[0]):
+        again = [x for x in xs if x.led_again is not None]
+        still = len(xs) - len(again)
+        epochs = sorted({x.leader_epoch for x in xs if x.leader_epoch is not None})
+        first = min(xs, key=lambda x: (x.refused, x.refused_ref))
+        text = (
+            f"{len(xs)} partition(s) ({tp_list(xs)}) had no acting leader from {at:%Y-%m-%d %H:%M:%S} "
+            f"(the controller's clock): the controller named broker {leader} their leader"
+            f"{f' (leader epoch {epochs[0]})' if len(epochs) == 1 else ''}, but broker {leader} refused the "
+            f"LeaderAndIsr (INCONSISTENT_TOPIC_ID: its log holds another topic id; first at "
+            f"{first.refused:%H:%M:%S}, its clock) and kept its old role, so nobody served them"
+        )
+        if again:
+            last = max(again, key=lambda x: x.led_again or at)
+            assert last.led_again is not None
+            took = round((last.led_again - at).total_seconds() * 1000)
+            text += f"; {len(again)} were led again, the last after about {duration(took)} (the brokers' "
+            text += "clocks)"
+        if still:
+            ends = f" (the evidence ends {f.ends:%Y-%m-%d %H:%M:%S})" if f.ends is not None else ""
+            which = "them" if still == len(xs) else f"{still} of them"
+            text += f"; no broker's line says it has led {which} since{ends}"
+        offline = sum((x.topic, x.partition) in went for x in xs)
+        if offline:
+            some = "all of them" if offline == len(xs) else f"{offline} of them"
+            text += f"; {some} then went offline too (no live leader), in the same outage"
+        text += (
+            ". The controller does not act on that error, so OfflinePartitionsCount and the leaders' "
+            "UnderReplicatedPartitions show nothing while nobody serves them."
+        )
+        subject = {"partitions": len(xs), "broker": leader, "still": still, "began": moment(at)}
+        refs = (
+            min(x.named_ref for x in xs),
+            first.refused_ref,
+            *sorted({x.led_again_ref for x in again if x.led_again_ref})[:1],
+        )
+        out.append(Finding("partition.no_acting_leader", CRITICAL, subject, text, refs))
     return out
 
 

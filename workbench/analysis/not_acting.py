@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL
 from workbench.analysis.findings import TP, Finding, duration, hex_zxid, tp_list, txn_ref
+from workbench.model.health import grouped
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,13 @@ def short(g: NotActing) -> str:
 def refusals(ep: DataFrame) -> list[NotActing]:
     """Stretches that began with a ZooKeeper leader that refused them (`ep`), grouped by that leader and
     the txn that named it; a stretch runs on when it then went offline too."""
+    extra = (
+        F.min("leader_epoch").alias("epoch"),
+        F.max("ended_zxid").alias("last_ended"),
+        F.slice(F.sort_array(F.array_distinct(F.flatten(F.collect_list("refusals")))), 1, 5).alias("refs"),
+        F.count_if(F.size("out_of_isr") > 0).alias("short"),
+        F.count_if(F.array_contains("whys", "offline")).alias("then_offline"),
+    )
     return [
         NotActing(
             g.leader,
@@ -53,28 +61,12 @@ def refusals(ep: DataFrame) -> list[NotActing]:
             g.still,
             g.began,
             g.epoch,
-            g.ended_zxid,
+            g.last_ended,
             list(g.refs),
             g.short,
             g.then_offline,
         )
-        for g in ep.groupBy("leader", "began_zxid")
-        .agg(
-            F.count("*").alias("n"),
-            F.max("lasted_ms").alias("longest"),
-            F.count_if(F.col("ended_zxid").isNull()).alias("still"),
-            F.slice(F.sort_array(F.collect_list(F.struct("topic", "partition"))), 1, 60).alias("tps"),
-            F.min("began").alias("began"),
-            F.min("leader_epoch").alias("epoch"),
-            F.max("ended_zxid").alias("ended_zxid"),
-            F.slice(F.sort_array(F.array_distinct(F.flatten(F.collect_list("refusals")))), 1, 5).alias(
-                "refs"
-            ),
-            F.count_if(F.size("out_of_isr") > 0).alias("short"),
-            F.count_if(F.array_contains("whys", "offline")).alias("then_offline"),
-        )
-        .orderBy("began_zxid")
-        .collect()
+        for g in grouped(ep, ["leader", "began_zxid"], *extra)
     ]
 
 

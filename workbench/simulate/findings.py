@@ -83,8 +83,6 @@ NOT_IN_LOGS = {
     # the controller takes a dead broker's replicas out of the ISR in lines at TRACE, not logged from 2.6
     # (behaviour `replica_state_changes_logged_by_default`); the replicas are the assignment's
     "partition.under_replicated": "each partition's replicas and ISR over time (ZooKeeper's txns)",
-    # the refusals are in the lines (topic_id.refused); the windows they leave are the timeline's to tell
-    "partition.no_acting_leader": "who ZooKeeper named leader while the broker refused (ZooKeeper's txns)",
     "topic_id.mismatch": "the topic id in ZooKeeper to compare the data dirs with",
     "topic_id.root_cause": "the write that removed or changed the id (ZooKeeper's txns)",
     "topic_id.impact": "the ISR at the capture (ZooKeeper's state)",
@@ -104,8 +102,8 @@ def logs_findings(facts: Facts, truth: dict[str, Any]) -> Facts:
     for kind, fs in facts.items():
         if kind in NOT_IN_LOGS:
             continue
-        if kind == "partition.offline":
-            fs = [{**f, "zxid": None} for f in _offline(truth, logged=True)]
+        if kind in ("partition.offline", "partition.no_acting_leader"):
+            fs = [{**f, "zxid": None} for f in fs]  # the controller's clock instead
         for f in fs:
             if kind == "deletion.stuck":
                 f = {"topic": f["topic"]}
@@ -206,20 +204,19 @@ def _topic_ids(truth: dict[str, Any], add: Any) -> None:
         add("topic_id.impact", topic=t, out_of_isr=departed)
 
 
-def _offline(truth: dict[str, Any], logged: bool = False) -> list[dict[str, Any]]:
+def _offline(truth: dict[str, Any]) -> list[dict[str, Any]]:
     """The partition.offline facts: per txn and leader, the partitions that went offline; an episode that
     ran on into a refusal by the leader elected as it ended is one finding, apart from those of its txn and
     leader that recovered. Those that went offline within an outage that began with a refusal are that
-    outage's (partition.no_acting_leader), but for a logs-only twin (`logged`), whose lines show no
-    refusing leader's window, only the partitions going offline."""
+    outage's (partition.no_acting_leader)."""
     ran_on = Counter(
         tuple(w["after_offline"])
         for w in truth["leaders_not_acting"]
-        if w.get("after_offline") and (logged or not w.get("within"))
+        if w.get("after_offline") and not w.get("within")
     )
     out = []
     for o in truth["health"]["offline"]:
-        n = o["partitions"] - (0 if logged else o.get("within", 0))
+        n = o["partitions"] - o.get("within", 0)
         on = ran_on[(o["zxid"], o["leader"])]
         out += [
             {"zxid": hex_zxid(o["zxid"]), "broker": o["leader"], "partitions": k} for k in (n - on, on) if k

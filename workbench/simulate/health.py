@@ -56,7 +56,7 @@ class HealthRecorder:
         self.changes: list[tuple[int, int, dict[str, int]]] = []  # zxid, time, count -> delta
         self.went_offline: Counter[tuple[int, int]] = Counter()  # (zxid, leader) -> partitions
         # of them, those that went offline within an outage that began with a refusal (the refusing leader
-        # went): one outage, told by partition.no_acting_leader; a logs-only twin counts them offline
+        # went): one outage, told by partition.no_acting_leader
         self.went_offline_within: Counter[tuple[int, int]] = Counter()
         self.offline_within: dict[TP, bool] = {}  # whether its last offline episode was one of those
         self.offline_ended: dict[TP, int] = {}  # the txn that last gave each partition a live leader
