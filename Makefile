@@ -6,7 +6,7 @@ SAMPLE    ?= sample_data/handmade-2.8
 TRIAGE_SAMPLE ?= sample_data/topicid-mismatch-2.8
 REPAIR_PLAN ?= repair-plan
 REPORT    ?= postmortem
-# two notebooks at a time, each one's cells in order in its own kernel (bench/nbval.py: 0.8x the time)
+# two notebooks at a time, each one's cells in order in its own kernel (bench/notebooks_ci.py: 0.84x the time)
 NBVAL     := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg -p no:cacheprovider \
              -n 2 --dist loadfile
 export SPARK_LOCAL_IP ?= 127.0.0.1

@@ -52,7 +52,7 @@ def main() -> None:
         [sys.executable, str(HERE / "load_logs.py"), "--sizes", args.sizes],
         [sys.executable, str(HERE / "zk_history.py")],
         [sys.executable, str(HERE / "triage_jobs.py")],
-        [sys.executable, str(HERE / "nbval.py")],
+        [sys.executable, str(HERE / "notebooks_ci.py")],
     ]
     lines = [
         "# Benchmark results",

@@ -2,7 +2,7 @@
 time (pytest-xdist, `--dist loadfile`: each notebook's cells stay in order in one kernel), alternated so
 that both see the same machine. Wall seconds and the ratio to the baseline.
 
-    .venv/bin/python bench/nbval.py --rounds 2
+    .venv/bin/python bench/notebooks_ci.py --rounds 2
 """
 
 from __future__ import annotations
