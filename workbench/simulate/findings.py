@@ -94,10 +94,10 @@ NOT_IN_LOGS = {
 LOGGED_AS = {"deletion.stuck": "deletion.unfinished"}  # a kind the logs tell in their own form
 
 
-def logs_findings(facts: Facts, truth: dict[str, Any]) -> Facts:
+def logs_findings(facts: Facts) -> Facts:
     """The findings a triage of the bundle's logs-only twin must give: the facts the controller's and the
-    brokers' own lines show, in the form the logs give them: no zxid for an offline episode (the
-    controller's clock instead), a stuck deletion as one the lines show begun and not completed."""
+    brokers' own lines show, in the form the logs give them: no zxid for an outage (the controller's clock
+    instead), a stuck deletion as one the lines show begun and not completed."""
     out: Facts = {}
     for kind, fs in facts.items():
         if kind in NOT_IN_LOGS:

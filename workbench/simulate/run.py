@@ -110,7 +110,7 @@ def simulate(
         "health": health,
     }
     truth["findings"] = findings(truth)  # each under the finding kind it proves (simulate/findings.py)
-    truth["logs_findings"] = logs_findings(truth["findings"], truth)  # what its logs-only twin must give
+    truth["logs_findings"] = logs_findings(truth["findings"])  # what its logs-only twin must give
     (out / "truth.json").write_text(json.dumps(truth, indent=2) + "\n", encoding="utf-8")
     return truth
 
