@@ -190,28 +190,31 @@ def refusal(partition: int, named: int, again: datetime | None = None) -> Refuse
 
 
 def test_from_the_lines_a_leader_that_refused_leaves_nobody_serving() -> None:
-    """A preferred election names broker 3, which refuses two partitions: one outage per second and
-    broker, critical; one led again after 5 min. Broker 3 then goes away: the partition it left offline
-    is the same outage (not an offline finding of its own), while another partition of that group that
-    had a working leader is told offline."""
+    """A preferred election names broker 3, which refuses two partitions: one critical outage per line of
+    the controller's naming it (per txn with ZooKeeper's history); one is led again after 5 min. Broker 3
+    then goes away: the partition it left offline is the same outage (not an offline finding of its
+    own), while another partition broker 3 led is told offline."""
     later = AT.replace(minute=5)
-    windows = [refusal(0, 10), refusal(1, 10, again=later)]
+    windows = [refusal(0, 10), replace(refusal(1, 10, again=later), named_ref="broker-1:logs/s.log:11")]
     went = stretch(0, 40, None, lost=3)  # within the refusal's outage: no leader since
     other = stretch(2, 40, 45, lost=3)  # broker 3 led it: offline for 5 s
     facts = Facts(False, logged=[went, other], refused=windows, ends=AT.replace(minute=59))
-    refused, offline = sorted(judge(facts, checked()), key=lambda f: f.kind)
-    assert (refused.kind, refused.severity.name, refused.subject) == (
-        "partition.no_acting_leader",
-        "CRITICAL",
-        {"partitions": 2, "broker": 3, "still": 1, "began": "2024-03-12T09:00:10Z"},
-    )
+    still, led, offline = sorted(judge(facts, checked()), key=lambda f: (f.kind, -f.subject["still"]))
+    assert [(f.kind, f.severity.name, f.subject) for f in (still, led)] == [
+        (
+            "partition.no_acting_leader",
+            "CRITICAL",
+            {"partitions": 1, "broker": 3, "still": s, "began": "2024-03-12T09:00:10Z"},
+        )
+        for s in (1, 0)
+    ]
     assert "the controller named broker 3 their leader (leader epoch 7), but broker 3 refused" in (
-        refused.summary
+        still.summary
     )
-    assert "1 were led again, the last after about 5 min" in refused.summary
-    assert "1 of them then went offline too (no live leader), in the same outage" in refused.summary
-    assert refused.evidence == (
-        "broker-1:logs/state-change.log:10",
+    assert "all of them then went offline too (no live leader), in the same outage" in still.summary
+    assert "1 were led again, the last after about 5 min" in led.summary and "offline" not in led.summary
+    assert led.evidence == (
+        "broker-1:logs/s.log:11",
         "broker-3:logs/state-change.log:10",
         "broker-2:logs/state-change.log:9",
     )
@@ -223,6 +226,10 @@ def test_from_the_lines_a_leader_that_refused_leaves_nobody_serving() -> None:
     found = judge(Facts(False, logged=[after], refused=windows[1:]), checked())
     assert sorted(f.kind for f in found) == ["partition.no_acting_leader", "partition.offline"]
     assert [f.kind for f in judge(Facts(False, logged=[went]), checked())] == ["partition.offline"]
+    # its leadership moved on to broker 4, which refuses too: the same outage, not a second one
+    moved = replace(refusal(0, 30), leader=4, refused_ref="broker-4:logs/state-change.log:30")
+    (one,) = judge(Facts(False, refused=[windows[0], moved]), checked())
+    assert one.subject["broker"] == 3 and one.subject["partitions"] == 1
 
 
 def test_a_leader_that_stood_still_in_its_session_left_its_partitions_without_one() -> None:

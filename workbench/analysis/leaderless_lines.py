@@ -97,7 +97,10 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
     if f.refused_total > len(f.refused):
         more = f.refused_total - len(f.refused)
         coverage.add("leaderless", [f"{more} more leaders that refused in the lines, not read"])
-    return out + refused(f, {(x.topic, x.partition) for x in f.logged if id(x) in inside})
+    went = {(x.topic, x.partition) for x in f.logged if id(x) in inside}
+    # a leadership moved from one refusing broker to another: the outage under way runs on
+    begun = [r for r in f.refused if not _began_in(r.topic, r.partition, r.named, windows)]
+    return out + refused(begun, went, f.ends)
 
 
 Window = tuple[str, int, datetime | None, datetime | None]  # a partition nobody served, from, until
@@ -108,23 +111,31 @@ def _within(x: Leaderless, windows: list[Window]) -> bool:
     before the partition was led again (its refusing leader went away): the outage the refusal began runs
     on."""
     at = x.began or x.ended
-    return at is not None and any(
-        (t, p) == (x.topic, x.partition) and start is not None and start < at and (end is None or at < end)
+    return at is not None and _began_in(x.topic, x.partition, at, windows)
+
+
+def _began_in(topic: str, partition: int, at: datetime, windows: list[Window]) -> bool:
+    """Whether `at` falls after the start of one of the partition's windows nobody served it, before its
+    end."""
+    return any(
+        (t, p) == (topic, partition) and start is not None and start < at and (end is None or at < end)
         for t, p, start, end in windows
     )
 
 
-def refused(f: Facts, went: set[tuple[str, int]]) -> list[Finding]:
+def refused(windows: list[Refused], went: set[tuple[str, int]], ends: datetime | None) -> list[Finding]:
     """partition.no_acting_leader from the lines: the partitions whose leader the controller named refused
-    the LeaderAndIsr, grouped by that broker and the second of the controller's line. The refusing broker
+    the LeaderAndIsr, one finding per line of the controller's naming it (as with ZooKeeper's history, one
+    per txn: the controller writes each partition's state in its own). The refusing broker
     keeps its old role (`refused_leader_and_isr_keeps_role`) and the controller does not act on the error
     (`controller_acts_only_on_storage_errors`): nobody serves them until a broker logs leading them. Those
     whose refusing leader then went away (`went`: offline too) are the same outage."""
-    groups: dict[tuple[datetime, int], list[Refused]] = {}
-    for r in f.refused:
-        groups.setdefault((r.named.replace(microsecond=0), r.leader), []).append(r)
+    groups: dict[tuple[datetime, str, int], list[Refused]] = {}
+    for r in windows:
+        groups.setdefault((r.named, r.named_ref, r.leader), []).append(r)
     out = []
-    for (at, leader), xs in sorted(groups.items(), key=lambda g: g[0]):
+    for (named, _, leader), xs in sorted(groups.items(), key=lambda g: g[0]):
+        at = named.replace(microsecond=0)
         again = [x for x in xs if x.led_again is not None]
         still = len(xs) - len(again)
         epochs = sorted({x.leader_epoch for x in xs if x.leader_epoch is not None})
@@ -143,9 +154,9 @@ def refused(f: Facts, went: set[tuple[str, int]]) -> list[Finding]:
             text += f"; {len(again)} were led again, the last after about {duration(took)} (the brokers' "
             text += "clocks)"
         if still:
-            ends = f" (the evidence ends {f.ends:%Y-%m-%d %H:%M:%S})" if f.ends is not None else ""
+            said = f" (the evidence ends {ends:%Y-%m-%d %H:%M:%S})" if ends is not None else ""
             which = "them" if still == len(xs) else f"{still} of them"
-            text += f"; no broker's line says it has led {which} since{ends}"
+            text += f"; no broker's line says it has led {which} since{said}"
         offline = sum((x.topic, x.partition) in went for x in xs)
         if offline:
             some = "all of them" if offline == len(xs) else f"{offline} of them"

@@ -293,6 +293,12 @@ def not_acting(c: Cluster, b: Broker, p: Partition, error: str) -> None:
     ):
         return
     zxid = c.health.refused((p.topic, p.partition), b.id)  # the write of the epoch it refused
+    # nobody served it since before that write (a refusing leader's leadership moved to another that
+    # refuses): the outage under way runs on, told by what began it
+    since = c.health.unserved_since.get((p.topic, p.partition))
+    continues = (
+        zxid is not None and since is not None and since < c.health.epoch_written[(p.topic, p.partition)][2]
+    )
     # elected as the partition came back from offline: one episode with it (no leader all along)
     after = zxid is not None and c.health.offline_ended.get((p.topic, p.partition)) == zxid
     offline = c.health.offline_began[(p.topic, p.partition)] if after else None
@@ -309,6 +315,7 @@ def not_acting(c: Cluster, b: Broker, p: Partition, error: str) -> None:
             after_offline=list(offline) if offline else None,  # that offline episode's [zxid, leader]
             # that episode went offline within an outage that began with a refusal: it runs on, one outage
             within=after and c.health.offline_within.get((p.topic, p.partition), False),
+            continues=continues,
         )
     )
 

@@ -88,6 +88,7 @@ class LogDir:
     clean_shutdown: bool = False
     checkpointed_ms: int = 0
     denied: set[str] = field(default_factory=set)  # topics whose files the broker may no longer rename
+    offline: bool = False  # an I/O error took it offline (LogDirFailureChannel); the broker halts
 
     def write(self, out: Path, at_ms: int) -> int:
         """Write listing.tsv and the metadata copies under `out`; returns the number of files listed."""

@@ -237,7 +237,7 @@ def _health(truth: dict[str, Any], add: Any) -> None:
         )
     refused: dict[tuple[int, int], list[bool]] = {}
     for w in truth["leaders_not_acting"]:
-        if w.get("after_offline"):  # part of the outage it ran on from
+        if w.get("after_offline") or w.get("continues"):  # part of the outage it ran on from
             continue
         refused.setdefault((w["broker"], w["zxid"]), []).append(_still_unserved(health["unserved"], w))
     for (b, z), still in refused.items():

@@ -31,6 +31,7 @@ def load_logs(c: Cluster, b: Broker) -> None:
     elif tag == "2.8.2":
         c.say(b.id, "log_manager.recovery", pick=pick, dir=DATA_DIR)
     b.log_dir.clean_shutdown = False  # the marker is removed at startup
+    b.log_dir.offline = False  # a new process opens its log dirs again
     took = c.jitter(5, 20) + len(live) * c.jitter(2, 8) + (0 if clean else len(live) * 30)
     c.tick(took)
     b.log_topic_ids = {f"{r.topic}-{r.partition}": r.topic_id for r in live}
@@ -56,6 +57,7 @@ def removal_failed(c: Cluster, b: Broker, r: Any, dir_name: str) -> None:
         story,
     )  # the halt is the story's crash (story imports broker, which imports this)
 
+    b.log_dir.offline = True  # one failure halts the broker: removals due meanwhile find the dir offline
     tp, path = f"{r.topic}-{r.partition}", f"{DATA_DIR}/{dir_name}"
     segment = f"{path}/{r.segments[0][0]:020d}.log"
     cause = f"java.nio.file.AccessDeniedException: {segment} -> {segment}.deleted"
@@ -108,7 +110,7 @@ def schedule_removal(c: Cluster, b: Broker, dir_name: str) -> None:
 
     def remove() -> None:
         r = b.log_dir.replicas.get(dir_name)
-        if not b.alive or r is None:
+        if not b.alive or r is None or b.log_dir.offline:
             return
         if r.topic in b.log_dir.denied:
             removal_failed(c, b, r, dir_name)
