@@ -13,7 +13,7 @@ from workbench.analysis.findings import Coverage
 from workbench.kafka.defaults import FILE_DELETE_DELAY_MS
 from workbench.model.deletion_log import Unfinished
 from workbench.model.deletion_steps import DeleteDir, Halt, Marker, Step, Steps, Stray
-from workbench.model.described import Marked
+from workbench.model.described import Marked, Registered
 from workbench.model.refs import Said
 
 ASKED = datetime(2024, 3, 12, 9, 0, tzinfo=timezone.utc)
@@ -72,15 +72,24 @@ def test_a_marker_with_replicas_on_an_offline_broker_is_stuck() -> None:
         "zk:/brokers/ids",
         "broker-1:logs/controller.log:88",
     )
+    # broker 3's data dirs absent from the bundle: its replica is not known to be left, nor gone
+    (unseen,) = judge(replace(facts, markers=[marker()], whole=frozenset({1, 2})), checked())
+    assert unseen.subject["replicas_left"] == [] and unseen.subject["replicas_unknown"] == ["0@3"]
+    assert unseen.subject["brokers_down"] == [3]  # it holds the deletion, on disk or not
+    assert (
+        "still there; whether its 1 replica(s) on broker(s) 3 are still on disk is not known"
+        in unseen.summary
+    )
 
 
 def test_what_holds_a_deletion_up_when_no_broker_is_down() -> None:
-    # data dirs not listed whole: every assigned replica may still be there
+    # data dirs not listed whole: whether any assigned replica is still there is not known
     (moving,) = judge(nothing(markers=[marker(reassigning=[0])], live={1, 2, 3}), checked())
     assert "a reassignment in progress (partitions 0)" in moving.summary
     assert "the reassignment cannot be cancelled or changed while the topic is queued" in moving.summary
     assert "it resumes when the reassignment completes" in moving.summary
-    assert moving.subject["replicas_left"] == ["0@1", "0@2", "0@3"] and moving.subject["brokers_down"] == []
+    assert moving.subject["replicas_left"] == [] and moving.subject["brokers_down"] == []
+    assert moving.subject["replicas_unknown"] == ["0@1", "0@2", "0@3"]
     (asked,) = judge(nothing(markers=[marker(reassignment_asked=True)], live={1, 2, 3}), checked())
     assert "partitions in /admin/reassign_partitions" in asked.summary
     storage = Halt("log_dir.io_error", "/data/kafka-2", "broker-2:logs/server.log:7")
@@ -172,6 +181,15 @@ def test_without_zookeepers_tree_a_paste_shows_the_marks() -> None:
     assert found.kind == "deletion.marked" and found.evidence == ("pasted/d.txt:4",)
     assert found.subject == {"topic": "orders", "taken_at": "2024-03-12T09:00:00Z", "replicas_left": []}
     assert "the topics a pasted output shows marked for deletion" in coverage["deletion"].used
+    # a pasted `ls /brokers/ids` without broker 3, which holds a replica left: the deletion waits for it
+    ids = Registered("pasted/zk.txt", 9, ASKED, [1, 2])
+    held = replace(pasted, replicas_left=["0@1", "1@3"], registered=ids)
+    (found,) = judge(nothing(zk_state=False, pasted=[held]), checked())
+    assert found.subject["brokers_down"] == [3] and found.evidence == ("pasted/d.txt:4", "pasted/zk.txt:9")
+    assert "the deletion waits until broker(s) 3 start again" in found.summary
+    all_there = replace(held, registered=replace(ids, brokers=[1, 2, 3]))
+    (found,) = judge(nothing(zk_state=False, pasted=[all_there]), checked())
+    assert "brokers_down" not in found.subject and "waits" not in found.summary
     # a marker in ZooKeeper's tree is not read where there is no tree
     assert judge(nothing(zk_state=False, markers=[marker()]), checked()) == []
 

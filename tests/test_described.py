@@ -156,3 +156,20 @@ def test_kafka_log_dirs_in_both_key_orders(spark: SparkSession, tmp_path: Path) 
         (1, "/data/kafka-2", ("pasted/b.txt:3",)),
     ]
     assert "2024-03-12 09:41:00 UTC" in failed[0].summary
+
+
+@pytest.mark.slow
+def test_a_deletion_held_by_a_broker_a_transcript_shows_unregistered(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A transcript made without Kafka's chroot marks orders for deletion and lists broker 1 alone as
+    registered; broker 2 still holds orders' replicas: the deletion waits for broker 2."""
+    paste = (
+        "[zk: zk1:2181(CONNECTED) 0] ls /kafka/admin/delete_topics\n[orders]\n"
+        "[zk: zk1:2181(CONNECTED) 1] ls /kafka/brokers/ids\n[1]\n"
+    )
+    bundle = open_bundle(_bundle(tmp_path, "handmade-2.8", {"zk.txt": paste}, "2024-03-12T10:41:00Z"), spark)
+    (marked,) = _of(_Found(bundle), "deletion.marked")
+    assert marked.subject["topic"] == "orders" and marked.subject["brokers_down"] == [2]
+    assert marked.evidence == ("pasted/zk.txt:1", "pasted/zk.txt:3")
+    assert "Broker(s) 2 hold replicas of it and were not registered when `ls /brokers/ids`" in marked.summary

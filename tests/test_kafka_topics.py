@@ -95,11 +95,36 @@ def test_kraft_at_3_8_with_a_filter_and_what_is_not_output(spark: SparkSession, 
     # printed by --under-replicated-partitions: no topic line, so nothing of the topic is known
     assert (clicks.topic, clicks.partition, clicks.leader, clicks.isr) == ("clicks", 1, None, [1])
     assert (clicks.topic_id, clicks.partition_count, clicks.elr) == (None, None, None)
+    assert (first.shown_by, clicks.shown_by) == (None, "under-replicated-partitions")
     assert bad == {
         (6, "an error the command printed"),
         (7, "not a line of kafka-topics --describe (0.10-3.9)"),  # a terminal's wrap cut it
         (8, "not a line of kafka-topics --describe (0.10-3.9)"),
     }
+
+
+@pytest.mark.slow
+def test_unavailable_partitions_with_a_leader_not_live(spark: SparkSession, tmp_path: Path) -> None:
+    """--unavailable-partitions lists a partition whose leader is not a live broker (TopicCommand
+    hasUnavailablePartitions, 2.8.2 l.152-154): offline, though a leader is printed; the same line under a
+    plain --describe is a partition served."""
+    from workbench.analysis import leaderless
+    from workbench.analysis.findings import Coverage
+
+    line = f"{T}Topic: orders{T}Partition: 1{T}Leader: 2{T}Replicas: 2,1{T}Isr: 2\n"
+    said = {"taken_at": "2024-03-12T10:30:00Z"}
+    found = {}
+    for flag in ("--unavailable-partitions", ""):
+        paste = f"$ kafka-topics.sh --zookeeper zk1:2181 --describe {flag}\n{line}"
+        b = open_bundle(_bundle(tmp_path / (flag or "plain"), {"describe.txt": paste}, said), spark)
+        found[flag] = [
+            f for f in leaderless.ANALYSIS.findings(b, Coverage()) if f.kind == "partition.offline"
+        ]
+    (offline,) = found["--unavailable-partitions"]
+    assert offline.subject == {"partitions": 1, "taken_at": "2024-03-12T10:30:00Z", "broker": 2}
+    assert "it printed leader 2, a broker not live then" in offline.summary
+    assert offline.evidence == ("pasted/describe.txt:2",)
+    assert found[""] == []
 
 
 GROUPS = """\

@@ -131,6 +131,12 @@ def test_a_dry_run_changes_nothing_and_prints_every_change(
         # not rebuilt after a clean shutdown: removed only when asked for
         assert f"{r.dir_name}/leader-epoch-checkpoint" not in run.stdout
     assert "would run: systemctl stop kafka" in run.stdout
+    # broker 3 alone holds orders 2 and 5 in sync: its step takes them offline, and says so first
+    said = run.stdout.index("this step leaves 2 partition(s) without an acting leader")
+    assert said < run.stdout.index("would run: systemctl stop kafka")
+    assert "  orders-2: while broker 3 restarts (step 3)" in run.stdout and "would ask before" in run.stdout
+    assert "leads 2 partition(s) with no other ISR member (orders-2 orders-5)" in run.stdout
+    assert "'Proceeding to do an unclean" in run.stdout
     asked = subprocess.run(
         [script],
         env={**env, "REMOVE_LEADER_EPOCH_CHECKPOINT": "yes"},
@@ -255,7 +261,7 @@ def test_apply_backs_up_removes_restarts_and_waits_for_the_broker_to_rejoin(
     assert checked.returncode == 0, checked.stderr
     assert snapshot(logs) == before
 
-    applied = subprocess.run([script, "--apply"], env=env, capture_output=True, text=True)
+    applied = subprocess.run([script, "--apply", "--yes"], env=env, capture_output=True, text=True)
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert "done: broker 3 is repaired" in applied.stdout
     zk_id = step.replicas[0].zk_topic_id
@@ -278,12 +284,67 @@ def test_apply_backs_up_removes_restarts_and_waits_for_the_broker_to_rejoin(
 
 
 @pytest.mark.slow
+def test_apply_asks_before_taking_partitions_offline(
+    mismatch_plan: tuple[remediation.RepairPlan, Path], tmp_path: Path, zookeeper: Any
+) -> None:
+    """Step 3 takes orders 2 and 5 offline: without --yes it names them and goes on only on "yes"."""
+    from kazoo.client import KazooClient
+
+    _, script = broker_3_step(*mismatch_plan)
+    env, logs = broker_3_host(tmp_path, zookeeper.hosts, start="start", wait=60)
+    before = snapshot(logs)
+    refused = subprocess.run([script, "--apply"], env=env, input="no\n", capture_output=True, text=True)
+    assert refused.returncode == 1 and "not confirmed: nothing was changed" in refused.stderr
+    assert "orders-5: while broker 3 restarts (step 3)" in refused.stdout and "+ " not in refused.stdout
+    assert snapshot(logs) == before and not (tmp_path / "backup").exists()
+    zk = KazooClient(hosts=zookeeper.hosts)
+    zk.start()
+    try:
+        assert zk.exists("/brokers/ids/3") is not None  # the stand-in broker was not stopped
+    finally:
+        zk.stop()
+    agreed = subprocess.run([script, "--apply"], env=env, input="yes\n", capture_output=True, text=True)
+    assert agreed.returncode == 0, agreed.stdout + agreed.stderr
+    assert "done: broker 3 is repaired" in agreed.stdout
+
+
+@pytest.mark.slow
+def test_wait_only_resumes_the_waits_without_restarting_the_broker(
+    mismatch_plan: tuple[remediation.RepairPlan, Path], tmp_path: Path, zookeeper: Any
+) -> None:
+    """A wait ran out (broker 3 refused its repaired partitions); once they are back in its ISR, --wait-only
+    waits again and changes nothing."""
+    from kazoo.client import KazooClient
+
+    step, script = broker_3_step(*mismatch_plan)
+    env, logs = broker_3_host(tmp_path, zookeeper.hosts, start="start-refusing", wait=0)
+    run = subprocess.run([script, "--apply", "--yes"], env=env, capture_output=True, text=True)
+    assert run.returncode == 1 and f"{script} --wait-only" in run.stderr
+    repaired = snapshot(logs)
+    zk = KazooClient(hosts=zookeeper.hosts)
+    zk.start()
+    try:  # what put it right: broker 3 back in the ISR of the partitions it refused
+        for r in step.replicas:
+            state = f"/brokers/topics/{r.topic}/partitions/{r.partition}/state"
+            s = json.loads(zk.get(state)[0])
+            zk.set(state, json.dumps({**s, "isr": sorted({*s["isr"], 3})}, separators=(",", ":")).encode())
+    finally:
+        zk.stop()
+    again = subprocess.run([script, "--wait-only"], env={**env, "WAIT_SECONDS": "30"}, capture_output=True,
+                           text=True)  # fmt: skip
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "done: broker 3 is repaired" in again.stdout
+    assert "+ " not in again.stdout and "would run" not in again.stdout  # nothing stopped, removed, started
+    assert snapshot(logs) == repaired
+
+
+@pytest.mark.slow
 def test_apply_stops_and_says_what_is_missing_when_the_broker_does_not_rejoin(
     mismatch_plan: tuple[remediation.RepairPlan, Path], tmp_path: Path, zookeeper: Any
 ) -> None:
     step, script = broker_3_step(*mismatch_plan)
     env, _ = broker_3_host(tmp_path, zookeeper.hosts, start="start-refusing", wait=0)
-    run = subprocess.run([script, "--apply"], env=env, capture_output=True, text=True)
+    run = subprocess.run([script, "--apply", "--yes"], env=env, capture_output=True, text=True)
     assert run.returncode == 1
     assert "not yet: broker 3 is in the ISR of all" in run.stderr
     for r in step.replicas:  # which: the repaired ones, that it refuses still
@@ -306,7 +367,7 @@ def test_the_step_that_completes_a_partition_waits_until_its_isr_is_whole(
     also_out = frozenset() if others_back else frozenset({1})
     wait = 60 if others_back else 3
     env, _ = broker_3_host(tmp_path, zookeeper.hosts, "start", wait, 3, also_out)
-    run = subprocess.run([script, "--apply"], env=env, capture_output=True, text=True)
+    run = subprocess.run([script, "--apply", "--yes"], env=env, capture_output=True, text=True)
     if others_back:
         assert run.returncode == 0, run.stdout + run.stderr
         for t, q in whole:

@@ -148,7 +148,15 @@ def test_real_data_dir_against_its_real_snapshots(
 def test_triage_formats(triaged: Callable[[str], Triage]) -> None:
     """What `workbench triage` prints in each --format, rendered from the session's triages."""
     doc = json.loads(triaged("topicid-mismatch-2.8").json())
-    assert set(doc) == {"findings", "coverage", "bad_records", "secrets_in_clear", "causes", "unserved_now"}
+    assert set(doc) == {
+        "findings",
+        "coverage",
+        "bad_records",
+        "secrets_in_clear",
+        "files_not_read",
+        "causes",
+        "unserved_now",
+    }
     assert doc["unserved_now"] == 2  # orders 3 offline then refused, and one broker 1 refuses
     said = "Now (at the capture): nobody serves 2 partition(s)"
     full = triaged("topicid-mismatch-2.8")
@@ -160,6 +168,7 @@ def test_triage_formats(triaged: Callable[[str], Triage]) -> None:
     assert "nobody serves at least 2 partition(s)" in floor and "see coverage, leaderless" in floor
     assert doc["bad_records"] == 0
     assert doc["secrets_in_clear"] == []  # the simulator writes its bundles redacted
+    assert doc["files_not_read"] == []  # its truth.json is the simulator's, named by `load` alone
     kinds = [f["kind"] for f in doc["findings"]]  # what led to what, by the findings' places
     assert ("topic_id.mismatch", "topic_id.root_cause") in {
         (kinds[c["effect"]], kinds[c["cause"]]) for c in doc["causes"]

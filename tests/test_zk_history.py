@@ -118,8 +118,9 @@ def test_a_fuzzy_snapshot_is_not_used_for_an_earlier_zxid(spark: SparkSession, t
     assert tree != expected and len(sources) == 1 and "fuzzy" in sources.pop()
 
 
-def test_damaged_log_is_a_bad_record_with_its_byte_offset(spark: SparkSession, tmp_path: Path,
-                                                          kafka_zk_data_dir: Path) -> None:  # fmt: skip
+def test_damaged_log_is_a_bad_record_with_its_byte_offset(
+    spark: SparkSession, tmp_path: Path, kafka_zk_data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "manifest.json").write_text('{"format": "kafka-evidence/1"}')
     txnlog = tmp_path / "zk" / "txnlog"
     txnlog.mkdir(parents=True)
@@ -137,6 +138,17 @@ def test_damaged_log_is_a_bad_record_with_its_byte_offset(spark: SparkSession, t
     where = [(b.source, b.file, b.position) for b in bad]
     assert where == [("zk-txnlog", f"zk/txnlog/{log.name}", txns[i].offset) for i in (3, 5)]
     assert bad[0].reason.startswith("bad checksum") and bad[1].reason.startswith("partial txn")
+    # `zk history` prints the txn read past the damage, and says ZooKeeper's restore does not replay it
+    assert main(["zk", "history", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    (stop,) = [i for i, line in enumerate(lines) if line.startswith("-- ")]
+    assert lines[stop].startswith(f"-- zk/txnlog/{log.name} is damaged at byte {txns[3].offset}: ZooKeeper")
+    before = list(dict.fromkeys(int(line.split()[0], 16) for line in lines[:stop]))
+    after = list(dict.fromkeys(int(line.split()[0], 16) for line in lines[stop + 1 :]))
+    assert (before, after) == ([t.zxid for t in txns[:3]], [txns[4].zxid])
+    assert main(["zk", "history", str(tmp_path), "--format", "jsonl"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {r["zxid"]: r["replayed"] for r in rows} == {t.zxid: t != txns[4] for t in (*txns[:3], txns[4])}
 
 
 def test_zk_history_command(bundle_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

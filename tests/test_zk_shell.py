@@ -373,6 +373,12 @@ def test_topic_ids_from_a_transcript_where_zookeeper_is_missing(
     finding = pasted.of_kind("topic_id.mismatch")[0]
     assert finding.evidence[0].startswith("pasted/zk.txt:") and "2024-03-12 09:41:00 UTC" in finding.summary
     assert "a ZooKeeper shell transcript" in " ".join(pasted.coverage["topic_ids"].used)
+    # made without Kafka's chroot: /kafka/brokers/topics/<t> is Kafka's /brokers/topics/<t>
+    rooted = {"/kafka" + path.rstrip("/"): z for path, z in nodes.items()}
+    paste = zkcli(rooted, ["ls /kafka", *(f"get /kafka{t}" for t in topics)], "3.8", True, "UTC")
+    chrooted = open_bundle(_bundle(tmp_path / "3", {"zk.txt": paste}, said, zk=False), spark)
+    assert found(TopicIds(chrooted), "topic_id.mismatch") == found(collected, "topic_id.mismatch")
+    assert "brokers" in chrooted.znodes_observed.where("path = '/'").first().children
 
     old = json.loads(nodes["/brokers/topics/orders"]["data"])  # rewritten by a pre-2.8 tool: no topic_id
     nodes["/brokers/topics/orders"]["data"] = json.dumps({"version": 1, "partitions": old["partitions"]})

@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from workbench.kafka import logdir as kafka_logdir
-from workbench.manifest import FORMAT, MANIFEST, BundleError, pasted_entries, read_manifest
+from workbench.manifest import FORMAT, LISTING, MANIFEST, BundleError, pasted_entries, read_manifest
+from workbench.strays import NotRead, Stray
+from workbench.strays import find as find_strays
 from workbench.zookeeper import files as zk_files
 
-LISTING = "listing.tsv"
 ZNODES_JSONL = "zk/znodes.jsonl"
 PASTED = "pasted"  # what an SRE pasted about the whole cluster: kafka-topics --describe, ...
 # A .tar.gz is unpacked to a temporary directory; these bound what it may hold.
@@ -128,6 +129,7 @@ class Evidence:
     zk_files: list[ZkFile] = field(default_factory=list)  # zk/txnlog/
     znodes_jsonl: Path | None = None  # zk/znodes.jsonl
     pasted: list[Pasted] = field(default_factory=list)  # pasted/: CLI outputs about the whole cluster
+    not_read: list[NotRead] = field(default_factory=list)  # files no reader takes, and why
     origin: str = ""  # what the user opened
 
     def size_bytes(self) -> int:
@@ -161,18 +163,21 @@ class Evidence:
         if not (root / MANIFEST).exists() and looks_like_log_dir(root):
             return _bare_log_dir(root)
         ev = cls(root=root, manifest=read_manifest(root), origin=str(path))
-        ev.log_files = sorted(_bundle_logs(root), key=lambda f: f.file)
-        ev.log_dirs = sorted(_bundle_log_dirs(root, ev.manifest), key=lambda d: d.file_prefix)
+        strays, ev.not_read = find_strays(root, ev.manifest)
+        logs = [
+            LogFile(s.path, s.file, s.broker_id, log_kind(s.path.name)) for s in strays if s.kind == "log"
+        ]
+        ev.log_files = sorted([*_bundle_logs(root), *logs], key=lambda f: f.file)
+        listings = [s for s in strays if s.kind == "listing"]
+        ev.log_dirs = sorted(_bundle_log_dirs(root, ev.manifest, listings), key=lambda d: d.file_prefix)
         txnlog = root / "zk" / "txnlog"
         ev.zk_files = zk_data_files([txnlog], root) if txnlog.is_dir() else []
         jsonl = root / ZNODES_JSONL
         ev.znodes_jsonl = jsonl if jsonl.is_file() else None
         said = pasted_entries(ev.manifest)
-        ev.pasted = [
-            _pasted(root, p, said)
-            for p in sorted((root / PASTED).rglob("*"))
-            if p.is_file() and not p.is_symlink()
-        ]
+        pasted = [p for p in (root / PASTED).rglob("*") if p.is_file() and not p.is_symlink()]
+        pasted += [s.path for s in strays if s.kind in ("describe", "zookeeper")]  # wherever they lie
+        ev.pasted = sorted((_pasted(root, p, said) for p in pasted), key=lambda p: p.file)
         return ev
 
 
@@ -253,25 +258,30 @@ def _bundle_logs(root: Path) -> Iterator[LogFile]:
             yield LogFile(path, path.relative_to(root).as_posix(), broker_id, log_kind(path.name))
 
 
-def _bundle_log_dirs(root: Path, manifest: dict[str, Any]) -> Iterator[LogDir]:
+def _bundle_log_dirs(root: Path, manifest: dict[str, Any], strays: list[Stray]) -> Iterator[LogDir]:
     """Each `brokers/<id>/datadirs/<n>/`. Without listing.tsv the copies are listed, unless a pasted
-    listing (`listing.*`) stands in for it: the copies' own sizes and times are not the broker's."""
-    brokers = root / "brokers"
-    if not brokers.is_dir():
-        return
+    listing (`listing.*`, or a stray one) stands in for it: the copies' own sizes and times are not the
+    broker's. A listing elsewhere under brokers/<id>/ is a log dir of its own, named after the file."""
     said = pasted_entries(manifest)
-    for ddir in sorted(brokers.glob("*/datadirs/*")):
+    by_dir: dict[tuple[str, str], list[Path]] = {}
+    for s in strays:
+        by_dir.setdefault((s.broker_dir, s.log_dir), []).append(s.path)
+    for ddir in sorted((root / "brokers").glob("*/datadirs/*")):
         if ddir.is_dir():
             rel = ddir.relative_to(root).as_posix()
-            pasted = tuple(
-                _pasted(root, p, said)
-                for p in sorted(ddir.glob("listing.*"))
-                if p.name != LISTING and p.is_file() and not p.is_symlink()
-            )
+            pastes = [
+                p for p in ddir.glob("listing.*") if p.name != LISTING and p.is_file() and not p.is_symlink()
+            ]
+            pastes += by_dir.pop((ddir.parent.parent.name, ddir.name), [])
+            pasted = tuple(_pasted(root, p, said) for p in sorted(pastes))
             listing: Path | None = ddir / LISTING
             if not ddir.joinpath(LISTING).is_file():
                 listing = None if pasted else _temp_listing(ddir)
             yield LogDir(ddir, ddir.name, _broker_id(ddir.parent.parent), listing, rel + "/", pasted)
+    for (broker, name), paths in sorted(by_dir.items()):  # no copies of its files: nothing to list
+        ddir = root / "brokers" / broker / "datadirs" / name
+        pasted = tuple(_pasted(root, p, said) for p in sorted(paths))
+        yield LogDir(ddir, name, _broker_id(ddir.parent.parent), None, pasted[0].file + ":", pasted)
 
 
 def _pasted(root: Path, path: Path, said: dict[str, dict[str, Any]]) -> Pasted:

@@ -191,6 +191,11 @@ class Bundle:
         return self._zk_history[1]
 
     @property
+    def datadir_bad_records(self) -> DataFrame:
+        """The log dirs' bad records alone (cached with their frames): files a check could not read."""
+        return self._datadirs.bad_records
+
+    @property
     def bad_records(self) -> DataFrame:
         from workbench.sources.logs import bad_lines_of
 

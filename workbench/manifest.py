@@ -13,6 +13,7 @@ from workbench.errors import WorkbenchError
 
 FORMAT = "kafka-evidence/1"
 MANIFEST = "manifest.json"
+LISTING = "listing.tsv"  # a log dir's files as `find -printf '%P\t%s\t%T@\n'` lists them
 
 
 class BundleError(WorkbenchError):

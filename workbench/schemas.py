@@ -80,6 +80,12 @@ PARTITION_DESCRIPTIONS = _schema(
     ("elr", ArrayType(IntegerType()), "eligible leader replicas (3.8+); null where not printed or N/A"),
     ("last_known_elr", ArrayType(IntegerType()), "(3.8+); null where not printed or N/A"),
     ("marked_for_deletion", BooleanType(), "true where printed (0.11-2.8 over ZooKeeper); else null"),
+    (
+        "shown_by",
+        StringType(),
+        "the partition filter its command named (unavailable-partitions, under-replicated-partitions, ...); "
+        "null: none, or the command was not pasted",
+    ),
     ("partition_count", IntegerType(), "from the topic line; null where the output has none"),
     ("replication_factor", IntegerType(), "from the topic line"),
     (
@@ -185,7 +191,7 @@ ZNODES = _schema(
 )
 
 ZNODES_OBSERVED = _schema(
-    ("path", StringType(), "absolute znode path as the command named it (under the shell's chroot, if any)"),
+    ("path", StringType(), "Kafka's znode path: a chroot the command named before Kafka's root taken off"),
     ("exists", BooleanType(), "false where the shell said 'Node does not exist' (or NoNode)"),
     (
         "observed_as",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe, two_halves
 from workbench.analysis.findings import (
@@ -115,8 +115,10 @@ def _stuck(f: Facts) -> list[Finding]:
     out = []
     for m in f.markers:
         assigned = [(p, r) for p, rs in (m.replicas or {}).items() for r in rs]
-        left = [(p, r) for p, r in assigned if r not in f.whole or (p, r) in m.on_disk]
-        down = sorted({r for _, r in left if r not in f.live}) if f.live else []
+        left = [(p, r) for p, r in assigned if (p, r) in m.on_disk]
+        unseen = [(p, r) for p, r in assigned if r not in f.whole and (p, r) not in m.on_disk]
+        # a replica on a broker not live holds the deletion, on disk or not (offline_replicas_halt_deletion)
+        down = sorted({r for _, r in left + unseen if r not in f.live}) if f.live else []
         reasons, refs = [], [zk_ref(m.path, czxid=m.czxid)]
         ways: list[str] = []  # what resumes it (behaviour `halted_deletion_resumes`)
         if down:
@@ -153,17 +155,25 @@ def _stuck(f: Facts) -> list[Finding]:
         if not reasons:
             reasons.append("no blocker in the evidence: the controller may not have acted on it")
         brokers = sorted({r for _, r in left})
+        where = [f"{len(left)} replica(s) left on broker(s) {', '.join(map(str, brokers)) or 'none'}"]
+        if unseen:  # a broker's evidence absent: unknown, never a fact
+            unknown = ", ".join(map(str, sorted({r for _, r in unseen})))
+            where[bool(left) :] = [  # none known left: only the unknown said
+                f"whether its {len(unseen)} replica(s) on broker(s) {unknown} are still on disk is not known "
+                "(their data dirs are not wholly in the bundle)"
+            ]
         text = (
             f"Deletion of {m.topic} is stuck: /admin/delete_topics/{m.topic} was created at zxid "
-            f"{hex_zxid(m.czxid)} "
-            f"({m.ctime:%Y-%m-%d %H:%M:%S}) and is still there; {len(left)} replica(s) left on broker(s) "
-            f"{', '.join(map(str, brokers)) or 'none'}; held up by {'; '.join(reasons)}."
+            f"{hex_zxid(m.czxid)} ({m.ctime:%Y-%m-%d %H:%M:%S}) and is still there; "
+            f"{', and '.join(where)}; held up by {'; '.join(reasons)}."
         )
         if ways:
             text += " Way out: " + "; ".join(ways) + "."
         shown = sorted(f"{p}@{r}" for p, r in left)
         subject = {"topic": m.topic, "zxid": hex_zxid(m.czxid), "replicas_left": shown, "brokers_down": down,
                    "reassigning": reassigning, "halted": last.detail if last is not None else ""}  # fmt: skip
+        if unseen:
+            subject["replicas_unknown"] = sorted(f"{p}@{r}" for p, r in unseen)
         out.append(Finding("deletion.stuck", CRITICAL, subject, text, tuple(dict.fromkeys(refs))))
     return out
 
@@ -386,9 +396,15 @@ ANALYSIS = Analysis(
                 "reassigning": list,
                 "halted": maybe(str),
             },
+            {"replicas_unknown": list},
             key=("topic", "brokers_down", "replicas_left"),
         ),
-        Kind("deletion.marked", (WARNING,), {"topic": str, "taken_at": str, "replicas_left": list}),
+        Kind(
+            "deletion.marked",
+            (WARNING,),
+            {"topic": str, "taken_at": str, "replicas_left": list},
+            {"brokers_down": list},
+        ),
         Kind(
             "deletion.unfinished",
             (CRITICAL, WARNING),
@@ -421,15 +437,29 @@ def _pasted(rows: list[Marked], coverage: Coverage, check: str) -> list[Finding]
             if on_disk
             else ""
         )
+        subject: dict[str, Any] = {"topic": r.topic, "taken_at": moment(r.taken_at), "replicas_left": on_disk}
+        refs = [file_ref(r.file, r.line_no)]
+        down, reg = r.left_unregistered, r.registered
+        held = ""
+        if down and reg is not None:  # `offline_replicas_halt_deletion`, `halted_deletion_resumes`
+            names = ", ".join(map(str, down))
+            subject["brokers_down"] = down
+            refs.append(file_ref(reg.file, reg.line_no))
+            held = (
+                f" Broker(s) {names} hold replicas of it and were not registered when `ls /brokers/ids` "
+                f"was {taken(reg.taken_at)}: the controller deletes no replica on a broker that is not live, "
+                f"so the deletion waits until broker(s) {names} start again (or a replacement with the same "
+                "broker.id)."
+            )
         out.append(
             Finding(
                 "deletion.marked",
                 WARNING,
-                {"topic": r.topic, "taken_at": moment(r.taken_at), "replicas_left": on_disk},
-                f"{r.topic} was marked for deletion when the paste was {taken(r.taken_at)} ({r.how}){dirs}. "
-                "Without ZooKeeper's tree and history, whether the controller went on to delete it is not "
-                "known.",
-                (file_ref(r.file, r.line_no),),
+                subject,
+                f"{r.topic} was marked for deletion when the paste was {taken(r.taken_at)} ({r.how}){dirs}."
+                f"{held} Without ZooKeeper's tree and history, whether the controller went on to delete it "
+                "is not known.",
+                tuple(refs),
             )
         )
     return out

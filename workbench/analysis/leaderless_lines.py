@@ -251,19 +251,27 @@ def _silent(
 
 
 def pasted(shown: Shown | None, coverage: Coverage, check: str) -> list[Finding]:
-    """partition.offline: the partitions a pasted describe shows with no leader."""
+    """partition.offline: the partitions a pasted describe shows with no leader, or with one not live."""
     if shown is None:
         return []
     out = []
     for g in shown.groups:
         brokers = ", ".join(map(str, g.brokers))
+        how = (
+            f"had no leader when kafka-topics --describe was {taken(g.taken_at)} (`Leader: none`)"
+            if g.leader is None
+            else f"had no live leader when kafka-topics --describe --unavailable-partitions was "
+            f"{taken(g.taken_at)}: it printed leader {g.leader}, a broker not live then (TopicCommand "
+            "lists a partition whose leader is not a live broker there)"
+        )
         out.append(
             Finding(
                 "partition.offline",
                 CRITICAL,
-                {"partitions": g.partitions, "taken_at": moment(g.taken_at)},
-                f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no leader when kafka-topics --describe "
-                f"was {taken(g.taken_at)} (`Leader: none`); their replicas are on broker(s) {brokers}. A "
+                {"partitions": g.partitions, "taken_at": moment(g.taken_at)}
+                | ({"broker": g.leader} if g.leader is not None else {}),
+                f"{g.partitions} partition(s) ({tp_list(g.tps)}) {how}; their replicas are on broker(s) "
+                f"{brokers}. A "
                 "paste shows one moment: when they went offline and for how long is not known.",
                 tuple(file_ref(g.file, line) for line in g.lines),
             )

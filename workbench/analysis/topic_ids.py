@@ -102,7 +102,8 @@ class ShownWithout:
 @dataclass
 class Facts:
     """What the topic-id analysis judges. `expected`: whether the version has topic ids (None: version
-    unknown); `unread`: the replicas whose partition.metadata a pasted listing shows but no copy holds;
+    unknown); `unread`: the replicas whose topic id is not known (a partition.metadata copy unreadable, or
+    one a pasted listing shows that no copy holds);
     `mismatches` against ZooKeeper's tree, the topic znodes of those topics and of those without an id
     (`absent`); the replicas' disagreements and the brokers' refusals; without the tree, what pastes
     printed (`pasted`: the kinds of paste read, None where none was); the causes' facts (None: no topic

@@ -28,6 +28,7 @@ from workbench.model.history_gaps import written_inside
 from workbench.model.reads import build
 from workbench.model.secrets import InClear, in_clear
 from workbench.model.views import views
+from workbench.strays import NotRead
 
 # Threads the analyses of small evidence run in (`triage`): 8 took topicid-mismatch-2.8 from 17-24 s to
 # 11-15 s on this 2-core machine (bench/README.md).
@@ -50,6 +51,7 @@ class Triage:
     bad_records: int
     bundle: str = ""
     in_clear: list[InClear] = field(default_factory=list)  # files holding credentials in clear
+    not_read: list[NotRead] = field(default_factory=list)  # evidence no reader could take, and why
 
     @property
     def critical(self) -> bool:
@@ -70,6 +72,7 @@ class Triage:
             "coverage": self.coverage.as_dict(),
             "bad_records": self.bad_records,
             "secrets_in_clear": [{"file": c.file, "holds": list(c.holds)} for c in self.in_clear],
+            "files_not_read": [{"file": n.file, "why": n.why} for n in self.not_read],
             "unserved_now": nobody_serves(self.findings),  # partitions nobody served at the capture
             "causes": [
                 {"effect": at[id(x.effect)], "cause": at[id(x.cause)], "because": x.because}
@@ -122,7 +125,8 @@ def triage(bundle: Bundle, threads: int | None = None, only: Iterable[str] = ())
         coverage.update(checked)
     checked_across(bundle, coverage)
     found.sort(key=Finding.sort_key)
-    return Triage(found, coverage, bad, bundle.evidence.origin, in_clear(bundle))
+    not_read = [n for n in bundle.evidence.not_read if not n.known]
+    return Triage(found, coverage, bad, bundle.evidence.origin, in_clear(bundle), not_read)
 
 
 def chosen(only: Iterable[str] = ()) -> tuple[Analysis, ...]:

@@ -13,63 +13,13 @@ from __future__ import annotations
 
 import argparse
 import filecmp
-import gzip
-import json
-import re
 import shutil
-import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
 from workbench.bundle import LISTING, PASTED
 from workbench.manifest import FORMAT, update_manifest
-from workbench.sources.kafka_log_dirs import JSON_LINE
-from workbench.sources.kafka_log_dirs import STRUCTURE as LOG_DIRS_LINE
-from workbench.sources.kafka_topics import PARTITION_LINE, TOPIC_LINE
-from workbench.sources.listings import DU, ENTRY, STAT_FILE
-from workbench.sources.zk_shell import ABSENT, BARE, CHILDREN, ONE_SHOT, PROMPT, STAT, TREE_NODE, ZS_PROMPT
-
-HEAD_BYTES = 1 << 16
-_LISTING = [re.compile(p) for p in (ENTRY, DU, STAT_FILE)]
-_DESCRIBE = [re.compile(p) for p in (TOPIC_LINE, PARTITION_LINE, JSON_LINE, LOG_DIRS_LINE)]
-_ZK_NOISE = r"^(?:WATCHER::|WatchedEvent state:|Connecting to |Welcome to ZooKeeper!|JLine support is )"
-_ZOOKEEPER = [
-    re.compile(p) for p in (PROMPT, ONE_SHOT, BARE, STAT, ZS_PROMPT, TREE_NODE, ABSENT, CHILDREN, _ZK_NOISE)
-]
-_EXPORT_OPENING = re.compile(r'\s*\{\s*"/[^"]*"\s*:\s*\{\s*"content"\s*:')
-_LOG_HEADER = re.compile(r"\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}[,.]\d{3}\]\s?[A-Z]+\s")
-
-
-def kind_of(path: Path) -> str | None:
-    """'log', 'listing', 'describe' or 'zookeeper' (a shell transcript, a zk_shell export) from the first
-    64 KiB: the kind with the most lines, when at least a quarter of the non-blank lines are of it (a paste
-    holds prompts, notes and other commands too)."""
-    try:
-        with gzip.open(path) if path.name.endswith(".gz") else open(path, "rb") as f:
-            head = f.read(HEAD_BYTES).decode("utf-8", "replace")
-    except (OSError, EOFError, zlib.error):
-        return None
-    if _is_export(head):
-        return "zookeeper"
-    lines = head.splitlines()
-    lines = [line for line in lines if line.strip()]
-    counts = {
-        "log": sum(_LOG_HEADER.search(line[:200]) is not None for line in lines),
-        "listing": sum(any(p.match(line) for p in _LISTING) for line in lines),
-        "describe": sum(any(p.match(line) for p in _DESCRIBE) for line in lines),
-        "zookeeper": sum(any(p.match(line) for p in _ZOOKEEPER) for line in lines),
-    }
-    kind, count = max(counts.items(), key=lambda kv: kv[1])
-    return kind if count and count * 4 >= len(lines) else None
-
-
-def _is_export(head: str) -> bool:
-    """zk_shell's `cp ... json://` export: a JSON object keyed by znode paths (copy_util.JSONProxy)."""
-    try:
-        tree = json.loads(head)
-    except ValueError:  # more than the head: it opens as one does
-        return _EXPORT_OPENING.match(head) is not None
-    return isinstance(tree, dict) and bool(tree) and all(k.startswith("/") for k in tree)
+from workbench.recognise import recognise
 
 
 def assemble(
@@ -84,11 +34,9 @@ def assemble(
     said: dict[str, list[str]] = {"placed": [], "not placed": []}
     pasted = []
     for path in files:
-        kind = kind_of(path)
+        kind, why = recognise(path)
         if kind is None:
-            said["not placed"].append(
-                f"{path}: not a Kafka log, a log dir listing, kafka-topics --describe or a ZooKeeper shell's"
-            )
+            said["not placed"].append(f"{path}: {why}")
             continue
         if kind in ("log", "listing") and broker is None:
             said["not placed"].append(f"{path}: a broker's {kind}; say whose with --broker N")

@@ -43,6 +43,9 @@ def summary(s: dict[str, Any]) -> str:
     for r in t["untyped_by_logger"]:
         why = f": {r['why']}" if r["why"] else " (not expected: a wording the catalog lacks?)"
         out.append(f"{r['count']:>8}  untyped from {r['logger'] or '(no logger)'}{why}")
+    if s["files_not_read"]:
+        out += ["", "files not read"]
+        out += [f"  {n['file']}: {n['why']}" for n in s["files_not_read"]]
     if s["bad_records_by_reason"]:
         out += ["", "bad records by reason"]
         out += [f"{r['count']:>8}  {r['source']}: {r['reason']}" for r in s["bad_records_by_reason"]]
@@ -66,6 +69,7 @@ def now(t: Triage) -> str:
     )
 
 
+NOT_READ = "Files in the bundle no reader could take (their evidence is not in what follows)"
 NOT_TO_SHARE = "Do not share this bundle as it is: it holds credentials in clear"
 REDACT_WITH = (
     "Made by `workbench capture zk-files` (a ZooKeeper dataDir) and `workbench capture broker "
@@ -86,6 +90,8 @@ def triage_text(t: Triage) -> str:
     lines = [f"Triage of {t.bundle}", ""]
     if t.in_clear:
         lines += [f"{NOT_TO_SHARE}:", *[f"  {c.said()}" for c in t.in_clear], f"  {REDACT_WITH}", ""]
+    if t.not_read:
+        lines += [f"{NOT_READ}:", *[f"  {n.file}: {n.why}" for n in t.not_read], ""]
     if now(t):
         lines += [now(t), ""]
     told = [f"{'  ' * (depth + 1)}{'-> ' if depth else ''}{in_brief(f)}{f': {why}' if why else ''}"
@@ -109,6 +115,7 @@ def triage_text(t: Triage) -> str:
         instead = f"; read from pastes instead: {'; '.join(pasted)}" if pasted else ""
         lines.append(f"  {name:<{width}}{c.status}{missing}{instead}")
     lines += ["", f"Bad records: {t.bad_records}"]
+    lines += [f"Files not read: {len(t.not_read)} (named at the top)"] if t.not_read else []
     return "\n".join(lines)
 
 
@@ -122,6 +129,8 @@ def triage_markdown(t: Triage) -> str:
             f">\n> {REDACT_WITH}",
             "",
         ]
+    if t.not_read:
+        lines += [f"> **{NOT_READ}:**", *[f"> - `{n.file}`: {n.why}" for n in t.not_read], ""]
     if now(t):
         lines += [f"**{now(t)}**", ""]
     told = [f"{'  ' * depth}- {'→ ' if depth else ''}**{in_brief(f)}**{f': {why}' if why else ''}"
@@ -138,6 +147,7 @@ def triage_markdown(t: Triage) -> str:
     for name, c in sorted(t.coverage.items()):
         lines.append(f"| {name} | {c.status} | {'; '.join(c.missing)} |")
     lines += ["", f"Bad records: {t.bad_records}", ""]
+    lines += [f"Files not read: {len(t.not_read)} (named at the top)", ""] if t.not_read else []
     return "\n".join(lines)
 
 

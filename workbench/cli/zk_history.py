@@ -77,13 +77,40 @@ def run_history(args: argparse.Namespace) -> int:
         print(f"workbench: no ZooKeeper txn logs (log.<zxid>) found in {where}", file=sys.stderr)
         return 2
     frame, bad = read_znode_history(spark_session(), logs)
+    damaged = bad.orderBy("file", "position").collect()
+    stop = first_damage(logs, [(b.file, b.position) for b in damaged])
+    told = False
     for row in history(frame, args.path, args.since).toLocalIterator():
         r = row.asDict()
+        after = stop is not None and (order_of(logs, r["file"]), r["offset"]) > stop[:2]
+        if after and not told and stop is not None and args.format == "text":
+            print(NOT_REPLAYED.format(file=stop[2], byte=stop[1]))
+        told |= after
         if args.format == "jsonl":
             r["time"] = r["time"].isoformat(timespec="milliseconds") + "Z"
+            r["replayed"] = not after
             print(json.dumps(r, ensure_ascii=False))
         else:
             print(format_line(r))
-    for b in bad.orderBy("file", "position").collect():
+    for b in damaged:
         print(f"workbench: {b.file} at byte {b.position}: {b.reason}", file=sys.stderr)
     return 0
+
+
+# ZooKeeper reads its txn logs in zxid order and stops at the first entry whose checksum or framing fails
+# (FileTxnLog.FileTxnIterator.next throws IOException(CRC_ERROR); reference/FORMATS.md): what the logs
+# hold after it was written and served, but a server restored from these files never replays it.
+NOT_REPLAYED = (
+    "-- {file} is damaged at byte {byte}: ZooKeeper stops reading its logs there when it restores, so a "
+    "server started on these files does not replay the txns below (unless a snapshot taken after them "
+    "holds them) --"
+)
+
+
+def order_of(logs: list[ZkFile], file: str) -> int:
+    return next((i for i, f in enumerate(logs) if f.file == file), len(logs))
+
+
+def first_damage(logs: list[ZkFile], damage: list[tuple[str, int]]) -> tuple[int, int, str] | None:
+    """Where ZooKeeper's reading of the logs stops: (the log's place in zxid order, byte, file)."""
+    return min(((order_of(logs, file), byte, file) for file, byte in damage), default=None)

@@ -92,6 +92,19 @@ _FACTS = (
         ),
     ),
     Fact(
+        "offline_replicas_halt_deletion",
+        "A replica of a topic being deleted on a broker that is not live is not deleted: it is moved to "
+        "ReplicaDeletionIneligible and the topic made ineligible for deletion ('offline replicas') until "
+        "the deletion resumes.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/controller/TopicDeletionManager.scala", "293-316"),
+            Source("2.8.2", f"{K}/controller/TopicDeletionManager.scala", "291-314"),
+            Source("3.6.2", f"{K}/controller/TopicDeletionManager.scala", "291-314"),
+        ),
+    ),
+    Fact(
         "halted_deletion_resumes",
         "A deletion halted (its topic ineligible) resumes when a reassignment of the topic completes, when "
         "a broker hosting one of its replicas starts (onBrokerStartup), or under a new controller, which "

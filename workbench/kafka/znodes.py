@@ -21,6 +21,30 @@ CLUSTER_ID = "/cluster/id"
 FEATURE = "/feature"
 LATEST_PRODUCER_ID_BLOCK = "/latest_producer_id_block"
 MIGRATION = "/migration"  # 3.4.0+
+# The znodes Kafka makes at its root (ZkData.scala 2.8.2: l.55-851; /migration from 3.4): a path that
+# reaches one of them below other names was shown without Kafka's chroot (`/kafka/brokers/ids`).
+ROOTS = (
+    "admin",
+    "brokers",
+    "cluster",
+    "config",
+    "consumers",
+    "controller",
+    "controller_epoch",
+    "delegation_token",
+    "feature",
+    "isr_change_notification",
+    "kafka-acl",
+    "kafka-acl-changes",
+    "kafka-acl-extended",
+    "kafka-acl-extended-changes",
+    "latest_producer_id_block",
+    "log_dir_event_notification",
+    "migration",
+)
+_ROOT = "(?:" + "|".join(re.escape(r) for r in ROOTS) + ")(?:/|$)"
+# The chroot before Kafka's root: names none of which is one of Kafka's, then one that is
+CHROOT = r"^((?:/(?!" + _ROOT + r")[^/]+)+?)/" + _ROOT
 CONFIG_CHANGE_PREFIX, ISR_CHANGE_PREFIX, LOG_DIR_EVENT_PREFIX = (
     "config_change_",
     "isr_change_",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from workbench.kafka.znodes import DELETE_MARKER_PATH
+from workbench.kafka.znodes import BROKER_IDS, DELETE_MARKER_PATH
 from workbench.model.refs import TP
 from workbench.model.views import views
 
@@ -49,11 +49,22 @@ def replication_factor() -> Column:
 
 
 def offline(bundle: Bundle) -> DataFrame:
-    """Partitions shown with no leader: topic, partition, replicas, isr, file, line_no, taken_at."""
+    """Partitions shown with no leader, or by `--unavailable-partitions` (a leader that is not a live
+    broker: `hasUnavailablePartitions`, TopicCommand.scala 2.8.2 l.152-154, 3.6.2 l.143-145): topic,
+    partition, replicas, isr, leader (the one printed, not live; null: none), file, line_no, taken_at."""
     return (
         _partitions(bundle)
-        .where(no_leader())
-        .select("topic", "partition", "replicas", "isr", "file", "line_no", "taken_at")
+        .where(no_leader() | (F.col("shown_by") == "unavailable-partitions"))
+        .select(
+            "topic",
+            "partition",
+            "replicas",
+            "isr",
+            F.when(~no_leader(), F.col("leader")).alias("leader"),
+            "file",
+            "line_no",
+            "taken_at",
+        )
     )
 
 
@@ -128,6 +139,7 @@ class Group:
     brokers: list[int]
     lines: list[int]
     out_of_isr: list[int] = field(default_factory=list)
+    leader: int | None = None  # the leader `--unavailable-partitions` printed: a broker not live
 
 
 @dataclass(frozen=True)
@@ -163,6 +175,7 @@ def _shown(bundle: Bundle, rows: DataFrame, *keys: str) -> Shown | None:
             list(g.brokers),
             list(g.lines),
             list(g.out_of_isr) if "out_of_isr" in keys else [],
+            g.leader if "leader" in keys else None,
         )
         for g in found
     ]
@@ -170,7 +183,7 @@ def _shown(bundle: Bundle, rows: DataFrame, *keys: str) -> Shown | None:
 
 
 def offline_facts(bundle: Bundle) -> Shown | None:
-    return _shown(bundle, offline(bundle))
+    return _shown(bundle, offline(bundle), "leader")
 
 
 def under_replicated_facts(bundle: Bundle) -> Shown | None:
@@ -178,9 +191,20 @@ def under_replicated_facts(bundle: Bundle) -> Shown | None:
 
 
 @dataclass(frozen=True)
+class Registered:
+    """The brokers a pasted `ls /brokers/ids` listed: those registered at that moment."""
+
+    file: str
+    line_no: int
+    taken_at: datetime | None
+    brokers: list[int]
+
+
+@dataclass(frozen=True)
 class Marked:
-    """A topic a paste shows marked for deletion, and the replicas of it the data dirs (copied or listed)
-    still hold live, as `partition@broker`."""
+    """A topic a paste shows marked for deletion, the replicas of it the data dirs (copied or listed)
+    still hold live, as `partition@broker`, and the brokers a pasted `ls /brokers/ids` listed (the one in
+    the same paste where there is one)."""
 
     topic: str
     how: str
@@ -188,6 +212,15 @@ class Marked:
     line_no: int
     taken_at: datetime | None
     replicas_left: list[str]
+    registered: Registered | None = None
+
+    @property
+    def left_unregistered(self) -> list[int]:
+        """Brokers holding a replica left that the listing did not show registered."""
+        if self.registered is None:
+            return []
+        holding = {int(r.rsplit("@", 1)[1]) for r in self.replicas_left}
+        return sorted(holding - set(self.registered.brokers))
 
 
 def marked_facts(bundle: Bundle) -> list[Marked]:
@@ -206,7 +239,22 @@ def marked_facts(bundle: Bundle) -> list[Marked]:
         .collect()
     ):
         left[r.topic] = list(r.left)
-    return [Marked(r.topic, r.how, r.file, r.line_no, r.taken_at, left.get(r.topic, [])) for r in rows]
+    listed = [
+        Registered(
+            r.file, r.line_no, r.taken_at, sorted(int(c) for c in r.children if c.lstrip("-").isdigit())
+        )
+        for r in bundle.znodes_observed.where((F.col("path") == BROKER_IDS) & F.col("children").isNotNull())
+        .orderBy(F.desc_nulls_last("taken_at"), "file", F.desc("line_no"))
+        .collect()
+    ]
+
+    def registered(file: str) -> Registered | None:
+        return next((r for r in listed if r.file == file), listed[0] if listed else None)
+
+    return [
+        Marked(r.topic, r.how, r.file, r.line_no, r.taken_at, left.get(r.topic, []), registered(r.file))
+        for r in rows
+    ]
 
 
 @dataclass(frozen=True)

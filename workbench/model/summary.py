@@ -63,5 +63,8 @@ def load_summary(bundle: Bundle) -> dict[str, Any]:
         "log_dirs": len(bundle.evidence.log_dirs),
         "rows": counts,
         "events_typed": typing,
+        "files_not_read": [
+            {"file": n.file, "why": n.why, "evidence": not n.known} for n in bundle.evidence.not_read
+        ],
         "bad_records_by_reason": [{"source": r.source, "reason": r.reason, "count": r["count"]} for r in bad],
     }

@@ -46,12 +46,29 @@ def replica_ids(bundle: Bundle) -> DataFrame:
     )
 
 
+UNREADABLE_SHOWN = 5  # partition.metadata files named that could not be read; the rest counted
+
+
 def unread_metadata(bundle: Bundle) -> list[str]:
-    """Per broker, the live replicas whose topic id is unknown because a pasted listing shows their dir
-    (with its partition.metadata, or without its files as `ls -l` does) but no copy of the file is there."""
+    """The replicas whose topic id is unknown: those whose partition.metadata copy could not be read
+    (each file named, as Kafka would refuse it), and per broker those a pasted listing shows (with its
+    partition.metadata, or without its files as `ls -l` does) with no copy of the file beside it."""
+    if not bundle.evidence.log_dirs:
+        return []
+    bad = (
+        bundle.datadir_bad_records.where(F.col("source") == PARTITION_METADATA)
+        .select("file", "reason")
+        .orderBy("file")
+        .limit(UNREADABLE_SHOWN + 1)
+        .collect()
+    )
+    out = [f"{r.file}: unreadable ({r.reason}); its replica's topic id is not known" for r in bad]
+    if len(bad) > UNREADABLE_SHOWN:
+        more = bundle.datadir_bad_records.where(F.col("source") == PARTITION_METADATA).count()
+        out[UNREADABLE_SHOWN:] = [f"{more - UNREADABLE_SHOWN} more partition.metadata file(s) unreadable"]
     pasted = sorted({d.broker_id for d in bundle.evidence.log_dirs if d.pasted and d.broker_id is not None})
     if not pasted:
-        return []
+        return out
     where = ["broker_id", "log_dir", "dir_name"]
     dirs = (
         bundle.datadir_files.where(
@@ -65,7 +82,7 @@ def unread_metadata(bundle: Bundle) -> list[str]:
         .where((F.col("listed") == 1) | (F.col("files") == 0))
     )
     unread = dirs.join(bundle.partition_metadata.select(*where), where, "left_anti")
-    return [
+    return out + [
         f"broker {r.broker_id}: partition.metadata of {r['count']} replica(s) a pasted listing shows, "
         "not copied beside it"
         for r in unread.groupBy("broker_id").count().orderBy("broker_id").collect()

@@ -9,7 +9,7 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from workbench.kafka import behaviour
-from workbench.remediation.forecast import StepForecast
+from workbench.remediation.forecast import StepForecast, during
 
 if TYPE_CHECKING:
     from workbench.remediation.planner import BrokerStep, RepairPlan
@@ -34,6 +34,8 @@ def broker_script(p: RepairPlan, n: int, step: BrokerStep) -> str:
     template = resources.files("workbench").joinpath("scripts/repair-broker.sh").read_text("utf-8")
     total = len(p.steps)
     f = foretold(p, n)
+    fc = p.forecast  # the windows it opens: without a forecast (a plan by hand), none is known
+    offline = [f'  "{w.tp[0]}-{w.tp[1]}: {during(w, fc.order)}"' for w in fc.windows_of(n)] if fc else []
     after = f"after step {n - 1} ({p.script_name(n - 1, p.steps[n - 2])}) has finished" if n > 1 else "first"
     nxt = (
         f"; next: {p.script_name(n + 1, p.steps[n])} on broker {p.steps[n].broker}'s host"
@@ -87,6 +89,8 @@ def broker_script(p: RepairPlan, n: int, step: BrokerStep) -> str:
         "REJOINS": "\n".join(f'  "{t} {q}"' for t, q in f.rejoins),
         "LATER": later,
         "WHOLE": "\n".join(f'  "{t} {q}"' for t, q in f.whole),
+        "OFFLINE": "\n".join(offline),
+        "SOLE_LEADER": "\n".join(f'  "{m.tp[0]}-{m.tp[1]}"' for m in f.moves if m.to < 0),
         "BACKUP_DIR": f"/var/tmp/topic-id-repair-{cluster}-broker-{step.broker}",
         "LOG_DIRS": log_dirs,
         "REPLICAS": rows,

@@ -9,7 +9,9 @@
 #   ./@SCRIPT@ --check    runs only the read-only checks: this host, these files, ZooKeeper's ids
 #   ./@SCRIPT@ --apply    stops the broker, backs up and removes the files below, starts it, and waits
 #                         until it is registered, back in the ISRs PLAN.md foretells for this step, and
-#                         the partitions this step makes whole have every replica in their ISR
+#                         the partitions this step makes whole have every replica in their ISR; where the
+#                         step takes partitions offline it names them and asks first (--yes: it does not)
+#   ./@SCRIPT@ --wait-only  after a wait ran out: waits again, without stopping or changing anything
 #
 # Why: the partition.metadata of the partition dirs below records a topic id that ZooKeeper no longer
 # has, so the broker refuses the controller's LeaderAndIsr for them (INCONSISTENT_TOPIC_ID) and its
@@ -49,16 +51,28 @@ REJOINS=(
 WHOLE=(
 @WHOLE@
 )
+# The partitions this step leaves without an acting leader (PLAN.md's forecast), and for how long.
+OFFLINE=(
+@OFFLINE@
+)
+# The partitions this broker leads with no other ISR member: its controlled shutdown cannot move them.
+SOLE_LEADER=(
+@SOLE_LEADER@
+)
 FILES=(partition.metadata)
 [ "$REMOVE_LEADER_EPOCH_CHECKPOINT" = yes ] && FILES+=(leader-epoch-checkpoint)
 
 MODE=dry-run
-case "${1:-}" in
-  "") ;;
-  --check) MODE=check ;;
-  --apply) MODE=apply ;;
-  *) echo "usage: $0 [--check|--apply]" >&2; exit 2 ;;
-esac
+YES=no
+for arg in "$@"; do
+  case "$arg" in
+    --check) MODE=check ;;
+    --apply) MODE=apply ;;
+    --wait-only) MODE=wait ;;
+    --yes) YES=yes ;;
+    *) echo "usage: $0 [--check | --apply [--yes] | --wait-only]" >&2; exit 2 ;;
+  esac
+done
 
 say() { printf '%s\n' "$*"; }
 fail() { printf 'STOPPED: %s\n' "$*" >&2; exit 1; }
@@ -126,12 +140,13 @@ missing_whole() { not_whole | head -20 | while read -r t q; do say "  not yet wh
 # Waits until the check holds; in a dry run says what it would wait for.
 wait_for() {
   local what=$1; shift
-  if [ "$MODE" != apply ]; then say "would wait until $what ($*)"; return; fi
+  case "$MODE" in apply | wait) ;; *) say "would wait until $what ($*)"; return ;; esac
   local deadline=$((SECONDS + WAIT_SECONDS))
   until "$@"; do
     if [ "$SECONDS" -ge "$deadline" ]; then
       [ -z "${EXPLAIN:-}" ] || "$EXPLAIN"
-      fail "after ${WAIT_SECONDS}s, not yet: $what"
+      fail "after ${WAIT_SECONDS}s, not yet: $what. Once it is put right, wait again without restarting" \
+        "the broker: $0 --wait-only"
     fi
     sleep $(( deadline - SECONDS < POLL_SECONDS ? deadline - SECONDS + 1 : POLL_SECONDS ))  # and at the deadline
   done
@@ -177,19 +192,48 @@ recorded() {
   return 0
 }
 
+# Before the broker stops: where the controller is, what its controlled shutdown cannot move, and the
+# partitions the step takes offline, asked about before anything changes.
+preflight() {
+  local controller
+  controller=$(zk_get /controller | grep -o '"brokerid":-\?[0-9]*' | cut -d: -f2) || true
+  say "the active controller is broker ${controller:-unknown (/controller not read)}"
+  [ "${controller:-}" != "$BROKER_ID" ] \
+    || say "note: this broker is the controller: its stop elects another, which first loads the cluster's state"
+  if [ "${#SOLE_LEADER[@]}" -gt 0 ]; then
+    say "note: broker $BROKER_ID leads ${#SOLE_LEADER[@]} partition(s) with no other ISR member (${SOLE_LEADER[*]}):"
+    say "  its controlled shutdown cannot move them, so it retries and then logs 'Proceeding to do an unclean"
+    say "  shutdown as all the controlled shutdown attempts failed'. That is expected: do not stop this script."
+  fi
+  [ "${#OFFLINE[@]}" -gt 0 ] || return 0
+  say "this step leaves ${#OFFLINE[@]} partition(s) without an acting leader (PLAN.md's forecast):"
+  local o; for o in "${OFFLINE[@]}"; do say "  $o"; done
+  if [ "$MODE" != apply ]; then say "would ask before going on (--yes: it does not ask)"; return 0; fi
+  if [ "$YES" = yes ]; then say "going on: --yes"; return 0; fi
+  local answer=""
+  read -r -p "Take them offline and go on? Type yes: " answer || true
+  [ "$answer" = yes ] || fail "not confirmed: nothing was changed"
+}
+
 say "broker $BROKER_ID, ${#REPLICAS[@]} partition dir(s), mode: $MODE"
 if [ "$MODE" = dry-run ]; then
   say "would check: this host is broker $BROKER_ID, each file still holds its stale id, ZooKeeper its new one"
+elif [ "$MODE" = wait ]; then
+  check_host
+  say "waiting again for what this step brings about: nothing is stopped, removed or started"
 else
   check_host
   each_replica check_replica
   say "ok: this host is broker $BROKER_ID and all ${#REPLICAS[@]} partition dir(s) are as the plan expects"
   [ "$MODE" = check ] && exit 0
 fi
-change $STOP_BROKER
-wait_for "broker $BROKER_ID has left /brokers/ids" not_registered
-each_replica back_up_and_remove
-change $START_BROKER
+if [ "$MODE" != wait ]; then
+  preflight
+  change $STOP_BROKER
+  wait_for "broker $BROKER_ID has left /brokers/ids" not_registered
+  each_replica back_up_and_remove
+  change $START_BROKER
+fi
 wait_for "broker $BROKER_ID is registered in /brokers/ids" registered
 each_replica recorded
 if [ "${#REJOINS[@]}" -gt 0 ]; then

@@ -25,12 +25,6 @@ from pyspark.sql.types import (
 
 from workbench import schemas
 
-JSON_LINE = (
-    r'^\s*\{.*"brokers"\s*:\s*\[\s*(?:\{\s*"(?:broker|logDirs)"\s*:|\])'  # not a topic znode's {"version":..
-)
-STRUCTURE = (
-    r"^(?:Querying brokers for log directories information|Received log directory information from brokers)"
-)
 ERROR = r"^ERROR: The given brokers do not exist from --broker-list"
 _REPLICA = StructType(
     [

@@ -20,28 +20,15 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-_IDS = r"([\d,]*)"
-TOPIC_LINE = (
-    r"^Topic:\s*(\S+)\s+(?:TopicId:\s*(\S+)\s+)?PartitionCount:\s*(\d+)\s+ReplicationFactor:\s*(\d+)"
-    r"\s+Configs:\s*(\S*)(\s+MarkedForDeletion:\s*true)?\s*$"  # configs: name=value,... (no spaces)
-)
-PARTITION_LINE = (
-    r"^\s+Topic:\s*(\S+)\s+Partition:\s*(\d+)\s+Leader:\s*(-?\d+|none)\s+Replicas:\s*"
-    + _IDS
-    + r"\s+Isr:\s*"
-    + _IDS
-    + r"(?:\s+Adding Replicas:\s*"
-    + _IDS
-    + r"\s+Removing Replicas:\s*"
-    + _IDS
-    + r")?"
-    r"(?:\s+Elr:\s*([\d,]*|N/A)\s+LastKnownElr:\s*([\d,]*|N/A))?(\s+MarkedForDeletion:\s*true)?\s*$"
-)
+from workbench.recognise import PARTITION_LINE, TOPIC_LINE
+
 COMMAND = r"^(?:.*?[$#%>] +)?\S*kafka-topics(?:\.sh|\.bat)?\s.*$"  # the command, behind a prompt
 STRUCTURE = (
     r"^\s*$"  # blank
     r"|^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] [A-Z]+ .*$"  # the tool's log4j on stderr
 )
+# The partition filters (TopicCommand.scala 2.8.2 l.668-675): each prints only the partitions it names
+FILTER = r"--((?:unavailable|under-replicated|under-min-isr|at-min-isr)-partitions)\b"
 ERROR = r"^(?:Error while executing topic command|Exception in thread|Topic .* doesn't exist)"
 BAD = "not a line of kafka-topics --describe (0.10-3.9)"
 _CONFIG_PAIRS = r",(?=[^,=]+=)"  # a comma in a value (cleanup.policy=compact,delete) is not a pair's end
@@ -95,6 +82,7 @@ def rows(lines: DataFrame) -> DataFrame:
         F.when(F.col("line").rlike(r"\sElr:"), _ids(part(8))).alias("elr"),
         F.when(F.col("line").contains("LastKnownElr:"), _ids(part(9))).alias("last_known_elr"),
         marked.alias("marked_for_deletion"),
+        F.nullif(F.regexp_extract(F.col("seg.text"), FILTER, 1), F.lit("")).alias("shown_by"),
         t["partition_count"].alias("partition_count"),
         t["replication_factor"].alias("replication_factor"),
         t["configs"].alias("configs"),

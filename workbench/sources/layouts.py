@@ -30,7 +30,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-DATE = r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?"
+from workbench.recognise import DATE
+
 _ISO = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?"
 # Each prefix as a regex with no groups, matched at a line's start.
 PREFIXES = {

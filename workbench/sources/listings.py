@@ -28,21 +28,9 @@ from pyspark.sql.types import StructType
 from workbench import schemas
 from workbench.bundle import LogDir
 from workbench.kafka import logdir as kafka
+from workbench.recognise import DU, ENTRY, STAT_FILE
 from workbench.sources.common import cut, empty, pasted_lines
 
-# `ls -l` and `find -ls`: [inode] [blocks] mode nlink owner group size date name [-> target]
-_DATE = (
-    r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}"  # BusyBox -e (ctime)
-    r"|[A-Z][a-z]{2} +\d{1,2} +(?:\d{1,2}:\d\d|\d{4})"  # default: recent | older (or in the future)
-    r"|\d{4}-\d\d-\d\d \d\d:\d\d(?::\d\d(?:\.\d{1,9})? [+-]\d{4})?"  # long-iso | full-iso
-    r"|\d\d-\d\d \d\d:\d\d|\d{4}-\d\d-\d\d"  # iso: recent | older
-)
-ENTRY = (
-    r"^\s*(\d+\s+)?(?:\d+(?:[.,]\d)?[KMGTPEZYk]?\s+)?([-dlcbpsD?])[-rwxsStTlL?]{9}[.+]?\s+\d+\s+\S+\s+\S+"
-    r"\s+(\d+(?:[.,]\d+)?[KMGTPEZYk]?|\d+,\s*\d+)\s+(" + _DATE + r") (.*?)(?: -> .*)?$"
-)
-DU = r"^(\d+(?:[.,]\d+)?[KMGTPEZYk]?)\t(?:(\d{4}-\d\d-\d\d \d\d:\d\d)\t)?(.+)$"
-STAT_FILE = r"^\s*File: (?:'(.*)'|(.*?))(?: -> .*)?$"
 STAT_SIZE = r"^\s*Size: (\d+)\s+Blocks: \d+\s+IO Block: \d+\s+(.*?)\s*$"
 STAT_MODIFY = r"^Modify: (.+?)\s*$"
 STAT_OTHER = r"^\s*(?:Device|Access|Change|Birth|Context): "

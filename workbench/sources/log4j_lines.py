@@ -5,6 +5,7 @@ batches in Python, `jvm_logs.py` in the JVM."""
 
 from __future__ import annotations
 
+from workbench.recognise import DATE
 from workbench.sources import layouts
 
 _LEVEL = r"TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL"
@@ -12,7 +13,7 @@ _LEVEL = r"TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL"
 # whose every line has it has it taken off first, layouts.py).
 PREFIX = layouts.PREFIXES["docker_compose"]
 # A header line's opening; matching it stops after a few dozen bytes, so it is cheap on every line.
-HEAD = rf"^(?:{PREFIX})?\[(?P<ts>{layouts.DATE})\]\s?(?P<level>{_LEVEL})\s"
+HEAD = rf"^(?:{PREFIX})?\[(?P<ts>{DATE})\]\s?(?P<level>{_LEVEL})\s"
 HEADER = HEAD + r"(?P<rest>.*)$"
 # What looks like a header but is not one (a cut or pasted line) is quarantined, never a continuation.
 BROKEN_HEADER = r"^\s*\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}"

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from workbench import schemas
+from workbench import recognise, schemas
 from workbench.bundle import Pasted
+from workbench.kafka import znodes
 from workbench.sources import kafka_log_dirs, kafka_topics, zk_export, zk_shell
 from workbench.sources.common import cut, empty, lines_of, pasted_texts
 
@@ -59,7 +60,29 @@ def read_pasted(spark: SparkSession, pasted: list[Pasted]) -> PastedFrames:
     readers = json_bad.withColumn("source", F.lit("kafka-log-dirs")).unionByName(
         zk_bad.withColumn("source", F.lit("zookeeper-shell"))
     )
-    return PastedFrames(descriptions, log_dirs, observed.unionByName(exports), _bad(kinds, readers))
+    observed = _kafkas(observed.unionByName(exports))
+    return PastedFrames(descriptions, log_dirs, observed, _bad(kinds, readers))
+
+
+def _kafkas(observed: DataFrame) -> DataFrame:
+    """Paths as Kafka names them: a transcript made without Kafka's chroot (`/kafka/brokers/ids`) has it
+    taken off, the chroot being the one the file's paths show (the command keeps it as typed)."""
+    shown = F.nullif(F.regexp_extract("path", znodes.CHROOT, 1), F.lit(""))
+    chroot = F.min(shown).over(Window.partitionBy("file"))
+    path = F.col("path")
+    return (
+        observed.withColumn("chroot", chroot)
+        .withColumn(
+            "path",
+            F.when(path == F.col("chroot"), F.lit("/"))
+            .when(
+                path.startswith(F.concat(F.col("chroot"), F.lit("/"))),
+                F.expr("substr(path, length(chroot) + 1)"),
+            )
+            .otherwise(path),
+        )
+        .drop("chroot")
+    )
 
 
 def _kind(line: Column) -> Column:
@@ -67,10 +90,10 @@ def _kind(line: Column) -> Column:
     return (
         F.when(line.rlike(kafka_topics.TOPIC_LINE), "topic")
         .when(line.rlike(kafka_topics.PARTITION_LINE), "partition")
-        .when(line.rlike(kafka_log_dirs.JSON_LINE), "log_dirs")
+        .when(line.rlike(recognise.JSON_LINE), "log_dirs")
         .when(zk.isNotNull(), zk)
         .when(line.rlike(kafka_topics.COMMAND) | line.rlike(SHELL), "shell")
-        .when(line.rlike(kafka_topics.STRUCTURE) | line.rlike(kafka_log_dirs.STRUCTURE), "structure")
+        .when(line.rlike(kafka_topics.STRUCTURE) | line.rlike(recognise.LOG_DIRS_STRUCTURE), "structure")
         .when(line.rlike(kafka_topics.ERROR) | line.rlike(kafka_log_dirs.ERROR), "error")
     )
 

@@ -21,33 +21,13 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench import schemas
+from workbench.recognise import ABSENT, BARE, CHILDREN, ONE_SHOT, READS, TREE_NODE, WRITES, ZS_PROMPT
+from workbench.recognise import ZK_PROMPT as PROMPT
+from workbench.recognise import ZK_STAT as STAT
 
-_STATES = r"(?:CONNECTING|ASSOCIATING|CONNECTED|CONNECTEDREADONLY|CLOSED|AUTH_FAILED|NOT_CONNECTED)"
-PROMPT = r"^\[zk: [^\]]*\(" + _STATES + r"\) \d+\] ?(.*?)\s*$"  # ZooKeeperMain.getPrompt
-ONE_SHOT = (  # zookeeper-shell.sh HOST CMD..., zkCli.sh -server HOST CMD... at the shell's prompt
-    r"^(?:.*?[$#%>] +)?\S*(?:zookeeper-shell|zkCli)(?:\.sh|\.cmd)?\s+(?:-server\s+)?[^\s-]\S*"
-    r"(?:\s+-(?:zk-tls-config-file|client-configuration|timeout)\s+\S+)*(?:\s+-r)?(?:\s+(.*?))?\s*$"
-)
-READS = "get|ls|ls2|stat"
-WRITES = "create|set|delete|deleteall|rmr|setAcl|setquota|delquota|sync|addauth"
-BARE = (  # a command echoed by the terminal, no prompt before it
-    r"^((?:" + READS + "|" + WRITES + r"|getAcl|getEphemerals|getAllChildrenNumber|listquota|addWatch"
-    r"|removewatches)(?:\s+-[a-zA-Z]+)*\s+/\S*(?:\s+\S+)*|quit|history|close)\s*$"
-)
-ZS_PROMPT = r"^\([A-Z_]+(?: \[[^\]]*\])?\) (/\S*)> ?(.*?)\s*$"  # zk_shell: (STATE [hosts]) /cwd>
-STAT = (
-    r"^(cZxid|ctime|mZxid|mtime|pZxid|cversion|dataVersion|aclVersion|ephemeralOwner|dataLength|numChildren)"
-    r" = (.*?)\s*$"
-)
 GLUED = r"^\[(.*)\]cZxid = (0x[0-9a-fA-F]+)\s*$"  # ls -s in 3.5.3-3.5.10
-CHILDREN = r"^\[(.*)\]\s*$"
-ABSENT = (
-    r"^(?:Node does not exist: |org\.apache\.zookeeper\.KeeperException\$NoNodeException: "
-    r"KeeperErrorCode = NoNode for |Path )(/\S*)(?: doesn't exist)?\s*$"
-)
 REFUSED = r"^Command not found: "
 TREE_TOP = r"^\.\s*$"
-TREE_NODE = r"^((?:│   )*)├── (.+?)\s*$"
 STRUCTURE = "|".join(
     (
         r"^Connecting to \S+\s*$",
