@@ -15,7 +15,7 @@ import nbformat
 import pytest
 from conftest import REPO, STUCK
 
-from workbench import report
+from workbench import postmortem, report
 from workbench.analysis.findings import ranges
 from workbench.analysis.triage import Triage
 from workbench.cli import main
@@ -71,11 +71,13 @@ def test_report_of_a_stuck_deletion_reads_as_a_postmortem(stuck_report: Path) ->
     root = section("Root-cause")
     assert "A deletion that does not finish" in root and "deletion.stuck" in root
     assert "TopicsIneligibleToDeleteCount" in section("Detection")
-    assert "same broker.id" in section("Action-items")
-    # the timeline as people read it: zxids in hex, brokers by name, no floats or NaN
+    actions = section("Action-items")
+    assert "same broker.id" in actions and "<td>P1</td>" in actions and "<th>owner</th>" in actions
+    # the timeline tells the incident in the moments the findings cite: zxids in hex, no floats or NaN
     timeline = section("Timeline")
-    assert re.search(r"<td>0x[0-9a-f]+</td>", timeline) and "broker 1" in timeline
+    assert re.search(r"<td>0x[0-9a-f]+</td>", timeline) and "<td>deletion.stuck</td>" in timeline
     assert not re.search(r"<td>\d+\.0</td>|NaN", timeline)
+    assert 0 < timeline.count("<tr") - 1 <= postmortem.STORY_ROWS
     # every standard plot, titled, each followed by its embedded image and nothing else
     plotted = section("Plots")
     titles = re.findall(r"<h3 id=[^>]*>([^<]+)", plotted)
@@ -97,6 +99,12 @@ def test_report_of_a_stuck_deletion_reads_as_a_postmortem(stuck_report: Path) ->
 
 
 LAYOUT = """<script>
+function timelineRows() {  // the rows of the first table after the Timeline heading
+  const heading = document.getElementById("Timeline");
+  const table = [...document.querySelectorAll("table")].find(
+    t => heading.compareDocumentPosition(t) & Node.DOCUMENT_POSITION_FOLLOWING);
+  return table ? table.querySelectorAll("tbody tr").length : -1;
+}
 window.addEventListener("load", () => {
   const widths = [...document.querySelectorAll("table")].map(t => Math.ceil(t.getBoundingClientRect().right));
   const images = [...document.images];
@@ -107,6 +115,9 @@ window.addEventListener("load", () => {
     widest: Math.max(0, ...widths),
     images: images.length,
     broken: images.filter(i => !(i.complete && i.naturalWidth > 0)).length,
+    timeline_rows: timelineRows(),
+    cells_with_newline: [...document.querySelectorAll("td")].filter(
+      td => td.textContent.includes("\\\\n")).length,
   };
   const out = document.createElement("pre");
   out.id = "layout-check";
@@ -151,7 +162,8 @@ def test_the_report_fits_a_1400_px_browser_and_every_image_loads(
     assert found, run.stderr[-2000:]
     layout = json.loads(found.group(1).replace("&quot;", '"'))
     assert layout["viewport"] == 1400 and layout["tables"] >= 3 and layout["images"] >= 4
-    assert layout["broken"] == 0
+    assert layout["broken"] == 0 and layout["cells_with_newline"] == 0
+    assert 0 < layout["timeline_rows"] <= 20
     assert layout["widest"] <= layout["viewport"] and layout["page"] <= layout["viewport"]
 
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from workbench.analysis.causes import Group, grouped, lead
-from workbench.analysis.findings import Finding, duration, hex_col, tp_list
+from workbench.analysis.findings import Finding, duration, hex_col, readable_ref, tp_list
+from workbench.kafka.behaviour import PRODUCER_DELIVERY_TIMEOUT_MS
 from workbench.model.health import captured_at, health
 from workbench.model.service import unserved
 from workbench.model.timeline import in_order
@@ -91,6 +93,7 @@ class Outage:
     longest_ms: int = 0
     still: int = 0
     named: str = ""  # which partitions, as a finding writes them ('orders 0,3'); those still first
+    offline_ms: int | None = None  # the longest stretch of one offline (no live leader); None: none was
 
 
 # How a partition was without an acting leader (`service.unserved`: one outage however it began and ran
@@ -145,8 +148,32 @@ def impact(bundle: Bundle, result: Triage) -> Impact:
         )
         if row is not None and row.n:
             named = tp_list(row.open or row.all)
-            out.outages[kind] = Outage(row.n, list(row.topics), int(row.longest or 0), row.still, named)
+            off = _longest_offline(h.served, captured)
+            out.outages[kind] = Outage(row.n, list(row.topics), int(row.longest or 0), row.still, named, off)
     return out
+
+
+def _longest_offline(served: DataFrame, captured: Any) -> int | None:
+    """The longest run of one partition counted offline (`OfflinePartitionsCount` saw it): from the txn
+    that left it without a live leader to the next that gave it one, whether or not that leader acted."""
+    by_partition = Window.partitionBy("topic", "partition").orderBy("zxid", "time")
+    off = F.exists("counted_as", lambda x: x["count"] == "offline")
+    until = F.coalesce(F.lead("time").over(by_partition), F.lit(captured).cast("timestamp"))
+    runs = served.select(
+        "topic",
+        "partition",
+        off.alias("off"),
+        (F.unix_millis(until) - F.unix_millis("time")).alias("ms"),
+        F.sum((~off).cast("int")).over(by_partition).alias("run"),
+    )
+    row = (
+        runs.where("off")
+        .groupBy("topic", "partition", "run")
+        .agg(F.sum("ms").alias("ms"))
+        .agg(F.max("ms"))
+        .first()
+    )
+    return int(row[0]) if row is not None and row[0] is not None else None
 
 
 def summary(result: Triage, hurt: Impact) -> str:
@@ -199,9 +226,7 @@ def detection(result: Triage, hurt: Impact) -> list[str]:
             "`NOT_LEADER_OR_FOLLOWER`; the brokers logged the refusal at ERROR in `state-change.log`."
         )
     if "partition.offline" in kinds:
-        out.append(
-            "`OfflinePartitionsCount` > 0 on the active controller (`kafka.controller:type=KafkaController`)."
-        )
+        out.append(_offline_alert(max((o.offline_ms or 0 for o in hurt.outages.values()), default=None)))
     if "partition.under_replicated" in kinds:
         out.append("`UnderReplicatedPartitions` > 0 on the leaders (`kafka.server:type=ReplicaManager`).")
     if kinds & {"controller.failover", "controller.flapping"}:
@@ -215,38 +240,106 @@ def detection(result: Triage, hurt: Impact) -> list[str]:
     return out
 
 
+SCRAPES_S = (30, 60)  # how often monitoring commonly reads a gauge: a stretch shorter can fall between
+
+
+def _offline_alert(longest_ms: int | None) -> str:
+    """Whether an alert on `OfflinePartitionsCount` fired, by how long the longest offline stretch lasted
+    against a scrape every 30-60 s (a gauge is read at the scrape, not summed between)."""
+    gauge = "`OfflinePartitionsCount` > 0 on the active controller (`kafka.controller:type=KafkaController`)"
+    if not longest_ms or longest_ms >= SCRAPES_S[1] * 1000:
+        how_long = f" for up to {duration(longest_ms)}" if longest_ms else ""
+        return f"{gauge}{how_long}: an alert on it fires at a scrape every {SCRAPES_S[1]} s or less."
+    low, high = (longest_ms / (s * 1000) for s in reversed(SCRAPES_S))
+    chance = "under 1%" if high < 0.01 else f"about {low:.0%} to {high:.0%}"
+    verdict = "most likely did not fire" if high < 0.5 else "may have missed it"
+    return (
+        f"{gauge} for at most {duration(longest_ms)}: a scrape every {SCRAPES_S[0]}-{SCRAPES_S[1]} s reads "
+        f"the gauge during a stretch that short with a chance {chance}, so an alert on it {verdict}. What "
+        "did show it: the controller's `state-change.log` (partitions moved to OfflinePartition), "
+        "producers' retries (no leader, `NOT_LEADER_OR_FOLLOWER`) and, while it lasted, `kafka-topics "
+        "--describe --unavailable-partitions`."
+    )
+
+
 def action_items(result: Triage) -> list[str]:
     """One item per kind of finding that asks for one, most severe first; never a preferred election
     while replicas hold a stale topic id."""
+    return [action for _, action in _actions(result)]
+
+
+PRIORITY = {"critical": "P1", "warning": "P2", "info": "P3"}
+
+
+def action_markdown(result: Triage) -> str:
+    """The action items as a postmortem lists them, whole (a table of text is never cut): the root
+    causes' first, a priority from the finding's severity, and an owner for the team to fill in."""
+    rows = [f"| {PRIORITY.get(str(f.severity), 'P3')} | {action} | |" for f, action in _actions(result)]
+    return "\n".join(["| priority | action | owner |", "|---|---|---|", *rows]) if rows else "None."
+
+
+def _actions(result: Triage) -> list[tuple[Finding, str]]:
     stale = any(f.kind in ("topic_id.mismatch", "topic_id.refused") for f in result.findings)
-    seen: dict[str, str] = {}
-    for f in sorted(result.findings, key=Finding.sort_key):
+    roots = {g.root.kind for g in grouped(result.findings)[0]}
+    seen: dict[str, tuple[Finding, str]] = {}
+    for f in sorted(result.findings, key=lambda f: (f.kind not in roots, Finding.sort_key(f))):
         if f.kind in ACTIONS and f.kind not in seen:
-            seen[f.kind] = NO_ELECTION if stale and f.kind == "leader.imbalance" else ACTIONS[f.kind]
+            seen[f.kind] = (f, NO_ELECTION if stale and f.kind == "leader.imbalance" else ACTIONS[f.kind])
     return list(seen.values())
 
 
-def timeline_table(milestones: DataFrame, limit: int = 300) -> pd.DataFrame:
-    """The milestones (`timeline.milestones`) as people read them: ZooKeeper's time, zxids in hex, brokers
-    by name, the detail cut to a line, and the evidence to open."""
-    df = (
-        milestones.orderBy(*in_order())
-        .limit(limit)
+STORY_ROWS = 20  # the report's timeline: the moments the findings cite, most severe first, in time order
+# A znode cited as of a write (`zk:/path@mzxid=0x..`) is that write's txn on the timeline
+_ZNODE_AT = re.compile(r"^zk:/.*@[cm]zxid=(0x[0-9a-f]+)$")
+
+
+def story(result: Triage, limit: int = STORY_ROWS) -> list[tuple[str, str]]:
+    """The evidence the findings cite, as (timeline ref, the finding's kind): each finding's first two
+    refs (what began it, then what followed), the most severe findings' first, at most `limit`."""
+    out: dict[str, str] = {}
+    for f in sorted(result.findings, key=Finding.sort_key):
+        for ref in f.evidence[:2]:
+            m = _ZNODE_AT.match(ref)
+            ref = f"zk:txn@{m.group(1)}" if m else ref
+            if len(out) < limit and ref not in out:
+                out[ref] = f.kind
+    return list(out.items())
+
+
+def story_table(timeline: DataFrame, cited: list[tuple[str, str]]) -> pd.DataFrame:
+    """The incident in a few rows, in time order: the moments the findings cite (`story`), each with what
+    the evidence says (cut at a word, never mid-word), the finding it stands for and the evidence to open."""
+    if not cited:
+        return pd.DataFrame(columns=["time", "zxid", "broker", "what", "finding", "evidence"])
+    spark = timeline.sparkSession
+    findings = spark.createDataFrame(cited, "ref string, finding string")
+    first = Window.partitionBy("ref").orderBy("time")
+    rows = (
+        timeline.join(F.broadcast(findings), "ref")
+        .withColumn("n", F.row_number().over(first))
+        .where("n = 1")
+        .orderBy(*in_order())
         .select(
             F.date_format("time", "yyyy-MM-dd HH:mm:ss.SSS").alias("time"),
             hex_col("zxid"),
             F.when(F.col("broker_id").isNotNull(), F.concat(F.lit("broker "), F.col("broker_id"))).alias(
                 "broker"
             ),
-            "kind",
-            "topic",
-            F.substring("detail", 1, 100).alias("detail"),
-            "rows",
-            "ref",
+            F.concat_ws(": ", "kind", F.regexp_replace("detail", r"\s+", " ")).alias("what"),
+            "finding",
+            F.col("ref").alias("evidence"),
         )
     )
-    table: pd.DataFrame = df.toPandas()
-    return table.fillna("")
+    table: pd.DataFrame = rows.toPandas()
+    table = table.fillna("")
+    table["what"] = table["what"].map(lambda s: _cut(str(s), 110))
+    table["evidence"] = table["evidence"].map(readable_ref)
+    return table
+
+
+def _cut(text: str, width: int) -> str:
+    """At most `width` characters, cut after a whole word."""
+    return text if len(text) <= width else text[: width - 1].rsplit(" ", 1)[0] + " …"
 
 
 # -- as Markdown, for the template --------------------------------------------------------------------
@@ -268,12 +361,7 @@ def impact_markdown(hurt: Impact) -> str:
             )
             for k, o in hurt.outages.items()
         ]
-        topics = sorted({t for o in hurt.outages.values() for t in o.topics})
-        lines.append(
-            f"- **Clients affected**: those of {', '.join(f'`{t}`' for t in topics)}: producers to those "
-            "partitions got errors (no leader, or `NOT_LEADER_OR_FOLLOWER` from one that refused) and "
-            "retried until they timed out; their consumers got nothing new."
-        )
+        lines.append(f"- **Clients affected**: {clients(hurt)}")
     if hurt.lost:
         lines += [f"- **Records lost**: {_first_sentence(f.summary)}" for f in hurt.lost]
     elif hurt.measured:
@@ -281,6 +369,28 @@ def impact_markdown(hurt: Impact) -> str:
             "- **Records lost**: none found (no unclean election, no truncation below a high watermark)."
         )
     return "\n".join(lines)
+
+
+def clients(hurt: Impact) -> str:
+    """What the outages did to producers and consumers, by how long the longest lasted against the
+    producer's delivery timeout (`producer_retries_within_delivery_timeout`)."""
+    topics = ", ".join(f"`{t}`" for t in sorted({t for o in hurt.outages.values() for t in o.topics}))
+    longest = max(o.longest_ms for o in hurt.outages.values())
+    timeout = duration(PRODUCER_DELIVERY_TIMEOUT_MS)
+    said = (
+        f"those of {topics}. Producers to those partitions got `NOT_LEADER_OR_FOLLOWER` or found no "
+        f"leader and retried; consumers got nothing new from them, for up to {duration(longest)}. "
+    )
+    if longest < PRODUCER_DELIVERY_TIMEOUT_MS:
+        return said + (
+            f"That is within the producer's `delivery.timeout.ms` ({timeout} by default since 2.1, retries "
+            "unbounded): with those settings their sends went through, late, once a leader served; a "
+            "producer with a shorter delivery timeout, or `retries` set low, failed them."
+        )
+    return said + (
+        f"Sends that waited longer than `delivery.timeout.ms` ({timeout} by default since 2.1) failed: "
+        "those records were not written unless the application sent them again."
+    )
 
 
 def root_causes_markdown(groups: list[Group], alone: list[Finding]) -> str:

@@ -193,9 +193,20 @@ def findings_pandas(findings: Iterable[Finding]) -> pd.DataFrame:
     for f in sorted(findings, key=Finding.sort_key):
         row: dict[str, Any] = {"severity": f.severity, "kind": f.kind}
         row.update({k: _subject_text(v) for k, v in f.subject.items()})
-        row.update(summary=f.summary, evidence="\n".join(f.evidence))
+        row.update(summary=f.summary, evidence="; ".join(map(readable_ref, f.evidence)))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+# a line of a file: `broker-1:logs/controller.log.2024-03-12-08:82`
+_LINE_REF = re.compile(r"^(.+/[^/:]+):(\d+)$")
+
+
+def readable_ref(ref: str) -> str:
+    """A ref as a table shows it: a file's line as `<file> line <n>`, which a rotated log's date-hour suffix
+    followed by `:82` cannot be misread as a time; other refs as they are."""
+    m = _LINE_REF.match(ref)
+    return f"{m.group(1)} line {m.group(2)}" if m else ref
 
 
 def duration(ms: int) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from workbench.kafka.behaviour_log import LOG_FACTS
 from workbench.kafka.fact import ZK, Fact, K, Source, Version, parse
 
+PRODUCER = "clients/src/main/java/org/apache/kafka/clients/producer"
+
 __all__ = ["Fact", "Source", "Version", "parse"]
 
 _FACTS = (
@@ -262,7 +264,21 @@ _FACTS = (
             Source("0.11.0.2", f"{K}/controller/KafkaController.scala", "1576"),
         ),
     ),
+    Fact(
+        "producer_retries_within_delivery_timeout",
+        "With the producer's defaults from 2.1 (KIP-91: retries unbounded, delivery.timeout.ms 120 s, "
+        "request.timeout.ms 30 s) a send that finds no leader is retried until delivery.timeout.ms has "
+        "passed since send(), then fails; before 2.1 retries defaulted to 0.",
+        (2, 1, 0),
+        None,
+        (
+            Source("2.1.0", f"{PRODUCER}/ProducerConfig.java", "254-285"),
+            Source("2.8.2", f"{PRODUCER}/ProducerConfig.java", "300-331"),
+            Source("3.6.2", f"{PRODUCER}/ProducerConfig.java", "350-384"),
+        ),
+    ),
 )
+PRODUCER_DELIVERY_TIMEOUT_MS = 120_000  # `producer_retries_within_delivery_timeout`
 FACTS: dict[str, Fact] = {f.key: f for f in _FACTS + LOG_FACTS}
 
 # ZooKeeper (release-3.8.4), whatever the Kafka version: a client pings after readTimeout / 2 idle, with

@@ -1,0 +1,61 @@
+"""The postmortem's words (postmortem.py), from hand-written findings and impacts: the alerts a scrape
+would have caught, what clients saw against the producer's delivery timeout, the timeline's cited moments,
+the action items and the evidence as a table shows it."""
+
+from __future__ import annotations
+
+from workbench import postmortem
+from workbench.analysis.findings import Coverage, Finding, Severity, readable_ref
+from workbench.analysis.triage import Triage
+from workbench.postmortem import Impact, Outage
+
+
+def test_a_blip_shorter_than_a_scrape_most_likely_fired_no_alert() -> None:
+    blip = postmortem._offline_alert(107)
+    assert "for at most 107 ms" in blip and "chance under 1%" in blip and "most likely did not fire" in blip
+    assert "state-change.log" in blip and "--unavailable-partitions" in blip
+    half = postmortem._offline_alert(40_000)
+    assert "about 67% to 100%" not in half and "may have missed it" in half  # 40 s of a 30-60 s scrape
+    long = postmortem._offline_alert(35 * 60_000)
+    assert "for up to 35 min: an alert on it fires" in long
+
+
+def test_clients_by_the_producers_delivery_timeout() -> None:
+    short = Impact(True, {"unserved": Outage(2, ["orders"], 3_000)})
+    said = postmortem.clients(short)
+    assert "for up to 3.0 s" in said and "their sends went through, late" in said and "failed:" not in said
+    long = Impact(True, {"unserved": Outage(2, ["orders"], 35 * 60_000)})
+    said = postmortem.clients(long)
+    assert "Sends that waited longer than `delivery.timeout.ms` (2 min by default since 2.1) failed" in said
+
+
+def test_the_timeline_cites_what_the_findings_cite_root_first_and_the_actions_are_whole() -> None:
+    root = Finding(
+        "topic_id.root_cause",
+        Severity.CRITICAL,
+        {"topic": "orders"},
+        "A pre-2.8 tool rewrote it.",
+        ("zk:/brokers/topics/orders@mzxid=0x99", "zk:txn@0x8f"),
+    )
+    offline = Finding(
+        "partition.offline",
+        Severity.WARNING,
+        {"partitions": 1},
+        "1 partition(s) offline.",
+        ("zk:txn@0x8f", "broker-1:logs/controller.log.2024-03-12-08:82", "zk:txn@0xa0"),
+    )
+    result = Triage([offline, root], Coverage(), 0)
+    cited = postmortem.story(result)
+    assert cited == [
+        ("zk:txn@0x99", "topic_id.root_cause"),  # a znode as of a write: that write's txn
+        ("zk:txn@0x8f", "topic_id.root_cause"),
+        ("broker-1:logs/controller.log.2024-03-12-08:82", "partition.offline"),
+    ]
+    assert len(postmortem.story(result, limit=2)) == 2
+    table = postmortem.action_markdown(result)
+    assert table.splitlines()[0] == "| priority | action | owner |"
+    assert table.splitlines()[2].startswith("| P1 | Find and stop every pre-2.8 tool")  # the root's first
+    assert table.splitlines()[3].startswith("| P2 | Alert on `OfflinePartitionsCount`")
+    assert readable_ref(offline.evidence[1]) == "broker-1:logs/controller.log.2024-03-12-08 line 82"
+    assert readable_ref("zk:txn@0x8f") == "zk:txn@0x8f"
+    assert postmortem._cut("a" * 5 + " bbbbbb", 8) == "aaaaa …"
