@@ -318,6 +318,13 @@ def test_wait_only_resumes_the_waits_without_restarting_the_broker(
 
     step, script = broker_3_step(*mismatch_plan)
     env, logs = broker_3_host(tmp_path, zookeeper.hosts, start="start-refusing", wait=0)
+    before = snapshot(logs)
+    # a broker that does not stop: nothing removed yet, so the way on is --apply again, not --wait-only
+    stuck = subprocess.run([script, "--apply", "--yes"], env={**env, "STOP_BROKER": "true"},
+                           capture_output=True, text=True)  # fmt: skip
+    assert stuck.returncode == 1 and "not yet: broker 3 has left /brokers/ids" in stuck.stderr
+    assert "Nothing was removed yet" in stuck.stderr and "--wait-only" not in stuck.stderr
+    assert snapshot(logs) == before
     run = subprocess.run([script, "--apply", "--yes"], env=env, capture_output=True, text=True)
     assert run.returncode == 1 and f"{script} --wait-only" in run.stderr
     repaired = snapshot(logs)

@@ -145,8 +145,11 @@ wait_for() {
   until "$@"; do
     if [ "$SECONDS" -ge "$deadline" ]; then
       [ -z "${EXPLAIN:-}" ] || "$EXPLAIN"
-      fail "after ${WAIT_SECONDS}s, not yet: $what. Once it is put right, wait again without restarting" \
-        "the broker: $0 --wait-only"
+      if [ "${STARTED:-no}" = yes ]; then
+        fail "after ${WAIT_SECONDS}s, not yet: $what. Once it is put right, wait again without restarting" \
+          "the broker: $0 --wait-only"
+      fi
+      fail "after ${WAIT_SECONDS}s, not yet: $what. Nothing was removed yet: put it right, then run $0 --apply again"
     fi
     sleep $(( deadline - SECONDS < POLL_SECONDS ? deadline - SECONDS + 1 : POLL_SECONDS ))  # and at the deadline
   done
@@ -234,6 +237,7 @@ if [ "$MODE" != wait ]; then
   each_replica back_up_and_remove
   change $START_BROKER
 fi
+STARTED=yes  # from here a wait that runs out is resumed with --wait-only
 wait_for "broker $BROKER_ID is registered in /brokers/ids" registered
 each_replica recorded
 if [ "${#REJOINS[@]}" -gt 0 ]; then
