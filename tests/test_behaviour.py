@@ -35,6 +35,7 @@ PINNED = {
     "reassignment_blocks_deletion": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "auto_rebalance_waits_for_reassignments": (("2.5.1", "2.8.2", "3.3.2"), ("3.4.0", "3.6.2")),
     "auto_rebalance_leaves_topics_queued_for_deletion": (("2.5.1", "3.6.2"), ()),
+    "auto_rebalance_elects_a_stale_replica_in_the_isr": (("2.8.0", "2.8.2", "3.6.2"), ("2.7.2", "2.5.1")),
     "only_unclean_election_leaves_the_isr": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "resigning_logged_by_every_expired_broker": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "unclean_election_warned": (("0.10.2", "1.0.2"), ("1.1.1", "2.5.1")),

@@ -15,6 +15,8 @@ from pyspark.sql import SparkSession
 
 import workbench
 from workbench.analysis.findings import Finding
+from workbench.analysis.gaps import kept_before, named
+from workbench.analysis.registry import kinds
 from workbench.analysis.triage import Triage, triage
 from workbench.frames import open_bundle
 from workbench.model.history_gaps import written_inside
@@ -153,6 +155,46 @@ def test_a_gap_makes_no_finding_the_intact_history_does_not(
     assert [(f.subject["epoch"], f.subject["broker"], f.subject["cause"]) for f in failover] == [
         (2, 2, "unknown")
     ]
-    assert not [
-        f for f in t.findings if f.kind == "controller.election" and f.subject.get("cause") == "first"
-    ]
+    # What happened before the gap is found from the history before it, as the intact copy finds it.
+    at = [f for f in intact if kinds()[f.kind].event and "zxid" in f.subject]
+    before = {named(f) for f in at if int(f.subject["zxid"], 16) < zxid}
+    assert before and before <= {named(f) for f in t.findings}
+    first = [f.subject["epoch"] for f in t.findings if f.subject.get("cause") == "first"]
+    assert first == [1]  # the election before the gap, never the failover after it
+
+
+def test_before_a_gap_only_what_was_over_there_is_kept() -> None:
+    """Plain Python: of what the history before a gap shows, an election is kept; an imbalance (a state
+    at the end of what was read) is not; an outage still going on when the history stops is cut by the
+    gap, said, never carried across it; a finding the history after the gap already makes is not repeated."""
+    election = Finding("controller.election", "info", {"epoch": 1, "broker": 1, "zxid": "0x19"}, "elected")
+    again = Finding("controller.election", "info", {"epoch": 2, "broker": 2, "zxid": "0x79"}, "elected")
+    imbalance = Finding("leader.imbalance", "warning", {"broker": 1, "ratio": 1.0, "threshold": 0.1}, "x")
+    ongoing = Finding("partition.offline", "warning", {"partitions": 2, "zxid": "0x60", "still": 2}, "x")
+    ended = Finding("partition.offline", "warning", {"partitions": 7, "zxid": "0x50", "still": 0}, "y")
+    seen = {named(again)}
+    kept, lasting = kept_before([election, again, imbalance, ongoing, ended], seen)
+    assert kept == [election, ended] and lasting == [ongoing]
+    assert named(election) in seen  # a later gap's history does not repeat it
+    assert kept_before([election], seen) == ([], [])
+
+
+@pytest.mark.slow
+def test_a_creation_after_a_gap_is_not_judged_by_brokers_it_cannot_see(
+    spark: SparkSession, triaged: Callable[[str], Triage], tmp_path: Path
+) -> None:
+    """deletion-complete-3.6 without txns 0x36-0x37 (a log missing its middle): topic-0, -1 and -2 are
+    created after the gap (0x38, 0x42, 0x4c), over brokers 1-3; broker 3 registered before it (0x35)
+    and its session ended after (0x79). The history after the gap does not show broker 3 registered,
+    which never makes it unregistered: the assignments are not judged ("not registered then" would be
+    false), and coverage says so."""
+    bundle = tmp_path / "cut"
+    shutil.copytree(REPO / "sample_data" / "deletion-complete-3.6", bundle)
+    log = _log(bundle)
+    kept = [t for t in _txns(log) if not 0x36 <= t.zxid <= 0x37]
+    log.write_bytes(log.read_bytes()[:16] + b"".join(write_txn_entry(write_txn(t)) for t in kept))
+    t = triage(open_bundle(bundle, spark), only=["topic_lifecycle"])
+    assert not triaged("deletion-complete-3.6").of_kind("topic.manual_assignment")
+    assert not t.of_kind("topic.manual_assignment")
+    said = t.coverage["topic_lifecycle"].missing
+    assert any("3 creation(s) or addition(s) after a gap" in m and "not checked" in m for m in said), said

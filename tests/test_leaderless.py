@@ -5,12 +5,16 @@ silent before ZooKeeper expired them)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 from workbench.analysis.contract import NO_TXN
 from workbench.analysis.findings import TP, Coverage
 from workbench.analysis.leaderless import Facts, NotActing, Offline, judge
+from workbench.analysis.not_acting import moved_by, not_acting_finding
+from workbench.analysis.triage import Triage
+from workbench.frames import Bundle
 from workbench.model.described import Group, Shown
 from workbench.model.leaderless_log import Leaderless, Refused
 from workbench.model.outage import Outage
@@ -246,3 +250,26 @@ def test_a_leader_that_stood_still_in_its_session_left_its_partitions_without_on
     assert found.evidence == ("broker-3:logs/server.log:40", "broker-3:logs/server.log:42")
     assert "leadership never moved" in found.summary and "GC log" in found.summary
     assert judge(Facts(True, paused=[replace(stood, led=[])]), checked()) == []
+
+
+def test_the_preferred_election_that_named_a_refusing_leader_is_said_first(
+    sample: Callable[[str], Bundle], triaged: Callable[[str], Triage]
+) -> None:
+    """topicid-mismatch-2.8: at 08:25:36 the controller's automatic rebalance ("Starting replica leader
+    election (PREFERRED) ... triggered by AutoTriggered") made broker 1, which refuses the new topic id,
+    leader of orders-0: the finding's first sentence names that trigger and cites the line second, after
+    the txn. A window whose txn came minutes after any such line names none."""
+    (f,) = triaged("topicid-mismatch-2.8").of_kind("partition.no_acting_leader")
+    assert f.subject["trigger"] == "AutoTriggered"
+    first = f.summary.split(". ")[0]
+    assert "chosen by the controller's automatic preferred-replica election (auto.leader.rebalance" in first
+    assert f.evidence[:2] == ("zk:txn@0xe0", "broker-2:logs/controller.log.2024-03-12-08:50")
+    assert "Broker 2, the controller, started that election at 08:25:36.150" in f.summary
+    at = datetime(2024, 3, 12, 8, 25, 36, 500_000)  # the txn came just after the line
+    window = NotActing(1, 0xE0, 1, [TP("orders", 0)], 1000, 1, at, 4, None, [])
+    (named,) = moved_by(sample("topicid-mismatch-2.8"), [window])
+    assert named.moved is not None and named.moved.trigger == "AutoTriggered"
+    (later,) = moved_by(sample("topicid-mismatch-2.8"), [replace(window, began=at + timedelta(minutes=2))])
+    assert later.moved is None
+    assert "trigger" not in not_acting_finding(later).subject
+    assert "chosen by" not in not_acting_finding(later).summary

@@ -185,6 +185,7 @@ def lifecycle_facts(**changed: Any) -> Facts:
     nothing: dict[str, Any] = dict(
         history=True,
         older=0,
+        unjudged=0,
         pre_28=False,
         with_logs=True,
         migration=False,

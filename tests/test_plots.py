@@ -75,6 +75,9 @@ def test_deletion_gantt_shows_the_replicas_still_waiting(with_truth: Any) -> Non
     assert len(_bars(fig, plots.SKY_BLUE)) == len(progress) - len(left)
     down = [p for p in fig.axes[0].patches if p.get_hatch() == "//"]
     assert len(down) == len(left) and topic in fig.axes[0].get_title()
+    # the request is marked across every replica; it never completed, so no completion is
+    marked = [x.get_label() for x in fig.axes[0].get_lines() if x.get_label().startswith("deletion ")]
+    assert marked == ["deletion requested"] and progress.completed.isna().all()
 
 
 def test_a_completed_deletion_has_every_replica_removed(with_truth: Any) -> None:
@@ -84,6 +87,12 @@ def test_a_completed_deletion_has_every_replica_removed(with_truth: Any) -> None
     assert len(progress) == truth["topics"][halted]["partitions"] * 3
     assert progress.deleted.notna().all() and progress.renamed.notna().all()
     assert _ms(progress.requested.min()) == truth["deletions"][halted]["requested_ms"]
+    assert _ms(progress.completed.min()) == truth["deletions"][halted]["completed_ms"]
+    fig = plots.deletion_gantt(progress, health.offline_windows(bundle))
+    lines = {x.get_label(): x for x in fig.axes[0].get_lines() if x.get_label().startswith("deletion ")}
+    assert sorted(lines) == ["deletion completed\n(marker removed)", "deletion requested"]
+    (done, _) = lines["deletion completed\n(marker removed)"].get_xdata()
+    assert _ms(done) == truth["deletions"][halted]["completed_ms"]
 
 
 def test_controller_epochs_and_the_gap_without_one(with_truth: Any) -> None:
@@ -236,11 +245,11 @@ def test_partition_health_shades_each_stretch_without_an_acting_leader(with_trut
     span = views(bundle).span
     assert h is not None and span is not None
     leaderless = health.leaderless_windows(h, health.captured_at(bundle)).toPandas()
-    fig = plots.partition_health(h.minutes, None, span, leaderless)
+    fig = plots.partition_health(h.minutes, None, span, leaderless, 24)
     ax = fig.axes[0]
-    left, right = ax.get_xlim()
     refusing = [p for p in ax.patches if to_hex(p.get_facecolor()) == plots.BLACK.lower()]
-    (shade,) = refusing  # the stretches overlap: one shade from the first refusal to the capture
+    (shade,) = refusing  # one partition, from the refusal to the capture: shaded 1 high, not the whole plot
+    assert shade.get_height() == 1
     # from ZooKeeper's txn naming the refusing leader, just before the broker refused its LeaderAndIsr
     began = _ms(mdates.num2date(shade.get_x()).replace(tzinfo=None))
     alone = [w for w in truth["leaders_not_acting"] if not w["after_offline"]]
@@ -248,10 +257,14 @@ def test_partition_health_shades_each_stretch_without_an_acting_leader(with_trut
     assert abs(shade.get_x() + shade.get_width() - mdates.date2num(span[1])) < 1e-6
     assert _ms(span[1]) == truth["captured_ms"]
     offline = [p for p in ax.patches if to_hex(p.get_facecolor()) == plots.VERMILLION.lower()]
-    # one partition ran on into a refusal: its shade, offline as it began, runs to the capture
+    # the broker's death: 8 partitions at once for milliseconds (drawn wide enough to see), of which one
+    # ran on into a refusal: its shade, offline as it began, 1 high, runs to the capture
     assert any(w["after_offline"] for w in truth["leaders_not_acting"])
-    (ran_on,) = offline
+    first, ran_on = offline
+    assert (first.get_height(), ran_on.get_height()) == (8, 1)
     assert abs(ran_on.get_x() + ran_on.get_width() - mdates.date2num(span[1])) < 1e-6
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any("at most 8 partition(s) at once, of 24 at the capture" in t for t in labels), labels
     # the others' offline stretch is milliseconds, drawn wide enough to see with its length
     short = leaderless[
         (leaderless["count"] == "offline") & (leaderless.ended - leaderless.began < pd.Timedelta(1, "s"))

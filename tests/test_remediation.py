@@ -137,6 +137,13 @@ def test_a_dry_run_changes_nothing_and_prints_every_change(
     assert "  orders-2: while broker 3 restarts (step 3)" in run.stdout and "would ask before" in run.stdout
     assert "leads 2 partition(s) with no other ISR member (orders-2 orders-5)" in run.stdout
     assert "'Proceeding to do an unclean" in run.stdout
+    # the bundle's brokers have auto.leader.rebalance.enable=true: the controller may elect a stale replica
+    assert "note: auto.leader.rebalance.enable is true" in run.stdout
+    props = tmp_path / "server.properties"
+    props.write_text("broker.id=3\nauto.leader.rebalance.enable = false\n")
+    off = subprocess.run([script], env={**env, "SERVER_PROPERTIES": str(props)}, capture_output=True,
+                         text=True, check=True)  # fmt: skip
+    assert "auto.leader.rebalance.enable" not in off.stdout
     asked = subprocess.run(
         [script],
         env={**env, "REMOVE_LEADER_EPOCH_CHECKPOINT": "yes"},
@@ -293,16 +300,21 @@ def test_apply_asks_before_taking_partitions_offline(
     _, script = broker_3_step(*mismatch_plan)
     env, logs = broker_3_host(tmp_path, zookeeper.hosts, start="start", wait=60)
     before = snapshot(logs)
-    refused = subprocess.run([script, "--apply"], env=env, input="no\n", capture_output=True, text=True)
-    assert refused.returncode == 1 and "not confirmed: nothing was changed" in refused.stderr
-    assert "orders-5: while broker 3 restarts (step 3)" in refused.stdout and "+ " not in refused.stdout
-    assert snapshot(logs) == before and not (tmp_path / "backup").exists()
     zk = KazooClient(hosts=zookeeper.hosts)
     zk.start()
-    try:
+    state = "/brokers/topics/orders/partitions/1/state"
+    as_planned = zk.get(state)[0]
+    try:  # since the capture, orders-1's ISR shrank to broker 3 alone: its stop takes it offline too
+        zk.set(state, json.dumps({**json.loads(as_planned), "isr": [3]}, separators=(",", ":")).encode())
+        refused = subprocess.run([script, "--apply"], env=env, input="no\n", capture_output=True, text=True)
         assert zk.exists("/brokers/ids/3") is not None  # the stand-in broker was not stopped
+        zk.set(state, as_planned)
     finally:
         zk.stop()
+    assert refused.returncode == 1 and "not confirmed: nothing was changed" in refused.stderr
+    assert "only broker 3 in the ISR of 1 partition(s) now (orders-1)" in refused.stdout
+    assert "orders-5: while broker 3 restarts (step 3)" in refused.stdout and "+ " not in refused.stdout
+    assert snapshot(logs) == before and not (tmp_path / "backup").exists()
     agreed = subprocess.run([script, "--apply"], env=env, input="yes\n", capture_output=True, text=True)
     assert agreed.returncode == 0, agreed.stdout + agreed.stderr
     assert "done: broker 3 is repaired" in agreed.stdout

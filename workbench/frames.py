@@ -7,6 +7,7 @@ Kept apart from `bundle.py`, which uses only the standard library so the broker-
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from workbench.bundle import ZNODES_JSONL, Evidence
@@ -222,6 +223,42 @@ class Bundle:
         "znodes_observed",
         "bad_records",
     )
+
+
+class Until(Bundle):
+    """The evidence as it stood at zxid `end`, the last txn before a gap in ZooKeeper's history: its txn
+    logs up to `end`, its tree replayed there, and nothing else ZooKeeper's later state or the capture
+    says (data dirs, pastes, the capture's time). The brokers' lines stay whole: the gap hides none, and
+    what a failover before it did is logged after it. What the analyses find in it is what precedes the
+    gap (`analysis.gaps.before_gaps`)."""
+
+    def __init__(self, whole: Bundle, end: int) -> None:
+        ev = whole.evidence
+        manifest = {k: v for k, v in ev.manifest.items() if k != "captured_at"}
+        files = [f for f in ev.zk_files if f.kind == "log" or f.zxid <= end]
+        taken_later = replace(ev, log_dirs=[], znodes_jsonl=None, pasted=[], not_read=[])
+        super().__init__(replace(taken_later, manifest=manifest, zk_files=files), whole.spark)
+        self.whole, self.end = whole, end
+
+    @property
+    def _parsed_logs(self) -> tuple[DataFrame, DataFrame]:
+        return self.whole._parsed_logs
+
+    @property
+    def _kept_logs(self) -> DataFrame:
+        """The whole bundle's, cached once (a property: `release` leaves it to the whole bundle)."""
+        return self.whole._kept_logs
+
+    @once
+    def _zk_history(self) -> tuple[DataFrame, DataFrame]:
+        from pyspark.sql import functions as F
+
+        txns, damage = self.whole._zk_history
+        return txns.where(F.col("zxid") <= self.end), damage
+
+    @once
+    def _znodes(self) -> tuple[DataFrame, DataFrame]:
+        return self.znodes_at(self.end)
 
 
 def open_bundle(path: str | os.PathLike[str], spark: SparkSession | None = None) -> Bundle:

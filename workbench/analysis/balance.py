@@ -365,7 +365,7 @@ ANALYSIS = Analysis(
             {"broker": int, "ratio": float, "threshold": float},
             key=("broker",),
         ),
-        Kind("isr.flapping", (WARNING,), {"broker": int, "partitions": int}),
+        Kind("isr.flapping", (WARNING,), {"broker": int, "partitions": int}, event=True),
     ),
 )
 findings = ANALYSIS.findings

@@ -65,13 +65,18 @@ class Kind:
     """A finding kind: its dotted name, the severities it is given, and its subject's keys and types
     (`always` in every finding of the kind, `sometimes` only where the evidence says it). `key`: the subject
     keys that name one finding, as a simulated story's truth states it (truth.json's `findings`, made by
-    `simulate/findings.py`); without one, a finding is named by its whole subject."""
+    `simulate/findings.py`); without one, a finding is named by its whole subject. `event`: a finding of it
+    tells of something that happened and was over within the history read (an election, a session
+    expired, an outage that ended: `still` 0 where the subject counts what lasted), so that what the
+    history before a gap shows of it stays true whatever the gap hid (`triage.before_gaps`); a kind that
+    tells of the state at the capture (a deletion stuck, an imbalance) is not one."""
 
     name: str
     severities: tuple[Severity, ...]
     always: Mapping[str, type | tuple[type, ...]]
     sometimes: Mapping[str, type | tuple[type, ...]] = field(default_factory=dict)
     key: tuple[str, ...] = ()
+    event: bool = False
 
     def problems(self, f: Finding) -> list[str]:
         out = [] if f.severity in self.severities else [f"severity {f.severity}"]

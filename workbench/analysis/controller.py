@@ -343,7 +343,12 @@ ANALYSIS = Analysis(
     ),
     kinds=(
         Kind(
-            "controller.election", (INFO,), _ELECTED, {"zxid": str, "ready_ms": int}, key=("broker", "epoch")
+            "controller.election",
+            (INFO,),
+            _ELECTED,
+            {"zxid": str, "ready_ms": int},
+            key=("broker", "epoch"),
+            event=True,
         ),
         Kind(
             "controller.failover",
@@ -360,13 +365,17 @@ ANALYSIS = Analysis(
                 "preferred_elections": list,
             },
             key=("broker", "epoch", "cause", "reassignments"),
+            event=True,
         ),
-        Kind("controller.flapping", (CRITICAL,), {"epochs": list, "brokers": list}, key=("epochs",)),
+        Kind(
+            "controller.flapping", (CRITICAL,), {"epochs": list, "brokers": list}, key=("epochs",), event=True
+        ),
         Kind(
             "broker.controlled_shutdown",
             (WARNING, INFO),
             {"broker": int, "outcome": str, "attempts": int},
             key=("broker", "outcome"),
+            event=True,
         ),
         Kind(
             "controller.broker_unreachable",
@@ -374,6 +383,7 @@ ANALYSIS = Analysis(
             {"broker": int, "failures": int},
             {"controller": int},
             key=("broker",),
+            event=True,
         ),
         Kind("broker.no_endpoint", (CRITICAL,), {"broker": int, "listener": str}, key=("broker", "listener")),
         Kind(
@@ -382,6 +392,7 @@ ANALYSIS = Analysis(
             {"broker": int, "cause": str},
             {"session": str, "zxid": str},
             key=("broker",),
+            event=True,
         ),
     ),
     plots="workbench.plots.standard:controller",

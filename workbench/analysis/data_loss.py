@@ -398,6 +398,7 @@ ANALYSIS = Analysis(
             _REPLICA,
             {"zxid": str, "leader_epoch": int},
             key=("topic", "partition", "broker"),
+            event=True,
         ),
         Kind(
             "data_loss.truncation",
@@ -405,6 +406,7 @@ ANALYSIS = Analysis(
             {**_REPLICA, "below_hw": bool},
             {"records": int},  # dropped in all, where the broker's lines give its log end before
             key=("topic", "partition", "broker", "below_hw"),
+            event=True,
         ),
     ),
 )

@@ -15,18 +15,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe, two_halves
+from workbench.analysis.deletion_lines import pasted, unfinished_findings
 from workbench.analysis.findings import (
     Coverage,
     Finding,
     file_ref,
     first_refs,
     hex_zxid,
-    moment,
     ranges,
-    taken,
     txn_ref,
     zk_ref,
 )
@@ -37,7 +36,6 @@ from workbench.model.deletion_steps import DeleteDir, Marker, Steps, Stray, time
 from workbench.model.deletion_steps import replica_progress as replica_progress  # the notebooks' name
 from workbench.model.described import Marked, marked_facts
 from workbench.model.evidence import lacking
-from workbench.model.refs import Said
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -102,7 +100,11 @@ def facts(bundle: Bundle) -> Facts:
 
 # -- judge: the findings, in plain Python ------------------------------------------------------------------
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:
-    out = _stuck(f) if f.zk_state else _pasted(f.pasted, coverage, CHECK) + _unfinished(f)
+    out = (
+        _stuck(f)
+        if f.zk_state
+        else pasted(f.pasted, coverage, CHECK) + unfinished_findings(f.unfinished, f.ends)
+    )
     coverage.add(CHECK, f.lacking)
     out += _completed(f)
     out += _refused(f)
@@ -176,56 +178,6 @@ def _stuck(f: Facts) -> list[Finding]:
             subject["replicas_unknown"] = sorted(f"{p}@{r}" for p, r in unseen)
         out.append(Finding("deletion.stuck", CRITICAL, subject, text, tuple(dict.fromkeys(refs))))
     return out
-
-
-def _unfinished(f: Facts) -> list[Finding]:
-    """Without ZooKeeper's state: deletions the controller's lines show begun and not completed. Halted
-    after its last (re)start, the deletion was stuck as far as the evidence goes (critical): the replies
-    to requests already sent still come in, but only a "(re)started" line resumes it
-    (TopicDeletionManager.resumeDeletions 2.8.2:342-344); else it was under way when the lines end."""
-    out = []
-    for u in f.unfinished:
-        began = "a controller found it pending at its start"
-        if not u.pending_at_start:
-            began = "the controller last (re)started it"
-        text = f"Deletion of {u.topic} did not complete in the controller's lines: {began} at "
-        text += f"{u.started.ts:%Y-%m-%d %H:%M:%S} (its clock)"
-        refs = [u.started.ref]
-        subject: dict[str, object] = {
-            "topic": u.topic,
-            "halted": u.halts,
-            "pending_at_start": u.pending_at_start,
-        }
-        if u.halt is not None:
-            why = "; ".join(u.halts) if u.halts else "no reason logged"
-            text += f", and halted it at {u.halt.ts:%H:%M:%S} ({why})"
-            refs.append(u.halt.ref)
-        if u.failed:
-            brokers = sorted({int(r.split("@")[1]) for r in u.failed})
-            subject["failed_on"] = brokers
-            text += f"; replica deletions failed on broker(s) {', '.join(map(str, brokers))} "
-            text += f"({len(u.failed)} replica(s))"
-        if u.errors:
-            subject["errors"] = u.errors
-            text += f"; brokers answered its StopReplica with {', '.join(u.errors)}"
-        halted = u.halt is not None and _after(u.halt, u.started)
-        ends = f" (the evidence ends {f.ends:%Y-%m-%d %H:%M:%S})" if f.ends is not None else ""
-        text += f". Its last line about it was at {u.last.ts:%H:%M:%S}{ends}"
-        text += (
-            ": no (re)start followed the halt, so it was stuck as far as the evidence goes"
-            if halted
-            else ": it was still under way when the lines end"
-        )
-        text += ". Whether it is still pending needs ZooKeeper's /admin/delete_topics."
-        refs.append(u.last.ref)
-        severity = CRITICAL if halted else WARNING
-        out.append(Finding("deletion.unfinished", severity, subject, text, tuple(dict.fromkeys(refs))))
-    return out
-
-
-def _after(a: Said, b: Said) -> bool:
-    """Line a comes after line b: by time, and by line within one file at the same millisecond."""
-    return a.ts > b.ts or (a.ts == b.ts and a.file == b.file and a.line_no > b.line_no)
 
 
 def _completed(f: Facts) -> list[Finding]:
@@ -412,54 +364,14 @@ ANALYSIS = Analysis(
             {"failed_on": list, "errors": list},
             key=("topic",),
         ),
-        Kind("deletion.completed", (INFO,), {"topic": str, "halted": list}, key=("topic", "halted")),
+        Kind(
+            "deletion.completed", (INFO,), {"topic": str, "halted": list}, key=("topic", "halted"), event=True
+        ),
         Kind("deletion.refused", (WARNING,), {"topic": str}, key=("topic",)),
         Kind("deletion.lingering_dir", (CRITICAL, WARNING), _DIRS),
         Kind("deletion.stray_dir", (WARNING,), _DIRS),
-        Kind("deletion.recreated", (INFO,), {"topic": str}, {"zxid": str}, key=("topic",)),
+        Kind("deletion.recreated", (INFO,), {"topic": str}, {"zxid": str}, key=("topic",), event=True),
     ),
     plots="workbench.plots.standard:deletion",
 )
 findings = ANALYSIS.findings
-
-
-def _pasted(rows: list[Marked], coverage: Coverage, check: str) -> list[Finding]:
-    """deletion.marked: what each paste shows marked, with the replicas still on disk."""
-    if not rows:
-        return []
-    coverage.add(check, used=["the topics a pasted output shows marked for deletion"])
-    out = []
-    for r in rows:
-        on_disk = r.replicas_left
-        dirs = (
-            f"; the data dirs in the bundle still hold {len(on_disk)} live replica(s) of it "
-            f"({', '.join(first_refs(on_disk, 6))})"
-            if on_disk
-            else ""
-        )
-        subject: dict[str, Any] = {"topic": r.topic, "taken_at": moment(r.taken_at), "replicas_left": on_disk}
-        refs = [file_ref(r.file, r.line_no)]
-        down, reg = r.left_unregistered, r.registered
-        held = ""
-        if down and reg is not None:  # `offline_replicas_halt_deletion`, `halted_deletion_resumes`
-            names = ", ".join(map(str, down))
-            subject["brokers_down"] = down
-            refs.append(file_ref(reg.file, reg.line_no))
-            held = (
-                f" Broker(s) {names} hold replicas of it and were not registered when `ls /brokers/ids` "
-                f"was {taken(reg.taken_at)}: the controller deletes no replica on a broker that is not live, "
-                f"so the deletion waits until broker(s) {names} start again (or a replacement with the same "
-                "broker.id)."
-            )
-        out.append(
-            Finding(
-                "deletion.marked",
-                WARNING,
-                subject,
-                f"{r.topic} was marked for deletion when the paste was {taken(r.taken_at)} ({r.how}){dirs}."
-                f"{held} Without ZooKeeper's tree and history, whether the controller went on to delete it "
-                "is not known.",
-                tuple(refs),
-            )
-        )
-    return out

@@ -125,6 +125,7 @@ ANALYSIS = Analysis(
             {"partitions": int, "brokers": list, "still": int},
             {"taken_at": str},  # from a pasted describe: the moment it shows
             key=("brokers", "partitions", "still"),
+            event=True,
         ),
         Kind(
             "broker.only_in_sync",

@@ -32,7 +32,7 @@ from workbench.analysis.findings import (
     txn_ref,
 )
 from workbench.analysis.leaderless_lines import SHOWN, logged, pasted, paused_finding
-from workbench.analysis.not_acting import NotActing, not_acting_finding, refusals
+from workbench.analysis.not_acting import NotActing, moved_by, not_acting_finding, refusals
 from workbench.model.channel import Quiet, went_quiet
 from workbench.model.described import Shown, offline_facts
 from workbench.model.evidence import lacking
@@ -122,7 +122,7 @@ def facts(bundle: Bundle) -> Facts:
     # refusal is counted from ZooKeeper's offline moment: its own finding says the refusal)
     led = [g for g in offline if g.known_start and g.leader is not None and g.leader >= 0 and not g.refused]
     silent, stood = _silent_leaders(bundle, led), pauses(bundle)
-    not_acting = refusals(stretch.where(first == "refused"))
+    not_acting = moved_by(bundle, refusals(stretch.where(first == "refused")))
     return Facts(True, None, offline, silent, not_acting, v.history_read, paused=stood)
 
 
@@ -191,19 +191,22 @@ ANALYSIS = Analysis(
                 "refused_by": list,
             },
             key=("zxid", "broker", "partitions"),
+            event=True,
         ),
         Kind(
             "partition.leader_paused",
             (WARNING,),
             {"broker": int, "partitions": int, "session": str, "outage_ms": list},
             key=("broker", "partitions"),
+            event=True,
         ),
         Kind(
             "partition.no_acting_leader",
             (CRITICAL,),
             {"partitions": int, "broker": int, "still": int},
-            {"zxid": str, "began": str},
+            {"zxid": str, "began": str, "trigger": str},
             key=("broker", "zxid", "partitions", "still"),
+            event=True,
         ),
     ),
 )

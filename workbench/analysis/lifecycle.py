@@ -90,6 +90,7 @@ class Logged:
 class Facts:
     history: bool  # ZooKeeper's history was read: who wrote each topic znode, and with what assignment
     older: int  # topics now whose creation is before the history's first txn
+    unjudged: int  # creations and additions after a gap over a tree not known: the brokers then unknown
     pre_28: bool
     with_logs: bool
     migration: bool  # zookeeper.metadata.migration.enable: automatic creations go to the controller
@@ -120,6 +121,7 @@ def facts(bundle: Bundle) -> Facts:
     return Facts(
         history=made is not None,
         older=older,
+        unjudged=made.count() if made is not None and not v.history_base[1] else 0,
         pre_28=(behaviour.parse(v.evidence.kafka_version) or (2, 8)) < (2, 8),
         with_logs=bool(v.evidence.with_logs),
         migration=migration,
@@ -176,16 +178,19 @@ def _written_by_a_broker_not_controller(bundle: Bundle, made: DataFrame) -> list
         F.col("zxid").alias("e_zxid"), F.col("broker").alias("controller"), F.col("gone_zxid").alias("e_gone")
     )
     created = made.where((F.col("first_partition") == 0) & F.col("by").isNotNull()).select(
-        "topic", "zxid", "time", "by"
+        "topic", "zxid", "time", "by", "brokers_known"
     )
     during = (F.col("e_zxid") < F.col("zxid")) & (
         F.col("e_gone").isNull() | (F.col("zxid") < F.col("e_gone"))
     )
     rows = (
         created.join(e, during, "left")
-        .groupBy("topic", "zxid", "time", "by")
+        .groupBy("topic", "zxid", "time", "by", "brokers_known")
         .agg(F.max("controller").alias("controller"))
-        .where(F.col("controller").isNull() | (F.col("controller") != F.col("by")))
+        .where(  # no controller: only where the history shows who was (not after a gap over a tree unknown)
+            (F.col("controller").isNull() & F.col("brokers_known")) | (F.col("controller") != F.col("by"))
+        )
+        .select("topic", "zxid", "time", "by", "controller")
         .orderBy("zxid")
         .collect()  # one row per automatic creation
     )
@@ -238,6 +243,14 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
             "topic_lifecycle",
             [f"the creation of {f.older} topic(s), before the history's first txn: not checked"],
         )
+    if f.unjudged:
+        coverage.add(
+            "topic_lifecycle",
+            [
+                f"the assignment of {f.unjudged} creation(s) or addition(s) after a gap in ZooKeeper's "
+                "history: not checked (which brokers were registered then is not known)"
+            ],
+        )
     auto_used = ["ZooKeeper's history (who wrote each topic znode)"] if f.history else []
     if f.pre_28 and f.with_logs:
         auto_used.append("broker logs")
@@ -259,6 +272,7 @@ ANALYSIS = Analysis(
         "partitions",
         "delete_markers",
         "watched_history",
+        "history_base",
         "registrations",
         "elections",
         "live_brokers",

@@ -4,8 +4,9 @@ healthy while nobody serves them. Part of the leaderless analysis."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -13,6 +14,45 @@ from pyspark.sql import functions as F
 from workbench.analysis.contract import CRITICAL
 from workbench.analysis.findings import TP, Finding, duration, hex_zxid, tp_list, txn_ref
 from workbench.model.health import grouped
+from workbench.model.refs import file_ref_col
+from workbench.model.skew import skew_ms
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+# How long before ZooKeeper's write a controller's election line may come (its clock set by `skew`): the
+# controller logs it, then elects and writes each partition's state, within milliseconds to seconds; a
+# line further back is another election's.
+MOVED_WITHIN_MS = 10_000
+TRIGGERS = {  # KafkaController.scala ElectionTrigger 2.4.1:58-60, 2.8.2:56-58, 3.6.2:61-63
+    "AutoTriggered": "the controller's automatic preferred-replica election (auto.leader.rebalance.enable)",
+    "AdminClientTriggered": "a preferred-replica election asked for through the admin API "
+    "(kafka-leader-election)",
+    "ZkTriggered": "a preferred-replica election asked for in ZooKeeper (/admin/preferred_replica_election)",
+}
+
+
+@dataclass(frozen=True)
+class Moved:
+    """The controller's preferred-replica election that named the refusing leader: its line's trigger
+    (None before 2.4, whose line does not say), when (the controller's clock) and the line."""
+
+    trigger: str | None
+    ts: datetime
+    controller: int
+    ref: str
+
+    def by(self) -> str:
+        """What named the leader, for the finding's first sentence."""
+        return f", chosen by {TRIGGERS.get(self.trigger or '', 'a preferred-replica election')},"
+
+    def detail(self) -> str:
+        at = f"{self.ts:%H:%M:%S.%f}"[:-3]
+        return (
+            f" Broker {self.controller}, the controller, started that election at {at} (its clock): a "
+            "preferred election hands leadership to the first replica of the assignment, here a broker "
+            "that refuses the topic's id."
+        )
 
 
 @dataclass(frozen=True)
@@ -32,6 +72,7 @@ class NotActing:
     refs: list[str]
     short: int = 0  # of them, those whose ISR was short of their replicas as the window began
     then_offline: int = 0  # of them, those that then went offline too, in the same outage
+    moved: Moved | None = None  # the preferred election that named the refusing leader, where logged
 
 
 def short(g: NotActing) -> str:
@@ -70,6 +111,48 @@ def refusals(ep: DataFrame) -> list[NotActing]:
     ]
 
 
+def moved_by(bundle: Bundle, groups: list[NotActing]) -> list[NotActing]:
+    """`groups`, each with the preferred-replica election that named its refusing leader (`Moved`): the
+    controller's "Starting replica leader election (PREFERRED) ... triggered by T" line (KafkaController
+    onReplicaElection 2.4.1:750, 2.8.2:859, 3.6.2:914; before 2.4 "Starting preferred replica leader
+    election for partitions ...", onPreferredReplicaElection 0.10.2.2:658, 2.3.1:644) naming one of its
+    partitions, the last within MOVED_WITHIN_MS before the txn that named it, on ZooKeeper's clock."""
+    if not groups:
+        return groups
+    spark = bundle.spark
+    wanted = spark.createDataFrame(
+        [(g.leader, g.began_zxid, g.began, f"{t.topic}-{t.partition}") for g in groups for t in g.tps],
+        "leader int, began_zxid long, began timestamp, tp string",
+    )
+    skews = skew_ms(bundle)
+    skew = F.lit(0)
+    for broker, ms in skews.items():
+        skew = F.when(F.col("broker_id") == broker, F.lit(ms)).otherwise(skew)
+    lines = bundle.cluster_events.where(
+        (F.col("event") == "leader_election.started")
+        & (F.coalesce(F.col("attrs")["election_type"], F.lit("PREFERRED")) == "PREFERRED")
+    ).select(
+        F.explode(F.split(F.col("attrs")["partitions"], ",")).alias("tp"),
+        F.struct(
+            F.col("attrs")["trigger"].alias("trigger"),
+            F.col("ts"),
+            F.col("broker_id").alias("controller"),
+            file_ref_col("file", "line_no").alias("ref"),
+        ).alias("line"),
+        (F.unix_millis("ts") - skew).alias("zk_ms"),
+    )
+    began_ms = F.unix_millis("began")
+    rows = (
+        wanted.join(lines, "tp")
+        .where((F.col("zk_ms") <= began_ms) & (F.col("zk_ms") > began_ms - MOVED_WITHIN_MS))
+        .groupBy("leader", "began_zxid")
+        .agg(F.max_by("line", "zk_ms").alias("line"))
+        .collect()  # one row per group
+    )
+    found = {(r.leader, r.began_zxid): Moved(**r.line.asDict()) for r in rows}
+    return [replace(g, moved=found.get((g.leader, g.began_zxid))) for g in groups]
+
+
 def then_offline(g: NotActing) -> str:
     """Those of the window's partitions whose outage ran on offline (the refusing leader went away)."""
     if not g.then_offline:
@@ -85,18 +168,33 @@ def not_acting_finding(g: NotActing) -> Finding:
     """Nobody served them (a produce there fails 'Leader not local', Partition.scala appendRecordsToLeader
     2.8.2:1074), yet every count Kafka keeps shows them healthy."""
     still = ", still at the capture" if g.still else ""
+    subject = {
+        "partitions": g.partitions,
+        "broker": g.leader,
+        "zxid": hex_zxid(g.began_zxid),
+        "still": g.still,
+    }
+    by, detail = (g.moved.by(), g.moved.detail()) if g.moved is not None else ("", "")
+    if g.moved is not None:
+        subject["trigger"] = g.moved.trigger or "preferred"
     return Finding(
         "partition.no_acting_leader",
         CRITICAL,
-        {"partitions": g.partitions, "broker": g.leader, "zxid": hex_zxid(g.began_zxid), "still": g.still},
+        subject,
         f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no acting leader for up to "
         f"{duration(g.longest_ms)}{still}: from zxid {hex_zxid(g.began_zxid)} "
         f"({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time) ZooKeeper names broker {g.leader} their "
-        f"leader (leader epoch {g.epoch}), but broker {g.leader} refused the LeaderAndIsr "
-        "(INCONSISTENT_TOPIC_ID) and did not lead them. The controller does not act on that error, "
+        f"leader (leader epoch {g.epoch}){by} but broker {g.leader} refused the LeaderAndIsr "
+        f"(INCONSISTENT_TOPIC_ID) and did not lead them.{detail} "
+        "The controller does not act on that error, "
         "so ZooKeeper and OfflinePartitionsCount show them healthy while nobody serves them; the "
         "leaders' UnderReplicatedPartitions metric misses them too (no broker leads them), and "
         "`kafka-topics --describe --under-replicated-partitions` lists only those whose ISR is short of "
         f"their replicas ({short(g)}).{then_offline(g)}",
-        (*(txn_ref(z) for z in (g.began_zxid, g.ended_zxid) if z is not None), *g.refs),
+        (
+            txn_ref(g.began_zxid),
+            *([g.moved.ref] if g.moved else []),
+            *([txn_ref(g.ended_zxid)] if g.ended_zxid is not None else []),
+            *g.refs,
+        ),
     )

@@ -17,14 +17,12 @@ from workbench.analysis.findings import (
     Coverage,
     Finding,
     Severity,
-    Status,
     findings_frame,
     findings_pandas,
-    hex_zxid,
 )
+from workbench.analysis.gaps import before_gaps, history_gaps
 from workbench.analysis.leaderless import nobody_serves
 from workbench.analysis.registry import ANALYSES
-from workbench.model.history_gaps import written_inside
 from workbench.model.reads import build
 from workbench.model.secrets import InClear, in_clear
 from workbench.model.views import views
@@ -99,6 +97,25 @@ def triage(bundle: Bundle, threads: int | None = None, only: Iterable[str] = ())
     if threads is None:
         threads = int(os.environ.get("WORKBENCH_TRIAGE_THREADS", TRIAGE_THREADS)) if v.small else 1
     analyses = chosen(only)
+    results, bad = _analysed(bundle, analyses, threads, bundle.bad_records.count)
+    coverage = Coverage()
+    found: list[Finding] = []
+    for each, checked in results:
+        found += each
+        coverage.update(checked)
+    checked_across(bundle, coverage)
+    found += before_gaps(bundle, lambda part: _found(part, analyses, threads), found, coverage)
+    found.sort(key=Finding.sort_key)
+    not_read = [n for n in bundle.evidence.not_read if not n.known]
+    return Triage(found, coverage, bad, bundle.evidence.origin, in_clear(bundle), not_read)
+
+
+def _analysed(
+    bundle: Bundle, analyses: tuple[Analysis, ...], threads: int, beside: Callable[[], T]
+) -> tuple[list[tuple[list[Finding], Coverage]], T]:
+    """Each analysis's findings and coverage, run in `threads` threads after the views they declare,
+    and what `beside` returns (run in the pool beside them, as no analysis waits for it)."""
+    v = views(bundle)
     read = list(dict.fromkeys(r for a in analyses if a.runs_on(v.evidence) for r in a.reads))
     build(bundle, read, only_check=True)  # a name that is no view fails here, before any work
     builds = [_inheriting(bundle, functools.partial(build, bundle, [name])) for name in read]
@@ -106,27 +123,22 @@ def triage(bundle: Bundle, threads: int | None = None, only: Iterable[str] = ())
     with ThreadPoolExecutor(max(1, threads), thread_name_prefix="triage") as pool:
         try:
             # The declared views are the pool's first tasks: each is made by a thread of its own while the
-            # analyses start in the others (built one after another before them, triage took 10% longer);
-            # the bad records are counted beside them, as no analysis waits for that.
+            # analyses start in the others (built one after another before them, triage took 10% longer).
             made = [pool.submit(b) for b in builds]
-            counted = pool.submit(_inheriting(bundle, bundle.bad_records.count))
+            aside = pool.submit(_inheriting(bundle, beside))
             results = list(pool.map(lambda run: run(), runs))
             for m in made:
                 m.result()
-            bad = counted.result()
+            return results, aside.result()
         except BaseException:  # Ctrl-C, or an analysis failed: no other begins, running jobs are cancelled
             pool.shutdown(wait=False, cancel_futures=True)
             bundle.spark.interruptAll()
             raise
-    coverage = Coverage()
-    found: list[Finding] = []
-    for each, checked in results:
-        found += each
-        coverage.update(checked)
-    checked_across(bundle, coverage)
-    found.sort(key=Finding.sort_key)
-    not_read = [n for n in bundle.evidence.not_read if not n.known]
-    return Triage(found, coverage, bad, bundle.evidence.origin, in_clear(bundle), not_read)
+
+
+def _found(bundle: Bundle, analyses: tuple[Analysis, ...], threads: int) -> list[Finding]:
+    results, _ = _analysed(bundle, analyses, threads, lambda: None)
+    return [f for each, _checked in results for f in each]
 
 
 def chosen(only: Iterable[str] = ()) -> tuple[Analysis, ...]:
@@ -153,48 +165,11 @@ def _inheriting(bundle: Bundle, work: Callable[[], T]) -> Callable[[], T]:
     return wrapped
 
 
-def finish(bundle: Bundle, coverage: Coverage) -> int:
-    """What triage does after the analyses (`checked_across`); returns the count of bad records."""
-    checked_across(bundle, coverage)
-    return bundle.bad_records.count()
-
-
 def checked_across(bundle: Bundle, coverage: Coverage) -> None:
     """What triage checks after the analyses, across them: the history's gaps, whose lines a shared logs
     folder held."""
-    _history_gaps(bundle, coverage)
+    history_gaps(bundle, coverage)
     log_attribution(bundle, coverage)
-
-
-def _history_gaps(bundle: Bundle, coverage: Coverage) -> None:
-    """Gaps in ZooKeeper's history make every check that read it partial, and get a row of their own
-    saying what each hides and from where the analyses read on."""
-    v = views(bundle)
-    gaps = v.history_gaps
-    if not gaps:
-        return
-    said = []
-    for g in gaps:
-        hidden = written_inside(bundle, g)
-        said.append(
-            g.describe()
-            + (f"; ZooKeeper's state shows written inside it: {', '.join(hidden)}" if hidden else "")
-        )
-    resumed = v.resumed_after
-    if resumed is not None and resumed.before is not None:
-        covered = v.history_base[1]
-        said.append(
-            f"the analyses read the history from {hex_zxid(resumed.before)} on"
-            + (
-                " over the snapshot that covers the gap"
-                if covered
-                else ", over a tree not known then (no snapshot after the gap)"
-            )
-        )
-    for name, check in coverage.items():
-        if check.status is Status.DONE and any("history" in u for u in check.used):
-            coverage.record(name, check.used, [*check.missing, "ZooKeeper's history has gaps (zk_history)"])
-    coverage.record("zk_history", ["txn logs"], said)
 
 
 def log_attribution(bundle: Bundle, coverage: Coverage) -> None:

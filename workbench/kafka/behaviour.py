@@ -186,6 +186,18 @@ _FACTS = (
         ),
     ),
     Fact(
+        "auto_rebalance_elects_a_stale_replica_in_the_isr",
+        "The automatic leader rebalance (auto.leader.rebalance.enable) makes the preferred replica leader "
+        "wherever it is alive and in the ISR (canPreferredReplicaBeLeader); nothing asks for its topic "
+        "id, so a replica holding a stale one while still in the ISR is elected, and refuses.",
+        (2, 8, 0),
+        None,
+        (
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "1236-1279"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "1291-1331"),
+        ),
+    ),
+    Fact(
         "auto_rebalance_leaves_topics_queued_for_deletion",
         "The automatic leader rebalance leaves out topics queued for deletion, both from each broker's "
         "imbalance ratio and from the partitions it moves.",

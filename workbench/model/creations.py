@@ -29,8 +29,9 @@ if TYPE_CHECKING:
 def creations(bundle: Bundle) -> DataFrame | None:
     """Each topic creation (first_partition 0) and partition addition in ZooKeeper's history: topic, zxid,
     time, first_partition, added and existing (partition -> replicas), by (the broker whose session wrote
-    it; null: another session, a tool's), brokers (id and rack of each then registered). None without
-    ZooKeeper's history."""
+    it; null: another session, a tool's), brokers (id and rack of each then registered) and brokers_known
+    (false where the history starts after a gap over a tree not known: some brokers then may be missing).
+    None without ZooKeeper's history."""
     watched = views(bundle).watched_history
     if watched is None:
         return None
@@ -94,7 +95,10 @@ def creations(bundle: Bundle) -> DataFrame | None:
             ).alias("brokers"),
         )
     )
-    return added.join(then, ["topic", "zxid"])
+    # Where the tree the history starts from is not known (after a gap), a broker registered before it
+    # and still then is absent from `regs`: the brokers then are not known, so nothing is judged by them.
+    known = F.lit(views(bundle).history_base[1]).alias("brokers_known")
+    return added.join(then, ["topic", "zxid"]).select("*", known)
 
 
 def _not_kafkas(batches: Iterator[Any]) -> Iterator[Any]:
@@ -112,7 +116,9 @@ def _not_kafkas(batches: Iterator[Any]) -> Iterator[Any]:
             existing = {int(p): list(rs or []) for p, rs in (row["existing"] or [])}
             ids = {b.id for b in brokers}
             missing = sorted({x for rs in added.values() for x in rs} - ids)
-            if missing:
+            if not row["brokers_known"]:
+                whys.append(None)
+            elif missing:
                 whys.append(f"broker(s) {', '.join(map(str, missing))} not registered then")
             elif row["first_partition"] == 0:
                 ok = default_assignment_could_give(added, brokers)
@@ -132,9 +138,9 @@ def not_default(made: DataFrame) -> DataFrame:
     schema = StructType(
         [StructField("topic", StringType()), made.schema["zxid"], StructField("why", StringType())]
     )
-    checked = made.select("topic", "zxid", "first_partition", "added", "existing", "brokers").mapInArrow(
-        _not_kafkas, schema
-    )
+    checked = made.select(
+        "topic", "zxid", "first_partition", "added", "existing", "brokers", "brokers_known"
+    ).mapInArrow(_not_kafkas, schema)
     return made.join(checked.where(F.col("why").isNotNull()), ["topic", "zxid"]).select(
         "topic", "zxid", "time", "by", "first_partition", "why"
     )

@@ -105,11 +105,20 @@ def timeline(bundle: Bundle) -> DataFrame:
 def replica_progress(bundle: Bundle, topic: str) -> DataFrame:
     """Each replica of a topic under deletion, for a Gantt chart: topic, partition, broker, requested (the
     request: the marker's create, else the controller's line), renamed (its '-delete' rename), deleted (its
-    log removed) and state (its last replica state in the controller's log); each time on its source's
-    clock. Replicas are those ZooKeeper still assigns and those the logs name."""
+    log removed), state (its last replica state in the controller's log) and completed (the topic's: the
+    marker or topic znode removed, else the controller's line; null while it lasts); each time on its
+    source's clock. Replicas are those ZooKeeper still assigns and those the logs name."""
     steps = timeline(bundle).where(F.col("topic") == topic)
-    asked = steps.where(F.col("step").isin("requested", "deletion.started")).agg(
-        F.min_by("ts", F.struct(F.col("zxid").isNull(), "ts")).alias("requested")
+
+    def earliest(step: Column) -> Column:
+        """The first time of those steps, ZooKeeper's txn before the controller's line."""
+        return F.min_by("ts", F.when(step, F.struct(F.col("zxid").isNull(), "ts")))
+
+    asked = steps.agg(
+        earliest(F.col("step").isin("requested", "deletion.started")).alias("requested"),
+        earliest(F.col("step").isin("marker removed", "topic znode removed", "deletion.completed")).alias(
+            "completed"
+        ),
     )
     assigned = (
         views(bundle)
@@ -130,7 +139,14 @@ def replica_progress(bundle: Bundle, topic: str) -> DataFrame:
         .join(per_replica, ["partition", "broker"], "left")
         .crossJoin(asked)
         .select(
-            F.lit(topic).alias("topic"), "partition", "broker", "requested", "renamed", "deleted", "state"
+            F.lit(topic).alias("topic"),
+            "partition",
+            "broker",
+            "requested",
+            "renamed",
+            "deleted",
+            "state",
+            "completed",
         )
     )
 

@@ -4,6 +4,7 @@ and legends beside the plot."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
@@ -103,6 +104,32 @@ def interval(ax: Axes, y: float, start: Any, until: Any, note: bool = True, **ba
     return short
 
 
+def shares(ax: Axes, stretches: Iterable[tuple[Any, Any, int]], colour: str, **shade: Any) -> int:
+    """Shade each stretch of time (start, until, how many partitions it held) from 0 up to the partitions
+    it held, stacked where stretches overlap, so that 2 partitions of 24 read as 2, not as the whole
+    cluster; each at least MIN_WIDTH wide, its length written at the bottom when too short to see.
+    Returns the most partitions shaded at once."""
+    left, right = ax.get_xlim()
+    least = MIN_WIDTH * (right - left)
+    drawn = []
+    for start, until, n in stretches:
+        x0, x1 = mdates.date2num(utc(start)), mdates.date2num(utc(until))
+        drawn.append((x0, max(x1, x0 + least), n))
+        if x1 - x0 < least:
+            _length_at_bottom(ax, x0 + least, utc(until) - utc(start), colour)
+    edges = sorted({x for x0, x1, _ in drawn for x in (x0, x1)})
+    steps: list[tuple[float, float, int]] = []  # (from, to, partitions shaded), equal neighbours merged
+    for a, b in itertools.pairwise(edges):
+        n = sum(k for x0, x1, k in drawn if x0 <= a and b <= x1)
+        if steps and steps[-1][2] == n and steps[-1][1] == a:
+            steps[-1] = (steps[-1][0], b, n)
+        elif n:
+            steps.append((a, b, n))
+    for a, b, n in steps:
+        ax.bar(a, n, width=b - a, align="edge", color=colour, linewidth=0, **shade)
+    return max((n for _, _, n in steps), default=0)
+
+
 def windows(
     ax: Axes, spans: Iterable[tuple[Any, Any]], colour: str, note: bool = True, **shade: Any
 ) -> list[tuple[Any, Any]]:
@@ -120,16 +147,21 @@ def windows(
         x0, x1 = mdates.date2num(start), mdates.date2num(until)
         ax.axvspan(x0, max(x1, x0 + least), color=colour, linewidth=0, **shade)
         if note and x1 - x0 < least:
-            ax.annotate(
-                duration(until - start),
-                (x0 + least, 0),
-                xycoords=("data", "axes fraction"),
-                xytext=(2, 2),
-                textcoords="offset points",
-                fontsize=7,
-                color=colour,
-            )
+            _length_at_bottom(ax, x0 + least, until - start, colour)
     return merged
+
+
+def _length_at_bottom(ax: Axes, x: float, length: pd.Timedelta, colour: str) -> None:
+    """A stretch's length written at the bottom of the axes, right of `x`: it was too short to see."""
+    ax.annotate(
+        duration(length),
+        (x, 0),
+        xycoords=("data", "axes fraction"),
+        xytext=(2, 2),
+        textcoords="offset points",
+        fontsize=7,
+        color=colour,
+    )
 
 
 def legend_beside(ax: Axes, handles: list[Any] | None = None, title: str | None = None) -> None:

@@ -10,6 +10,7 @@ from matplotlib.patches import Patch
 from pyspark.sql import DataFrame
 
 from workbench.plots.base import (
+    BLACK,
     GREEN,
     GREY,
     ORANGE,
@@ -32,8 +33,8 @@ def deletion_gantt(
 ) -> Figure:
     """Each replica of a deleted topic (model.deletion_steps.replica_progress) from the request to its
     '-delete' rename and the log's removal, with its broker's offline windows (health.offline_windows)
-    shaded; the controller's part takes milliseconds, so those bars are drawn wide enough to see, their
-    length written beside them."""
+    shaded and the topic's request and completion marked across them; the controller's part takes
+    milliseconds, so those bars are drawn wide enough to see, their length written beside them."""
     p = frame(progress).sort_values(["broker", "partition"]).reset_index(drop=True)
     if p.empty:
         raise ValueError("no replicas to draw: is the topic right?")
@@ -67,6 +68,14 @@ def deletion_gantt(
                 va="center",
                 fontsize=7,
             )
+    marks = []  # the topic's request and completion, across every replica
+    for column, colour, style, label in (
+        ("requested", BLACK, "--", "deletion requested"),
+        ("completed", GREEN, "-", "deletion completed\n(marker removed)"),
+    ):
+        at = p[column].dropna().min() if column in p else None
+        if at is not None and not pd.isna(at):
+            marks.append(ax.axvline(at, color=colour, linestyle=style, linewidth=1, label=label, zorder=1))
     ax.set_yticks(range(len(p)), [f"{r.topic}-{r.partition} @ broker {r.broker}" for r in p.itertuples()])
     ax.invert_yaxis()
     ax.set_ylabel("replica")
@@ -77,6 +86,7 @@ def deletion_gantt(
             Patch(color=SKY_BLUE, label="renamed to -delete,\nwaiting file.delete.delay.ms"),
             Patch(color=GREEN, label="log removed"),
             Patch(facecolor=GREY, alpha=0.35, hatch="//", label="broker offline\n(no registration)"),
+            *marks,
         ],
     )
     ax.set_title(title or f"Deletion of {p.topic.iloc[0]}, replica by replica (each broker's clock)")

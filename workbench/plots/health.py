@@ -26,8 +26,8 @@ from workbench.plots.base import (
     legend_beside,
     mark_moments,
     new_figure,
+    shares,
     time_axis,
-    windows,
 )
 
 LEADERLESS = {"offline": VERMILLION, "no_acting_leader": BLACK}
@@ -42,11 +42,13 @@ def partition_health(
     marks: Iterable[Moment] | None = None,
     span: Span | None = None,
     leaderless: DataFrame | pd.DataFrame | None = None,
+    partitions: int | None = None,
 ) -> Figure:
     """Offline, without an acting leader, under-replicated and under-min-ISR partitions per bucket
     (health's `minutes`): the count at each bucket's end as a line, the peak within it as a band; with
     `leaderless` (health.leaderless_windows) each stretch some partition had no acting leader is shaded to
-    the millisecond, which a bucket's count can hide; the key moments marked."""
+    the millisecond, which a bucket's count can hide, up to the partitions it held (the share, against
+    the cluster's `partitions` at the capture where given); the key moments marked."""
     m = frame(minutes).sort_values("minute")
     down = frame(leaderless) if leaderless is not None else None
     fig, ax = new_figure(11, 4)
@@ -59,8 +61,14 @@ def partition_health(
             break
         stretches = down[down["count"] == count]
         if len(stretches):
-            windows(ax, zip(stretches.began, stretches.ended, strict=True), colour, alpha=0.1)
-            label = f"no acting leader:\n{LEADERLESS_LABELS[count]}"
+            most = shares(
+                ax,
+                zip(stretches.began, stretches.ended, stretches.partitions, strict=True),
+                colour,
+                alpha=0.1,
+            )
+            of = f", of {partitions} at the capture" if partitions else ""
+            label = f"no acting leader:\n{LEADERLESS_LABELS[count]}\nat most {most} partition(s) at once{of}"
             handles.append(Patch(color=colour, alpha=0.1, label=label))
     for name, colour in (
         ("offline", VERMILLION),

@@ -75,7 +75,8 @@ def health(d: Drawing) -> Figures:
     if h is None:
         return out
     leaderless = health_of.leaderless_windows(h, health_of.captured_at(d.bundle))
-    _add(out, "Partition health", plots.partition_health, h.minutes, d.marks, d.span, leaderless)
+    every = views(d.bundle).partitions.count()
+    _add(out, "Partition health", plots.partition_health, h.minutes, d.marks, d.span, leaderless, every)
     first = h.minutes.agg({"minute": "min"}).collect()[0][0]
     ev = views(d.bundle).evidence
     setting = "leader.imbalance.per.broker.percentage"

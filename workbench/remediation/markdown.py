@@ -162,14 +162,18 @@ def _preflight(p: RepairPlan) -> list[str]:
         "- Copy each script to its broker's host and run it with `--check` there: it verifies the host is "
         "that broker, every file still holds the stale id and ZooKeeper still holds the new one. If "
         "anything changed since the capture, capture again and make a new plan.",
-        "- Each script with `--apply` says where `/controller` is and which partitions its broker leads "
-        "with no other ISR member (its controlled shutdown cannot move them: the broker retries, then logs "
+        "- Each script with `--apply` says where `/controller` is, whether `auto.leader.rebalance.enable` "
+        "is on (read from `SERVER_PROPERTIES` where set, else as the bundle says), which partitions "
+        "ZooKeeper has now with its broker alone in the ISR (the forecast is of the capture), and which "
+        "partitions its broker leads with no other ISR member (its controlled shutdown cannot move them: "
+        "the broker retries, then logs "
         "'Proceeding to do an unclean shutdown', which is expected), and names the partitions the step "
         "takes offline and asks before it stops the broker (`--yes` for automation). If a wait runs out, "
         "put right what it names and run the script again with `--wait-only`: it waits again without "
         "restarting the broker.",
         "- Set what differs on your hosts: `KAFKA_BIN`, `ZOOKEEPER`, `STOP_BROKER`, `START_BROKER` "
-        "(systemd unit `kafka` by default), `BACKUP_DIR`, `WAIT_SECONDS`; for a ZooKeeper with TLS "
+        "(systemd unit `kafka` by default), `BACKUP_DIR`, `WAIT_SECONDS`, `SERVER_PROPERTIES`; for a "
+        "ZooKeeper with TLS "
         "`ZK_TLS_CONFIG` (zookeeper-shell.sh `-zk-tls-config-file`, Kafka 2.5+), with SASL a JAAS file in "
         "`KAFKA_OPTS`.",
         "",

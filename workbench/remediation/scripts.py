@@ -90,6 +90,7 @@ def broker_script(p: RepairPlan, n: int, step: BrokerStep) -> str:
         "LATER": later,
         "WHOLE": "\n".join(f'  "{t} {q}"' for t, q in f.whole),
         "OFFLINE": "\n".join(offline),
+        "AUTO_REBALANCE": {True: "true", False: "false", None: "unknown"}[p.auto_rebalance],
         "SOLE_LEADER": "\n".join(f'  "{m.tp[0]}-{m.tp[1]}"' for m in f.moves if m.to < 0),
         "BACKUP_DIR": f"/var/tmp/topic-id-repair-{cluster}-broker-{step.broker}",
         "LOG_DIRS": log_dirs,

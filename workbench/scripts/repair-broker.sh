@@ -35,6 +35,8 @@ BROKER_ID=@BROKER@
 : "${BACKUP_DIR:=@BACKUP_DIR@}"
 : "${WAIT_SECONDS:=900}"   # how long each wait may take before the script stops and says what is missing
 : "${POLL_SECONDS:=5}"   # how often a wait looks again (each look runs zookeeper-shell.sh, a JVM)
+: "${SERVER_PROPERTIES:=}"   # the broker's server.properties, read for auto.leader.rebalance.enable
+AUTO_REBALANCE=@AUTO_REBALANCE@   # auto.leader.rebalance.enable as the bundle's server.properties say
 @LOG_DIRS@
 # The replicas to repair: log dir, partition dir, topic, partition, the stale id on disk, ZooKeeper's id.
 REPLICAS=(
@@ -203,6 +205,30 @@ preflight() {
   say "the active controller is broker ${controller:-unknown (/controller not read)}"
   [ "${controller:-}" != "$BROKER_ID" ] \
     || say "note: this broker is the controller: its stop elects another, which first loads the cluster's state"
+  local rebalance=$AUTO_REBALANCE
+  if [ -n "$SERVER_PROPERTIES" ] && [ -r "$SERVER_PROPERTIES" ]; then
+    rebalance=$(sed -n 's/^[[:space:]]*auto\.leader\.rebalance\.enable[[:space:]]*[=:[:space:]][[:space:]]*//p' \
+      "$SERVER_PROPERTIES" | tail -n 1)
+    rebalance=${rebalance:-true}   # Kafka's default
+  fi
+  if [ "$rebalance" != false ]; then
+    say "note: auto.leader.rebalance.enable is ${rebalance/unknown/not known (on by default)}: the controller"
+    say "  makes a preferred replica leader wherever it is alive and in the ISR, even one still holding the"
+    say "  stale id, which refuses: such partitions have no acting leader until their broker's step."
+  fi
+  if [ "${#REJOINS[@]}" -gt 0 ]; then  # ZooKeeper now, against the forecast made from the capture
+    local c i=0 alone=() states
+    mapfile -t states < <(rejoin_states)
+    for c in "${REJOINS[@]}"; do
+      set -- $c
+      i=$((i + 1))
+      grep -Eq "\"isr\": *\[ *$BROKER_ID *\]" <<<"${states[i - 1]:-}" && alone+=("$1-$2")
+    done
+    if [ "${#alone[@]}" -gt 0 ]; then
+      say "note: ZooKeeper has only broker $BROKER_ID in the ISR of ${#alone[@]} partition(s) now (${alone[*]}):"
+      say "  stopping it leaves them without a leader until it is back (PLAN.md's forecast is of the capture)."
+    fi
+  fi
   if [ "${#SOLE_LEADER[@]}" -gt 0 ]; then
     say "note: broker $BROKER_ID leads ${#SOLE_LEADER[@]} partition(s) with no other ISR member (${SOLE_LEADER[*]}):"
     say "  its controlled shutdown cannot move them, so it retries and then logs 'Proceeding to do an unclean"

@@ -299,6 +299,8 @@ ELECTIONS = [
       SELECTOR, "PartitionLeaderSelector.scala selectLeader 1.0.2:90"),
     T("leader_election.started", "Starting replica leader election ({election_type}) for partitions {partitions} triggered by {trigger}",
       KC, "KafkaController.scala onReplicaElection 2.8.2:859"),
+    T("leader_election.started", "Starting preferred replica leader election for partitions {partitions}",
+      KC, "KafkaController.scala onPreferredReplicaElection 0.10.2.2:658, 2.3.1:644"),
     T("leader_election.failed", "Error completing replica leader election ({election_type}) for partition {tp}{_}",
       KC, "KafkaController.scala onReplicaElection 2.8.2:879,882"),
     T("leader_election.skipped", "Skipping replica leader election ({election_type}) for partitions {partitions} by {trigger} since the respective topics are being deleted",

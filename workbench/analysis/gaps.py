@@ -1,0 +1,129 @@
+"""ZooKeeper's history around its gaps. The analyses read the history from the newest gap on (nothing
+inside or across a gap is inferred: `model.history_gaps`); what precedes each gap is read on its own, as
+the evidence stood at the gap (`frames.Until`), and what happened and was over there is kept. Coverage
+says, per gap, what it hid."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING
+
+from workbench.analysis.findings import Coverage, Finding, Status
+from workbench.analysis.registry import kinds
+from workbench.model.history_gaps import Gap, written_inside
+from workbench.model.views import views
+from workbench.zookeeper.txns import hex_zxid
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+
+# The gaps whose history before them is read on its own, newest first: each is a pass of every analysis.
+SEGMENTS_READ = 4
+
+
+def before_gaps(
+    bundle: Bundle, found_in: Callable[[Bundle], list[Finding]], found: list[Finding], coverage: Coverage
+) -> list[Finding]:
+    """The findings of what happened before each gap (`found_in` the evidence as it stood there) that
+    `found` (the history after the newest gap) does not already make; what was still going on when the
+    history stops at a gap is added to coverage's `zk_history` (`history_gaps`), never carried across it."""
+    from workbench.frames import Until
+
+    out: list[Finding] = []
+    seen = {named(f) for f in found}
+    said: list[str] = []
+    inner = [g for g in views(bundle).history_gaps if g.after is not None and g.before is not None]
+    if len(inner) > SEGMENTS_READ:
+        skipped = inner[: len(inner) - SEGMENTS_READ]
+        said.append(
+            f"the history before {len(skipped)} older gap(s) (up to {hex_zxid(skipped[-1].after or 0)}) is "
+            f"not read on its own: each costs a pass of every analysis, and only the {SEGMENTS_READ} "
+            "newest are read"
+        )
+        inner = inner[len(skipped) :]
+    for gap in inner:
+        assert gap.after is not None
+        part = Until(bundle, gap.after)
+        try:
+            before = found_in(part)
+        finally:
+            part.release()
+        kept, lasting = kept_before(before, seen)
+        out += kept
+        said += [lasting_at(gap, lasting)] if lasting else []
+    if said:
+        coverage.add("zk_history", said)
+    return out
+
+
+def named(f: Finding) -> tuple[str, Hashable]:
+    """What names one finding: its kind and its kind's key (`Kind.key`), else its whole subject."""
+    keys = kinds()[f.kind].key or tuple(sorted(f.subject))
+    return f.kind, tuple((k, str(f.subject.get(k))) for k in keys)
+
+
+def kept_before(
+    before: list[Finding], seen: set[tuple[str, Hashable]]
+) -> tuple[list[Finding], list[Finding]]:
+    """Of the findings made from the history before a gap: those kept (of a kind that tells of what was
+    over there, `Kind.event`, and not already made: `seen` grows), and those of something still going on
+    when the history stops (`still` above 0), which the gap cuts."""
+    every = kinds()
+    kept, lasting = [], []
+    for f in before:
+        if not every[f.kind].event:
+            continue
+        if f.subject.get("still"):
+            lasting.append(f)
+        elif named(f) not in seen:
+            seen.add(named(f))
+            kept.append(f)
+    return kept, lasting
+
+
+def lasting_at(gap: Gap, lasting: list[Finding]) -> str:
+    """Coverage's words for what the history before `gap` shows still going on when it stops."""
+    what = "; ".join(
+        f"{f.kind} ({', '.join(f'{k} {v}' for k, v in f.subject.items() if k != 'still')})" for f in lasting
+    )
+    return (
+        f"when the history stops at {hex_zxid(gap.after or 0)}, before txns {gap.missing}, it shows "
+        f"still going on (how it went on is not known): {what}"
+    )
+
+
+def history_gaps(bundle: Bundle, coverage: Coverage) -> None:
+    """Gaps in ZooKeeper's history make every check that read it partial, and get a row of their own
+    saying what each hides, what it keeps from being found, and from where the analyses read on."""
+    v = views(bundle)
+    gaps = v.history_gaps
+    if not gaps:
+        return
+    said = []
+    for g in gaps:
+        hidden = written_inside(bundle, g)
+        said.append(
+            g.describe()
+            + (f"; ZooKeeper's state shows written inside it: {', '.join(hidden)}" if hidden else "")
+            + "; inside it no election, registration, session's end, leader or ISR change, topic or "
+            "deletion change can be found"
+        )
+    resumed = v.resumed_after
+    if resumed is not None and resumed.before is not None:
+        covered = v.history_base[1]
+        said.append(
+            f"the analyses read the history from {hex_zxid(resumed.before)} on"
+            + (
+                " over the snapshot that covers the gap"
+                if covered
+                else ", over a tree not known then (no snapshot after the gap): a registration or a "
+                "partition's state from before the gap is known again only once written, so a session's "
+                "end or an outage that began with it is not found"
+            )
+            + "; what happened before each gap is read from the history up to it"
+        )
+    for name, check in coverage.items():
+        if check.status is Status.DONE and any("history" in u for u in check.used):
+            coverage.record(name, check.used, [*check.missing, "ZooKeeper's history has gaps (zk_history)"])
+    coverage.record("zk_history", ["txn logs"], said)
