@@ -225,6 +225,10 @@ def test_znode_versions_name_each_writer(with_truth: Any) -> None:
     notes = [t.get_text() for t in ax.texts]
     removed = next(c for c in changes if c["to"] is None)
     assert any(f"zxid {removed['zxid']:#x}" in n and "session 0x" in n for n in notes)  # no broker's session
+    # the same write added orders' partitions 6-11: its note says so, the others say how many there were
+    (grew,) = [n for n in notes if "->" in n]
+    assert f"zxid {removed['zxid']:#x}" in grew and grew.endswith("6 -> 12 partitions")
+    assert sum(n.endswith("\n6 partitions") for n in notes) == 2
 
 
 def test_a_plot_refuses_rows_that_were_not_aggregated(

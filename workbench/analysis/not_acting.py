@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 # controller logs it, then elects and writes each partition's state, within milliseconds to seconds; a
 # line further back is another election's.
 MOVED_WITHIN_MS = 10_000
-TRIGGERS = {  # KafkaController.scala ElectionTrigger 2.4.1:58-60, 2.8.2:56-58, 3.6.2:61-63
+TRIGGERS = {  # KafkaController.scala ElectionTrigger 2.4.1:49-51, 2.8.2:56-58, 3.6.2:60-62
     "AutoTriggered": "the controller's automatic preferred-replica election (auto.leader.rebalance.enable)",
     "AdminClientTriggered": "a preferred-replica election asked for through the admin API "
     "(kafka-leader-election)",

@@ -110,8 +110,9 @@ def znode_versions(
     span: Span | None = None,
 ) -> Figure:
     """Every write to /brokers/topics/<topic> (topic_ids.znode_history): the topic_id it left, who wrote it
-    (a controller's fenced write, or a session no broker owns) and the zxid, on ZooKeeper's clock; the
-    note of a write close after another on its row goes below it, so that neither hides the other."""
+    (a controller's fenced write, or a session no broker owns), the zxid and the partitions it left (6 ->
+    12 where a write added some), on ZooKeeper's clock; the note of a write close after another on its
+    row goes below it, so that neither hides the other."""
     h = frame(history)
     h = h[h.topic == topic].sort_values("zxid").reset_index(drop=True)
     if h.empty:
@@ -125,6 +126,7 @@ def znode_versions(
     em = pd.Timedelta(days=7 * 0.6 / (fig.get_figwidth() * 72 * 0.65) * (ax.get_xlim()[1] - ax.get_xlim()[0]))
     ax.step(h.time, [ids.index(y) for y in ys], where="post", color=GREY, linewidth=1, zorder=1)
     last: dict[int, tuple[pd.Timestamp, bool]] = {}  # row: where the previous note ends, whether below
+    before = None  # the partitions the previous write left
     for i, w in h.iterrows():
         row, by_broker = ids.index(ys[i]), not pd.isna(w.writer_broker)
         ax.scatter(
@@ -137,6 +139,10 @@ def znode_versions(
         )
         who = f"broker {int(w.writer_broker)}" if by_broker else f"session {int(w.session_id):#x}"
         note = f"{w.op} zxid {int(w.zxid):#x}\n{who}, v{w.znode_version}"
+        if "partitions" in h and not pd.isna(w.partitions):
+            grew = f"{before} -> " if before is not None and before != w.partitions else ""
+            note += f"\n{grew}{int(w.partitions)} partitions"
+            before = int(w.partitions)
         below = row in last and w.time < last[row][0] and not last[row][1]
         last[row] = (w.time + em * (2 + max(map(len, note.split("\n")))), below)
         ax.annotate(
