@@ -560,3 +560,17 @@ def test_partitions_left_without_a_leader_are_told_from_the_controllers_lines(
     assert known.summary.split(") ")[0] == logged.summary.split(") ")[0]  # the same partitions
     (left,) = of(incidents["2021"], "partition.offline")
     assert (left.severity.name, left.subject["partitions"], left.subject["still"]) == ("CRITICAL", 29, 29)
+
+
+def test_the_preferred_election_before_a_refusal_is_named_from_the_lines(
+    alone: Callable[[str], list[Finding]], triaged: Callable[[str], Triage]
+) -> None:
+    """topicid-mismatch-2.8 without zk/: the controller's automatic rebalance line names orders-0 just
+    before its line naming broker 1 leader, which refused it; the finding names that trigger, as the full
+    bundle's does, and cites the line after the one naming the leader."""
+    (refused,) = of(alone("topicid-mismatch-2.8"), "partition.no_acting_leader")
+    (known,) = of(triaged("topicid-mismatch-2.8").findings, "partition.no_acting_leader")
+    assert refused.subject["trigger"] == known.subject["trigger"] == "AutoTriggered"
+    by = ", chosen by the controller's automatic preferred-replica election (auto.leader.rebalance.enable),"
+    assert by in refused.summary.split(". ")[0] and by in known.summary.split(". ")[0]
+    assert refused.evidence[1] == known.evidence[1] == "broker-2:logs/controller.log.2024-03-12-08:50"

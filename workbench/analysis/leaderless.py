@@ -32,7 +32,14 @@ from workbench.analysis.findings import (
     txn_ref,
 )
 from workbench.analysis.leaderless_lines import SHOWN, logged, pasted, paused_finding
-from workbench.analysis.not_acting import NotActing, moved_by, not_acting_finding, refusals
+from workbench.analysis.not_acting import (
+    Moved,
+    NotActing,
+    moved_by,
+    not_acting_finding,
+    preferred_elections,
+    refusals,
+)
 from workbench.model.channel import Quiet, went_quiet
 from workbench.model.described import Shown, offline_facts
 from workbench.model.evidence import lacking
@@ -96,6 +103,7 @@ class Facts:
     lacking: list[str] = field(default_factory=list)  # the controller's journal, where absent
     quiet: dict[tuple[int, datetime], Quiet] = field(default_factory=dict)  # (lost leader, start) -> signs
     paused: list[Paused] = field(default_factory=list)  # leaders that stood still and ran on in their session
+    moved: dict[str, Moved] = field(default_factory=dict)  # a refusal's naming line -> the election before it
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -110,7 +118,7 @@ def facts(bundle: Bundle) -> Facts:
         quiet = went_quiet(bundle, [(b, at) for b, at in starts if at is not None])
         return Facts(False, offline_facts(bundle), logged=logged, logged_total=total, refused=refused,
                      refused_total=refused_total, ends=ends, unread=v.evidence.zk_history, lacking=absent,
-                     quiet=quiet, paused=paused(bundle, {}))  # fmt: skip
+                     quiet=quiet, paused=paused(bundle, {}), moved=_moved(bundle, refused))  # fmt: skip
     # one outage per stretch nobody served a partition (`service.unserved`), told by how it began: gone
     # offline (or its leader silent until its session's expiry took it offline), or refused by a leader
     # ZooKeeper names; a pause its session survived is told apart (`paused_finding`)
@@ -124,6 +132,14 @@ def facts(bundle: Bundle) -> Facts:
     silent, stood = _silent_leaders(bundle, led), pauses(bundle)
     not_acting = moved_by(bundle, refusals(stretch.where(first == "refused")))
     return Facts(True, None, offline, silent, not_acting, v.history_read, paused=stood)
+
+
+def _moved(bundle: Bundle, refused: list[Refused]) -> dict[str, Moved]:
+    """The preferred election before each controller's line naming a leader that refused, on the
+    controller's clock (its own lines)."""
+    lines = sorted({r.named_ref for r in refused})
+    wanted = [(lines.index(r.named_ref), TP(r.topic, r.partition), r.named) for r in refused]
+    return {lines[i]: m for i, m in preferred_elections(bundle, wanted, on_zk_clock=False).items()}
 
 
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:

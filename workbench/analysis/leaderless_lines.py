@@ -20,6 +20,7 @@ from workbench.model.pauses import Paused
 
 if TYPE_CHECKING:
     from workbench.analysis.leaderless import Facts
+    from workbench.analysis.not_acting import Moved
 
 SHOWN = 500  # stretches without a leader read from the logs at most; coverage counts any beyond
 
@@ -100,7 +101,7 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
     went = {(x.topic, x.partition) for x in f.logged if id(x) in inside}
     # a leadership moved from one refusing broker to another: the outage under way runs on
     begun = [r for r in f.refused if not _began_in(r.topic, r.partition, r.named, windows)]
-    return out + refused(begun, went, f.ends)
+    return out + refused(begun, went, f.ends, f.moved)
 
 
 Window = tuple[str, int, datetime | None, datetime | None]  # a partition nobody served, from, until
@@ -123,19 +124,26 @@ def _began_in(topic: str, partition: int, at: datetime, windows: list[Window]) -
     )
 
 
-def refused(windows: list[Refused], went: set[tuple[str, int]], ends: datetime | None) -> list[Finding]:
+def refused(
+    windows: list[Refused],
+    went: set[tuple[str, int]],
+    ends: datetime | None,
+    moved: dict[str, Moved] | None = None,
+) -> list[Finding]:
     """partition.no_acting_leader from the lines: the partitions whose leader the controller named refused
     the LeaderAndIsr, one finding per line of the controller's naming it (as with ZooKeeper's history, one
     per txn: the controller writes each partition's state in its own). The refusing broker
     keeps its old role (`refused_leader_and_isr_keeps_role`) and the controller does not act on the error
     (`controller_acts_only_on_storage_errors`): nobody serves them until a broker logs leading them. Those
-    whose refusing leader then went away (`went`: offline too) are the same outage."""
+    whose refusing leader then went away (`went`: offline too) are the same outage; `moved`: the
+    preferred election before a naming line, by its ref."""
     groups: dict[tuple[datetime, str, int], list[Refused]] = {}
     for r in windows:
         groups.setdefault((r.named, r.named_ref, r.leader), []).append(r)
     out = []
-    for (named, _, leader), xs in sorted(groups.items(), key=lambda g: g[0]):
+    for (named, named_ref, leader), xs in sorted(groups.items(), key=lambda g: g[0]):
         at = named.replace(microsecond=0)
+        by = (moved or {}).get(named_ref)
         again = [x for x in xs if x.led_again is not None]
         still = len(xs) - len(again)
         epochs = sorted({x.leader_epoch for x in xs if x.leader_epoch is not None})
@@ -143,9 +151,9 @@ def refused(windows: list[Refused], went: set[tuple[str, int]], ends: datetime |
         text = (
             f"{len(xs)} partition(s) ({tp_list(xs)}) had no acting leader from {at:%Y-%m-%d %H:%M:%S} "
             f"(the controller's clock): the controller named broker {leader} their leader"
-            f"{f' (leader epoch {epochs[0]})' if len(epochs) == 1 else ''}, but broker {leader} refused the "
-            f"LeaderAndIsr (INCONSISTENT_TOPIC_ID: its log holds another topic id; first at "
-            f"{first.refused:%H:%M:%S}, its clock) and kept its old role, so nobody served them"
+            f"{f' (leader epoch {epochs[0]})' if len(epochs) == 1 else ''}{by.by() if by else ','} but "
+            f"broker {leader} refused the LeaderAndIsr (INCONSISTENT_TOPIC_ID: its log holds another topic "
+            f"id; first at {first.refused:%H:%M:%S}, its clock) and kept its old role, so nobody served them"
         )
         if again:
             last = max(again, key=lambda x: x.led_again or at)
@@ -161,13 +169,16 @@ def refused(windows: list[Refused], went: set[tuple[str, int]], ends: datetime |
         if offline:
             some = "all of them" if offline == len(xs) else f"{offline} of them"
             text += f"; {some} then went offline too (no live leader), in the same outage"
-        text += (
-            ". The controller does not act on that error, so OfflinePartitionsCount and the leaders' "
-            "UnderReplicatedPartitions show nothing while nobody serves them."
-        )
-        subject = {"partitions": len(xs), "broker": leader, "still": still, "began": moment(at)}
+        text += f".{by.detail() if by else ''} The controller does not act on that error, so "
+        text += "OfflinePartitionsCount and the leaders' UnderReplicatedPartitions show nothing while nobody "
+        text += "serves them."
+        subject: dict[str, Any] = {"partitions": len(xs), "broker": leader, "still": still}
+        subject["began"] = moment(at)
+        if by:
+            subject["trigger"] = by.trigger or "preferred"
         refs = (
             min(x.named_ref for x in xs),
+            *([by.ref] if by else []),
             first.refused_ref,
             *sorted({x.led_again_ref for x in again if x.led_again_ref})[:1],
         )

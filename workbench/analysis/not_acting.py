@@ -112,21 +112,29 @@ def refusals(ep: DataFrame) -> list[NotActing]:
 
 
 def moved_by(bundle: Bundle, groups: list[NotActing]) -> list[NotActing]:
-    """`groups`, each with the preferred-replica election that named its refusing leader (`Moved`): the
+    """`groups`, each with the preferred-replica election that named its refusing leader (`Moved`), the
+    line within MOVED_WITHIN_MS before the txn that named it, on ZooKeeper's clock (`skew`)."""
+    wanted = [(i, t, g.began) for i, g in enumerate(groups) for t in g.tps]
+    found = preferred_elections(bundle, wanted, on_zk_clock=True)
+    return [replace(g, moved=found.get(i)) for i, g in enumerate(groups)]
+
+
+def preferred_elections(
+    bundle: Bundle, wanted: list[tuple[int, TP, datetime]], on_zk_clock: bool
+) -> dict[int, Moved]:
+    """For each key of `wanted` (key, a partition it names, when the refusing leader was named), the
     controller's "Starting replica leader election (PREFERRED) ... triggered by T" line (KafkaController
     onReplicaElection 2.4.1:750, 2.8.2:859, 3.6.2:914; before 2.4 "Starting preferred replica leader
     election for partitions ...", onPreferredReplicaElection 0.10.2.2:658, 2.3.1:644) naming one of its
-    partitions, the last within MOVED_WITHIN_MS before the txn that named it, on ZooKeeper's clock."""
-    if not groups:
-        return groups
-    spark = bundle.spark
-    wanted = spark.createDataFrame(
-        [(g.leader, g.began_zxid, g.began, f"{t.topic}-{t.partition}") for g in groups for t in g.tps],
-        "leader int, began_zxid long, began timestamp, tp string",
-    )
-    skews = skew_ms(bundle)
+    partitions, the last within MOVED_WITHIN_MS before that moment: on ZooKeeper's clock (`on_zk_clock`,
+    the line's moved by its broker's skew), else on the controller's own (its line naming the leader).
+    One query."""
+    if not wanted:
+        return {}
+    rows = [(key, at, f"{t.topic}-{t.partition}") for key, t, at in wanted]
+    asked = bundle.spark.createDataFrame(rows, "key int, at timestamp, tp string")
     skew = F.lit(0)
-    for broker, ms in skews.items():
+    for broker, ms in (skew_ms(bundle) if on_zk_clock else {}).items():
         skew = F.when(F.col("broker_id") == broker, F.lit(ms)).otherwise(skew)
     lines = bundle.cluster_events.where(
         (F.col("event") == "leader_election.started")
@@ -139,18 +147,17 @@ def moved_by(bundle: Bundle, groups: list[NotActing]) -> list[NotActing]:
             F.col("broker_id").alias("controller"),
             file_ref_col("file", "line_no").alias("ref"),
         ).alias("line"),
-        (F.unix_millis("ts") - skew).alias("zk_ms"),
+        (F.unix_millis("ts") - skew).alias("line_ms"),
     )
-    began_ms = F.unix_millis("began")
-    rows = (
-        wanted.join(lines, "tp")
-        .where((F.col("zk_ms") <= began_ms) & (F.col("zk_ms") > began_ms - MOVED_WITHIN_MS))
-        .groupBy("leader", "began_zxid")
-        .agg(F.max_by("line", "zk_ms").alias("line"))
-        .collect()  # one row per group
+    at_ms = F.unix_millis("at")
+    found = (
+        asked.join(lines, "tp")
+        .where((F.col("line_ms") <= at_ms) & (F.col("line_ms") > at_ms - MOVED_WITHIN_MS))
+        .groupBy("key")
+        .agg(F.max_by("line", "line_ms").alias("line"))
+        .collect()  # one row per key
     )
-    found = {(r.leader, r.began_zxid): Moved(**r.line.asDict()) for r in rows}
-    return [replace(g, moved=found.get((g.leader, g.began_zxid))) for g in groups]
+    return {r.key: Moved(**r.line.asDict()) for r in found}
 
 
 def then_offline(g: NotActing) -> str:
