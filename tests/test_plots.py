@@ -38,6 +38,11 @@ def _ms(t: Any) -> int:
     return round(pd.Timestamp(t).tz_localize("UTC").timestamp() * 1000)
 
 
+def _at(x: float) -> int:
+    """A time axis's position, in ms."""
+    return round(mdates.num2date(x).timestamp() * 1000)
+
+
 def _bars(fig: Figure, colour: str) -> list[Rectangle]:
     ax = fig.axes[0]
     return [p for p in ax.patches if isinstance(p, Rectangle) and to_hex(p.get_facecolor()) == colour.lower()]
@@ -96,6 +101,8 @@ def test_a_completed_deletion_has_every_replica_removed(with_truth: Any) -> None
 
 
 def test_controller_epochs_and_the_gap_without_one(with_truth: Any) -> None:
+    """Without the failovers' findings, the stretch without /controller is the headline: milliseconds,
+    shaded from the session's expiry, wide enough to see, its length written."""
     bundle, truth = with_truth("controller-failover-2.5")
     elections = controller.elections(bundle)
     fig = plots.controller_epochs(elections)
@@ -106,7 +113,6 @@ def test_controller_epochs_and_the_gap_without_one(with_truth: Any) -> None:
     (gap,) = [p for p in fig.axes[0].patches if p.get_width() > 0]
     (crash,) = truth["broker_failures"]
     ms = truth["controllers"][1]["elected_ms"] - crash["session_expired_ms"]
-    # a gap of milliseconds: shaded from the session's expiry, wide enough to see, its length written
     assert round(mdates.num2date(gap.get_x()).timestamp() * 1000) == crash["session_expired_ms"]
     left, right = fig.axes[0].get_xlim()
     assert ms < 1000 and gap.get_width() >= plots.base.MIN_WIDTH * (right - left) - 1e-9
@@ -116,18 +122,52 @@ def test_controller_epochs_and_the_gap_without_one(with_truth: Any) -> None:
     } <= set(texts)
 
 
+def test_controller_epochs_headline_the_failovers_outage(with_truth: Any) -> None:
+    """With the failover's finding, the headline is its outage, not the 5 ms without /controller: shaded
+    to the new controller's Ready to serve, from a start its bounds place around broker 1's crash (the
+    model's), lighter where only the bounds place it."""
+    bundle, truth = with_truth("controller-failover-2.5")
+    found = controller.findings(bundle, Coverage())
+    fig = plots.controller_epochs(controller.elections(bundle), views(bundle).span, found)
+    (failover,) = [f for f in found if f.kind == "controller.failover"]
+    lower, upper = failover.subject["outage_ms"]
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert f"no working controller {lower / 1000:.1f} s to {upper / 1000:.1f} s" in texts
+    assert not any(t.startswith("no controller") for t in texts)
+    (crash,) = truth["broker_failures"]
+    ready = truth["controllers"][1]["ready_ms"]
+    shaded = sorted(
+        (round(alpha, 2), _at(p.get_x()), _at(p.get_x() + p.get_width()))
+        for p in fig.axes[0].patches
+        if to_hex(p.get_facecolor()) == to_hex(plots.base.VERMILLION) and (alpha := p.get_alpha()) is not None
+    )
+    (bounds, earliest, widened), (solid, start, end) = shaded
+    assert (bounds, solid) == (0.12, 0.35) and widened == start and end == ready  # anchored at ready
+    assert earliest == ready - upper and start <= ready - lower
+    assert ready - upper - 500 <= crash["crashed_ms"] <= ready - lower + 500
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "no /controller znode" in labels and any(x.startswith("no working controller") for x in labels)
+
+
 def test_failover_durations_follow_the_new_controllers_log(with_truth: Any) -> None:
+    """From the election through Ready to serve to the start of its scheduler: between those two it
+    resumed the reassignments it found."""
     bundle, truth = with_truth("controller-failover-2.5")
     new = truth["controllers"][1]
     steps = controller.failover_steps(bundle)
     fig = plots.failover_durations(steps, new["broker"], new["epoch"])
     names = [t.get_text() for t in fig.axes[0].get_yticklabels()]
-    assert names[0] == "elected" and names[-1] == "ready"
+    assert names[0] == "elected" and names[-1].startswith("ready: resuming reassignments")
     assert "replica state machine triggering online" in names  # the state machines' startup is counted
     widths = [p.get_width() for p in fig.axes[0].patches]
     logged = steps.where(f"broker_id = {new['broker']} and epoch = {new['epoch']}").toPandas()
     ready = logged[logged.event == "controller.ready"].ts.iloc[0]
-    assert round(sum(widths)) == round((ready - logged.ts.min()).total_seconds() * 1000)
+    scheduler = logged[logged.step == "starting_controller_scheduler"].ts.iloc[0]
+    took = new["duration_ms"]  # the model's election to ready
+    assert round(sum(widths[:-1])) == round((ready - logged.ts.min()).total_seconds() * 1000) == took
+    assert round(widths[-1]) == round((scheduler - ready).total_seconds() * 1000) > 0
+    title = fig.axes[0].get_title()
+    assert f"{took} ms from elected to ready, then {round(widths[-1])} ms resuming its work" in title
     with pytest.raises(ValueError, match="no failover steps of broker 9"):
         plots.failover_durations(steps, 9, 1)
 

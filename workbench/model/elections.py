@@ -23,6 +23,7 @@ from workbench.model.views import view, views
 if TYPE_CHECKING:
     from workbench.frames import Bundle
 
+SCHEDULER_STEPS = ("starting_controller_scheduler",)  # the failover's last step after ready, from 1.1
 EPOCH_LINE_WITHIN_S = 60  # an election line before 2.1 and its "incremented epoch" line: milliseconds apart
 
 
@@ -129,8 +130,10 @@ def elected_lines(bundle: Bundle) -> DataFrame:
 
 @view
 def failover_steps(bundle: Bundle) -> DataFrame:
-    """The new controllers' own lines from election to 'Ready to serve': broker_id, epoch, event, step,
-    ts, file, line_no. Steps are the lines onControllerFailover logs (LOG_TEMPLATES.md section 5), the
+    """The new controllers' own lines from election to 'Ready to serve', and on to the start of its
+    scheduler where logged (between them it resumed reassignments, deletions and preferred elections:
+    onControllerFailover 1.1.1:251-256, 2.5.1:248-254, 3.6.2:319-325): broker_id, epoch, event, step, ts,
+    file, line_no. Steps are the lines onControllerFailover logs (LOG_TEMPLATES.md section 5), the
     replica and partition state machines' startup among them (e.g. replica_state_machine_initializing)."""
     ev = bundle.cluster_events.where(
         F.col("event").startswith("controller.")
@@ -144,7 +147,27 @@ def failover_steps(bundle: Bundle) -> DataFrame:
     ready = ev.where(F.col("event") == "controller.ready").select(
         "broker_id", F.col("attrs")["epoch"].cast("int").alias("epoch"), F.col("ts").alias("ready")
     )
-    span = elected.join(ready, ["broker_id", "epoch"], "left")
+    # after ready, it resumes reassignments, deletions and preferred elections, then starts its
+    # scheduler: the first such line after ready, before the broker's next election
+    scheduler = ev.where(F.col("attrs")["step"].isin(*SCHEDULER_STEPS)).select(
+        F.col("broker_id").alias("s_broker"), F.col("file").alias("s_file"), F.col("ts").alias("scheduler")
+    )
+    later = Window.partitionBy("broker_id", "file").orderBy("elected")
+    timed = elected.join(ready, ["broker_id", "epoch"], "left").withColumn(
+        "next_elected", F.lead("elected").over(later)
+    )
+    span = (
+        timed.join(
+            scheduler,
+            (F.col("s_broker") == F.col("broker_id"))
+            & (F.col("s_file") == F.col("file"))
+            & (F.col("scheduler") >= F.col("ready"))
+            & (F.col("next_elected").isNull() | (F.col("scheduler") < F.col("next_elected"))),
+            "left",
+        )
+        .groupBy("broker_id", "file", "epoch", "elected", "ready")
+        .agg(F.min("scheduler").alias("scheduler"))
+    )
     elsewhere = lines.where(F.col("file") != F.col("failover_file")).select(  # 0.10's elector line
         "broker_id",
         "epoch",
@@ -156,7 +179,10 @@ def failover_steps(bundle: Bundle) -> DataFrame:
     )
     return elsewhere.unionByName(
         ev.join(span, ["broker_id", "file"])
-        .where((F.col("ts") >= F.col("elected")) & (F.col("ts") <= F.coalesce("ready", F.col("elected"))))
+        .where(
+            (F.col("ts") >= F.col("elected"))
+            & (F.col("ts") <= F.coalesce("scheduler", "ready", F.col("elected")))
+        )
         .select(
             "broker_id",
             "epoch",

@@ -109,6 +109,8 @@ def election_logs(bundle: Bundle) -> dict[tuple[int, int], FailoverLog]:
     out: dict[tuple[int, int], FailoverLog] = {}
     for r in steps:
         log = out.setdefault((r.broker_id, r.epoch), FailoverLog())
+        if log.ready is not None:  # what it did after, resuming its work, is not its start
+            continue
         line = Line(r.event, r.step, r.ts, r.file, r.line_no)
         log.steps.append(line)
         if r.event == "controller.elected":

@@ -93,7 +93,8 @@ def controller(d: Drawing) -> Figures:
     out: Figures = []
     if d.elections is None or not d.elections.count():
         return out
-    _add(out, "Controller elections", plots.controller_epochs, d.elections, d.span)
+    failovers = [f for f in d.result.findings if f.kind == "controller.failover"]
+    _add(out, "Controller elections", plots.controller_epochs, d.elections, d.span, failovers)
     steps = elections_of.failover_steps(d.bundle).cache()
     logged = {(r.broker_id, r.epoch) for r in steps.select("broker_id", "epoch").distinct().collect()}
     for e in d.elections.collect()[1:]:

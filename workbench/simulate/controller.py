@@ -80,18 +80,20 @@ def elect(c: Cluster, b: Broker, reason: str) -> None:
     c.tick(c.jitter(2, 10) + n * c.rng.uniform(0.05, 0.1))
     start_state_machines(c, b)
     c.say(b.id, "controller.ready", epoch=epoch)
-    c.say(b.id, "controller.failover_step", pick="Starting the controller scheduler")
+    ready = c.now
     reassignment.resume(c)
     if c.deleting:
         deletion.resume_deletions(c)  # topicDeletionManager.tryTopicDeletion
+    # logged once the work it found is resumed (onControllerFailover 1.0.2:302-307, 2.5.1:248-254)
+    c.say(b.id, "controller.failover_step", pick="Starting the controller scheduler")
     schedule_auto_rebalance(c, epoch, 5_000)
     c.truth["controllers"].append(
         {
             "broker": b.id,
             "epoch": epoch,
             "elected_ms": started,
-            "ready_ms": c.now,
-            "duration_ms": c.now - started,
+            "ready_ms": ready,
+            "duration_ms": ready - started,
             "reason": reason,
         }
     )
