@@ -445,3 +445,47 @@ def test_a_logs_folder_several_brokers_share(spark: SparkSession, tmp_path: Path
         "brokers/1/logs/server.log holds the lines of brokers 1, 2: 1 event(s) with no broker id of their "
         "own kept the folder's broker 1"
     ]
+
+
+def test_lines_no_template_types_are_said_per_broker(spark: SparkSession, tmp_path: Path) -> None:
+    """A broker's start-up: MX4J's line (kafka.utils.Mx4jLoader$) is typed; a controller's line no
+    release of Kafka writes is not, and coverage names it with its broker and place; a request's or the
+    signal handler's line, of a family the catalog leaves aside with a reason, is not counted. Without
+    such a line, the check is done."""
+    from workbench.analysis.findings import Coverage
+    from workbench.analysis.triage import log_lines
+    from workbench.frames import open_bundle
+
+    lines = (
+        "[2024-03-12 08:00:00,100] INFO Registered kafka:type=kafka.Log4jController MBean "
+        "(kafka.utils.Log4jControllerRegistration$)\n"
+        "[2024-03-12 08:00:00,200] INFO Registered signal handlers for TERM, INT, HUP "
+        "(org.apache.kafka.common.utils.LoggingSignalHandler)\n"
+        "[2024-03-12 08:00:00,300] INFO starting (kafka.server.KafkaServer)\n"
+        "[2024-03-12 08:00:00,400] INFO Will not load MX4J, mx4j-tools.jar is not in the classpath "
+        "(kafka.utils.Mx4jLoader$)\n"
+        "[2024-03-12 08:00:01,000] INFO [Controller id=1] Made-up words no Kafka writes "
+        "(kafka.controller.KafkaController)\n"
+        "[2024-03-12 08:00:01,100] INFO Made-up words of a request (kafka.network.Processor)\n"
+    )
+    for broker, text in ((1, lines), (2, "".join(lines.splitlines(keepends=True)[:4]))):
+        folder = tmp_path / "brokers" / str(broker) / "logs"
+        folder.mkdir(parents=True)
+        (folder / "server.log").write_text(text)
+    (tmp_path / "manifest.json").write_text('{"format": "kafka-evidence/1", "brokers": [1, 2]}')
+    bundle = open_bundle(tmp_path, spark)
+    (mx4j,) = bundle.cluster_events.where("event = 'app.mx4j' and broker_id = 1").collect()
+    assert mx4j.attrs["loaded"] == "false"
+    coverage = Coverage()
+    log_lines(bundle, coverage)
+    check = coverage["log_lines"]
+    assert check.status == "partial" and check.missing == [
+        "broker 1: 1 line(s) no template types (kafka.controller.KafkaController; the first at "
+        "brokers/1/logs/server.log line 5): what they say was not read"
+    ]
+    assert bundle.cluster_events.where("event is null").count() == 0
+    typed = "".join(x for x in lines.splitlines(keepends=True) if "[Controller" not in x)
+    (tmp_path / "brokers" / "1" / "logs" / "server.log").write_text(typed)
+    coverage = Coverage()
+    log_lines(open_bundle(tmp_path, spark), coverage)
+    assert coverage["log_lines"].status == "done"

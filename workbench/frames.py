@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from functools import reduce
 from typing import TYPE_CHECKING, Any
 
 from workbench.bundle import ZNODES_JSONL, Evidence
@@ -77,17 +78,21 @@ class Bundle:
 
     @once
     def _kept_logs(self) -> DataFrame:
-        """What is reused of the parse, cached: the bad lines and the cluster's events. The rest of
-        log_events (untyped lines, fetch sessions, consumer groups: most of a busy broker's log) is
-        parsed again when asked for, so that a bundle of many GB never has to fit in the cache."""
+        """What is reused of the parse, cached: the bad lines, the cluster's events and the untyped lines
+        of loggers whose lines should all be typed (not `messages.source.UNLISTED`'s). The rest of
+        log_events (requests, fetch sessions, consumer groups: most of a busy broker's log) is parsed
+        again when asked for, so that a bundle of many GB never has to fit in the cache."""
         from pyspark.sql import functions as F
 
-        from workbench.kafka.messages import BACKGROUND_AREAS
+        from workbench.kafka.messages import BACKGROUND_AREAS, source
 
         parsed = self._parsed_logs[0]  # starts Spark, which a column needs
         area = F.substring_index(F.col("event"), ".", 1)
         cluster = F.col("event").isNotNull() & ~area.isin(*BACKGROUND_AREAS)
-        return parsed.where(F.col("reason").isNotNull() | cluster).cache()
+        logger = F.coalesce(F.col("logger"), F.lit(""))
+        noise = [logger.startswith(family) for family in source.UNLISTED]
+        untyped = F.col("event").isNull() & ~reduce(lambda a, b: a | b, noise)  # a catalog's gap: few
+        return parsed.where(F.col("reason").isNotNull() | cluster | untyped).cache()
 
     @once
     def _datadirs(self) -> DataDirFrames:
@@ -106,9 +111,21 @@ class Bundle:
     def cluster_events(self) -> DataFrame:
         """The typed events about the cluster's state, cached: log_events without untyped lines and the
         background areas (`kafka.messages.BACKGROUND_AREAS`). What every analysis reads."""
+        from pyspark.sql import functions as F
+
         from workbench.sources.logs import events_of
 
-        return events_of(self._kept_logs)
+        return events_of(self._kept_logs).where(F.col("event").isNotNull())
+
+    @property
+    def untyped_lines(self) -> DataFrame:
+        """The lines no template types, of loggers whose lines should all be typed (not those
+        `messages.source.UNLISTED` says why), cached: what the catalog misses, said in coverage."""
+        from pyspark.sql import functions as F
+
+        from workbench.sources.logs import events_of
+
+        return events_of(self._kept_logs).where(F.col("event").isNull())
 
     @once
     def _pasted(self) -> PastedFrames:

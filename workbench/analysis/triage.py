@@ -167,9 +167,10 @@ def _inheriting(bundle: Bundle, work: Callable[[], T]) -> Callable[[], T]:
 
 def checked_across(bundle: Bundle, coverage: Coverage) -> None:
     """What triage checks after the analyses, across them: the history's gaps, whose lines a shared logs
-    folder held."""
+    folder held, which lines no template types."""
     history_gaps(bundle, coverage)
     log_attribution(bundle, coverage)
+    log_lines(bundle, coverage)
 
 
 def log_attribution(bundle: Bundle, coverage: Coverage) -> None:
@@ -200,3 +201,32 @@ def log_attribution(bundle: Bundle, coverage: Coverage) -> None:
         if r.without
     ]
     coverage.record("log_attribution", ["the brokers' ids in the log lines' contexts"], said)
+
+
+def log_lines(bundle: Bundle, coverage: Coverage) -> None:
+    """The lines no template types, per broker (`Bundle.untyped_lines`: of loggers whose lines should all
+    be typed): what they say no analysis read. The lines of loggers Kafka's catalog leaves aside
+    (requests, consumer groups, the clients inside the broker) are counted by `workbench load`, with why."""
+    from pyspark.sql import functions as F
+
+    first = F.min_by(F.struct("file", "line_no"), F.struct("ts", "file", "line_no"))
+    rows = (
+        bundle.untyped_lines.groupBy("broker_id")
+        .agg(
+            F.count("*").alias("n"),
+            F.array_sort(F.collect_set(F.coalesce("logger", F.lit("no logger")))).alias("loggers"),
+            first.alias("first"),
+        )
+        .orderBy("broker_id")
+        .collect()  # one row per broker
+    )
+    said = []
+    for r in rows:
+        who = f"broker {r.broker_id}" if r.broker_id is not None else "no broker"
+        loggers = ", ".join(r.loggers[:3]) + (f" and {len(r.loggers) - 3} more" if len(r.loggers) > 3 else "")
+        said.append(
+            f"{who}: {r.n} line(s) no template types ({loggers}; the first at {r.first.file} line "
+            f"{r.first.line_no}): what they say was not read"
+        )
+    held = bool(bundle.evidence.log_files)
+    coverage.record("log_lines", ["every log line, against Kafka's own log calls"], said, needed=held)

@@ -35,6 +35,7 @@ PRODUCER_IDS = (
     "kafka.coordinator.transaction.ZkProducerIdManager",
 )
 APP_INFO = ("org.apache.kafka.common.utils.AppInfoParser",)
+MX4J = ("kafka.utils.Mx4jLoader$",)  # a Scala object: its class's name ends in $
 CONFIG = ("kafka.server.KafkaConfig",)  # AbstractConfig logs under its subclass's name (getClass())
 RUNTIME = (
     "org.apache.kafka.coordinator.common.runtime.CoordinatorRuntime",
@@ -127,6 +128,15 @@ LIFECYCLE = [
     T("app.commit_id", "Kafka commitId: {commit}", APP_INFO, "AppInfoParser.java 2.5.1:118 2.8.2:120 3.6.2:120"),
     T("app.commit_id", "Kafka commitId : {commit}", APP_INFO, "AppInfoParser.java 2.0.1:110"),
     T("app.start_time", "Kafka startTimeMs: {ms}", APP_INFO, "AppInfoParser.java 2.5.1:119 2.8.2:121 3.6.2:121"),
+    # MX4J, an optional HTTP adaptor for JMX, loaded at start-up (KafkaServer.startup) when on the classpath
+    T("app.mx4j", "Will not load MX4J, mx4j-tools.jar is not in the classpath",
+      MX4J, "Mx4jLoader.scala 0.10.2.2:65 2.8.2:65 3.6.2:65", {"loaded": "false"}),
+    T("app.mx4j", "mx4j successfully loaded",
+      MX4J, "Mx4jLoader.scala 2.2.2:60 2.8.2:60 3.6.2:60", {"loaded": "true"}),
+    T("app.mx4j", "mx4j successfuly loaded",
+      MX4J, "Mx4jLoader.scala 0.10.2.2:60 2.1.1:60", {"loaded": "true"}),
+    T("app.mx4j", "Could not start register mbean in JMX",
+      MX4J, "Mx4jLoader.scala 0.10.2.2:67 2.8.2:67 3.6.2:67", {"loaded": "false"}),
     T("app.config", "KafkaConfig values: {_}",
       CONFIG, "AbstractConfig.java logAll 0.10.2.2:169 2.8.2:361 3.6.2:359 (a line a setting follows)"),
 ]
