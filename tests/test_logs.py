@@ -489,3 +489,35 @@ def test_lines_no_template_types_are_said_per_broker(spark: SparkSession, tmp_pa
     coverage = Coverage()
     log_lines(open_bundle(tmp_path, spark), coverage)
     assert coverage["log_lines"].status == "done"
+
+
+def test_messages_kafka_logs_from_a_variable_are_typed(spark: SparkSession, tmp_path: Path) -> None:
+    """Lines Kafka logs from a val or a parameter (`info(message)`), which the listing of its log calls
+    cannot see: a zombie controller's UpdateMetadata refused, a controlled shutdown from an old broker
+    epoch, a ZooKeeper client reinitialising after an auth failure."""
+    from workbench.frames import open_bundle
+
+    folder = tmp_path / "brokers" / "1" / "logs"
+    folder.mkdir(parents=True)
+    (folder / "state-change.log").write_text(
+        "[2024-03-12 08:00:01,000] WARN [Broker id=1] Received update metadata request with correlation id 7 "
+        "from an old controller 2 with epoch 3. Latest known controller epoch is 4 (state.change.logger)\n"
+    )
+    (folder / "controller.log").write_text(
+        "[2024-03-12 08:00:02,000] INFO [Controller id=1] Received controlled shutdown request from an old "
+        "broker epoch 25 for broker 3. Current broker epoch is 40. (kafka.controller.KafkaController)\n"
+    )
+    (folder / "server.log").write_text(
+        "[2024-03-12 08:00:03,000] INFO [ZooKeeperClient Kafka server] Reinitializing due to auth failure. "
+        "(kafka.zookeeper.ZooKeeperClient)\n"
+    )
+    (tmp_path / "manifest.json").write_text('{"format": "kafka-evidence/1", "brokers": [1]}')
+    rows = open_bundle(tmp_path, spark).log_events.orderBy("ts").collect()
+    assert [r.event for r in rows] == [
+        "request.update_metadata.stale_controller",
+        "controlled_shutdown.stale_broker_epoch",
+        "zk.client_auth_failed",
+    ]
+    stale, shutdown, _ = (r.attrs for r in rows)
+    assert (stale["controller"], stale["controller_epoch"], stale["latest_epoch"]) == ("2", "3", "4")
+    assert (shutdown["broker"], shutdown["broker_epoch"], shutdown["current_epoch"]) == ("3", "25", "40")

@@ -122,6 +122,11 @@ REQUESTS = [
       SCL, "ReplicaManager.scala stopReplicas 2.8.2:368"),
     T("request.stop_replica.stale_controller", "Received stop replica request from an old controller epoch {controller_epoch}. Latest known controller epoch is {latest_epoch}",
       SCL, "ReplicaManager.scala stopReplicas 2.5.1:371"),
+    # logged from a val (warn(stateControllerEpochErrorMessage)): the listing cannot see it
+    T("request.update_metadata.stale_controller", "Received update metadata request with correlation id {correlation_id} from an old controller {controller} with epoch {controller_epoch}. Latest known controller epoch is {latest_epoch}",
+      SCL, "ReplicaManager.scala maybeUpdateMetadataCache 1.1.1:1005-1008 2.8.2:1301-1304 3.6.2:1727-1730"),
+    T("request.update_metadata.stale_controller", "Broker {broker} received update metadata request with correlation id {correlation_id} from an old controller {controller} with epoch {controller_epoch}. Latest known controller epoch is {latest_epoch}",
+      SCL, "ReplicaManager.scala maybeUpdateMetadataCache 0.10.2.2:630-634"),
     T("request.stop_replica.ignored", "Ignoring StopReplica request (delete={delete}) from controller {controller} with correlation id {correlation_id} epoch {controller_epoch} for partition {tp} {reason}",
       SCL, "ReplicaManager.scala stopReplicas 2.8.2:382-434 3.6.2:503-553"),
     T("request.stop_replica.ignored", "Ignoring stop replica (delete={delete}) for partition {tp} {reason}",
@@ -239,6 +244,9 @@ BROKER = [
       SERVER, "KafkaServer.scala 2.8.2:626 3.6.2:844"),
     T("controlled_shutdown.failed", "Proceeding to do an unclean shutdown as all the controlled shutdown attempts failed",
       SERVER, "KafkaServer.scala 2.5.1, 2.8.2, 3.6.2"),
+    # the controller's, logged from a val (info(stateBrokerEpochErrorMessage)): the listing cannot see it
+    T("controlled_shutdown.stale_broker_epoch", "Received controlled shutdown request from an old broker epoch {broker_epoch} for broker {broker}. Current broker epoch is {current_epoch}.",
+      KC, "KafkaController.scala doControlledShutdown 2.2.2:1070-1072 2.8.2:1318-1320 3.6.2:1370-1372"),
     T("controlled_shutdown.failed", "Error during controlled shutdown, possibly because {_}",
       SERVER, "KafkaServer.scala 2.5.1, 2.8.2, 3.6.2"),
     T("controlled_shutdown.no_controller", "No controller registered in ZooKeeper",
