@@ -494,7 +494,8 @@ def test_lines_no_template_types_are_said_per_broker(spark: SparkSession, tmp_pa
 def test_messages_kafka_logs_from_a_variable_are_typed(spark: SparkSession, tmp_path: Path) -> None:
     """Lines Kafka logs from a val or a parameter (`info(message)`), which the listing of its log calls
     cannot see: a zombie controller's UpdateMetadata refused, a controlled shutdown from an old broker
-    epoch, a ZooKeeper client reinitialising after an auth failure."""
+    epoch, a ZooKeeper client reinitialising after an auth failure, a follower's batch whose producer epoch
+    went back."""
     from workbench.frames import open_bundle
 
     folder = tmp_path / "brokers" / "1" / "logs"
@@ -510,6 +511,8 @@ def test_messages_kafka_logs_from_a_variable_are_typed(spark: SparkSession, tmp_
     (folder / "server.log").write_text(
         "[2024-03-12 08:00:03,000] INFO [ZooKeeperClient Kafka server] Reinitializing due to auth failure. "
         "(kafka.zookeeper.ZooKeeperClient)\n"
+        "[2024-03-12 08:00:04,000] WARN Epoch of producer 4001 at offset 120 in orders-0 is 2, which is "
+        "smaller than the last seen epoch 3 (kafka.log.ProducerAppendInfo)\n"
     )
     (tmp_path / "manifest.json").write_text('{"format": "kafka-evidence/1", "brokers": [1]}')
     rows = open_bundle(tmp_path, spark).log_events.orderBy("ts").collect()
@@ -517,7 +520,9 @@ def test_messages_kafka_logs_from_a_variable_are_typed(spark: SparkSession, tmp_
         "request.update_metadata.stale_controller",
         "controlled_shutdown.stale_broker_epoch",
         "zk.client_auth_failed",
+        "log.producer_epoch_stale",
     ]
-    stale, shutdown, _ = (r.attrs for r in rows)
+    stale, shutdown, _, producer = (r.attrs for r in rows)
+    assert (producer["producer_epoch"], producer["last_epoch"]) == ("2", "3")
     assert (stale["controller"], stale["controller_epoch"], stale["latest_epoch"]) == ("2", "3", "4")
     assert (shutdown["broker"], shutdown["broker_epoch"], shutdown["current_epoch"]) == ("3", "25", "40")

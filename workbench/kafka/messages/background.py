@@ -10,8 +10,18 @@ from __future__ import annotations
 from workbench.kafka.messages.loggers import FETCH_SESSION, GROUP_COORDINATOR, GROUP_METADATA, LOCAL_LOG, LOG
 from workbench.kafka.templates import Template as T
 
+PRODUCER_APPEND = (
+    "kafka.log.ProducerAppendInfo",
+    "org.apache.kafka.storage.internals.log.ProducerAppendInfo",
+)
+
 # fmt: off
 BACKGROUND = [
+    # a follower's append of a batch whose producer epoch went back, logged from a val (warn(message))
+    T("log.producer_epoch_stale", "Epoch of producer {producer_id} at offset {offset} in {tp} is {producer_epoch}, which is smaller than the last seen epoch {last_epoch}",
+      PRODUCER_APPEND, "ProducerStateManager.scala checkProducerEpoch 2.8.2:204-208; ProducerAppendInfo.java 3.6.2:97-101"),
+    T("log.producer_epoch_stale", "Producer's epoch at offset {offset} in {tp} is {producer_epoch}, which is smaller than the last seen epoch {last_epoch}",
+      PRODUCER_APPEND, "ProducerStateManager.scala checkProducerEpoch 2.7.2:199-203"),
     T("log.segment_rolled", "Rolled new log segment at offset {offset} in {ms} ms.",
       LOCAL_LOG, "LocalLog.scala roll 3.6.2:511"),
     T("log.segment_rolled", "Rolled new log segment at offset {offset} in {ms} ms.",
