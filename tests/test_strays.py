@@ -151,3 +151,46 @@ def test_a_file_no_reader_takes_is_named_first(
     assert main(["load", str(bundle)]) == 0
     said = capsys.readouterr().out
     assert "files not read\n  brokers/1/what-i-saw.txt: no known format" in said
+
+
+def test_a_brokers_server_properties_is_read_under_any_name(tmp_path: Path) -> None:
+    """Broker 2's server.properties copied as notes/my-props.txt is read as its config, the same as at
+    its place; a second copy beside the one at its place is named, not read; one outside any broker's
+    folder is named with where it belongs. A log dir's meta.properties and log4j's properties are not a
+    broker's config. `bundle assemble` places one at brokers/<id>/server.properties, its secrets
+    redacted."""
+    from workbench.model.evidence import evidence_of
+
+    intact = evidence_of(Evidence.open(SAMPLE))
+    bundle = tmp_path / "moved"
+    shutil.copytree(SAMPLE, bundle, ignore=shutil.ignore_patterns("truth.json"))
+    props = bundle / "brokers" / "2" / "server.properties"
+    (bundle / "brokers" / "2" / "notes").mkdir()
+    props.rename(bundle / "brokers" / "2" / "notes" / "my-props.txt")
+    moved = Evidence.open(bundle)
+    held = evidence_of(moved)
+    assert held.configs == intact.configs and held.configs[2]["zookeeper.connect"]
+    assert held.config_files[2] == "brokers/2/notes/my-props.txt"
+    assert not [n for n in moved.not_read if not n.known]
+    shutil.copyfile(bundle / "brokers" / "2" / "notes" / "my-props.txt", props)
+    shutil.copyfile(props, bundle / "my-props.txt")
+    named = {n.file: n.why for n in Evidence.open(bundle).not_read}
+    assert named["brokers/2/notes/my-props.txt"] == (
+        "a second server.properties of broker 2: brokers/2/server.properties is read"
+    )
+    assert named["my-props.txt"] == (
+        "a broker's server.properties, but whose? Put it at brokers/<id>/server.properties"
+    )
+    (tmp_path / "meta.properties").write_text("version=0\nbroker.id=1\ncluster.id=Xq1\n")
+    (tmp_path / "log4j.properties").write_text("log4j.rootLogger=INFO, stdout\n")
+    assert recognise(tmp_path / "meta.properties")[0] is None
+    assert recognise(tmp_path / "log4j.properties")[0] is None
+    secret = tmp_path / "broker-3.conf"
+    secret.write_text("broker.id=3\nlisteners=SASL_SSL://:9093\nssl.keystore.password=hunter2\n")
+    out = tmp_path / "assembled"
+    said = assemble(out, [secret], broker=3)
+    placed = "brokers/3/server.properties (properties, 1 secret value(s) redacted)"
+    assert said["placed"] == [f"{secret} -> {placed}"]
+    assert "hunter2" not in (out / "brokers" / "3" / "server.properties").read_text()
+    whose = "a broker's properties; say whose with --broker N"
+    assert assemble(out, [secret])["not placed"] == [f"{secret}: {whose}"]

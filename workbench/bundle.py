@@ -129,6 +129,7 @@ class Evidence:
     zk_files: list[ZkFile] = field(default_factory=list)  # zk/txnlog/
     znodes_jsonl: Path | None = None  # zk/znodes.jsonl
     pasted: list[Pasted] = field(default_factory=list)  # pasted/: CLI outputs about the whole cluster
+    server_properties: dict[int, Path] = field(default_factory=dict)  # each broker's, wherever it lies
     not_read: list[NotRead] = field(default_factory=list)  # files no reader takes, and why
     origin: str = ""  # what the user opened
 
@@ -178,7 +179,29 @@ class Evidence:
         pasted = [p for p in (root / PASTED).rglob("*") if p.is_file() and not p.is_symlink()]
         pasted += [s.path for s in strays if s.kind in ("describe", "zookeeper")]  # wherever they lie
         ev.pasted = sorted((_pasted(root, p, said) for p in pasted), key=lambda p: p.file)
+        ev.server_properties = _server_properties(root, strays, ev.not_read)
         return ev
+
+
+def _server_properties(root: Path, strays: list[Stray], not_read: list[NotRead]) -> dict[int, Path]:
+    """Each broker's server.properties: brokers/<id>/server.properties, else one recognised under its
+    folder by another name; a second is named in `not_read`, with the one read."""
+    out: dict[int, Path] = {}
+    brokers = root / "brokers"
+    for p in sorted(brokers.glob("*/server.properties")) if brokers.is_dir() else []:
+        if re.fullmatch(r"-?\d+", p.parent.name) and p.is_file():
+            out[int(p.parent.name)] = p
+    for s in strays:
+        if s.kind != "properties" or s.broker_id is None:
+            continue
+        if s.broker_id in out:
+            read = out[s.broker_id].relative_to(root).as_posix()
+            why = f"a second server.properties of broker {s.broker_id}: {read} is read"
+            not_read.append(NotRead(s.file, why))
+        else:
+            out[s.broker_id] = s.path
+    not_read.sort(key=lambda n: n.file)
+    return out
 
 
 def znode_json(path: str, data: bytes | None, stat: dict[str, int], redacted: bool = False) -> str:

@@ -107,12 +107,24 @@ _ZOOKEEPER = [
     for p in (ZK_PROMPT, ONE_SHOT, BARE, ZK_STAT, ZS_PROMPT, TREE_NODE, ABSENT, CHILDREN, _ZK_NOISE)
 ]
 _EXPORT_OPENING = re.compile(r'\s*\{\s*"/[^"]*"\s*:\s*\{\s*"content"\s*:')
-KINDS = "a Kafka log, a log dir listing, kafka-topics or kafka-log-dirs --describe, or a ZooKeeper shell's"
+# A broker's server.properties (java.util.Properties: key, then "=", ":" or white space, then the value;
+# comments open with # or !), told from other properties files (log4j's, a log dir's meta.properties)
+# by settings only a broker's config holds (KafkaConfig's names).
+_PROPERTY = re.compile(r"^\s*(?:[#!].*|[A-Za-z][\w.-]*\s*[=:].*)$")
+_BROKER_SETTINGS = re.compile(
+    r"^\s*(?:zookeeper\.connect|log\.dirs?|listeners|advertised\.listeners|num\.network\.threads"
+    r"|socket\.send\.buffer\.bytes|num\.partitions|log\.retention\.hours)\s*[=:\s]"
+)
+KINDS = (
+    "a Kafka log, a log dir listing, kafka-topics or kafka-log-dirs --describe, a ZooKeeper shell's, or a "
+    "broker's server.properties"
+)
 
 
 def kind_of(path: Path) -> str | None:
-    """'log', 'listing', 'describe' or 'zookeeper' (a shell transcript, a zk_shell export); None when
-    the file is none of these (`recognise` says why)."""
+    """'log', 'listing', 'describe', 'zookeeper' (a shell transcript, a zk_shell export) or
+    'properties' (a broker's server.properties); None when the file is none of these (`recognise` says
+    why)."""
     return recognise(path)[0]
 
 
@@ -146,8 +158,21 @@ def recognise(path: Path) -> tuple[str | None, str]:
     kind, count = max(counts.items(), key=lambda kv: kv[1])
     if count and count * 4 >= (events if kind == "log" else len(lines)):
         return kind, ""
+    if _is_server_properties(lines):
+        return "properties", ""
     odd = sum(c == "\ufffd" or not (c.isprintable() or c in "\t\r\n") for c in decoded)
     return None, "binary" if odd * 10 > len(decoded) else f"no known format (not {KINDS})"
+
+
+def _is_server_properties(lines: list[str]) -> bool:
+    """Every line a comment, a `key=value` (or `key: value`) or the continuation of a value ending in a
+    backslash, and one of them a setting only a broker's config holds."""
+    continued = False
+    for line in lines:
+        if not continued and not _PROPERTY.match(line):
+            return False
+        continued = line.rstrip().endswith("\\") and not line.lstrip().startswith(("#", "!"))
+    return any(_BROKER_SETTINGS.match(line) for line in lines)
 
 
 def _is_export(head: str) -> bool:

@@ -31,7 +31,7 @@ class Stray:
 
     path: Path
     file: str  # bundle-relative
-    kind: str  # 'log', 'listing', 'describe' or 'zookeeper' (recognise.py)
+    kind: str  # 'log', 'listing', 'describe', 'zookeeper' or 'properties' (recognise.py)
     broker_id: int | None = None  # whose log or listing: the brokers/<id>/ it lies under
     broker_dir: str = ""  # that folder's name
     log_dir: str = ""  # the log dir a listing is of: its datadirs/<n>/, else the file's own name
@@ -120,8 +120,11 @@ def _placed(path: Path, file: str, parts: tuple[str, ...], kind: str) -> Stray |
     if kind in ("describe", "zookeeper"):
         return Stray(path, file, kind)
     if parts[0] != "brokers" or len(parts) < 3:
-        what, where = ("Kafka log", "logs/") if kind == "log" else ("log dir listing", "datadirs/<n>/")
-        return f"a broker's {what}, but whose? Put it under brokers/<id>/{where}"
+        what, where = {
+            "log": ("Kafka log", "under brokers/<id>/logs/"),
+            "properties": ("server.properties", "at brokers/<id>/server.properties"),
+        }.get(kind, ("log dir listing", "under brokers/<id>/datadirs/<n>/"))
+        return f"a broker's {what}, but whose? Put it {where}"
     broker = parts[1]
     broker_id = int(broker) if re.fullmatch(r"-?\d+", broker) else None
     in_datadir = len(parts) >= 5 and parts[2] == "datadirs"

@@ -1,8 +1,9 @@
 """`workbench bundle assemble OUT FILE... [--broker N]`: a bundle from what the incident channel holds.
 
 Each file is recognised by its content, not its name: a broker's log4j log, a listing of its log dir
-(`ls -l`/`-lR`, `find -ls`, `du -a`, `stat`; docs/pasted-evidence.md), `kafka-topics --describe` or a
-ZooKeeper shell's (a zkCli/zookeeper-shell transcript, zk_shell's tree or export). It is copied where a
+(`ls -l`/`-lR`, `find -ls`, `du -a`, `stat`; docs/pasted-evidence.md), `kafka-topics --describe`, a
+ZooKeeper shell's (a zkCli/zookeeper-shell transcript, zk_shell's tree or export) or a broker's
+server.properties (its secret values redacted). It is copied where a
 bundle keeps that kind, and the manifest says when it was taken and the host's zone, where given. What a
 file needs and was not given (a broker's id for its logs and listings) and what could not be recognised
 is said, and nothing of it is copied. Run it once per host: each run adds to OUT, and never replaces a
@@ -18,6 +19,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from workbench.bundle import LISTING, PASTED
+from workbench.capture.broker import copy_server_properties
+from workbench.capture.redact import redact_properties
 from workbench.manifest import FORMAT, update_manifest
 from workbench.recognise import recognise
 
@@ -38,8 +41,17 @@ def assemble(
         if kind is None:
             said["not placed"].append(f"{path}: {why}")
             continue
-        if kind in ("log", "listing") and broker is None:
+        if kind in ("log", "listing", "properties") and broker is None:
             said["not placed"].append(f"{path}: a broker's {kind}; say whose with --broker N")
+            continue
+        if kind == "properties":  # its secrets redacted, as a capture copies it
+            dest = Path("brokers", str(broker), "server.properties")
+            text, _ = redact_properties(path.read_bytes().decode("latin-1"))
+            if (out / dest).exists() and (out / dest).read_bytes() != text.encode("latin-1"):
+                said["not placed"].append(f"{path}: {dest} already holds another config of broker {broker}")
+                continue
+            _, redacted = copy_server_properties(path, out / dest)
+            said["placed"].append(f"{path} -> {dest} ({kind}, {redacted} secret value(s) redacted)")
             continue
         if kind == "log":
             dest = Path("brokers", str(broker), "logs", path.name)

@@ -28,6 +28,7 @@ class Held:
     captured_ms: int | None
     configs: dict[int, dict[str, str]]  # server.properties per broker, where present
     appenders: dict[int, frozenset[str]] = field(default_factory=dict)  # per broker: server, controller, ...
+    config_files: dict[int, str] = field(default_factory=dict)  # the file each broker's config was read from
 
     def without_logs(self, brokers: set[int] | frozenset[int]) -> list[int]:
         return sorted(set(brokers) - self.with_logs)
@@ -75,11 +76,8 @@ def evidence_of(files: Evidence) -> Held:
             captured = int(datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp() * 1000)
         except ValueError:
             captured = None
-    configs = {}
-    for b in sorted(named | with_logs | with_dirs):
-        props = files.root / "brokers" / str(b) / "server.properties"
-        if props.is_file():
-            configs[b] = _read_properties(props)
+    configs = {b: _read_properties(p) for b, p in sorted(files.server_properties.items())}
+    config_files = {b: p.relative_to(files.root).as_posix() for b, p in files.server_properties.items()}
     return Held(
         brokers=frozenset(named | with_logs | with_dirs),
         with_logs=with_logs,
@@ -90,6 +88,7 @@ def evidence_of(files: Evidence) -> Held:
         kafka_version=files.manifest.get("kafka_version") if isinstance(files.manifest, dict) else None,
         captured_ms=captured,
         configs=configs,
+        config_files=config_files,
         appenders={
             b: frozenset(f.log for f in files.log_files if f.broker_id == b) for b in sorted(with_logs)
         },

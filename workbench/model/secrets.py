@@ -65,10 +65,11 @@ def in_clear(bundle: Bundle) -> list[InClear]:
         by_file = rows.where(secret).groupBy("file").agg(F.sort_array(F.collect_set("path")).alias("p"))
         for r in by_file.collect():  # a row per file holding secrets
             found.setdefault(r.file, set()).update(r.p)
-    for broker, config in sorted(views(bundle).evidence.configs.items()):
+    ev = views(bundle).evidence
+    for broker, config in sorted(ev.configs.items()):
         keys = [k for k, v in config.items() if is_secret_config(k) and v and not is_redacted(v.strip())]
         if keys:
-            found.setdefault(f"brokers/{broker}/server.properties", set()).update(keys)
+            found.setdefault(ev.config_files[broker], set()).update(keys)
     return [InClear(f, tuple(sorted(h))) for f, h in sorted(found.items())]
 
 
