@@ -23,7 +23,7 @@ from workbench.model.views import view, views
 if TYPE_CHECKING:
     from workbench.frames import Bundle
 
-SCHEDULER_STEPS = ("starting_controller_scheduler",)  # the failover's last step after ready, from 1.1
+SCHEDULER_STEPS = ("starting_controller_scheduler",)  # the failover's last step after ready, from 0.11
 EPOCH_LINE_WITHIN_S = 60  # an election line before 2.1 and its "incremented epoch" line: milliseconds apart
 
 
@@ -132,9 +132,10 @@ def elected_lines(bundle: Bundle) -> DataFrame:
 def failover_steps(bundle: Bundle) -> DataFrame:
     """The new controllers' own lines from election to 'Ready to serve', and on to the start of its
     scheduler where logged (between them it resumed reassignments, deletions and preferred elections:
-    onControllerFailover 1.1.1:251-256, 2.5.1:248-254, 3.6.2:319-325): broker_id, epoch, event, step, ts,
-    file, line_no. Steps are the lines onControllerFailover logs (LOG_TEMPLATES.md section 5), the
-    replica and partition state machines' startup among them (e.g. replica_state_machine_initializing)."""
+    onControllerFailover 0.11.0.2:275-280, 1.1.1:251-256, 2.5.1:248-254, 3.6.2:319-325): broker_id,
+    epoch, event, step, ts, file, line_no. Steps are the lines onControllerFailover logs (LOG_TEMPLATES.md
+    section 5), the replica and partition state machines' startup among them (e.g.
+    replica_state_machine_initializing)."""
     ev = bundle.cluster_events.where(
         F.col("event").startswith("controller.")
         | F.col("event").startswith("deletion.")

@@ -84,7 +84,7 @@ def elect(c: Cluster, b: Broker, reason: str) -> None:
     reassignment.resume(c)
     if c.deleting:
         deletion.resume_deletions(c)  # topicDeletionManager.tryTopicDeletion
-    # logged once the work it found is resumed (onControllerFailover 1.0.2:302-307, 2.5.1:248-254)
+    # logged once the work it found is resumed (onControllerFailover 0.11.0.2:275-280, 2.5.1:248-254)
     c.say(b.id, "controller.failover_step", pick="Starting the controller scheduler")
     schedule_auto_rebalance(c, epoch, 5_000)
     c.truth["controllers"].append(

@@ -106,6 +106,8 @@ CONTROLLER = [
       KC, "KafkaController.scala onControllerFailover 2.8.2:233-277", {"step": "sending_update_metadata"}),
     T("controller.failover_step", "Starting the controller scheduler",
       KC, "KafkaController.scala onControllerFailover 2.8.2:233-277", {"step": "starting_controller_scheduler"}),
+    T("controller.failover_step", "starting the controller scheduler",
+      KC, "KafkaController.scala onControllerFailover 0.11.0.2:280", {"step": "starting_controller_scheduler"}),
     T("controller.failover_step", "starting the token expiry check scheduler",
       KC, "KafkaController.scala onControllerFailover 2.8.2:233-277", {"step": "starting_token_expiry_scheduler"}),
     T("controller.broker_epochs", "Initialized broker epochs cache: {broker_epochs}",
