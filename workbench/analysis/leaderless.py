@@ -138,7 +138,8 @@ def _moved(bundle: Bundle, refused: list[Refused]) -> dict[str, Moved]:
     """The preferred election before each controller's line naming a leader that refused, on the
     controller's clock (its own lines)."""
     lines = sorted({r.named_ref for r in refused})
-    wanted = [(lines.index(r.named_ref), TP(r.topic, r.partition), r.named) for r in refused]
+    key = {ref: i for i, ref in enumerate(lines)}
+    wanted = [(key[r.named_ref], TP(r.topic, r.partition), r.named) for r in refused]
     return {lines[i]: m for i, m in preferred_elections(bundle, wanted, on_zk_clock=False).items()}
 
 

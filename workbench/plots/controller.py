@@ -38,9 +38,10 @@ def controller_epochs(
     ZooKeeper's clock. The headline is each failover's outage (`failovers`: the controller analysis's
     findings with `outage_ms`), from the old controller's last sign of life to the new one's "Ready to
     serve": shaded solid from its latest possible start, lighter where only its bounds place the start.
-    The stretch without a /controller znode (its session or znode gone, nobody elected yet) is shaded
-    too: a hang of seconds ends in a gap of milliseconds, so the gap alone understates it. A stretch of
-    milliseconds is drawn wide enough to see."""
+    The stretch without a /controller znode (its session or znode gone, nobody elected yet) is a line
+    inside that outage: a hang of seconds ends in a gap of milliseconds, so the gap alone understates it.
+    Where no finding bounds an outage, the gap is shaded instead, drawn wide enough to see and its length
+    written."""
     e = frame(elections).sort_values("zxid").reset_index(drop=True)
     if e.empty:
         raise ValueError("no elections to draw")
