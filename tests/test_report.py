@@ -71,6 +71,8 @@ def test_report_of_a_stuck_deletion_reads_as_a_postmortem(stuck_report: Path) ->
     root = section("Root-cause")
     assert "A deletion that does not finish" in root and "deletion.stuck" in root
     assert "TopicsIneligibleToDeleteCount" in section("Detection")
+    assert "No repair the workbench plans applies" in section("Repair")
+    assert not (out.parent / report.PLAN_DIR).exists()  # no plan: no folder beside the page
     actions = section("Action-items")
     assert "same broker.id" in actions and "<td>P1</td>" in actions and "<th>owner</th>" in actions
     # the timeline tells the incident in the moments the findings cite: zxids in hex, no floats or NaN
@@ -199,7 +201,11 @@ def test_report_of_a_topic_id_mismatch_leads_with_the_partitions_nobody_served(s
     still = sorted(w["partition"] for w in truth["leaders_not_acting"] if w["to_ms"] is None)
     assert still and f"{len(still)} still at the capture: orders {ranges(still)}." in impact
     repair = page[page.index('id="Repair"') : page.index('id="Action-items"')]
-    assert "remediate" in repair
+    assert "workbench remediate BUNDLE --out repair-plan" in repair  # no folder given: how to write it
+    # PLAN.md itself, under the report's headings: its steps, their expected times, the forecast
+    assert re.search(r'<h4 id="Order[^>]*>', repair) and re.search(r'<h5 id="Partitions-without', repair)
+    assert repair.count("Expected: its last") == 3 and "Run step(s) 3 in a maintenance window" in repair
+    assert "<td>orders-2</td>" in repair
     plotted = page[page.index('id="Plots"') : page.index('id="What-could-be-checked"')]
     titles = re.findall(r"<h3 id=[^>]*>([^<]+)", plotted)
     assert {"Topic ids of orders", "Writes to /brokers/topics/orders", "ISR sizes of orders"} <= set(titles)

@@ -411,20 +411,5 @@ def root_causes_markdown(groups: list[Group], alone: list[Finding]) -> str:
     )
 
 
-def repair_markdown(groups: list[Group], plan_summary: str | None) -> str:
-    """What to run, for the root causes that have a repair the workbench plans."""
-    if plan_summary is None or not any(g.root.kind.startswith("topic_id.") for g in groups):
-        return "No repair the workbench plans applies: see the action items."
-    return "\n".join(
-        [
-            f"The topic-id repair plan: {plan_summary}",
-            "",
-            "`workbench remediate BUNDLE --out repair-plan` writes it (`repair-plan/PLAN.md` and one script "
-            "per broker, a dry run unless given `--apply`); `PLAN.md` says step by step which partitions are "
-            "without an acting leader and for how long, and which step to run in a maintenance window.",
-        ]
-    )
-
-
 def bullets(items: list[str]) -> str:
     return "\n".join(f"- {i}" for i in items)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 TEMPLATE = Path(str(files("workbench").joinpath("report_template.ipynb")))  # package data
 FINDINGS = "findings.json"  # beside the page: the triage the report was made from
+PLAN_DIR = "repair-plan"  # beside the page, where a repair applies: PLAN.md and its scripts, linked
 # A report is pasted into a postmortem page: long cells wrap rather than widen a table past the page,
 # and figures shrink to the page's width (tests/test_report.py checks the layout in Chromium).
 PAGE_STYLE = (
@@ -92,9 +93,9 @@ def standard_plots(bundle: Bundle, result: Triage) -> list[tuple[str, Figure | s
 
 def write(bundle: str | Path, out: str | Path, template: Path = TEMPLATE) -> Path:
     """Run the template on `bundle` with papermill into `out`, render it to HTML (code hidden, images
-    embedded) and return the HTML's path; the executed notebook is kept beside it, and the triage as
+    embedded) and return the HTML's path; the executed notebook is kept beside it, the triage as
     `workbench triage --format json` prints it (findings.json, for a ticket or a diff) from one last
-    cell the page hides."""
+    cell the page hides, and the repair plan where one applies (repair-plan/, which the page links)."""
     try:
         import nbformat
         import papermill
@@ -114,7 +115,7 @@ def write(bundle: str | Path, out: str | Path, template: Path = TEMPLATE) -> Pat
     papermill.execute_notebook(
         notebook,
         str(executed),
-        parameters={"bundle_path": str(Path(bundle).resolve())},
+        parameters={"bundle_path": str(Path(bundle).resolve()), "plan_out": str((out / PLAN_DIR).resolve())},
         cwd=str(template.parent),
         progress_bar=False,
         kernel_name="python3",

@@ -12,7 +12,10 @@ from workbench.cli.common import BUNDLE_HELP
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("bundle", help=BUNDLE_HELP)
     parser.add_argument(
-        "--out", required=True, help="folder for postmortem.html, the executed notebook and findings.json"
+        "--out",
+        required=True,
+        help="folder for postmortem.html, the executed notebook, findings.json and, where a repair applies, "
+        "the repair plan (repair-plan/)",
     )
 
 

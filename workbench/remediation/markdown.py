@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from workbench.analysis.findings import ranges
 from workbench.remediation.forecast import TP, Forecast, during
+from workbench.remediation.scripts import expected
 
 if TYPE_CHECKING:
     from workbench.remediation.planner import RepairPlan
@@ -40,6 +41,25 @@ def summary(p: RepairPlan) -> str:
         if now:
             text += f" {len(now)} partition(s) have none at the capture."
     return text + gaps
+
+
+def in_report(p: RepairPlan | None, linked: str | None = None) -> str:
+    """The report's repair section: the plan's summary, where its files are (`linked`: PLAN.md beside the
+    page, else how to write them), and PLAN.md itself, its headings under the report's."""
+    if p is None:
+        return "No repair the workbench plans applies: see the action items."
+    if p.not_applicable or not p.steps:
+        return f"The topic-id repair plan: {summary(p)}"
+    scripts = ", ".join(f"`{p.script_name(n, s)}`" for n, s in enumerate(p.steps, 1))
+    where = (
+        f"The plan is written beside this page: [{linked}]({linked}) and one script per broker ({scripts}), "
+        "each run on its broker's host, a dry run unless given `--apply`."
+        if linked
+        else "`workbench remediate BUNDLE --out repair-plan` writes it: `repair-plan/PLAN.md` and one script "
+        f"per broker ({scripts}), each run on its broker's host, a dry run unless given `--apply`."
+    )
+    plan = markdown(p).splitlines()[1:]  # its title is the report's section
+    return "\n".join([where, "", *(f"##{line}" if line.startswith("#") else line for line in plan)])
 
 
 def _tps(tps: list[TP] | set[TP]) -> str:
@@ -243,6 +263,7 @@ def markdown(p: RepairPlan) -> str:
         if s.internal:
             notes.append(f"INTERNAL TOPIC {', '.join(s.internal)}: its coordinators move during the restart")
         lines.append(f"{n}. `{p.script_name(n, s)}` on broker {s.broker}: {parts} ({'; '.join(notes)}).")
+        lines.append(f"   - Expected: {expected(p, s.broker)}")
     lines += [
         "",
         "Each script waits until the broker is registered in `/brokers/ids`, every repaired dir has a "

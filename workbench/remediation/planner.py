@@ -25,6 +25,7 @@ from workbench.kafka.znode_frames import controller_of
 from workbench.kafka.znodes import CONTROLLER
 from workbench.model import acting
 from workbench.model.partition_history import partition_changes
+from workbench.model.restarts import Rejoined, Restart, rejoined, restarts
 from workbench.model.skew import skew_ms
 from workbench.model.views import views
 from workbench.remediation.forecast import TP, Forecast, PartitionNow, best
@@ -88,6 +89,8 @@ class RepairPlan:
     partitions: list[PartitionNow] = field(default_factory=list)  # on the brokers it restarts, now
     forecast: Forecast | None = None  # what the steps do, in their order
     auto_rebalance: bool | None = None  # auto.leader.rebalance.enable, as the brokers' configs say
+    restarts: dict[int, list[Restart]] = field(default_factory=dict)  # each broker's, as its lines show
+    rejoined: dict[int, list[Rejoined]] = field(default_factory=dict)  # back in the ISRs, as ZooKeeper's
 
     def script_name(self, n: int, step: BrokerStep) -> str:
         return f"step-{n}-broker-{step.broker}.sh"
@@ -188,6 +191,7 @@ def plan(bundle: Bundle) -> RepairPlan:
     result.topics_without_id = [
         r.topic for r in v.topics.where(F.col("topic_id").isNull()).select("topic").orderBy("topic").collect()
     ]
+    result.restarts, result.rejoined = restarts(bundle), rejoined(bundle)
     result.zookeeper = {b: c["zookeeper.connect"] for b, c in ev.configs.items() if "zookeeper.connect" in c}
     no_dirs = sorted((ev.brokers | live) - ev.with_datadirs)
     if no_dirs:

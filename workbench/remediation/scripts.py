@@ -5,14 +5,68 @@ says the step brings about, and for nothing it cannot."""
 from __future__ import annotations
 
 import re
+import textwrap
 from importlib import resources
 from typing import TYPE_CHECKING
 
+from workbench.analysis.findings import duration, readable_ref
 from workbench.kafka import behaviour
+from workbench.model.refs import file_ref
 from workbench.remediation.forecast import StepForecast, during
 
 if TYPE_CHECKING:
+    from workbench.model.restarts import Restart
     from workbench.remediation.planner import BrokerStep, RepairPlan
+
+
+def template() -> str:
+    """scripts/repair-broker.sh, as shipped with the package."""
+    return resources.files("workbench").joinpath("scripts/repair-broker.sh").read_text("utf-8")
+
+
+def wait_default() -> int:
+    """The seconds each wait of the script takes at most unless WAIT_SECONDS is set: as the script says."""
+    found = re.search(r"WAIT_SECONDS:=(\d+)", template())
+    assert found, "scripts/repair-broker.sh sets no WAIT_SECONDS default"
+    return int(found.group(1))
+
+
+def expected(p: RepairPlan, broker: int) -> str:
+    """How long broker's step may take, from its last restart in its logs (else the slowest other
+    broker's, said as such) and its last return to the ISRs in ZooKeeper's history: measured, never a
+    default passed off as one."""
+    own = p.restarts.get(broker, [])
+    restart = next((r for r in reversed(own) if r.stop_ms is not None), own[-1] if own else None)
+    whose = "its"
+    if restart is None:
+        others = [r for rs in p.restarts.values() for r in rs]
+        restart = max(others, key=lambda r: (r.stop_ms or 0) + r.start_ms, default=None)
+        whose = f"none of its own is in its logs; broker {restart.broker}'s" if restart else ""
+    parts = [_restart(restart, whose)] if restart is not None else []
+    back = p.rejoined.get(broker, [])
+    if back:
+        parts.append(
+            f"back in the ISRs it had left {duration(back[-1].after_ms)} after it registered (the last at "
+            f"`{back[-1].ref}`; the longer it is down and the more is written meanwhile, the longer)"
+        )
+    waits = f"each wait of the script takes at most `WAIT_SECONDS` ({wait_default()} s unless set)."
+    if not parts:
+        return "no restart of a broker is in the evidence to measure one by; " + waits
+    return "; ".join(parts) + ". " + waits[0].upper() + waits[1:]
+
+
+def _restart(r: Restart, whose: str) -> str:
+    """A restart as the plan cites it: how long its stop and its start took, and the lines that say so."""
+    first = r.stopping if r.stop_ms is not None and r.stopping is not None else r.starting
+    lines = (
+        f"`{file_ref(first.file)}` lines {first.line_no}-{r.started.line_no}"
+        if first.file == r.started.file
+        else f"`{readable_ref(first.ref)}` to `{readable_ref(r.started.ref)}`"
+    )
+    if r.stop_ms is None:
+        return f"{whose} last start in the logs took {duration(r.start_ms)} ({lines})"
+    took = f"stopped in {duration(r.stop_ms)}, started in {duration(r.start_ms)}"
+    return f"{whose} last restart in the logs: {took} ({lines})"
 
 
 def _var(folder: str) -> str:
@@ -31,7 +85,6 @@ def broker_script(p: RepairPlan, n: int, step: BrokerStep) -> str:
     """Step n of the plan: the script run on `step`'s broker, from scripts/repair-broker.sh."""
     # 3.x writes partition.metadata at log creation; 2.8 only on a later LeaderAndIsr; unknown: no wait
     written_at_once = behaviour.holds("partition_metadata_written_at_log_creation", p.version)
-    template = resources.files("workbench").joinpath("scripts/repair-broker.sh").read_text("utf-8")
     total = len(p.steps)
     f = foretold(p, n)
     fc = p.forecast  # the windows it opens: without a forecast (a plan by hand), none is known
@@ -76,6 +129,9 @@ def broker_script(p: RepairPlan, n: int, step: BrokerStep) -> str:
         "CAPTURED_AT": str(p.manifest.get("captured_at") or "unknown"),
         "BROKER": str(step.broker),
         "WHEN": after,
+        "EXPECTED": textwrap.fill(
+            "Expected: " + expected(p, step.broker), 104, initial_indent="# ", subsequent_indent="#   "
+        ),
         "SCRIPT": p.script_name(n, step),
         "INTERNAL": internal + ("\n" if internal else ""),
         "ZOOKEEPER": p.zookeeper.get(step.broker) or next(iter(p.zookeeper.values()), "<zookeeper.connect>"),
@@ -97,4 +153,4 @@ def broker_script(p: RepairPlan, n: int, step: BrokerStep) -> str:
         "REPLICAS": rows,
         "NEXT": nxt,
     }
-    return re.sub(r"@([A-Z_]+)@", lambda m: fields[m.group(1)], template)
+    return re.sub(r"@([A-Z_]+)@", lambda m: fields[m.group(1)], template())

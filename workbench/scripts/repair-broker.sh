@@ -5,6 +5,7 @@
 # (cluster @CLUSTER@, Kafka @KAFKA_VERSION@, captured @CAPTURED_AT@). Read PLAN.md beside it first.
 #
 # Run it on broker @BROKER@'s own host, @WHEN@.
+@EXPECTED@
 #   ./@SCRIPT@            dry run: prints every command and changes nothing (the default)
 #   ./@SCRIPT@ --check    runs only the read-only checks: this host, these files, ZooKeeper's ids
 #   ./@SCRIPT@ --apply    stops the broker, backs up and removes the files below, starts it, and waits

@@ -132,8 +132,6 @@ def broker_json(c: Cluster, b: Broker) -> bytes:
 
 def stop(c: Cluster, b: Broker, clean: bool) -> None:
     """The end of KafkaServer.shutdown: the session is closed, so the ephemeral registration goes."""
-    if clean:
-        c.say(b.id, "broker.shutting_down")
     c.tick(c.jitter(50, 400))
     if b.session is not None:
         if clean:
