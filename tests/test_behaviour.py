@@ -38,6 +38,7 @@ PINNED = {
     "auto_rebalance_elects_a_stale_replica_in_the_isr": (("2.8.0", "2.8.2", "3.6.2"), ("2.7.2", "2.5.1")),
     "only_unclean_election_leaves_the_isr": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "resigning_logged_by_every_expired_broker": (("2.5.1", "2.8.2", "3.6.2"), ()),
+    "broker_start_and_stop_lines": (("0.10.2.2", "2.8.2", "3.6.2", "3.9.0"), ()),
     "unclean_election_warned": (("0.10.2", "1.0.2"), ("1.1.1", "2.5.1")),
     "unclean_election_marks_recovering": (("3.2.0", "3.6.2"), ("3.1.2", "2.8.2")),
     "truncation_below_high_watermark_warned": (("2.0.1", "2.3.1"), ("1.1.1", "2.4.1", "2.8.2", "3.6.2")),

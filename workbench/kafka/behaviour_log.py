@@ -8,6 +8,22 @@ from workbench.kafka.fact import Fact, K, Source
 
 LOG_FACTS = (
     Fact(
+        "broker_start_and_stop_lines",
+        'KafkaServer.startup logs "starting" first and "started" last, once it is registered and serves '
+        'requests; KafkaServer.shutdown logs "shutting down" first, then makes its controlled shutdown, and '
+        '"shut down completed" last: a broker\'s restart is timed by its own lines.',
+        None,
+        None,
+        (
+            Source("0.10.2.2", f"{K}/server/KafkaServer.scala", "171-282"),
+            Source("0.10.2.2", f"{K}/server/KafkaServer.scala", "572-612"),
+            Source("2.8.2", f"{K}/server/KafkaServer.scala", "178-409"),
+            Source("2.8.2", f"{K}/server/KafkaServer.scala", "657-744"),
+            Source("3.6.2", f"{K}/server/KafkaServer.scala", "210-608"),
+            Source("3.6.2", f"{K}/server/KafkaServer.scala", "890-994"),
+        ),
+    ),
+    Fact(
         "partition_metadata_written_at_log_creation",
         "partition.metadata is written when the LeaderAndIsr that creates the log carries the topic id; in "
         "2.8 only a later LeaderAndIsr (to a log already attached) writes it.",

@@ -1,11 +1,11 @@
 """How long each broker took to restart, as the evidence shows it: what a step of a rolling restart (the
 repair plan's) can expect of that broker.
 
-A broker's own lines time its stop and its start (KafkaServer, on its own clock): `shutdown` logs
-"shutting down", then makes its controlled shutdown, and "shut down completed" last (2.8.2:657-744,
-3.6.2:890-1010); `startup` logs "starting" first and "started" once it is registered and serving
-(2.8.2:178-409). ZooKeeper's history times its return into the ISRs: from its registration to the last
-write of a partition's state that put it back in the ISR during that registration.
+A broker's own lines time its stop and its start, on its own clock (behaviour
+`broker_start_and_stop_lines`, 0.10-3.9): "shutting down", its controlled shutdown, "shut down
+completed"; then "starting" ... "started", once it is registered and serving. ZooKeeper's history times its
+return into the ISRs: from its registration to the first write of each partition's state that gave it back
+a place it had left, the last of those.
 """
 
 from __future__ import annotations

@@ -225,7 +225,7 @@ def stop(c: Cluster, broker: int, controlled: bool = True) -> None:
     """A broker shut down cleanly (controlled shutdown first unless it is the controller) and the
     controller's reaction: its leaderships move, or, if it was the controller, another is elected."""
     b = c.brokers[broker]
-    c.say(b.id, "broker.shutting_down")  # first, then the controlled shutdown (KafkaServer 2.8.2:657,666)
+    c.say(b.id, "broker.shutting_down")  # then its controlled shutdown (broker_start_and_stop_lines)
     if controlled and c.controller is not None and c.controller != broker:
         ctl.controlled_shutdown(c, b)
     brokers.stop(c, b, clean=True)
