@@ -22,7 +22,7 @@ from workbench.frames import open_bundle
 from workbench.model.history_gaps import written_inside
 from workbench.model.views import views
 from workbench.zookeeper.files import Problem, read_txn_log, write_txn_entry
-from workbench.zookeeper.txns import Txn, write_txn
+from workbench.zookeeper.txns import CLOSE_SESSION, CREATES, DELETES, ERROR, Txn, write_txn
 
 SAMPLE = REPO / "sample_data" / "topicid-mismatch-2.8"
 
@@ -198,3 +198,64 @@ def test_a_creation_after_a_gap_is_not_judged_by_brokers_it_cannot_see(
     assert not t.of_kind("topic.manual_assignment")
     said = t.coverage["topic_lifecycle"].missing
     assert any("3 creation(s) or addition(s) after a gap" in m and "not checked" in m for m in said), said
+
+
+def _as_zookeeper_36_writes(txns: list[Txn]) -> list[Txn]:
+    """The txns with each closeSession listing the ephemerals it deletes, as ZooKeeper 3.6+ writes
+    CloseSessionTxn (PrepRequestProcessor, release-3.8.4: the session's ephemerals when it closes)."""
+    owned: dict[str, int] = {}
+    for t in txns:
+        for s in t.ops or [t]:
+            if t.failed or s.type == ERROR:
+                continue
+            if s.type in CREATES and s.ephemeral and s.path:
+                owned[s.path] = t.session_id
+            elif s.type in DELETES and s.path:
+                owned.pop(s.path, None)
+        if t.type == CLOSE_SESSION:
+            t.paths = sorted(p for p, o in owned.items() if o == t.session_id)
+            owned = {p: o for p, o in owned.items() if o != t.session_id}
+    return txns
+
+
+def _cut(bundle: Path, first: int, last: int, closes_list: bool) -> None:
+    log = _log(bundle)
+    txns = _txns(log)
+    txns = _as_zookeeper_36_writes(txns) if closes_list else txns
+    kept = [t for t in txns if not first <= t.zxid <= last]
+    log.write_bytes(log.read_bytes()[:16] + b"".join(write_txn_entry(write_txn(t)) for t in kept))
+
+
+@pytest.mark.slow
+def test_registrations_a_gap_made_and_ended_none_of_are_carried_across_it(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """deletion-complete-3.6 without txns 0x36-0x37, its closeSessions as ZooKeeper 3.6 writes them: the
+    captured cversion of /brokers/ids, less the creates and deletes of its children the history shows
+    after the gap, is its cversion before it, so the gap made and ended no registration. Broker 3's,
+    from 0x35 to its session's close at 0x79, is carried across, and the creations after the gap are
+    judged by the brokers then (as over the intact history: no manual assignment). The same cut over a
+    3.5 log (its closeSessions list nothing) and a gap holding broker 3's registration (0x35-0x37) prove
+    nothing: the brokers then stay unknown."""
+    bundle = tmp_path / "cut"
+    shutil.copytree(REPO / "sample_data" / "deletion-complete-3.6", bundle)
+    _cut(bundle, 0x36, 0x37, closes_list=True)
+    b = open_bundle(bundle, spark)
+    v = views(b)
+    assert v.registrations_carried is not None and v.brokers_known and not v.history_base[1]
+    regs = v.registrations.where("broker_id = 3").orderBy("czxid").collect()
+    assert (regs[0].czxid, regs[0].ended_zxid) == (0x35, 0x79)
+    assert v.partition_changes is not None
+    led = v.partition_changes.where(f"leader = 3 and zxid > {0x37} and zxid < {0x79}").select("registered")
+    assert {r.registered for r in led.collect()} == {True}  # a leader the history read knows registered
+    t = triage(b, only=["topic_lifecycle"])
+    assert not t.of_kind("topic.manual_assignment")
+    assert not any("not checked" in m for m in t.coverage["topic_lifecycle"].missing)
+    assert any("the brokers registered then are known" in m for m in t.coverage["zk_history"].missing)
+
+    for first, lists in ((0x36, False), (0x35, True)):
+        other = tmp_path / f"cut-{first:x}-{lists}"
+        shutil.copytree(REPO / "sample_data" / "deletion-complete-3.6", other)
+        _cut(other, first, 0x37, closes_list=lists)
+        w = views(open_bundle(other, spark))
+        assert w.registrations_carried is None and not w.brokers_known, (first, lists)

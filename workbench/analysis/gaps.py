@@ -111,16 +111,19 @@ def history_gaps(bundle: Bundle, coverage: Coverage) -> None:
         )
     resumed = v.resumed_after
     if resumed is not None and resumed.before is not None:
-        covered = v.history_base[1]
+        unknown = (
+            ", over a tree not known then (no snapshot after the gap): the brokers registered then are "
+            "known (ZooKeeper's counts of /brokers/ids's children show the gap made and ended no "
+            "registration), a partition's state from before the gap is known again only once written, so "
+            "an outage that began before it is not found"
+            if v.registrations_carried is not None
+            else ", over a tree not known then (no snapshot after the gap): a registration or a "
+            "partition's state from before the gap is known again only once written, so a session's "
+            "end or an outage that began with it is not found"
+        )
         said.append(
             f"the analyses read the history from {hex_zxid(resumed.before)} on"
-            + (
-                " over the snapshot that covers the gap"
-                if covered
-                else ", over a tree not known then (no snapshot after the gap): a registration or a "
-                "partition's state from before the gap is known again only once written, so a session's "
-                "end or an outage that began with it is not found"
-            )
+            + (" over the snapshot that covers the gap" if v.history_base[1] else unknown)
             + "; what happened before each gap is read from the history up to it"
         )
     for name, check in coverage.items():

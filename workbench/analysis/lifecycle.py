@@ -121,7 +121,7 @@ def facts(bundle: Bundle) -> Facts:
     return Facts(
         history=made is not None,
         older=older,
-        unjudged=made.count() if made is not None and not v.history_base[1] else 0,
+        unjudged=made.count() if made is not None and not v.brokers_known else 0,
         pre_28=(behaviour.parse(v.evidence.kafka_version) or (2, 8)) < (2, 8),
         with_logs=bool(v.evidence.with_logs),
         migration=migration,
@@ -273,6 +273,7 @@ ANALYSIS = Analysis(
         "delete_markers",
         "watched_history",
         "history_base",
+        "brokers_known",
         "registrations",
         "elections",
         "live_brokers",

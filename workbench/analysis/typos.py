@@ -156,7 +156,7 @@ ANALYSIS = Analysis(
     needs={Need.ZK_STATE: "the topics"},
     wants={Need.ZK_HISTORY: "who created each topic"},
     run=two_halves(facts, judge),
-    reads=("topics", "watched_history", "history_base", "registrations"),
+    reads=("topics", "watched_history", "history_base", "brokers_known", "registrations"),
     kinds=(Kind("topic.likely_typo", (WARNING,), {"topic": str, "sibling": str}),),
 )
 findings = ANALYSIS.findings

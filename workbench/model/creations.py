@@ -95,9 +95,10 @@ def creations(bundle: Bundle) -> DataFrame | None:
             ).alias("brokers"),
         )
     )
-    # Where the tree the history starts from is not known (after a gap), a broker registered before it
-    # and still then is absent from `regs`: the brokers then are not known, so nothing is judged by them.
-    known = F.lit(views(bundle).history_base[1]).alias("brokers_known")
+    # Where the tree the history starts from is not known (after a gap) and the gap may have made or ended
+    # a registration, a broker registered before it and still then may be absent from `regs`: the brokers
+    # then are not known, so nothing is judged by them.
+    known = F.lit(views(bundle).brokers_known).alias("brokers_known")
     return added.join(then, ["topic", "zxid"]).select("*", known)
 
 

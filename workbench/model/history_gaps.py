@@ -8,12 +8,14 @@ names the damage that explains it (file and byte offset) or says no log holds it
 
 Nothing inside a gap may be inferred. The analyses therefore read the history from the end of the newest
 gap (`views.history`), over the tree ZooKeeper itself would restore there: a snapshot at or after the
-gap, else none (an unknown tree, as for a history purged without its snapshots).
+gap, else none (an unknown tree, as for a history purged without its snapshots), but for the brokers'
+registrations where ZooKeeper's own counts prove the gap made and ended none (`unchanged_children`).
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -157,3 +159,42 @@ def written_inside(bundle: Bundle, gap: Gap, most: int = 8) -> list[str]:
     )  # fmt: skip
     shown = [f"{r.path} ({r.how})" for r in rows[:most]]
     return shown + (["and more"] if len(rows) > most else [])
+
+
+def unchanged_children(bundle: Bundle, gap: Gap, parent: str) -> DataFrame | None:
+    """The children `parent` had when the history stopped before `gap`, where ZooKeeper's own counts prove
+    the gap created and deleted none of them; else None. A parent's cversion counts every create and
+    delete of a child (DataNode.copyStat, release-3.8.4: twice the creates less the children): the
+    captured state's, less the changes the history shows after the gap up to the parent's pzxid there,
+    is its cversion when the gap began. Every change after the gap must be seen: a closeSession lists the
+    ephemerals it deletes only from ZooKeeper 3.6 (CloseSessionTxn), so an older log's closeSession after
+    the gap leaves the children unproven, as does a tree before the gap that is not known."""
+    from workbench.model.views import CREATES, DELETES  # views reads this module
+
+    if bundle.evidence.znodes_jsonl is None or gap.after is None or gap.before is None:
+        return None
+    snapshots = [f.zxid for f in bundle.evidence.zk_files if f.kind == "snapshot" and f.zxid <= gap.after]
+    child = f"^{re.escape(parent)}/[^/]+$"
+    captured = bundle.znodes.agg(
+        F.max(F.greatest("czxid", "mzxid", "pzxid")).alias("newest"),
+        F.max(F.when(F.col("path") == parent, F.struct("pzxid", "cversion"))).alias("p"),
+    ).collect()[0]
+    if captured.p is None or captured.newest < gap.before:  # no parent, or captured before the gap ended
+        return None
+    after = F.col("applied") & (F.col("zxid") >= gap.before) & (F.col("zxid") <= captured.p.pzxid)
+    changed = after & F.col("op").isin(*CREATES, *DELETES) & F.col("path").rlike(child)
+    closing = after & (F.col("op") == "closeSession")
+    listed = F.size(F.filter("deleted_paths", lambda p: p.rlike(child)))
+    seen = bundle.znode_history.agg(
+        F.min("zxid").alias("first"),
+        F.count(F.when(changed, 1)).alias("n"),
+        F.sum(F.when(closing & F.col("deleted_paths").isNotNull(), listed)).alias("closed"),
+        F.count(F.when(closing & F.col("deleted_paths").isNull(), 1)).alias("unlisted"),
+    ).collect()[0]
+    if seen.unlisted or not (snapshots or (seen.first or 0) <= 1):
+        return None
+    tree = bundle.znodes_at(gap.after)[0]
+    was = tree.where(F.col("path") == parent).select("cversion").collect()
+    if not was or captured.p.cversion - seen.n - (seen.closed or 0) != was[0].cversion:
+        return None
+    return tree.where(F.col("path").rlike(child))

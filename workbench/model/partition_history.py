@@ -74,11 +74,11 @@ def partition_changes(bundle: Bundle) -> DataFrame:
         F.col("m.up").alias("registered"),
     )
     # Not registered at a txn: no registration of its leader then. Over a tree not known (the history
-    # starts after a gap or a purge, without a snapshot), that is known only once one of its
-    # registrations was seen to end; before that, whether it was registered is unknown (null).
+    # starts after a gap or a purge, without a snapshot, that may have made or ended registrations), that
+    # is known only once one of its registrations was seen to end; before that, it is unknown (null).
     first_end = regs.groupBy("broker").agg(F.min("ended_zxid").alias("first_end")).alias("e")
     unregistered = F.lit(False)
-    if not views(bundle).history_base[1]:
+    if not views(bundle).brokers_known:
         unregistered = F.when(F.col("e.first_end") <= F.col("f.zxid"), False)
     at_own_txn = (
         f.join(

@@ -19,9 +19,9 @@ from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour
 from workbench.kafka.znode_frames import partitions_in, topics_in
-from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH, STATE_PATH, TOPIC_PATH
+from workbench.kafka.znodes import BROKER_IDS, BROKER_PATH, DELETE_MARKER_PATH, STATE_PATH, TOPIC_PATH
 from workbench.model.evidence import Held, evidence_of
-from workbench.model.history_gaps import Gap, history_gaps
+from workbench.model.history_gaps import Gap, history_gaps, unchanged_children
 from workbench.model.reads import declare, read
 from workbench.once import lock_for, once
 from workbench.spark import kept, small_evidence
@@ -230,6 +230,22 @@ class ClusterViews:
         return first - 1, first <= 1 or bool(snapshots)
 
     @once
+    def registrations_carried(self) -> DataFrame | None:
+        """After a gap over a tree not known, the registrations (`/brokers/ids/N`) the history had when it
+        stopped before the gap, where ZooKeeper's counts prove the gap made and ended none
+        (`unchanged_children`); else None."""
+        gap = self.resumed_after
+        if gap is None or self.history_base[1]:
+            return None
+        return unchanged_children(self.bundle, gap, BROKER_IDS)
+
+    @property
+    def brokers_known(self) -> bool:
+        """Whether the brokers registered at each txn of the history read are known: over a known tree,
+        or after a gap that made and ended no registration."""
+        return self.history_base[1] or self.registrations_carried is not None
+
+    @once
     def watched_history(self) -> Watched | None:
         """The txns on partitions' state, topics, deletion markers and broker registrations (and every
         session closing), and those paths in the tree the history starts from: read once
@@ -247,7 +263,9 @@ class ClusterViews:
         at, known = self.history_base
         if at <= 0:
             return Watched(txns, None, 0)
-        tree = self.bundle.znodes_at(at)[0] if known else self.bundle.znodes.limit(0)
+        carried = self.registrations_carried
+        unknown = carried if carried is not None else self.bundle.znodes.limit(0)
+        tree = self.bundle.znodes_at(at)[0] if known else unknown
         before = kept(tree.where(watched).select("path", "data", "czxid", "ctime", "ephemeral_owner"))
         before.count()
         return Watched(txns, before, at)
