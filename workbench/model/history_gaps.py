@@ -164,10 +164,11 @@ def written_inside(bundle: Bundle, gap: Gap, most: int = 8) -> list[str]:
 def unchanged_children(bundle: Bundle, gap: Gap, parent: str) -> DataFrame | None:
     """The children `parent` had when the history stopped before `gap`, where ZooKeeper's own counts prove
     the gap created and deleted none of them; else None. A parent's cversion counts every create and
-    delete of a child (DataNode.copyStat, release-3.8.4: twice the creates less the children): the
+    delete of a child (DataNode.copyStat, release-3.8.4:159-162: twice the creates less the children): the
     captured state's, less the changes the history shows after the gap up to the parent's pzxid there,
     is its cversion when the gap began. Every change after the gap must be seen: a closeSession lists the
-    ephemerals it deletes only from ZooKeeper 3.6 (CloseSessionTxn), so an older log's closeSession after
+    ephemerals it deletes only from ZooKeeper 3.6 (PrepRequestProcessor release-3.6.0:615-616, on unless
+    zookeeper.closeSessionTxn.enabled=false), so an older log's closeSession after
     the gap leaves the children unproven, as does a tree before the gap that is not known."""
     from workbench.model.views import CREATES, DELETES  # views reads this module
 
