@@ -29,11 +29,16 @@ class Run:
     returncode: int
 
 
-def run_with_peaks(command: list[str], every: float = 0.2) -> Run:
+def run_with_peaks(
+    command: list[str],
+    every: float = 0.2,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Run:
     """Run a command, sampling the resident memory of it and its descendants from /proc. Python
     workers are summed (there is one per core); the driver and the JVM are one process each."""
     start = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
     peaks: dict[str, float] = {}
     while proc.poll() is None:
         now: dict[str, float] = {}

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from workbench.analysis.findings import Coverage
 from workbench.analysis.registry import ANALYSES
-from workbench.analysis.triage import finish, triage
+from workbench.analysis.triage import checked_across, triage
 from workbench.frames import open_bundle
 from workbench.model.views import release
 from workbench.spark import spark_session
@@ -70,7 +70,7 @@ def main() -> None:
             analysis.findings(bundle, coverage)
             per.append(jobs(f"{group}-each") - before)
         before = jobs(f"{group}-each")
-        finish(bundle, coverage)
+        checked_across(bundle, coverage)
         per.append(jobs(f"{group}-each") - before)
         print(f"{path.name:<24}{total:>6}{took:>9.1f}{took / started:>13.1f}  {' '.join(map(str, per))}")
         release(bundle)

@@ -32,6 +32,21 @@ class Controller(config: Config,
     info(message)  // no text of its own
   }
 
+  def refuse(): Unit = {
+    stateChangeLogger.warn(("Ignoring LeaderAndIsr request from controller %d with correlation id %d " +
+      "since its controller epoch %d is old").format(controllerId, correlationId, epoch))
+    val message = s"Invalid config value for resource $resource: " +
+      s"${e.getMessage}"
+    if (client) info(message) else error(message)
+  }
+
+  private def reinitialize(name: String, message: String, delayMs: Long): Unit = warn(message)
+
+  def expire(): Unit = {
+    reinitialize("session-expired", "Session expired.", delayMs = 0L)
+    reinitialize(name = "auth-failed", message = s"Reinitializing after $reason", delayMs = 5L)
+  }
+
   case object TopicDeletion extends ControllerEvent {
     def process(): Unit = info(s"Handling deletion for topics ${topics.mkString(",")}")  // the controller's
   }
@@ -80,6 +95,22 @@ def test_the_reader_takes_each_call_s_message_apart_where_kafka_interpolates() -
         ("warn", ("Newly rolled segment file ", " already exists")),
         ("info", ("Environment: ", "")),
     }
+
+
+def test_a_message_formatted_whole_or_passed_by_name_is_read_where_it_is_written() -> None:
+    """`("..." + "...").format(x)` (0.10-0.11's state-change lines), a message built in a val of the method
+    (`val message = s"..."; info(message)`) and one passed as a parameter, from each call in the file."""
+    found = {(c.level, c.fragments): c for c in log_calls.calls(SCALA, "Controller.scala")}
+    refused = found["warn", ("Ignoring LeaderAndIsr request from controller ", " with correlation id ",
+                             " since its controller epoch ", " is old")]  # fmt: skip
+    assert refused.holes == ("controllerId", "correlationId", "epoch")
+    assert refused.logger == "state.change.logger"
+    invalid = ("Invalid config value for resource ", ": ", "")
+    assert found["info", invalid].holes == found["error", invalid].holes == ("resource", "e.getMessage")
+    assert found["info", invalid].line == SCALA.count("\n", 0, SCALA.index("if (client) info")) + 1
+    assert ("warn", ("Session expired.",)) in found
+    assert found["warn", ("Reinitializing after ", "")].holes == ("reason",)
+    assert not [c for c in found.values() if c.level == "warn" and c.dynamic]  # warn(message) resolved
 
 
 def test_the_reader_keeps_what_kafka_interpolates_at_each_hole() -> None:
@@ -150,9 +181,9 @@ def test_the_listing_covers_every_release_line_on_zookeeper() -> None:
 # How many of each release line's listed messages the curated catalog types, measured when the listing was
 # made: a template lost or a wording broken lowers one, and fails here.
 TYPED_AT_LEAST = {
-    "0.10.2": 101, "0.11.0": 106, "1.0": 135, "1.1": 173, "2.0": 175, "2.1": 178, "2.2": 182, "2.3": 186,
-    "2.4": 189, "2.5": 187, "2.6": 194, "2.7": 201, "2.8": 200, "3.0": 200, "3.1": 202, "3.2": 203,
-    "3.3": 202, "3.4": 202, "3.5": 203, "3.6": 204, "3.7": 202, "3.8": 201, "3.9": 201,
+    "0.10.2": 117, "0.11.0": 123, "1.0": 143, "1.1": 176, "2.0": 178, "2.1": 181, "2.2": 186, "2.3": 190,
+    "2.4": 193, "2.5": 191, "2.6": 198, "2.7": 205, "2.8": 206, "3.0": 205, "3.1": 207, "3.2": 208,
+    "3.3": 208, "3.4": 208, "3.5": 209, "3.6": 210, "3.7": 208, "3.8": 207, "3.9": 207,
 }  # fmt: skip
 
 

@@ -13,6 +13,7 @@ from pyspark.sql import SparkSession
 from workbench.analysis import controller
 from workbench.frames import open_bundle
 from workbench.model import failovers, state
+from workbench.model.partition_log import logged_states
 
 KC = "kafka.controller.KafkaController"
 ELECTOR = "kafka.server.ZookeeperLeaderElector"
@@ -97,6 +98,58 @@ V0_10_EXPIRY = {
 }
 
 
+# 0.10.2's state-change log (TRACE by default, config/log4j.properties 0.10.2.2): the controller, broker 2,
+# takes broker 1's replica offline and makes itself leader; broker 1 refuses an old leader epoch and caches
+# the new leader. Each message is a `("..." + "...").format(...)` or s"..." of the source the catalog cites.
+SCL = "state.change.logger"
+
+
+def T(ts: str, text: str, level: str = "TRACE") -> str:
+    return f"[{ts}] {level} {text} ({SCL})"
+
+
+V0_10_STATES = {
+    (2, "state-change.log"): [
+        T(
+            "2017-05-01 10:30:06,100",
+            "Controller 2 epoch 2 changed state of replica 1 for partition [orders,0] from OnlineReplica to "
+            "OfflineReplica",
+        ),
+        T(
+            "2017-05-01 10:30:06,120",
+            "Controller 2 epoch 2 sending become-leader LeaderAndIsr request "
+            "(Leader:2,ISR:2,LeaderEpoch:5,ControllerEpoch:2) to broker 2 for partition [orders,0]",
+        ),
+        T(
+            "2017-05-01 10:30:06,121",
+            "Controller 2 epoch 2 sending UpdateMetadata request "
+            "(Leader:2,ISR:2,LeaderEpoch:5,ControllerEpoch:2) to brokers Set(1, 2) for partition orders-0",
+        ),
+        T(
+            "2017-05-01 10:30:06,130",
+            "Broker 2 received LeaderAndIsr request PartitionState(controllerEpoch=2, leader=2, "
+            "leaderEpoch=5, isr=[2], zkVersion=9, replicas=[1, 2]) correlation id 7 from controller 2 "
+            "epoch 2 for partition [orders,0]",
+        ),
+    ],
+    (1, "state-change.log"): [
+        T(
+            "2017-05-01 10:30:40,000",
+            "Broker 1 ignoring LeaderAndIsr request from controller 2 with correlation id 3 epoch 2 for "
+            "partition [orders,0] since its associated leader epoch 5 is not higher than the current leader "
+            "epoch 5",
+            "WARN",
+        ),
+        T(
+            "2017-05-01 10:30:40,010",
+            "Broker 1 cached leader info (LeaderAndIsrInfo:(Leader:2,ISR:2,1,LeaderEpoch:5,"
+            "ControllerEpoch:2),ReplicationFactor:2),AllReplicas:1,2) for partition orders-0 in response to "
+            "UpdateMetadata request sent by controller 2 epoch 2 with correlation id 8",
+        ),
+    ],
+}
+
+
 def _bundle(tmp_path: Path, version: str, logs: dict[tuple[int, str], list[str]]) -> Path:
     root = tmp_path / version
     brokers = sorted({b for b, _ in logs})
@@ -164,3 +217,30 @@ def test_0_10_session_expiry_in_zkclient_s_words(spark: SparkSession, tmp_path: 
     assert (recorded.topic, recorded.partition) == ("orders", 0), recorded.attrs
     (found,) = controller.expiry_findings(failovers.expiries(bundle, {}))
     assert found.subject == {"broker": 1, "cause": "session_expiry"}
+
+
+def test_0_10_state_change_lines_give_the_partition_states_they_print(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Until 1.0 the state-change logger's messages begin with their controller or broker; they are
+    typed as the later wordings are, and the states they print are read the same way."""
+    bundle = open_bundle(_bundle(tmp_path, "0.10.2.2", V0_10_STATES), spark)
+    events = bundle.log_events.orderBy("ts").collect()
+    assert [e.event for e in events] == [
+        "replica.state_change",
+        "request.leader_and_isr.sent",
+        "request.update_metadata.sent",
+        "request.leader_and_isr.received",
+        "request.leader_and_isr.ignored",
+        "request.update_metadata.leader_cached",
+    ]
+    assert {(e.topic, e.partition) for e in events} == {("orders", 0)}
+    assert events[4].attrs["reason"].startswith("since its associated leader epoch 5")
+    states = logged_states(bundle).orderBy("ts").collect()
+    assert [(s.event, s.broker_id, s.replica, s.leader, s.leader_epoch, s.isr) for s in states] == [
+        ("replica.state_change", 2, 1, None, None, None),
+        ("request.leader_and_isr.sent", 2, None, 2, 5, [2]),
+        ("request.update_metadata.sent", 2, None, 2, 5, [2]),
+        ("request.leader_and_isr.received", 2, None, 2, 5, [2]),
+        ("request.update_metadata.leader_cached", 1, None, 2, 5, [2, 1]),
+    ]

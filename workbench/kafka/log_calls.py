@@ -1,8 +1,10 @@
 """The log calls in Kafka's (and ZooKeeper's) source, read without running it: for each call its logger,
 level and message, the message kept as its literal fragments with a hole between each two where the
-source interpolates a value (`s"...$x..."`, `"..." + x`, `"%d".format(x)`, Java's `{}`), and what it
-interpolates there. Our reading of the source, not its code; messages/listing.py runs it over every
-release line.
+source interpolates a value (`s"...$x..."`, `"..." + x`, `"%d".format(x)`, `("..." + "...").format(x)`,
+Java's `{}`), and what it interpolates there. A message passed by name is read where it is written: a val
+of the method, or what the file's own calls pass for a parameter (`info(message)`); one passed from another
+file stays without text of its own (`Call.dynamic`). Our reading of the source, not its code;
+messages/listing.py runs it over every release line.
 """
 
 from __future__ import annotations
@@ -71,8 +73,9 @@ def calls(source: str, file: str) -> Iterator[Call]:
             # for its own class (`getLogger(getClass())`, a parameter) is the caller's: unknown here
             logger = ""
         line = text.count("\n", 0, m.start()) + 1
-        fragments, holes = _unmark(marked)
-        yield Call(logger, m.group("level"), fragments, file, line, holes)
+        for message in _resolved(text, m.start(), marked, java):
+            fragments, holes = _unmark(message)
+            yield Call(logger, m.group("level"), fragments, file, line, holes)
 
 
 _OWN_LOG = re.compile(r"\bLogger\s+log\s*=\s*LoggerFactory\.getLogger\(\s*\w+\.class\s*\)")
@@ -217,6 +220,12 @@ def _first_argument(text: str, i: int, java: bool) -> str | None:
             names, i = _arguments(text, wrapped.end() - 1)
             pieces.append(_split_format(inner, names[1:]) if inner is not None else _hole(""))
             continue
+        if c == "(" and depth == 0 and not expr.strip() and _string_at(text, _after_space(text, i + 1)):
+            # ("..." + "...").format(x): the parenthesised message is one piece, formatted as a whole
+            inner = _first_argument(text, i + 1, java=False)
+            pieces.append(inner if inner is not None else _hole(""))
+            i = _arguments(text, i)[1]
+            continue
         literal = _string_at(text, i)
         if literal is not None and not expr.strip():
             marked, i = literal
@@ -250,6 +259,85 @@ def _first_argument(text: str, i: int, java: bool) -> str | None:
         return None
     out = "".join(pieces)
     return out.replace("{}", _hole("")) if java else out  # slf4j's {} placeholders
+
+
+def _after_space(text: str, i: int) -> int:
+    while i < len(text) and text[i].isspace():
+        i += 1
+    return i
+
+
+def _resolved(text: str, at: int, marked: str, java: bool) -> list[str]:
+    """A message passed by name (`info(message)`, the call at `at`): the value of the val of that name in
+    the method around the call, else what the file's own calls of that method pass for the parameter of
+    that name (one message each); the marked message itself where neither says (a value from another
+    file, a method's result)."""
+    fragments, holes = _unmark(marked)
+    if "".join(fragments).strip() or len(holes) != 1 or not _IDENT.fullmatch(holes[0]):
+        return [marked]
+    name, (method, start) = holes[0], _method(text, at, java)
+    declared = [*re.finditer(rf"\b(?:val|var|String)\s+{name}\s*(?::\s*String\s*)?=(?!=)\s*", text[start:at])]
+    if declared:
+        value_at = start + declared[-1].end()
+        values = [text[value_at : _statement_end(text, value_at, at)]]
+    else:
+        values = _passed(text, method, start, name)
+    found = [v for v in (_first_argument(f"{value})", 0, java=False) for value in values) if v]
+    return list(dict.fromkeys(v for v in found if "".join(_unmark(v)[0]).strip())) or [marked]
+
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_SCALA_DEF = re.compile(r"\bdef\s+(\w+)\s*(?:\[[^\]]*\])?\s*(?=\()")
+_JAVA_METHOD = re.compile(
+    r"^[ \t]*(?:(?:public|private|protected|static|final|synchronized)\s+)+[\w<>\[\],.? ]+?\s+(\w+)\s*(?=\()",
+    re.M,
+)
+
+
+def _method(text: str, at: int, java: bool) -> tuple[str, int]:
+    """The name of the method whose body holds position `at`, and where its declaration starts (the last
+    declared before it: a nested method's)."""
+    declared = [*(_JAVA_METHOD if java else _SCALA_DEF).finditer(text, 0, at)]
+    return (declared[-1].group(1), declared[-1].start()) if declared else ("", 0)
+
+
+def _passed(text: str, method: str, start: int, name: str) -> list[str]:
+    """What the file's calls of `method` (declared at `start`) pass for its parameter `name`."""
+    paren = text.find("(", start)
+    params, _ = _arguments(text, paren)
+    words = [re.findall(r"\w+", p.split(":")[0].split("=")[0]) for p in params]
+    index = next((i for i, w in enumerate(words) if w and w[-1] == name), None)
+    if not method or index is None:
+        return []
+    passed, declaration = [], text.find(method, start)
+    for call in re.finditer(rf"(?<![\w$]){method}\s*\(", text):
+        if call.start() == declaration:
+            continue
+        args, _ = _arguments(text, call.end() - 1)
+        named = [a.split("=", 1)[1] for a in args if re.match(rf"{name}\s*=(?!=)", a)]
+        positional = [a for a in args if not re.match(r"\w+\s*=(?!=)", a)]
+        passed += named or positional[index : index + 1]
+    return passed
+
+
+def _statement_end(text: str, i: int, limit: int) -> int:
+    """Where the statement from i ends (before `limit`): a line break outside brackets, unless the line ends
+    with an operator or the next begins with one; or a semicolon."""
+    depth = 0
+    while i < limit:
+        literal = _string_at(text, i) if text[i] in 'sfr"' else None
+        if literal is not None:
+            i = literal[1]
+            continue
+        c = text[i]
+        depth += c in "([{"
+        depth -= c in ")]}"
+        if depth == 0 and (c == ";" or c == "\n"):
+            before, after = text[max(0, i - 200) : i].rstrip(), text[_after_space(text, i) :][:1]
+            if c == ";" or not (before.endswith(("+", "(", ",", ".", "=")) or after.startswith(("+", "."))):
+                return i
+        i += 1
+    return limit
 
 
 def _split_format(marked: str, names: list[str] | tuple[str, ...] = ()) -> str:

@@ -253,6 +253,8 @@ DELETION = [
 REPLICA_STATES = [
     T("replica.state_change", "Changed state of replica {replica} for partition {tp} from {from_state} to {to_state}",
       SCL, "ReplicaStateMachine.scala logSuccessfulTransition 2.5.1, 2.8.2, 3.6.2"),
+    T("replica.state_change", "Controller {controller} epoch {controller_epoch} changed state of replica {replica} for partition [{topic},{partition}] from {from_state} to {to_state}",
+      SCL, "ReplicaStateMachine.scala handleStateChange (TRACE) 0.10.2.2:184-257 0.11.0.2:156-221"),
     T("replica.state_change_failed", "Controller {controller} epoch {controller_epoch} initiated state change of replica {replica} for partition {tp} from {from_state} to {to_state} failed",
       SCL, "ReplicaStateMachine.scala logFailedStateChange 2.5.1, 2.8.2, 3.6.2"),
     T("replica.removed_from_isr", "Partition {tp} state changed to {leader_and_isr} after removing replica {replica} from the ISR as part of transition to {to_state}",

@@ -37,8 +37,8 @@ UNLISTED = {
     "kafka.authorizer.logger": "the authorizer's decisions",
     "org.apache.zookeeper.server.": "a ZooKeeper server logging into the same file: only its session lines "
     "are read",
-    "kafka.log.LogCleaner": "the log cleaner (compaction): its statistics are a message built in a val "
-    "(LogCleaner.scala recordStats 2.8.2:401-418), spread over several lines",
+    "kafka.log.LogCleaner": "the log cleaner (compaction): its statistics are one message spread over "
+    "several lines, each a line of the log (LogCleaner.scala recordStats 2.8.2:401-418)",
     "kafka.server.": "a broker class outside the listing (quotas, dynamic config, delegation tokens, "
     "features)",
 }

@@ -25,7 +25,7 @@ ZOOKEEPER = [
       ZK_CLIENT, "KafkaZkClient.scala create 2.5.1:1759 2.8.2:1844 3.6.2:2129"),
     T("zk.client_session_expired", "Session expired.",
       ZK_WRAPPER, "ZooKeeperClient.scala 2.5.1:424; scheduleReinitialize 2.8.2:463 3.6.2:450"),
-    # the message scheduleReinitialize logs is its caller's (info(message)): the listing cannot see it
+    # the message scheduleReinitialize logs is its caller's (info(message)): listed from the calls in its file
     T("zk.client_auth_failed", "Reinitializing due to auth failure.",
       ZK_WRAPPER, "ZooKeeperClient.scala scheduleReinitialize 2.8.2:434,461 3.6.2:421,448"),
     T("zk.client_reinitializing", "Initializing a new session to {zk_connect}.",
