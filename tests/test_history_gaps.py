@@ -8,6 +8,7 @@ import re
 import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import REPO
@@ -259,3 +260,52 @@ def test_registrations_a_gap_made_and_ended_none_of_are_carried_across_it(
         _cut(other, first, 0x37, closes_list=lists)
         w = views(open_bundle(other, spark))
         assert w.registrations_carried is None and not w.brokers_known, (first, lists)
+
+
+@pytest.mark.slow
+def test_partition_states_a_gap_did_not_write_are_carried_across_it(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """controller-failover-2.5 without txns 0x7a-0x7c, 3.6's closeSessions (broker 1's session ended at
+    0x78, just before; its seven partitions got new leaders from 0x8d): the capture holds every state
+    znode made before the gap, and each one's first write after it is one version on, but topic-0's
+    partitions 0-2, written inside it. Those 21 states are carried, each partition's changes after the gap
+    are the intact history's, and the outage of the six carried ones broker 1 led is found from where the
+    history resumes, its start said unknown. Without the capture nothing is proven."""
+    sample = REPO / "sample_data" / "controller-failover-2.5"
+    bundle = tmp_path / "cut"
+    shutil.copytree(sample, bundle)
+    _cut(bundle, 0x7A, 0x7C, closes_list=True)
+    inside = {
+        s.path
+        for t in _txns(_log(sample))
+        if 0x7A <= t.zxid <= 0x7C
+        for s in t.ops or [t]
+        if s.path and s.path.endswith("/state")
+    }
+    assert inside == {f"/brokers/topics/topic-0/partitions/{p}/state" for p in range(3)}
+    b = open_bundle(bundle, spark)
+    v = views(b)
+    assert v.znodes_carried is not None and not v.history_base[1]
+    carried = {r.path for r in v.znodes_carried.collect() if r.path.endswith("/state")}
+    intact = views(open_bundle(sample, spark))
+    states = {r.path for r in intact.bundle.znodes_at(0x79)[0].collect() if r.path.endswith("/state")}
+    assert len(states) == 24 and carried == states - inside
+
+    def after_gap(w: Any) -> set[tuple[Any, ...]]:
+        rows = w.partition_changes.where(f"zxid > {0x7C} and not (topic = 'topic-0' and partition < 3)")
+        return {
+            (r.topic, r.partition, r.zxid, r.leader, tuple(r.isr or ()), r.registered) for r in rows.collect()
+        }
+
+    assert after_gap(v) == after_gap(intact)
+    t = triage(b, only=["leaderless"])
+    (offline,) = t.of_kind("partition.offline")
+    assert offline.subject["partitions"] == 6 and offline.subject["began"] == "unknown"
+    assert "(events 0,4; topic-0 5; topic-1 1,5; topic-2 3)" in offline.summary
+    assert "when that began is not known" in offline.summary
+    said = t.coverage["zk_history"].missing
+    assert any("the states of 21 partition(s) are carried across it" in m for m in said), said
+
+    (bundle / "zk" / "znodes.jsonl").unlink()
+    assert views(open_bundle(bundle, spark)).znodes_carried is None

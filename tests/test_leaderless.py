@@ -79,6 +79,7 @@ def test_a_start_the_history_does_not_show_is_said_unknown() -> None:
     (found,) = judge(Facts(True, offline=[unseen], history_read="the txn logs from 0x10"), checked())
     assert found.subject == {"partitions": 2, "zxid": "0x10", "began": "unknown", "still": 0}
     assert "had no live leader when the txn logs from 0x10 first shows their state" in found.summary
+    assert "and so for up to 60.0 s from then;" in found.summary  # from its first sight, not its start
     assert found.summary.endswith("; when that began is not known.")
 
 

@@ -8,10 +8,13 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING
 
+from pyspark.sql import functions as F
+
 from workbench.analysis.findings import Coverage, Finding, Status
 from workbench.analysis.registry import kinds
+from workbench.kafka.znodes import STATE_PATH
 from workbench.model.history_gaps import Gap, written_inside
-from workbench.model.views import views
+from workbench.model.views import ClusterViews, views
 from workbench.zookeeper.txns import hex_zxid
 
 if TYPE_CHECKING:
@@ -93,6 +96,31 @@ def lasting_at(gap: Gap, lasting: list[Finding]) -> str:
     )
 
 
+def carried(v: ClusterViews) -> str:
+    """What of the tree before the newest gap is carried across it (`views.znodes_carried`), said."""
+    states = 0
+    if v.znodes_carried is not None:
+        states = v.znodes_carried.where(F.col("path").rlike(STATE_PATH)).count()
+    said = (
+        "the brokers registered then are known (ZooKeeper's counts of /brokers/ids's children show the "
+        "gap made and ended no registration); "
+        if v.registrations_carried is not None
+        else "a registration from before the gap is known again only once written, so a session's end is "
+        "not found; "
+    )
+    if states:
+        said += (
+            f"the states of {states} partition(s) are carried across it (the capture holds each znode "
+            "made before the gap, and its first write after it is one version on: the gap did not write "
+            "it), so an outage of theirs that began before it is found from where the history resumes; "
+            "any other partition's state is known again only once written"
+        )
+    else:
+        said += "a partition's state from before the gap is known again only once written, so an outage "
+        said += "that began before it is not found"
+    return said
+
+
 def history_gaps(bundle: Bundle, coverage: Coverage) -> None:
     """Gaps in ZooKeeper's history make every check that read it partial, and get a row of their own
     saying what each hides, what it keeps from being found, and from where the analyses read on."""
@@ -111,16 +139,7 @@ def history_gaps(bundle: Bundle, coverage: Coverage) -> None:
         )
     resumed = v.resumed_after
     if resumed is not None and resumed.before is not None:
-        unknown = (
-            ", over a tree not known then (no snapshot after the gap): the brokers registered then are "
-            "known (ZooKeeper's counts of /brokers/ids's children show the gap made and ended no "
-            "registration), a partition's state from before the gap is known again only once written, so "
-            "an outage that began before it is not found"
-            if v.registrations_carried is not None
-            else ", over a tree not known then (no snapshot after the gap): a registration or a "
-            "partition's state from before the gap is known again only once written, so a session's "
-            "end or an outage that began with it is not found"
-        )
+        unknown = ", over a tree not known then (no snapshot after the gap): " + carried(v)
         said.append(
             f"the analyses read the history from {hex_zxid(resumed.before)} on"
             + (" over the snapshot that covers the gap" if v.history_base[1] else unknown)

@@ -125,7 +125,9 @@ def facts(bundle: Bundle) -> Facts:
     stretch = unserved(h.served, captured_at(bundle))
     first = F.col("whys")[0]
     # (a silent leader's stretch whose leadership moved before its expiry never went offline: not told)
-    offline = _offline(stretch.where(first.isin("offline", SILENT) & F.col("off_zxid").isNotNull()), v)
+    offline = _offline(
+        stretch.where(first.isin("offline", SILENT) & F.col("off_zxid").isNotNull()), v, captured_at(bundle)
+    )
     # a leader that went silent: its outage from its last sign of life (an episode that ran on into a
     # refusal is counted from ZooKeeper's offline moment: its own finding says the refusal)
     led = [g for g in offline if g.known_start and g.leader is not None and g.leader >= 0 and not g.refused]
@@ -186,6 +188,7 @@ ANALYSIS = Analysis(
         "skew",
         "history",
         "history_base",
+        "history_span",
         "resumed_after",
         "as_of_ms",
         "logged_states",
@@ -230,20 +233,24 @@ ANALYSIS = Analysis(
 findings = ANALYSIS.findings
 
 
-def _offline(ep: DataFrame, v: ClusterViews) -> list[Offline]:
+def _offline(ep: DataFrame, v: ClusterViews, captured: Any) -> list[Offline]:
     """Stretches that began offline, or with a leader silent until its expiry took them offline, grouped
     by the txn that took them offline and their leader then (`off_*`) and whether a leader elected as they
     came back refused them (they ran on: nobody served them all along). Over a tree not known (the history
     read starts after a gap or a purge, without a snapshot) a stretch before which whether the partition
     had a live leader was not known began at an unknown moment: those are one group that says so. A
-    group's longest is its time offline (`off_ms`): a silent leader's outage is bounded apart."""
+    group's longest is its time offline (`off_ms`): a silent leader's outage is bounded apart. One offline
+    in the tree the history starts from is counted from the history's first txn, its first sight."""
+    first = F.lit(v.history_span.began if v.history_span is not None else None).cast("timestamp")
+    began = F.coalesce(F.col("off_began"), first)
+    ended = F.coalesce(F.col("ended"), F.lit(captured).cast("timestamp"))
     ep = ep.select(
         "topic",
         "partition",
         F.col("off_zxid").alias("began_zxid"),
-        F.col("off_began").alias("began"),
+        began.alias("began"),
         "ended_zxid",
-        F.col("off_ms").alias("lasted_ms"),
+        F.coalesce(F.col("off_ms"), F.unix_millis(ended) - F.unix_millis(began)).alias("lasted_ms"),
         F.col("off_leader").alias("leader"),
         F.col("off_registered").alias("registered"),
         "first_seen",
@@ -292,8 +299,8 @@ def _offline_finding(g: Offline, f: Facts) -> Finding:
                 "still": g.still,
             },
             f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no live leader when {f.history_read} "
-            f"first shows their state ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time on), for up to "
-            f"{duration(g.longest_ms)}{still}; when that began is not known.",
+            f"first shows their state ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time), and so for up to "
+            f"{duration(g.longest_ms)} from then{still}; when that began is not known.",
             refs,
         )
     why = (

@@ -8,8 +8,9 @@ names the damage that explains it (file and byte offset) or says no log holds it
 
 Nothing inside a gap may be inferred. The analyses therefore read the history from the end of the newest
 gap (`views.history`), over the tree ZooKeeper itself would restore there: a snapshot at or after the
-gap, else none (an unknown tree, as for a history purged without its snapshots), but for the brokers'
-registrations where ZooKeeper's own counts prove the gap made and ended none (`unchanged_children`).
+gap, else none (an unknown tree, as for a history purged without its snapshots), but for what ZooKeeper's
+own counts prove the gap left alone: the brokers' registrations where it made and ended none
+(`unchanged_children`), and the znodes it did not write (`unchanged_znodes`).
 """
 
 from __future__ import annotations
@@ -199,3 +200,40 @@ def unchanged_children(bundle: Bundle, gap: Gap, parent: str) -> DataFrame | Non
     if not was or captured.p.cversion - seen.n - (seen.closed or 0) != was[0].cversion:
         return None
     return tree.where(F.col("path").rlike(child))
+
+
+def unchanged_znodes(bundle: Bundle, gap: Gap, paths: str) -> DataFrame | None:
+    """The persistent znodes whose path matches `paths` in the tree when the history stopped before `gap`,
+    where ZooKeeper's own counts prove the gap did not touch them: the capture holds each with the same
+    czxid (never deleted and made again), and its data version went on from where it was, each setData
+    setting the version before it plus one (PrepRequestProcessor.checkAndIncVersion, DataTree.setData,
+    release-3.8.4:398,759-763 and 655-656): the first setData after the gap sets that version plus one, or
+    none came and the capture's version is the same. None where that tree is not known or the capture
+    (zk/znodes.jsonl) is older than the gap's end."""
+    if bundle.evidence.znodes_jsonl is None or gap.after is None or gap.before is None:
+        return None
+    newest = bundle.znodes.agg(F.max(F.greatest("czxid", "mzxid", "pzxid"))).collect()[0][0]
+    snapshots = [f.zxid for f in bundle.evidence.zk_files if f.kind == "snapshot" and f.zxid <= gap.after]
+    first = bundle.znode_history.agg(F.min("zxid")).collect()[0][0] if not snapshots else None
+    if newest is None or newest < gap.before or (first or 0) > 1:
+        return None
+    tree = bundle.znodes_at(gap.after)[0]
+    before = tree.where(F.col("path").rlike(paths) & (F.col("ephemeral_owner") == 0))
+    captured = bundle.znodes.select(
+        "path", F.col("czxid").alias("now_czxid"), F.col("version").alias("now_version")
+    )
+    written = F.col("applied") & (F.col("zxid") >= gap.before) & (F.col("op") == "setData")
+    first_set = (
+        bundle.znode_history.where(written & F.col("path").rlike(paths))
+        .groupBy("path")
+        .agg(F.min_by("version", "zxid").alias("next_version"))
+    )
+    went_on = F.coalesce(
+        F.col("next_version") == F.col("version") + 1, F.col("now_version") == F.col("version")
+    )
+    return (
+        before.join(captured, "path")
+        .join(first_set, "path", "left")
+        .where((F.col("czxid") == F.col("now_czxid")) & went_on)
+        .select(*tree.columns)
+    )

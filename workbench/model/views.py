@@ -21,7 +21,7 @@ from workbench.kafka import behaviour
 from workbench.kafka.znode_frames import partitions_in, topics_in
 from workbench.kafka.znodes import BROKER_IDS, BROKER_PATH, DELETE_MARKER_PATH, STATE_PATH, TOPIC_PATH
 from workbench.model.evidence import Held, evidence_of
-from workbench.model.history_gaps import Gap, history_gaps, unchanged_children
+from workbench.model.history_gaps import Gap, history_gaps, unchanged_children, unchanged_znodes
 from workbench.model.reads import declare, read
 from workbench.once import lock_for, once
 from workbench.spark import kept, small_evidence
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 WATCHED_PATHS = "|".join(f"({p})" for p in (STATE_PATH, TOPIC_PATH, DELETE_MARKER_PATH, BROKER_PATH))
+UNWRITTEN_PATHS = "|".join(f"({p})" for p in (STATE_PATH, TOPIC_PATH, DELETE_MARKER_PATH))
 CREATES = tuple(zk_ops.OP_NAMES[t] for t in zk_ops.CREATES)  # as znode_history names the ops
 DELETES = tuple(zk_ops.OP_NAMES[t] for t in zk_ops.DELETES)
 T = TypeVar("T")
@@ -239,6 +240,18 @@ class ClusterViews:
             return None
         return unchanged_children(self.bundle, gap, BROKER_IDS)
 
+    @once
+    def znodes_carried(self) -> DataFrame | None:
+        """After a gap over a tree not known, what of that tree is carried across it: the registrations
+        (`registrations_carried`), and the partitions' states, topics and deletion markers the gap did not
+        write (`unchanged_znodes`); None where nothing is proven."""
+        gap = self.resumed_after
+        if gap is None or self.history_base[1]:
+            return None
+        left = unchanged_znodes(self.bundle, gap, UNWRITTEN_PATHS)
+        proven = [f for f in (self.registrations_carried, left) if f is not None]
+        return functools.reduce(DataFrame.unionByName, proven) if proven else None
+
     @property
     def brokers_known(self) -> bool:
         """Whether the brokers registered at each txn of the history read are known: over a known tree,
@@ -263,7 +276,7 @@ class ClusterViews:
         at, known = self.history_base
         if at <= 0:
             return Watched(txns, None, 0)
-        carried = self.registrations_carried
+        carried = self.znodes_carried
         unknown = carried if carried is not None else self.bundle.znodes.limit(0)
         tree = self.bundle.znodes_at(at)[0] if known else unknown
         before = kept(tree.where(watched).select("path", "data", "czxid", "ctime", "ephemeral_owner"))
