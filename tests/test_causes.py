@@ -109,6 +109,16 @@ def test_no_preferred_election_is_advised_while_replicas_hold_a_stale_topic_id()
     assert postmortem.ACTIONS["leader.imbalance"] in moved and postmortem.NO_ELECTION not in moved
 
 
+def test_a_refusal_alone_leads_to_the_repair_plan_once() -> None:
+    """Without ZooKeeper's state only the brokers' refusals show the stale replicas: the action items still
+    name the plan (`workbench remediate` makes it from the refusals), and once where both kinds show."""
+    refused = Finding("topic_id.refused", "critical", {"topic": "orders", "broker": 2}, "broker 2 refused")
+    mismatch = Finding("topic_id.mismatch", "critical", {"topic": "orders", "broker": 2}, "holds another id")
+    for findings in ([refused], [refused, mismatch]):
+        items = postmortem.action_items(Triage(findings, Coverage(), 0))
+        assert items.count(postmortem.REPAIR) == 1, items
+
+
 def test_from_the_brokers_lines_alone_a_refused_outage_is_linked_to_the_refusal() -> None:
     """Without ZooKeeper's history the findings carry no zxid: the link is by the broker that refused."""
     refused = Finding(

@@ -34,11 +34,15 @@ if TYPE_CHECKING:
 # (KafkaController.scala 2.5.1:122-130, 2.8.2:135-143, 3.6.2:73-81), UnderReplicatedPartitions
 # (ReplicaManager.scala 2.8.2:286-288), ZooKeeperExpiresPerSec (ZooKeeperClient.scala 2.8.2:95-109),
 # OfflineLogDirectoryCount (LogManager.scala 2.8.2:123).
+REPAIR = (
+    "Repair the stale replicas with the plan (`workbench remediate`), one broker at a time, the "
+    "maintenance-window steps in a window."
+)
 ACTIONS = {
     "topic_id.root_cause": "Find and stop every pre-2.8 tool that writes topic znodes through ZooKeeper "
     "(`kafka-topics --zookeeper`, old admin clients): use `--bootstrap-server`.",
-    "topic_id.mismatch": "Repair the stale replicas with the plan (`workbench remediate`), one broker at a "
-    "time, the maintenance-window steps in a window.",
+    "topic_id.mismatch": REPAIR,
+    "topic_id.refused": REPAIR,  # a bundle without ZooKeeper's state: the plan is made from the refusals
     "partition.no_acting_leader": "Alert on ERROR lines of `state.change.logger` (a refused LeaderAndIsr): "
     "no broker metric counts a partition whose leader refuses to lead.",
     "partition.offline": "Alert on `OfflinePartitionsCount` > 0 on the active controller.",
@@ -263,7 +267,7 @@ def _offline_alert(longest_ms: int | None) -> str:
 
 
 def action_items(result: Triage) -> list[str]:
-    """One item per kind of finding that asks for one, most severe first; never a preferred election
+    """One item per action the findings ask for, most severe first; never a preferred election
     while replicas hold a stale topic id."""
     return [action for _, action in _actions(result)]
 
@@ -285,7 +289,10 @@ def _actions(result: Triage) -> list[tuple[Finding, str]]:
     for f in sorted(result.findings, key=lambda f: (f.kind not in roots, Finding.sort_key(f))):
         if f.kind in ACTIONS and f.kind not in seen:
             seen[f.kind] = (f, NO_ELECTION if stale and f.kind == "leader.imbalance" else ACTIONS[f.kind])
-    return list(seen.values())
+    said: dict[str, tuple[Finding, str]] = {}  # one item per action, the first finding's
+    for f, action in seen.values():
+        said.setdefault(action, (f, action))
+    return list(said.values())
 
 
 STORY_ROWS = 20  # the report's timeline: the moments the findings cite, most severe first, in time order

@@ -19,17 +19,38 @@ WARNING = (
 )
 
 
-def summary(p: RepairPlan) -> str:
-    """One paragraph for the terminal."""
-    gaps = "".join(" " + g for g in p.gaps)
+def _unforeseen() -> str:
+    """The warning of a plan without a forecast: what it cannot say, and who says it instead."""
+    first, _ = WARNING.split(";", 1)
+    return (
+        first + "; without ZooKeeper's state this plan cannot say which partitions are left without an "
+        "acting leader: each script reads ZooKeeper and asks before it stops its broker. "
+        + WARNING.rsplit(". ", 1)[-1]
+    )
+
+
+def summary(p: RepairPlan, gaps: bool = True) -> str:
+    """One paragraph for the terminal (`gaps`: with what the plan could not cover; PLAN.md lists them)."""
+    unsaid = "".join(" " + g for g in p.gaps) if gaps else ""
     if p.not_applicable:
-        return f"No repair plan: {p.not_applicable}."
+        return f"No repair plan: {p.not_applicable}." + unsaid
+    if not p.steps and p.current:
+        return (
+            f"No replica holds another id than the one the evidence names for {', '.join(sorted(p.current))}"
+            ": nothing to repair there (the bundle has no ZooKeeper state to tell the other topics' ids)."
+            + unsaid
+        )
     if not p.steps:
-        return "No replica holds a stale topic id: nothing to repair." + gaps
+        return "No replica holds a stale topic id: nothing to repair." + unsaid
     count = sum(len(s.replicas) for s in p.steps)
     topics = ", ".join(sorted({r.topic for s in p.steps for r in s.replicas}))
     order = ", ".join(f"broker {s.broker}" for s in p.steps)
     text = f"{count} stale replica(s) of {topics} on {len(p.steps)} broker(s); restart order: {order}."
+    if p.current:
+        text += (
+            " The bundle has no ZooKeeper state: the current ids are those the brokers' refusals or "
+            "pasted output name, and the order is by broker id, not forecast."
+        )
     f = p.forecast
     if f is not None:
         planned = [w for w in f.windows if w.start[0] > 0]
@@ -40,7 +61,7 @@ def summary(p: RepairPlan) -> str:
         now = f.windows_of(0)
         if now:
             text += f" {len(now)} partition(s) have none at the capture."
-    return text + gaps
+    return text + unsaid
 
 
 def in_report(p: RepairPlan | None, linked: str | None = None) -> str:
@@ -175,12 +196,20 @@ def _preflight(p: RepairPlan) -> list[str]:
             "stale and in the ISR, and would refuse it. The order repairs those brokers early; until then "
             "watch those partitions, and do not run `kafka-leader-election.sh` during the plan."
         )
+    if p.current:
+        lines.append(
+            "- This plan was made without ZooKeeper's state: which replicas are assigned, in the ISR or "
+            "leaders, and so what each step takes offline, are not in the bundle. Run every script with "
+            "`--check` before the first step; each `--apply` reads ZooKeeper before it stops its broker "
+            "and asks about the partitions whose ISR is that broker alone."
+        )
     lines += [
         "- Read the root cause in `workbench triage`: if a pre-2.8 tool (or a controller with "
         "inter.broker.protocol.version < 2.8) still rewrites topic znodes, stop it first, or the id "
         "changes again at the next controller failover.",
         "- Copy each script to its broker's host and run it with `--check` there: it verifies the host is "
-        "that broker, every file still holds the stale id and ZooKeeper still holds the new one. If "
+        "that broker, every file still holds the stale id, and ZooKeeper still holds the new one and "
+        "assigns the partition to that broker. If "
         "anything changed since the capture, capture again and make a new plan.",
         "- Each script with `--apply` says where `/controller` is, whether `auto.leader.rebalance.enable` "
         "is on (read from `SERVER_PROPERTIES` where set, else as the bundle says), which partitions "
@@ -203,6 +232,7 @@ def _preflight(p: RepairPlan) -> list[str]:
 
 def markdown(p: RepairPlan) -> str:
     m = p.manifest
+    header = "current id" if p.current else "ZooKeeper's id"
     lines = [
         "# Topic id repair plan",
         "",
@@ -210,7 +240,7 @@ def markdown(p: RepairPlan) -> str:
         f"Kafka {m.get('kafka_version') or 'unknown'}, captured {m.get('captured_at') or 'when unknown'}. "
         "The workbench writes these scripts and never runs them.",
         "",
-        summary(p),
+        summary(p, gaps=False),
     ]
     if p.not_applicable or not p.steps:
         return "\n".join([*lines, *_not_in_plan(p), ""])
@@ -218,7 +248,7 @@ def markdown(p: RepairPlan) -> str:
         "",
         "## What is wrong",
         "",
-        "| topic | ZooKeeper's id | id on disk | broker: partitions |",
+        f"| topic | {header} | id on disk | broker: partitions |",
         "|---|---|---|---|",
     ]
     by_id: dict[tuple[str, str, str], dict[int, list[int]]] = {}
@@ -230,6 +260,10 @@ def markdown(p: RepairPlan) -> str:
     for (topic, zk_id, disk_id), brokers in sorted(by_id.items()):
         held = "; ".join(f"{b}: {ranges(ps)}" for b, ps in sorted(brokers.items()))
         lines.append(f"| {topic} | {zk_id} | {disk_id} | {held} |")
+    lines += [
+        "",
+        *(f"The current id of {t} is the one named by {where}." for t, where in sorted(p.current.items())),
+    ]
     lines += [
         "",
         "Each broker refuses the controller's LeaderAndIsr for these replicas (INCONSISTENT_TOPIC_ID) and "
@@ -244,7 +278,7 @@ def markdown(p: RepairPlan) -> str:
         "",
         "## Warning",
         "",
-        WARNING,
+        WARNING if p.forecast else _unforeseen(),
         "",
         *_preflight(p),
         "## Order (one broker at a time; each step waits before it says done)",
@@ -255,7 +289,11 @@ def markdown(p: RepairPlan) -> str:
             f"{t} {ranges(r.partition for r in s.replicas if r.topic == t)}"
             for t in sorted({r.topic for r in s.replicas})
         )
-        notes = [f"{len(s.replicas) - s.in_isr} of {len(s.replicas)} replica(s) already out of the ISR"]
+        notes = (
+            [f"{len(s.replicas) - s.in_isr} of {len(s.replicas)} replica(s) already out of the ISR"]
+            if all(r.in_isr is not None for r in s.replicas)
+            else ["whether they are in the ISR is not in the bundle"]
+        )
         if s.controller:
             notes.append("the active controller: its stop makes another broker controller")
         if not s.registered:
@@ -267,10 +305,15 @@ def markdown(p: RepairPlan) -> str:
     lines += [
         "",
         "Each script waits until the broker is registered in `/brokers/ids`, every repaired dir has a "
-        "`partition.metadata` with ZooKeeper's id (Kafka 3.x only), the broker is back in the ISRs the "
-        "forecast says it rejoins at that step (`/brokers/topics/<t>/partitions/<p>/state`), and the "
-        "partitions the step makes whole have every replica in their ISR. It stops and says what is "
-        "missing after `WAIT_SECONDS`; do not start the next step until it says done.",
+        "`partition.metadata` with ZooKeeper's id (Kafka 3.x only), the broker is back in the ISRs "
+        + (
+            "the forecast says it rejoins at that step"
+            if p.forecast
+            else "of the partitions no later step holds a stale replica of (one that may lead and refuse)"
+        )
+        + " (`/brokers/topics/<t>/partitions/<p>/state`), and the partitions the step makes whole have "
+        "every replica in their ISR. It stops and says what is missing after `WAIT_SECONDS`; do not "
+        "start the next step until it says done.",
         "",
     ]
     if p.forecast is not None:

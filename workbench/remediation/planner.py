@@ -28,6 +28,7 @@ from workbench.model.partition_history import partition_changes
 from workbench.model.restarts import Rejoined, Restart, rejoined, restarts
 from workbench.model.skew import skew_ms
 from workbench.model.views import views
+from workbench.remediation import from_logs
 from workbench.remediation.forecast import TP, Forecast, PartitionNow, best
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ class StaleReplica:
     partition: int
     disk_topic_id: str
     zk_topic_id: str
-    assigned: bool  # the broker is in the partition's replica assignment
+    assigned: bool | None  # the broker is in the partition's replica assignment (None: not known)
     in_isr: bool | None  # in the ISR at the capture (None: no partition state)
 
     @property
@@ -91,6 +92,7 @@ class RepairPlan:
     auto_rebalance: bool | None = None  # auto.leader.rebalance.enable, as the brokers' configs say
     restarts: dict[int, list[Restart]] = field(default_factory=dict)  # each broker's, as its lines show
     rejoined: dict[int, list[Rejoined]] = field(default_factory=dict)  # back in the ISRs, as ZooKeeper's
+    current: dict[str, str] = field(default_factory=dict)  # without ZooKeeper: where each topic's id is named
 
     def script_name(self, n: int, step: BrokerStep) -> str:
         return f"step-{n}-broker-{step.broker}.sh"
@@ -137,16 +139,39 @@ def writable(out: Path) -> None:
 
 
 def plan(bundle: Bundle) -> RepairPlan:
-    """The repair plan for the bundle's topic-id mismatches (an empty plan says why there is nothing)."""
+    """The repair plan for the bundle's topic-id mismatches (an empty plan says why there is nothing):
+    against ZooKeeper's tree with its forecast, else against the ids the brokers' refusals and pasted
+    output name (`from_logs`), in broker order, not forecast."""
     v = views(bundle)
     ev = v.evidence
     result = RepairPlan(bundle=bundle.evidence.origin, manifest=dict(bundle.manifest))
     if v.topic_ids_expected is False:
         result.not_applicable = f"Kafka {ev.kafka_version} has no topic ids (they came with 2.8, KIP-516)"
         return result
-    if not ev.zk_state:
-        result.not_applicable = "the bundle has no ZooKeeper state: which topic id is current is unknown"
+    if ev.zk_state:
+        _against_zookeeper(bundle, result)
+    else:
+        _against_named_ids(bundle, result)
+    if result.not_applicable:
         return result
+    for s in result.steps:
+        for d in {r.log_dir for r in s.replicas}:
+            s.log_dirs.setdefault(d, None)
+    flags = {c.get("auto.leader.rebalance.enable", "true").strip().lower() for c in ev.configs.values()}
+    result.auto_rebalance = None if not flags else "true" in flags
+    result.restarts, result.rejoined = restarts(bundle), rejoined(bundle)
+    result.zookeeper = {b: c["zookeeper.connect"] for b, c in ev.configs.items() if "zookeeper.connect" in c}
+    no_dirs = sorted((ev.brokers | v.live_brokers) - ev.with_datadirs)
+    if no_dirs:
+        result.gaps.append(
+            f"No data dirs of broker {', '.join(map(str, no_dirs))} in the bundle: it may hold "
+            "stale replicas this plan does not name. Capture them and make the plan again."
+        )
+    return result
+
+
+def _against_zookeeper(bundle: Bundle, result: RepairPlan) -> None:
+    v = views(bundle)
     state = v.partitions.select("topic", "partition", "replicas", "isr")
     stale = (
         replica_ids(bundle)
@@ -169,10 +194,7 @@ def plan(bundle: Bundle) -> RepairPlan:
     result.left_alone = [r for r in replicas if not r.assigned]
     controller = _controller(bundle)
     live = v.live_brokers
-    per_broker: dict[int, list[StaleReplica]] = {}
-    for r in replicas:
-        if r.assigned:
-            per_broker.setdefault(r.broker, []).append(r)
+    per_broker = _per_broker([r for r in replicas if r.assigned])
     dirs = _host_log_dirs(bundle)
     result.partitions = partitions_now(bundle, per_broker)
     down = (
@@ -183,23 +205,31 @@ def plan(bundle: Bundle) -> RepairPlan:
         BrokerStep(b, per_broker[b], dirs.get(b, {}), controller=b == controller, registered=b in live)
         for b in result.forecast.order
     ]
-    for s in result.steps:
-        for d in {r.log_dir for r in s.replicas}:
-            s.log_dirs.setdefault(d, None)
-    flags = {c.get("auto.leader.rebalance.enable", "true").strip().lower() for c in ev.configs.values()}
-    result.auto_rebalance = None if not flags else "true" in flags
     result.topics_without_id = [
         r.topic for r in v.topics.where(F.col("topic_id").isNull()).select("topic").orderBy("topic").collect()
     ]
-    result.restarts, result.rejoined = restarts(bundle), rejoined(bundle)
-    result.zookeeper = {b: c["zookeeper.connect"] for b, c in ev.configs.items() if "zookeeper.connect" in c}
-    no_dirs = sorted((ev.brokers | live) - ev.with_datadirs)
-    if no_dirs:
-        result.gaps.append(
-            f"No data dirs of broker {', '.join(map(str, no_dirs))} in the bundle: it may hold "
-            "stale replicas this plan does not name. Capture them and make the plan again."
+
+
+def _against_named_ids(bundle: Bundle, result: RepairPlan) -> None:
+    named, on_disk = from_logs.facts(bundle)
+    current, result.gaps = from_logs.current_ids(named)
+    if not current:
+        result.not_applicable = (
+            "the bundle has no ZooKeeper state, and no broker's refusal or pasted output names one id for "
+            "a topic: which topic id is current is unknown"
         )
-    return result
+        return
+    result.current = {t: n.where for t, n in current.items()}
+    per_broker = _per_broker(from_logs.stale(on_disk, current))
+    dirs = _host_log_dirs(bundle)
+    result.steps = [BrokerStep(b, rs, dirs.get(b, {})) for b, rs in sorted(per_broker.items())]
+
+
+def _per_broker(replicas: list[StaleReplica]) -> dict[int, list[StaleReplica]]:
+    out: dict[int, list[StaleReplica]] = {}
+    for r in replicas:
+        out.setdefault(r.broker, []).append(r)
+    return out
 
 
 def _controller(bundle: Bundle) -> int | None:

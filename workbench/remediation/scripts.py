@@ -74,11 +74,22 @@ def _var(folder: str) -> str:
 
 
 def foretold(p: RepairPlan, n: int) -> StepForecast:
-    """Step n's forecast (a plan made by hand, without one: every repaired partition waited for)."""
+    """Step n's forecast. Without one (no partition states): a partition is waited for once no later
+    step still holds a stale replica of it (one that may lead it and refuse); the others are named with
+    the last step that repairs one (`later`)."""
     if p.forecast is not None:
         return p.forecast.steps[n - 1]
     step = p.steps[n - 1]
-    return StepForecast(step.broker, rejoins=sorted({(r.topic, r.partition) for r in step.replicas}))
+    last: dict[tuple[str, int], int] = {}
+    for k, s in enumerate(p.steps, 1):
+        for r in s.replicas:
+            last[(r.topic, r.partition)] = k
+    mine = sorted({(r.topic, r.partition) for r in step.replicas})
+    return StepForecast(
+        step.broker,
+        rejoins=[tp for tp in mine if last[tp] <= n],
+        later={tp: last[tp] for tp in mine if last[tp] > n},
+    )
 
 
 def broker_script(p: RepairPlan, n: int, step: BrokerStep) -> str:
@@ -115,8 +126,12 @@ def broker_script(p: RepairPlan, n: int, step: BrokerStep) -> str:
         for r in step.replicas
     )
     later = "".join(
-        f"# {t}-{q}: this broker gets back into its ISR only "
-        + (f"at step {k}" if k else "after the plan (see PLAN.md)")
+        (
+            f"# {t}-{q}: this broker gets back into its ISR only "
+            + (f"at step {k}" if k else "after the plan (see PLAN.md)")
+            if fc
+            else f"# {t}-{q}: a replica of it holds the stale id until step {k} and may be its leader"
+        )
         + ", so this step does not wait for it.\n"
         for (t, q), k in sorted(f.later.items())
     )

@@ -123,7 +123,6 @@ missing_isr() {
   done
 }
 disk_id() { sed -n 's/^topic_id: *//p' "$1" 2>/dev/null; }
-zk_topic_id() { zk_get "/brokers/topics/$1" | grep -o '"topic_id":"[^"]*"' | cut -d'"' -f4; }
 # "a,b,c," sorted: a partition's replicas in the topic znode (its "partitions" map comes first), its ISR.
 ids() { { grep -o "$1" | head -1 | grep -o '\[[0-9,]*\]' | tr -d '[]' | tr , '\n' | sort -n | tr '\n' ,; } || true; }
 # The partitions in WHOLE with a replica assigned (topic znode) but not in the ISR, "topic partition" a line.
@@ -178,8 +177,14 @@ check_replica() {  # dir name topic partition stale_id zk_id
     [ "$(disk_id "$path/partition.metadata")" = "$5" ] \
       || fail "$path/partition.metadata no longer holds $5: capture again and make a new plan"
   fi
-  [ "$(zk_topic_id "$3")" = "$6" ] \
+  local topic
+  topic=$(zk_get "/brokers/topics/$3")
+  [ "$(grep -o '"topic_id":"[^"]*"' <<<"$topic" | cut -d'"' -f4)" = "$6" ] \
     || fail "ZooKeeper's /brokers/topics/$3 no longer has topic_id $6: capture again and make a new plan"
+  case ",$(ids "\"$4\":\[[0-9,]*\]" <<<"$topic")" in
+    *",$BROKER_ID,"*) ;;
+    *) fail "ZooKeeper does not assign $3-$4 to broker $BROKER_ID: its dir is not a replica to repair; capture again" ;;
+  esac
 }
 back_up_and_remove() {
   local path="${!1:-<$1>}/$2" f
@@ -217,27 +222,35 @@ preflight() {
     say "  makes a preferred replica leader wherever it is alive and in the ISR, even one still holding the"
     say "  stale id, which refuses: such partitions have no acting leader until their broker's step."
   fi
-  if [ "${#REJOINS[@]}" -gt 0 ]; then  # ZooKeeper now, against the forecast made from the capture
-    local c i=0 alone=() states
-    mapfile -t states < <(rejoin_states)
-    for c in "${REJOINS[@]}"; do
-      set -- $c
-      i=$((i + 1))
-      grep -Eq "\"isr\": *\[ *$BROKER_ID *\]" <<<"${states[i - 1]:-}" && alone+=("$1-$2")
-    done
-    if [ "${#alone[@]}" -gt 0 ]; then
-      say "note: ZooKeeper has only broker $BROKER_ID in the ISR of ${#alone[@]} partition(s) now (${alone[*]}):"
-      say "  stopping it leaves them without a leader until it is back (PLAN.md's forecast is of the capture)."
-    fi
+  # ZooKeeper now, against the forecast made from the capture (a plan made without ZooKeeper has none):
+  # a partition of this step whose ISR is this broker alone is offline until it is back.
+  local c o known i=0 alone=() asked=() tps=() paths=() states
+  mapfile -t tps < <({ printf '%s\n' "${REJOINS[@]}"; printf '%s\n' "${REPLICAS[@]}" | cut -d' ' -f3,4; } \
+    | sed '/^$/d' | sort -u)
+  for c in "${tps[@]}"; do set -- $c; paths+=("/brokers/topics/$1/partitions/$2/state"); done
+  [ "${#paths[@]}" -eq 0 ] || mapfile -t states < <(zk_gets "${paths[@]}")
+  for c in "${tps[@]}"; do
+    set -- $c
+    i=$((i + 1))
+    grep -Eq "\"isr\": *\[ *$BROKER_ID *\]" <<<"${states[i - 1]:-}" || continue
+    alone+=("$1-$2")
+    known=no
+    for o in "${OFFLINE[@]}"; do [ "${o%%:*}" != "$1-$2" ] || known=yes; done
+    [ "$known" = yes ] || asked+=("$1-$2: until broker $BROKER_ID is back (ZooKeeper now)")
+  done
+  if [ "${#alone[@]}" -gt 0 ]; then
+    say "note: ZooKeeper has only broker $BROKER_ID in the ISR of ${#alone[@]} partition(s) now (${alone[*]}):"
+    say "  stopping it leaves them without a leader until it is back (PLAN.md's forecast is of the capture)."
   fi
   if [ "${#SOLE_LEADER[@]}" -gt 0 ]; then
     say "note: broker $BROKER_ID leads ${#SOLE_LEADER[@]} partition(s) with no other ISR member (${SOLE_LEADER[*]}):"
     say "  its controlled shutdown cannot move them, so it retries and then logs 'Proceeding to do an unclean"
     say "  shutdown as all the controlled shutdown attempts failed'. That is expected: do not stop this script."
   fi
-  [ "${#OFFLINE[@]}" -gt 0 ] || return 0
-  say "this step leaves ${#OFFLINE[@]} partition(s) without an acting leader (PLAN.md's forecast):"
-  local o; for o in "${OFFLINE[@]}"; do say "  $o"; done
+  asked=("${OFFLINE[@]}" "${asked[@]}")
+  [ "${#asked[@]}" -gt 0 ] || return 0
+  say "this step leaves ${#asked[@]} partition(s) without an acting leader (PLAN.md's forecast, ZooKeeper now):"
+  for o in "${asked[@]}"; do say "  $o"; done
   if [ "$MODE" != apply ]; then say "would ask before going on (--yes: it does not ask)"; return 0; fi
   if [ "$YES" = yes ]; then say "going on: --yes"; return 0; fi
   local answer=""
