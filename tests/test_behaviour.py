@@ -14,6 +14,7 @@ PINNED = {
     "first_leader_and_isr_refused": (("3.0.0", "3.6.2", "3.9.1"), ("2.8.0", "2.8.2")),
     "partition_metadata_written_at_log_creation": (("3.0.0", "3.6.2"), ("2.8.1", "2.8.2")),
     "topic_ids": (("2.8.0", "3.6.2"), ("2.7.2", "2.5.1")),
+    "leader_and_isr_carries_the_controllers_topic_id": (("2.8.0", "3.6.2", "3.9.0"), ("2.7.2",)),
     "topic_znode_v2": (("2.4.0", "2.5.1", "2.7.2"), ("2.3.1", "2.8.0")),
     "topic_znode_v3": (("2.8.0", "3.9.0"), ("2.7.2",)),
     "replica_state_changes_logged_by_default": (("2.4.1", "2.5.1"), ("2.6.0", "2.8.2", "3.6.2")),

@@ -41,6 +41,23 @@ _FACTS = (
         ),
     ),
     Fact(
+        "leader_and_isr_carries_the_controllers_topic_id",
+        "A LeaderAndIsr carries each topic's id as the controller's context holds it: read from "
+        "/brokers/topics/<t> when the controller starts (minted and written there where it had none), "
+        "so the id a broker's refusal prints as the request's is the one ZooKeeper held for that "
+        "controller (the context keeps it if a tool rewrites the znode later).",
+        (2, 8, 0),
+        None,
+        (
+            Source("2.8.2", f"{K}/controller/ControllerChannelManager.scala", "486-492"),
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "908-909"),
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "1660-1677"),
+            Source("3.6.2", f"{K}/controller/ControllerChannelManager.scala", "547-558"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "963-964"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "1710-1728"),
+        ),
+    ),
+    Fact(
         "topic_znode_v2",
         "Tools and brokers write /brokers/topics/<t> as JSON version 2 (adding_replicas, removing_replicas, "
         "no topic_id): a 2.4-2.7 tool's rewrite drops the topic id.",

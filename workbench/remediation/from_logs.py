@@ -2,11 +2,12 @@
 
 A broker that refuses a LeaderAndIsr logs both ids: the one its log holds and the one in the request
 (Partition.checkOrSetTopicId 2.8.2:455, ReplicaManager 3.6.2:1830), and the request's is the id the
-controller read from ZooKeeper. Pasted `kafka-topics --describe` output or a zkCli transcript prints the
-id itself. Where every such line names one id for a topic, that id is taken as current and each replica
-on disk holding another is stale; where they name several, which is current is unknown and the topic is
-left out, said so. The order of the steps is not forecast (no partition states); each script's `--check`
-reads ZooKeeper when it is run and stops where the id, the files or the assignment differ.
+controller read from ZooKeeper (fact `leader_and_isr_carries_the_controllers_topic_id`). Pasted
+`kafka-topics --describe` output or a zkCli transcript prints the id itself. Where every such line names
+one id for a topic, that id is taken as current and each replica on disk holding another is stale; where
+they name several, which is current is unknown and the topic is left out, said so. The order of the steps
+is not forecast (no partition states); each script's `--check` reads ZooKeeper when it is run and stops
+where the id, the files or the assignment differ.
 """
 
 from __future__ import annotations
