@@ -9,7 +9,7 @@ import json
 import pytest
 from conftest import REPO
 
-from workbench import postmortem
+from workbench import actions, postmortem
 from workbench.analysis.causes import chains, in_brief, links
 from workbench.analysis.findings import Coverage, Finding
 from workbench.analysis.triage import Triage
@@ -104,9 +104,9 @@ def test_no_preferred_election_is_advised_while_replicas_hold_a_stale_topic_id()
     stale = _findings("topicid-mismatch-2.8")
     assert ("leader.imbalance", "topic_id.refused") in _pairs(stale)
     items = postmortem.action_items(Triage(stale, Coverage(), 0))
-    assert postmortem.NO_ELECTION in items and postmortem.ACTIONS["leader.imbalance"] not in items
+    assert actions.NO_ELECTION in items and actions.ACTIONS["leader.imbalance"] not in items
     moved = postmortem.action_items(Triage(_findings("controller-failover-2.5"), Coverage(), 0))
-    assert postmortem.ACTIONS["leader.imbalance"] in moved and postmortem.NO_ELECTION not in moved
+    assert actions.ACTIONS["leader.imbalance"] in moved and actions.NO_ELECTION not in moved
 
 
 def test_a_refusal_alone_leads_to_the_repair_plan_once() -> None:
@@ -116,7 +116,7 @@ def test_a_refusal_alone_leads_to_the_repair_plan_once() -> None:
     mismatch = Finding("topic_id.mismatch", "critical", {"topic": "orders", "broker": 2}, "holds another id")
     for findings in ([refused], [refused, mismatch]):
         items = postmortem.action_items(Triage(findings, Coverage(), 0))
-        assert items.count(postmortem.REPAIR) == 1, items
+        assert items.count(actions.REPAIR) == 1, items
 
 
 def test_from_the_brokers_lines_alone_a_refused_outage_is_linked_to_the_refusal() -> None:

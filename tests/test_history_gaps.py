@@ -301,11 +301,25 @@ def test_partition_states_a_gap_did_not_write_are_carried_across_it(
     assert after_gap(v) == after_gap(intact)
     t = triage(b, only=["leaderless"])
     (offline,) = t.of_kind("partition.offline")
-    assert offline.subject["partitions"] == 6 and offline.subject["began"] == "unknown"
     assert "(events 0,4; topic-0 5; topic-1 1,5; topic-2 3)" in offline.summary
-    assert "when that began is not known" in offline.summary
+    # one outage across the gap, from its start before it, as the intact history tells it (less topic-0
+    # 1, whose state the gap wrote): broker 1 silent from its last line, offline from 0x78 for 117 ms
+    (whole,) = [f for f in triage(intact.bundle, only=["leaderless"]).of_kind("partition.offline")]
+    assert {**offline.subject, "partitions": 7} == {**whole.subject, "across": "0x7a-0x7c"}
+    assert "one outage across it" in offline.summary and "not known" not in offline.summary
     said = t.coverage["zk_history"].missing
     assert any("the states of 21 partition(s) are carried across it" in m for m in said), said
+    # told once: the history before the gap shows the 7 going on, 6 of them are this finding
+    assert any("(partitions 7, zxid 0x78, broker 1" in m and "6 of them told as one" in m for m in said)
+
+    # a gap that holds the outage's start (broker 1's session's end, 0x78): nothing is carried back
+    # before it, and when it began is not known
+    inside = tmp_path / "cut-with-its-start"
+    shutil.copytree(sample, inside)
+    _cut(inside, 0x78, 0x7C, closes_list=True)
+    (unknown,) = triage(open_bundle(inside, spark), only=["leaderless"]).of_kind("partition.offline")
+    assert unknown.subject["began"] == "unknown" and "when that began is not known" in unknown.summary
+    assert "across" not in unknown.subject
 
     (bundle / "zk" / "znodes.jsonl").unlink()
     assert views(open_bundle(bundle, spark)).znodes_carried is None

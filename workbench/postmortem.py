@@ -16,6 +16,7 @@ import pandas as pd
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
+from workbench.actions import ACTIONS, NO_ELECTION
 from workbench.analysis.causes import Group, grouped, lead
 from workbench.analysis.findings import Finding, duration, hex_col, readable_ref, tp_list
 from workbench.kafka.behaviour import PRODUCER_DELIVERY_TIMEOUT_MS
@@ -28,64 +29,6 @@ if TYPE_CHECKING:
 
     from workbench.analysis.triage import Triage
     from workbench.frames import Bundle
-
-# What to do about each kind of finding: the action items a postmortem lists. The metrics named here and in
-# `detection` are Kafka's own: ActiveControllerCount, OfflinePartitionsCount, TopicsIneligibleToDeleteCount
-# (KafkaController.scala 2.5.1:122-130, 2.8.2:135-143, 3.6.2:73-81), UnderReplicatedPartitions
-# (ReplicaManager.scala 2.8.2:286-288), ZooKeeperExpiresPerSec (ZooKeeperClient.scala 2.8.2:95-109),
-# OfflineLogDirectoryCount (LogManager.scala 2.8.2:123).
-REPAIR = (
-    "Repair the stale replicas with the plan (`workbench remediate`), one broker at a time, the "
-    "maintenance-window steps in a window."
-)
-ACTIONS = {
-    "topic_id.root_cause": "Find and stop every pre-2.8 tool that writes topic znodes through ZooKeeper "
-    "(`kafka-topics --zookeeper`, old admin clients): use `--bootstrap-server`.",
-    "topic_id.mismatch": REPAIR,
-    "topic_id.refused": REPAIR,  # a bundle without ZooKeeper's state: the plan is made from the refusals
-    "partition.no_acting_leader": "Alert on ERROR lines of `state.change.logger` (a refused LeaderAndIsr): "
-    "no broker metric counts a partition whose leader refuses to lead.",
-    "partition.offline": "Alert on `OfflinePartitionsCount` > 0 on the active controller.",
-    "partition.under_replicated": "Alert on `UnderReplicatedPartitions` > 0 for more than "
-    "`replica.lag.time.max.ms`, per broker.",
-    "controller.flapping": "Find what stops the controller (GC pauses, a ZooKeeper session timeout too short "
-    "for them, the network to ZooKeeper); raise `zookeeper.session.timeout.ms` only once the cause is known.",
-    "controller.failover": "Alert on the sum of `ActiveControllerCount` over the brokers != 1.",
-    "zk.session_expired": "Check GC logs and `zookeeper.session.timeout.ms` on the broker whose session "
-    "expired; alert on `ZooKeeperExpiresPerSec`.",
-    "log_dir.offline": "Replace or repair the failed disk, then restart the broker; alert on "
-    "`OfflineLogDirectoryCount` > 0 per broker (kafka.log:type=LogManager).",
-    "deletion.marked": "Look again at `/admin/delete_topics` and the controller's log: a marker that stays "
-    "is a deletion that does not finish (a replica's broker down, a reassignment, or a storage error).",
-    "deletion.stuck": "Bring back (or replace under the same broker.id) the broker holding the deletion up; "
-    "alert on `TopicsIneligibleToDeleteCount` > 0 on the controller.",
-    "deletion.unfinished": "Check `/admin/delete_topics` in ZooKeeper for the topic: still there, bring back "
-    "(or replace under the same broker.id) the broker its replica deletions failed on; alert on "
-    "`TopicsIneligibleToDeleteCount` > 0 on the controller.",
-    "broker.controlled_shutdown": "Before the next restart, bring the partitions it leads a second live "
-    "in-sync replica: the controller leaves it every partition with none (and those with a single replica "
-    "or queued for deletion; KafkaController.doControlledShutdown 2.8.2:1334-1356); more "
-    "`controlled.shutdown.max.retries` do not move those.",
-    "data_loss.unclean_election": "Decide whether `unclean.leader.election.enable` should stay on for these "
-    "topics; tell the owners of the records lost.",
-    "data_loss.truncation": "Tell the owners of the records lost; produce with acks=all and "
-    "min.insync.replicas >= 2.",
-    "leader.imbalance": "Run a preferred leader election (`kafka-leader-election --election-type "
-    "preferred`) once the cluster is healthy, or check why `auto.leader.rebalance.enable` did not.",
-    "reassignment.stuck": "Bring back the brokers the reassignment waits for, or cancel it.",
-    "deletion.lingering_dir": "Remove the lingering `-delete` dirs once their topics are confirmed gone.",
-}
-
-# While replicas hold a stale topic id, a preferred election hands leadership to a replica that refuses
-# it: ZooKeeper is written first and the controller ignores the broker's error (fact
-# controller_acts_only_on_storage_errors; KafkaController 2.8.2:1369-1397, 3.6.2:1421-1449).
-NO_ELECTION = (
-    "Do not run a preferred leader election (`kafka-leader-election`) while replicas hold a stale topic "
-    "id: ZooKeeper names the preferred replica leader first, the replica refuses the LeaderAndIsr, the "
-    "controller ignores that error, and the tool reports success while nobody leads the partition. Repair "
-    "the stale replicas first (`workbench remediate`); then a preferred election, or the controller's "
-    "automatic rebalance where enabled, moves leaders back."
-)
 
 
 @dataclass

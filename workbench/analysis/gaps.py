@@ -54,6 +54,7 @@ def before_gaps(
             part.release()
         kept, lasting = kept_before(before, seen)
         out += kept
+        lasting = [x for x in (untold(f, found) for f in lasting) if x is not None]
         said += [lasting_at(gap, lasting)] if lasting else []
     if said:
         coverage.add("zk_history", said)
@@ -85,10 +86,31 @@ def kept_before(
     return kept, lasting
 
 
+def untold(f: Finding, found: list[Finding]) -> Finding | None:
+    """What of `f` (going on when the history stops at a gap) no finding after the gap tells as one
+    outage across it (`across`: the same start): None where one tells all of it, else `f` with how many
+    of its partitions it tells."""
+    told = sum(
+        x.subject.get("partitions", 0)
+        for x in found
+        if "across" in x.subject
+        and x.kind == f.kind
+        and (x.subject.get("zxid"), x.subject.get("broker"))
+        == (f.subject.get("zxid"), f.subject.get("broker"))
+    )
+    if not told:
+        return f
+    if told >= f.subject.get("partitions", 0):
+        return None
+    return Finding(f.kind, f.severity, {**f.subject, "told": told}, f.summary, f.evidence)
+
+
 def lasting_at(gap: Gap, lasting: list[Finding]) -> str:
     """Coverage's words for what the history before `gap` shows still going on when it stops."""
     what = "; ".join(
-        f"{f.kind} ({', '.join(f'{k} {v}' for k, v in f.subject.items() if k != 'still')})" for f in lasting
+        f"{f.kind} ({', '.join(f'{k} {v}' for k, v in f.subject.items() if k not in ('still', 'told'))})"
+        + (f", {f.subject['told']} of them told as one outage across the gap" if "told" in f.subject else "")
+        for f in lasting
     )
     return (
         f"when the history stops at {hex_zxid(gap.after or 0)}, before txns {gap.missing}, it shows "
@@ -112,8 +134,9 @@ def carried(v: ClusterViews) -> str:
         said += (
             f"the states of {states} partition(s) are carried across it (the capture holds each znode "
             "made before the gap, and its first write after it is one version on: the gap did not write "
-            "it), so an outage of theirs that began before it is found from where the history resumes; "
-            "any other partition's state is known again only once written"
+            "it), so an outage of theirs going on at the gap is found where the history resumes, counted "
+            "from its start before the gap where the history up to it shows one; any other partition's "
+            "state is known again only once written"
         )
     else:
         said += "a partition's state from before the gap is known again only once written, so an outage "

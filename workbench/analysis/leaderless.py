@@ -15,7 +15,7 @@ ZooKeeper's history, what pastes and the controller's lines show is worded in `l
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
@@ -40,16 +40,15 @@ from workbench.analysis.not_acting import (
     preferred_elections,
     refusals,
 )
+from workbench.model.across_gap import before_gap, carried_on
 from workbench.model.channel import Quiet, went_quiet
 from workbench.model.described import Shown, offline_facts
 from workbench.model.evidence import lacking
 from workbench.model.health import captured_at, grouped, health
 from workbench.model.leaderless_log import Leaderless, Refused, leaderless, refused_leaders
-from workbench.model.outage import SILENT_CAUSES, Failover, Outage, outages
+from workbench.model.outage import Outage, silent_leaders
 from workbench.model.pauses import Paused, paused
 from workbench.model.service import SILENT, pauses, unserved
-from workbench.model.session_ends import session_ends
-from workbench.model.skew import skew_ms
 from workbench.model.views import ClusterViews, views
 
 if TYPE_CHECKING:
@@ -76,6 +75,7 @@ class Offline:
     known_start: bool = True
     refused: int = 0  # partitions whose episode ran on: the leader elected as they came back refused them
     refused_by: list[int] = field(default_factory=list)
+    across: bool = False  # one outage across the gap the history read resumes after (`model.across_gap`)
 
 
 @dataclass
@@ -104,6 +104,7 @@ class Facts:
     quiet: dict[tuple[int, datetime], Quiet] = field(default_factory=dict)  # (lost leader, start) -> signs
     paused: list[Paused] = field(default_factory=list)  # leaders that stood still and ran on in their session
     moved: dict[str, Moved] = field(default_factory=dict)  # a refusal's naming line -> the election before it
+    gap: str = ""  # the txns missing in the gap the history read resumes after ('0x7a-0x7c')
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -122,7 +123,7 @@ def facts(bundle: Bundle) -> Facts:
     # one outage per stretch nobody served a partition (`service.unserved`), told by how it began: gone
     # offline (or its leader silent until its session's expiry took it offline), or refused by a leader
     # ZooKeeper names; a pause its session survived is told apart (`paused_finding`)
-    stretch = unserved(h.served, captured_at(bundle))
+    stretch = carried_on(unserved(h.served, captured_at(bundle)), bundle)
     first = F.col("whys")[0]
     # (a silent leader's stretch whose leadership moved before its expiry never went offline: not told)
     offline = _offline(
@@ -131,9 +132,12 @@ def facts(bundle: Bundle) -> Facts:
     # a leader that went silent: its outage from its last sign of life (an episode that ran on into a
     # refusal is counted from ZooKeeper's offline moment: its own finding says the refusal)
     led = [g for g in offline if g.known_start and g.leader is not None and g.leader >= 0 and not g.refused]
-    silent, stood = _silent_leaders(bundle, led), pauses(bundle)
+    silent = silent_leaders(bundle, [g for g in led if not g.across])
+    silent.update(before_gap(bundle, silent_leaders, [g for g in led if g.across]))
+    stood = pauses(bundle)
     not_acting = moved_by(bundle, refusals(stretch.where(first == "refused")))
-    return Facts(True, None, offline, silent, not_acting, v.history_read, paused=stood)
+    gap = v.resumed_after.missing if v.resumed_after is not None else ""
+    return Facts(True, None, offline, silent, not_acting, v.history_read, paused=stood, gap=gap)
 
 
 def _moved(bundle: Bundle, refused: list[Refused]) -> dict[str, Moved]:
@@ -194,6 +198,8 @@ ANALYSIS = Analysis(
         "logged_states",
         "span",
         "partition_changes",
+        "znodes_carried",
+        "registrations_carried",
     ),
     kinds=(
         Kind(
@@ -209,6 +215,7 @@ ANALYSIS = Analysis(
                 "taken_at": str,
                 "still": int,
                 "refused_by": list,
+                "across": str,
             },
             key=("zxid", "broker", "partitions"),
             event=True,
@@ -254,6 +261,7 @@ def _offline(ep: DataFrame, v: ClusterViews, captured: Any) -> list[Offline]:
         F.col("off_leader").alias("leader"),
         F.col("off_registered").alias("registered"),
         "first_seen",
+        "across",
         F.array_contains("whys", "refused").alias("ran_on"),
         "refusers",
     )
@@ -269,8 +277,8 @@ def _offline(ep: DataFrame, v: ClusterViews, captured: Any) -> list[Offline]:
             _group(g, g.worst.began_zxid, known_start=False)
             for g in grouped(unseen, ["first_seen"], *refused)
         ]
-    for g in grouped(ep, ["began_zxid", "leader", "registered", "ran_on"], *refused):
-        out.append(_group(g, g.began_zxid, leader=g.leader, registered=bool(g.registered)))
+    for g in grouped(ep, ["began_zxid", "leader", "registered", "ran_on", "across"], *refused):
+        out.append(_group(g, g.began_zxid, leader=g.leader, registered=bool(g.registered), across=g.across))
     return out
 
 
@@ -341,6 +349,14 @@ def _offline_finding(g: Offline, f: Facts) -> Finding:
         )
         subject.update(outage_ms=[o.lower_ms, o.upper_ms], offline_ms=g.longest_ms)
         refs += o.refs
+    if g.across:
+        subject["across"] = f.gap
+        summary += (
+            f" The history has a gap within it (txns {f.gap} unreadable), but their state znodes were not "
+            "written inside it, so no leader was elected for them there"
+            + (", and no broker registered or left in it" if g.leader is not None and g.leader >= 0 else "")
+            + ": one outage across it."
+        )
     return Finding("partition.offline", severity, subject, summary, refs)
 
 
@@ -362,33 +378,3 @@ def _bounds(lower: int, upper: int) -> str:
     if upper < 120_000:
         return duration(lower) if lower == upper else f"{duration(lower)} to {duration(upper)}"
     return f"{lower / 60_000:.1f} to {upper / 60_000:.1f} min"
-
-
-def _silent_leaders(bundle: Bundle, groups: list[Offline]) -> dict[int, tuple[Outage, str]]:
-    """began_zxid -> (the outage from the leader's last sign of life to the group's longest episode's
-    end, how its session ended), for the groups whose leader's registration ended at began_zxid and whose
-    session ended without a shutdown."""
-    if not groups:
-        return {}
-    regs = {
-        (r.broker_id, r.ended_zxid): r.session_id
-        for r in views(bundle)
-        .registrations.where(F.col("ended_zxid").isin([g.began_zxid for g in groups]))
-        .select("broker_id", "ended_zxid", "session_id")
-        .collect()  # one per broker whose registration ended there
-    }
-    ends = session_ends(bundle)
-    failovers, causes = [], {}
-    for i, g in enumerate(groups):
-        if g.leader is None:
-            continue
-        session = regs.get((g.leader, g.began_zxid))
-        cause, told = ends.get(session, ("unknown", None)) if session is not None else (None, None)
-        if cause not in SILENT_CAUSES:
-            continue
-        said = "gone" if cause == "crash" and told is None else cause
-        end = g.began + timedelta(milliseconds=g.longest_ms)
-        failovers.append(Failover(i, g.leader, session, g.began_zxid, g.began, cause, end, 0))
-        causes[i] = (g.began_zxid, said or "unknown")
-    found = outages(bundle, failovers, skew_ms(bundle))
-    return {causes[i][0]: (o, causes[i][1]) for i, o in found.items()}

@@ -18,15 +18,17 @@ controller at the session's close, so the outage is the gap plus the new control
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour
 from workbench.model.refs import file_ref, txn_ref
-from workbench.model.session_ends import negotiated_timeouts, session_timeout, signs_of_life
+from workbench.model.session_ends import negotiated_timeouts, session_ends, session_timeout, signs_of_life
+from workbench.model.skew import skew_ms
 from workbench.model.views import session_of, views
 
 if TYPE_CHECKING:
@@ -252,3 +254,46 @@ def _last_writes(bundle: Bundle, failovers: list[Failover]) -> dict[int, Any]:
                 txn_ref(r.w.zxid),
             )
     return out
+
+
+class Lost(Protocol):
+    """Partitions that lost their leader at `began_zxid` (`began`), offline for up to `longest_ms`."""
+
+    @property
+    def leader(self) -> int | None: ...
+    @property
+    def began_zxid(self) -> int: ...
+    @property
+    def began(self) -> datetime: ...
+    @property
+    def longest_ms(self) -> int: ...
+
+
+def silent_leaders(bundle: Bundle, groups: Sequence[Lost]) -> dict[int, tuple[Outage, str]]:
+    """began_zxid -> (the outage from the leader's last sign of life to the group's longest episode's
+    end, how its session ended), for the groups whose leader's registration ended at began_zxid and whose
+    session ended without a shutdown (the leaderless analysis's offline groups)."""
+    if not groups:
+        return {}
+    regs = {
+        (r.broker_id, r.ended_zxid): r.session_id
+        for r in views(bundle)
+        .registrations.where(F.col("ended_zxid").isin([g.began_zxid for g in groups]))
+        .select("broker_id", "ended_zxid", "session_id")
+        .collect()  # one per broker whose registration ended there
+    }
+    ends = session_ends(bundle)
+    failovers, causes = [], {}
+    for i, g in enumerate(groups):
+        if g.leader is None:
+            continue
+        session = regs.get((g.leader, g.began_zxid))
+        cause, told = ends.get(session, ("unknown", None)) if session is not None else (None, None)
+        if cause not in SILENT_CAUSES:
+            continue
+        said = "gone" if cause == "crash" and told is None else cause
+        end = g.began + timedelta(milliseconds=g.longest_ms)
+        failovers.append(Failover(i, g.leader, session, g.began_zxid, g.began, cause, end, 0))
+        causes[i] = (g.began_zxid, said or "unknown")
+    found = outages(bundle, failovers, skew_ms(bundle))
+    return {causes[i][0]: (o, causes[i][1]) for i, o in found.items()}
