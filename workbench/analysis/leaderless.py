@@ -8,8 +8,10 @@ An offline episode that began when its leader's registration ended is, when that
 a shutdown (a crash, a hang, a lost network: `model.session_ends`), longer than the series shows: the
 broker did no leader's work from its last sign of life, while ZooKeeper kept its session until the
 timeout. The finding bounds that outage the way a controller failover's is bounded (`outage.outages`:
-its last log line and last write, and the session timeout), up to the new leader's election. Without
-ZooKeeper's history, what pastes and the controller's lines show is worded in `leaderless_lines.py`.
+its last log line and last write, and the session timeout), up to the new leader's election. An outage
+going on where the history stops at a gap and where it resumes is one where the gap cannot have ended it
+(`model.across_gap`). Without ZooKeeper's history, what pastes and the controller's lines show is worded
+in `leaderless_lines.py`.
 """
 
 from __future__ import annotations

@@ -37,16 +37,10 @@ def offline_at_gap(bundle: Bundle) -> DataFrame | None:
     gap = v.resumed_after
     if gap is None or gap.after is None or v.znodes_carried is None:
         return None
-    carried = (
-        v.znodes_carried.where(F.col("path").rlike(STATE_PATH))
-        .select(
-            F.regexp_extract("path", STATE_PATH, 1).alias("topic"),
-            F.regexp_extract("path", STATE_PATH, 2).cast("int").alias("partition"),
-        )
-        .collect()
+    carried = v.znodes_carried.where(F.col("path").rlike(STATE_PATH)).select(
+        F.regexp_extract("path", STATE_PATH, 1).alias("topic"),
+        F.regexp_extract("path", STATE_PATH, 2).cast("int").alias("partition"),
     )
-    if not carried:
-        return None
     part = Until(bundle, gap.after)
     try:
         h = health(part)
@@ -55,13 +49,12 @@ def offline_at_gap(bundle: Bundle) -> DataFrame | None:
             if h is None
             else unserved(h.served, captured_at(part))
             .where(F.col("ended_zxid").isNull() & F.col("off_zxid").isNotNull())
+            .join(carried, ["topic", "partition"], "left_semi")
             .select("topic", "partition", *[F.col(c).alias(f"pre_{c}") for c in BEFORE])
             .collect()
         )
     finally:
         part.release()
-    kept = {(r.topic, r.partition) for r in carried}
-    rows = [r for r in rows if (r.topic, r.partition) in kept]
     if not rows:
         return None
     schema = (

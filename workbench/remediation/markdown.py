@@ -34,6 +34,8 @@ def summary(p: RepairPlan, gaps: bool = True) -> str:
     unsaid = "".join(" " + g for g in p.gaps) if gaps else ""
     if p.not_applicable:
         return f"No repair plan: {p.not_applicable}." + unsaid
+    if not p.steps and p.recreated:
+        return "Nothing this plan can repair: " + " ".join(p.recreated) + unsaid
     if not p.steps and p.current:
         return (
             f"No replica holds another id than the one the evidence names for {', '.join(sorted(p.current))}"
@@ -260,10 +262,11 @@ def markdown(p: RepairPlan) -> str:
     for (topic, zk_id, disk_id), brokers in sorted(by_id.items()):
         held = "; ".join(f"{b}: {ranges(ps)}" for b, ps in sorted(brokers.items()))
         lines.append(f"| {topic} | {zk_id} | {disk_id} | {held} |")
-    lines += [
-        "",
-        *(f"The current id of {t} is the one named by {where}." for t, where in sorted(p.current.items())),
-    ]
+    if p.current:
+        lines += [
+            "",
+            *(f"The current id of {t} is the one named by {w}." for t, w in sorted(p.current.items())),
+        ]
     lines += [
         "",
         "Each broker refuses the controller's LeaderAndIsr for these replicas (INCONSISTENT_TOPIC_ID) and "
@@ -341,5 +344,6 @@ def _not_in_plan(p: RepairPlan) -> list[str]:
         "assignment: left alone (see `deletion.stray_dir` in triage)."
         for r in p.left_alone
     ]
+    notes += [f"- {r}" for r in p.recreated]
     notes += [f"- {g}" for g in p.gaps]
     return ["", "## Not in this plan", "", *notes] if notes else []

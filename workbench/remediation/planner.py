@@ -28,7 +28,7 @@ from workbench.model.partition_history import partition_changes
 from workbench.model.restarts import Rejoined, Restart, rejoined, restarts
 from workbench.model.skew import skew_ms
 from workbench.model.views import views
-from workbench.remediation import from_logs
+from workbench.remediation import from_logs, recreated
 from workbench.remediation.forecast import TP, Forecast, PartitionNow, best
 
 if TYPE_CHECKING:
@@ -93,6 +93,7 @@ class RepairPlan:
     restarts: dict[int, list[Restart]] = field(default_factory=dict)  # each broker's, as its lines show
     rejoined: dict[int, list[Rejoined]] = field(default_factory=dict)  # back in the ISRs, as ZooKeeper's
     current: dict[str, str] = field(default_factory=dict)  # without ZooKeeper: where each topic's id is named
+    recreated: list[str] = field(default_factory=list)  # replicas of a deleted topic's id, left out: why
 
     def script_name(self, n: int, step: BrokerStep) -> str:
         return f"step-{n}-broker-{step.broker}.sh"
@@ -190,7 +191,7 @@ def _against_zookeeper(bundle: Bundle, result: RepairPlan) -> None:
         .orderBy("broker_id", "topic", "partition", "log_dir")
         .collect()
     )
-    replicas = [StaleReplica(*r) for r in stale]
+    replicas, result.recreated = recreated.left_out(bundle, [StaleReplica(*r) for r in stale])
     result.left_alone = [r for r in replicas if not r.assigned]
     controller = _controller(bundle)
     live = v.live_brokers
@@ -220,7 +221,8 @@ def _against_named_ids(bundle: Bundle, result: RepairPlan) -> None:
         )
         return
     result.current = {t: n.where for t, n in current.items()}
-    per_broker = _per_broker(from_logs.stale(on_disk, current))
+    replicas, result.recreated = recreated.left_out(bundle, from_logs.stale(on_disk, current))
+    per_broker = _per_broker(replicas)
     dirs = _host_log_dirs(bundle)
     result.steps = [BrokerStep(b, rs, dirs.get(b, {})) for b, rs in sorted(per_broker.items())]
 

@@ -45,8 +45,9 @@ REPLICAS=(
 )
 : "${REMOVE_LEADER_EPOCH_CHECKPOINT:=no}"   # yes: remove it too (see above: not rebuilt, truncation at the HW)
 WAIT_FOR_METADATA=@WAIT_FOR_METADATA@
-# The partitions whose ISR this broker is back in once it has caught up (PLAN.md's forecast): every
-# partition it hosts, but those it can rejoin only at a later step.
+# The partitions whose ISR this broker is back in once it has caught up (PLAN.md's forecast: every
+# partition it hosts, but those it can rejoin only at a later step; a plan made without ZooKeeper's
+# state has no forecast: the partitions it repairs that no later step holds a stale replica of).
 REJOINS=(
 @REJOINS@
 )
