@@ -55,7 +55,7 @@ def unclean_elections(bundle: Bundle) -> DataFrame | None:
     changes = views(bundle).partition_changes
     if changes is None:
         return None
-    w = Window.partitionBy("topic", "partition").orderBy("zxid")
+    w = Window.partitionBy("topic", "partition").orderBy("zxid", "time")
     prev = F.lag(F.struct("zxid", "leader", "isr")).over(w)
     return (
         changes.select("topic", "partition", "zxid", "time", "leader", "leader_epoch", "isr", prev.alias("p"))

@@ -226,6 +226,58 @@ _FACTS = (
         ),
     ),
     Fact(
+        "offline_count_leaves_out_deletions_started",
+        "OfflinePartitionsCount leaves out the partitions of topics whose deletion the controller has begun "
+        "(topicsWithDeletionStarted), not those only queued; before 2.3 it left out every topic queued "
+        "for deletion (KafkaController.updateMetrics).",
+        (2, 3, 0),
+        None,
+        (
+            Source("1.1.1", f"{K}/controller/KafkaController.scala", "1146-1155"),
+            Source("2.3.1", f"{K}/controller/ControllerContext.scala", "288-298"),
+            Source("2.8.2", f"{K}/controller/ControllerContext.scala", "392-402"),
+            Source("3.6.2", f"{K}/controller/ControllerContext.scala", "404-413"),
+            Source("3.6.2", f"{K}/controller/TopicDeletionManager.scala", "257-272"),
+        ),
+    ),
+    Fact(
+        "deletion_starts_when_eligible",
+        "A queued topic's deletion begins (onTopicDeletion, beginTopicDeletion) when resumeDeletions finds "
+        "it eligible: at its queueing, whatever reassignment is in progress (processTopicDeletion marks a "
+        "reassigned topic ineligible before queueing it, and the mark takes only topics already queued), "
+        "at a new controller's start unless a replica is offline or a reassignment is in "
+        "progress (fetchTopicDeletionsInProgress), and when a broker holding one of its replicas registers "
+        "(onBrokerStartup) or a reassignment of one of its partitions completes, both clearing its "
+        "ineligibility (halted_deletion_resumes); it stays begun, halted or not, until the topic is gone "
+        "or the controller resigns (resetContext): a new controller begins with none.",
+        (2, 3, 0),
+        None,
+        (
+            Source("2.3.1", f"{K}/controller/TopicDeletionManager.scala", "258-270"),
+            Source("3.6.2", f"{K}/controller/TopicDeletionManager.scala", "170-177"),
+            Source("3.6.2", f"{K}/controller/TopicDeletionManager.scala", "221-225"),
+            Source("3.6.2", f"{K}/controller/TopicDeletionManager.scala", "257-272"),
+            Source("3.6.2", f"{K}/controller/TopicDeletionManager.scala", "318-358"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "536"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "596-602"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "812"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "1019-1030"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "1799-1810"),
+        ),
+    ),
+    Fact(
+        "under_replicated_counts_every_partition_led",
+        "UnderReplicatedPartitions is counted by each broker over every partition it leads, whatever its "
+        "topic's deletion state (only the controller's leader imbalance leaves out topics queued for "
+        "deletion: auto_rebalance_leaves_topics_queued_for_deletion).",
+        None,
+        None,
+        (
+            Source("2.8.2", f"{K}/server/ReplicaManager.scala", "297"),
+            Source("3.6.2", f"{K}/server/ReplicaManager.scala", "345"),
+        ),
+    ),
+    Fact(
         "resigning_logged_by_every_expired_broker",
         "A broker whose ZooKeeper session expires runs the controller's resignation whether it was the "
         'controller or not, so "Resigning" and "Resigned" prove nothing; only the active controller has '

@@ -82,7 +82,7 @@ def mark(bundle: Bundle, rows: DataFrame, skews: dict[int, int], known_base: boo
     names had refused to lead and had not led since the leadership began; null elsewhere. `known_base`:
     the history read starts from a known tree (else a partition's first change begins where nothing is
     known of it)."""
-    w = Window.partitionBy("topic", "partition").orderBy("zxid")
+    w = Window.partitionBy("topic", "partition").orderBy("zxid", "time")
     # a new leader, or the same one registered again (a restart); a registration that only becomes
     # known (after a gap) is the same leadership
     new_leadership = (
@@ -123,7 +123,7 @@ def mark(bundle: Bundle, rows: DataFrame, skews: dict[int, int], known_base: boo
         .groupBy("c.topic", "c.partition", "c.zxid")
         .agg(F.lit(True).alias("_accepted"))
     )
-    in_run = Window.partitionBy("topic", "partition", "_leadership").orderBy("zxid")
+    in_run = Window.partitionBy("topic", "partition", "_leadership").orderBy("zxid", "time")
     so_far = in_run.rowsBetween(Window.unboundedPreceding, 0)
     flagged = (
         runs.join(refused, ["topic", "partition", "zxid"], "left")

@@ -48,8 +48,9 @@ class ClusterState:
 
     def summary(self) -> dict[str, Any]:
         """The scalars and the partition counts a notebook or the CLI shows for one moment, counted as
-        the health series counts them (topics queued for deletion left out); without ZooKeeper's history
-        whether a leader acts is not known (None)."""
+        the health series counts them (as Kafka does: a deletion begun is not offline, nothing leaves the
+        under-replicated count); without ZooKeeper's history whether a leader acts is not known (None),
+        nor whether a queued topic's deletion had begun: its partitions are left out of offline."""
         counts = self.partitions.agg(F.count("*").alias("partitions")).collect()[0].asDict()
         if self.counted is not None:
             counts.update(
@@ -63,14 +64,14 @@ class ClusterState:
                 .asDict()
             )
         else:
-            kept = self.partitions.where(~F.col("topic").isin(*(self.delete_markers or ())))
+            queued = F.col("topic").isin(*(self.delete_markers or ()))
             live = F.array(*[F.lit(b) for b in self.live_brokers or ()])
             registered = F.lit(True) if self.live_brokers is None else F.array_contains(live, F.col("leader"))
             offline = (F.col("leader") < 0) | ~registered
             adding = F.size(F.coalesce("adding", F.array()))
             counts.update(
-                kept.agg(
-                    F.count_if(offline).alias("offline"),
+                self.partitions.agg(
+                    F.count_if(offline & ~queued).alias("offline"),
                     F.lit(None).cast("long").alias("no_acting_leader"),
                     F.count_if(~offline & (F.size("isr") < F.size("replicas") - adding)).alias(
                         "under_replicated"

@@ -5,17 +5,22 @@ leaderless, leader_balance) and the report's figures read.
 
 Exact from ZooKeeper's history: every partition's state, assignment, deletion marker and its leader's
 registration are followed txn by txn (zxid order, so the brokers' clocks play no part), and each counts
-the way Kafka counts it, topics queued for deletion left out as the controller leaves them out:
+the way Kafka counts it (`partition_history`):
 
-- offline: no leader (-1), or a leader that is not registered (KafkaController's OfflinePartitionsCount);
+- offline: no leader (-1), or a leader that is not registered (KafkaController's OfflinePartitionsCount),
+  the topics whose deletion the controller had begun left out as it leaves them out (before 2.3 every
+  topic queued: `deletions_started`);
 - no acting leader: a registered leader that refused the LeaderAndIsr making it leader and has not led
   since, or one that went silent (crashed, hung, cut off) before ZooKeeper expired its session, from
   when the expiry proves it (`acting`): nobody serves the partition, though ZooKeeper and Kafka's own
   counts look healthy;
 - under-replicated: an acting leader with fewer replicas in the ISR than the replicas less those being
-  added (Partition.isUnderReplicated, 2.4+); under min ISR: fewer than min.insync.replicas;
+  added (Partition.isUnderReplicated, 2.4+), whatever its topic's deletion (the leader's
+  UnderReplicatedPartitions); under min ISR: fewer than min.insync.replicas;
+- leaders: per broker, the partitions it leads, every topic's;
 - imbalance: per broker, the partitions whose first replica it is, and those of them whose leader is not
-  it, over them (KafkaController.checkAndTriggerAutoLeaderRebalance, 2.5.1-3.6.2).
+  it, over them, topics queued for deletion left out (KafkaController.checkAndTriggerAutoLeaderRebalance,
+  2.5.1-3.6.2).
 
 Each partition's contribution changes only at its own txns, so the series is summed from +1/-1 changes:
 nothing per partition and per minute is ever made, and only the per-minute counts leave Spark.

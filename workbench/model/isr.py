@@ -25,7 +25,7 @@ def isr_changes(bundle: Bundle) -> DataFrame | None:
     changes = views(bundle).partition_changes
     if changes is None:
         return None
-    w = Window.partitionBy("topic", "partition").orderBy("zxid")
+    w = Window.partitionBy("topic", "partition").orderBy("zxid", "time")
     with_isr = changes.where(F.col("isr").isNotNull())
     d = with_isr.select(
         "topic", "partition", "zxid", "time", "isr", F.lag("isr").over(w).alias("before")

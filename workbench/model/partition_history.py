@@ -1,6 +1,7 @@
 """Each partition, change by change, as ZooKeeper's history holds it: its state (leader, ISR), its
-assignment (replicas, those being added), whether its topic is queued for deletion, and whether its leader
-is registered, at every txn that changed any of them, in zxid order (the brokers' clocks play no part).
+assignment (replicas, those being added), whether its topic is queued for deletion and whether the
+controller had begun deleting it (`deletions_started`), and whether its leader is registered, at every txn
+that changed any of them, in zxid order (the brokers' clocks play no part).
 The health series and the balance checks read it; each row also says what the partition then adds to
 the counts Kafka keeps (`counted_as`)."""
 
@@ -14,6 +15,7 @@ from pyspark.sql import functions as F
 from workbench.kafka.znode_frames import PARTITION_STATE, TOPIC_ZNODE
 from workbench.kafka.znodes import DELETE_MARKER_PATH, STATE_PATH, TOPIC_CONFIG_PATH, TOPIC_PATH
 from workbench.model import acting
+from workbench.model.deletions_started import deletions_started
 from workbench.model.skew import skew_ms
 from workbench.model.views import CREATES, DELETES, views
 
@@ -21,27 +23,30 @@ if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 WHOLE_CLUSTER = -1  # the broker of a cluster-wide count
+FILLED = ("st", "asg", "queued", "deleting")  # a partition's columns carried forward to its later changes
 
 
 def partition_changes(bundle: Bundle) -> DataFrame:
     """Every partition at each txn that changed its state, its assignment, its topic's deletion marker or
-    its leader's registration: topic, partition, zxid, time, leader, isr, replicas, adding, removing,
-    deleting, registered (its leader), min_isr, refused_by (the line of the leader's refusal to lead,
-    `acting`) and counted_as (what it adds to the counts)."""
+    deletion's start or its leader's registration: topic, partition, zxid, time, leader, isr, replicas,
+    adding, removing, queued (its topic marked for deletion), deleting (its deletion begun), registered (its
+    leader), min_isr, refused_by (the line of the leader's refusal to lead, `acting`) and counted_as (what it
+    adds to the counts)."""
     watched = views(bundle).watched_history
     assert watched is not None, "partition_changes needs ZooKeeper's txn logs"
-    raw = _partition_rows(*watched)
-    per_txn = raw.groupBy("topic", "partition", "zxid").agg(
-        F.max("time").alias("time"),
-        *[F.last(c, ignorenulls=True).alias(c) for c in ("st", "asg", "deleting")],
+    raw = _partition_rows(*watched, deletions_started(bundle))
+    # per txn (a moment between txns, where the controller's line times a deletion's begin, is a row of
+    # its own: the last txn before it, and its time)
+    per_txn = raw.groupBy("topic", "partition", "zxid", "time").agg(
+        *[F.last(c, ignorenulls=True).alias(c) for c in FILLED],
     )
-    w = Window.partitionBy("topic", "partition").orderBy("zxid")
+    w = Window.partitionBy("topic", "partition").orderBy("zxid", "time")
     filled = per_txn.select(
         "topic",
         "partition",
         "zxid",
         "time",
-        *[F.last(c, ignorenulls=True).over(w).alias(c) for c in ("st", "asg", "deleting")],
+        *[F.last(c, ignorenulls=True).over(w).alias(c) for c in FILLED],
     ).withColumn("next_zxid", F.lead("zxid").over(w))
     regs = views(bundle).registrations.select(
         F.col("broker_id").alias("broker"), "czxid", "registered", "ended_zxid", "ended"
@@ -70,6 +75,7 @@ def partition_changes(bundle: Bundle) -> DataFrame:
         F.col("m.at_time").alias("time"),
         "f.st",
         "f.asg",
+        "f.queued",
         "f.deleting",
         F.col("m.up").alias("registered"),
     )
@@ -115,6 +121,7 @@ def partition_changes(bundle: Bundle) -> DataFrame:
         F.col("asg.replicas").alias("replicas"),
         F.col("asg.adding").alias("adding"),
         F.col("asg.removing").alias("removing"),
+        F.coalesce("queued", F.lit(False)).alias("queued"),
         F.coalesce("deleting", F.lit(False)).alias("deleting"),
         "registered",
         "min_isr",
@@ -152,10 +159,12 @@ def stretches(changes: DataFrame, on: Column) -> DataFrame:
     )
 
 
-def _partition_rows(h: DataFrame, base: DataFrame | None, base_zxid: int) -> DataFrame:
-    """State (st), assignment (asg) and deletion-marker (deleting) rows per partition and zxid; a null
-    column says nothing, st/asg with present=false say the znode is gone. The base tree's rows come at
-    its zxid, as if written then."""
+def _partition_rows(
+    h: DataFrame, base: DataFrame | None, base_zxid: int, started: DataFrame | None
+) -> DataFrame:
+    """State (st), assignment (asg), deletion-marker (queued) and deletion-begun (deleting: `started`'s
+    rows) rows per partition and zxid; a null column says nothing, st/asg with present=false say the
+    znode is gone. The base tree's rows come at its zxid, as if written then."""
     ops = h.where(F.col("op").isin(*CREATES, "setData", *DELETES)).select(
         "zxid",
         "time",
@@ -226,12 +235,26 @@ def _partition_rows(h: DataFrame, base: DataFrame | None, base_zxid: int) -> Dat
                 ],
             ),
         ).alias("asg"),
-        F.when(~F.col("is_topic"), F.col("marked")).alias("deleting"),
+        F.when(~F.col("is_topic"), F.col("marked")).alias("queued"),
+        F.lit(None).cast("boolean").alias("deleting"),
     )
+    if started is not None:
+        per_partition = per_partition.unionByName(
+            started.join(known, "topic").select(
+                "topic",
+                F.col("p").cast("int").alias("partition"),
+                "zxid",
+                "time",
+                F.lit(None).cast(per_partition.schema["asg"].dataType).alias("asg"),
+                F.lit(None).cast("boolean").alias("queued"),
+                F.col("started").alias("deleting"),
+            )
+        )
     return states.select(
         "*",
         F.lit(None).cast(per_partition.schema["asg"].dataType).alias("asg"),
-        F.lit(None).alias("deleting"),
+        F.lit(None).cast("boolean").alias("queued"),
+        F.lit(None).cast("boolean").alias("deleting"),
     ).unionByName(per_partition.select("*", F.lit(None).cast(states.schema["st"].dataType).alias("st")))
 
 
@@ -239,24 +262,30 @@ def _counted_as() -> Column:
     """What a partition adds to the counts at one change: (count, broker) pairs. Each partition is in at
     most one of offline (no leader, or one not registered: OfflinePartitionsCount), no_acting_leader (a
     registered leader that refused to lead, `acting`) and under_replicated / under_min_isr (its acting
-    leader's ISR); `leaders` counts ZooKeeper's leader, as the controller's balance does."""
+    leader's ISR); `leaders` counts ZooKeeper's leader. Counted as Kafka counts: offline and without an
+    acting leader leave out only the topics whose deletion had begun (facts
+    `offline_count_leaves_out_deletions_started`), the controller's imbalance (preferred, not_leading)
+    every topic queued (`auto_rebalance_leaves_topics_queued_for_deletion`), the rest nothing
+    (`under_replicated_counts_every_partition_led`)."""
     st, asg = F.col("st"), F.col("asg")
-    kept = F.coalesce(asg["present"], F.lit(False)) & ~F.coalesce(F.col("deleting"), F.lit(False))
+    assigned = F.coalesce(asg["present"], F.lit(False))
+    begun = F.coalesce(F.col("deleting"), F.lit(False))
+    queued = F.coalesce(F.col("queued"), F.lit(False))
     has_state = F.coalesce(st["present"], F.lit(False))
     first, leader = asg["replicas"][0], st["leader"]
     online = has_state & (leader >= 0) & F.col("registered")
     acting = online & F.col("refused_by").isNull()
     isr = F.size(st["isr"])
     items = [
-        F.when(first.isNotNull(), count("preferred", first)),
-        F.when(has_state & (leader != first), count("not_leading", first)),
-        F.when(has_state & ~online, count("offline")),
-        F.when(online & ~acting, count("no_acting_leader")),
+        F.when(first.isNotNull() & ~queued, count("preferred", first)),
+        F.when(has_state & (leader != first) & ~queued, count("not_leading", first)),
+        F.when(has_state & ~online & ~begun, count("offline")),
+        F.when(online & ~acting & ~begun, count("no_acting_leader")),
         F.when(online, count("leaders", leader)),
         F.when(acting & (isr < F.size(asg["replicas"]) - F.size(asg["adding"])), count("under_replicated")),
         F.when(acting & (isr < F.col("min_isr")), count("under_min_isr")),
     ]
-    return F.filter(F.array(*items), lambda x: x.isNotNull() & kept)
+    return F.filter(F.array(*items), lambda x: x.isNotNull() & assigned)
 
 
 def count(name: str, broker: Column | None = None) -> Column:

@@ -149,7 +149,7 @@ class Cluster:
         self.now = start_ms
         # With a real server (--zk) its txn files are the evidence; without, the model writes its own.
         self.zk = SimZooKeeper(start_ms, None if zk_mirror else out / "zk" / "txnlog", mirror=zk_mirror)
-        self.health = HealthRecorder(self.zk.tree)
+        self.health = HealthRecorder(self.zk.tree, queued_rule=not self.version_at_least(2, 3))
         self.zk.listeners.append(self.health)
         self.logs = BrokerLogs(out, gzip_rolled)
         self.cluster_id = topic_ids.random_uuid(self.rng, self.version)

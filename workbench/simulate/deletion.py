@@ -33,7 +33,8 @@ def request(c: Cluster, topic: str) -> None:
     """kafka-topics.sh --delete (AdminZkClient.deleteTopic): the znode that asks the controller."""
     session = c.admin_session()
     c.zk.create(c.now, session, f"/admin/delete_topics/{topic}", None)
-    c.not_acting_ended(topic)  # queued for deletion: left out of the counts, as the controller does
+    if c.health.queued_rule:  # queued for deletion: left out of the counts, as the controller then did
+        c.not_acting_ended(topic)
     c.zk.close_session(c.now + 5, session)
     c.truth["deletions"][topic] = {"requested_ms": c.now, "completed_ms": None, "halted": []}
     c.tick(c.jitter(10, 50))
@@ -94,6 +95,8 @@ def on_topic_deletion(c: Cluster, topics: list[str]) -> None:
     parts = [p for t in topics for p in c.topics[t].partitions.values()]
     for d in (c.deleting[t] for t in topics if not c.deleting[t].begun):
         d.begun = True
+        c.health.deletion_begun(d.topic, c.now)
+        c.not_acting_ended(d.topic)  # begun: left out of the counts, as the controller leaves it out
         if c.promoted == "TRACE":  # TRACE at every version (2.8.2 l.258): 2.5.1's log4j keeps it
             for p in c.topics[d.topic].partitions.values():
                 sm.partition_state(c, p, "OnlinePartition", "OfflinePartition")
@@ -267,6 +270,7 @@ def initial_deletions(c: Cluster) -> tuple[list[str], list[str]]:
     moving = {p.topic for p in c.partitions() if p.adding or p.removing}
     ineligible = offline + sorted(moving - set(offline))  # allTopics.filter(...) | partitionsBeingReassigned
     c.deleting = {}
+    c.health.deletions_held([t for t in queued if t in ineligible], c.now)
     for t in queued:
         d = c.deleting[t] = Deletion(t, ineligible=t in ineligible)
         for p in c.topics[t].partitions.values():

@@ -103,7 +103,9 @@ def logs_findings(facts: Facts) -> Facts:
         if kind in NOT_IN_LOGS:
             continue
         if kind in ("partition.offline", "partition.no_acting_leader"):
-            fs = [{**f, "zxid": None} for f in fs]  # the controller's clock instead
+            # the controller's clock instead; a deletion a new controller held back is not read from the
+            # lines yet (its partitions count offline again without any leader lost)
+            fs = [{**f, "zxid": None} for f in fs if not f.get("held")]
         for f in fs:
             if kind == "deletion.stuck":
                 f = {"topic": f["topic"]}
@@ -218,8 +220,11 @@ def _offline(truth: dict[str, Any]) -> list[dict[str, Any]]:
     for o in truth["health"]["offline"]:
         n = o["partitions"] - o.get("within", 0)
         on = ran_on[(o["zxid"], o["leader"])]
+        held = {"held": True} if o.get("held") else {}  # a new controller held its topic's deletion back
         out += [
-            {"zxid": hex_zxid(o["zxid"]), "broker": o["leader"], "partitions": k} for k in (n - on, on) if k
+            {"zxid": hex_zxid(o["zxid"]), "broker": o["leader"], "partitions": k, **held}
+            for k in (n - on, on)
+            if k
         ]
     return out
 

@@ -2,19 +2,23 @@
 health analysis must reproduce from the bundle.
 
 After every txn the simulated tree applies, the partitions it touched are counted again the way Kafka
-counts them (topics queued for deletion left out, as the controller leaves them out):
+counts them:
 
 - offline: a partition state with no leader (-1) or a leader that is not registered (the controller's
-  OfflinePartitionsCount);
+  OfflinePartitionsCount), but for the topics whose deletion the controller has begun (from 2.3; before,
+  every topic queued: `offline_count_leaves_out_deletions_started`), as the simulated controller says
+  (`deletion_begun`, `deletions_held`);
 - no acting leader: a registered leader that refused the LeaderAndIsr making it leader (the simulator
   says so, `refused`), from the write of that leader epoch until another leader or its registration goes;
   or one that went silent (crashed, hung, cut off: `went_silent`), from when ZooKeeper's expiry of its
   session proves it silent until the registration goes, or from when a pause its session survived
   proves it still until it runs again (`ran_again`);
 - under-replicated: an acting leader with fewer replicas in the ISR than the partition's replicas less
-  those being added (the leader's UnderReplicatedPartitions, Partition.isUnderReplicated);
+  those being added (the leader's UnderReplicatedPartitions, Partition.isUnderReplicated), whatever its
+  topic's deletion;
 - per broker, the partitions it leads, and checkAndTriggerAutoLeaderRebalance's imbalance: the partitions
-  whose first replica it is, and those of them with a leader that is not it.
+  whose first replica it is, and those of them with a leader that is not it (topics queued for deletion
+  left out, as the rebalance leaves them out).
 
 The counts move by deltas, one entry per txn that changed any; `series` folds them into minutes.
 """
@@ -44,17 +48,21 @@ TP = tuple[str, int]
 class HealthRecorder:
     """Told every txn after the tree applied it (SimZooKeeper.listeners)."""
 
-    def __init__(self, tree: DataTree) -> None:
+    def __init__(self, tree: DataTree, queued_rule: bool = False) -> None:
         self.tree = tree
+        self.queued_rule = queued_rule  # before 2.3 OfflinePartitionsCount left out every topic queued
         self.states: dict[TP, tuple[int, tuple[int, ...], int]] = {}  # leader, ISR, leader epoch
         self.assigned: dict[TP, tuple[int, ...]] = {}  # replicas less those being added, first first
         self.first: dict[TP, int] = {}  # the preferred replica
         self.partitions: dict[str, set[int]] = {}
         self.registered: set[int] = set()
-        self.deleting: set[str] = set()
+        self.queued: set[str] = set()  # marked for deletion
+        self.begun: set[str] = set()  # their deletion begun (topicsWithDeletionStarted)
         self.counted: dict[TP, frozenset[str]] = {}
         self.changes: list[tuple[int, int, dict[str, int]]] = []  # zxid, time, count -> delta
         self.went_offline: Counter[tuple[int, int]] = Counter()  # (zxid, leader) -> partitions
+        self.held_offline: Counter[tuple[int, int]] = Counter()  # of them, counted again by a held deletion
+        self._holding = False
         # of them, those that went offline within an outage that began with a refusal (the refusing leader
         # went): one outage, told by partition.no_acting_leader
         self.went_offline_within: Counter[tuple[int, int]] = Counter()
@@ -87,9 +95,9 @@ class HealthRecorder:
                 del self.not_acting[tp]
             if tp in self.not_acting and self.not_acting[tp] not in self.registered:
                 del self.not_acting[tp]
-        self._recount(touched, t.zxid, t.time, t)
+        self._recount(touched, t.zxid, t.time)
 
-    def _recount(self, touched: set[TP], zxid: int, time: int, t: Txn | None) -> None:
+    def _recount(self, touched: set[TP], zxid: int, time: int) -> None:
         delta: Counter[str] = Counter()
         for tp in touched:
             now, before = self._counts(tp), self.counted.get(tp, frozenset())
@@ -100,12 +108,7 @@ class HealthRecorder:
             # offline and under-replicated episodes as ZooKeeper shows them (a silent leader aside)
             now, before = self._counts(tp, pure=True), self.pure.get(tp, frozenset())
             self.pure[tp] = now
-            if t is not None:
-                self._episodes(t, tp, now, before)
-            elif "under_replicated" in before - now:  # a refusal ends it, at the epoch's write
-                began, out = self.urp_since.pop(tp, (time, ()))
-                if time - began >= SUSTAINED_MS:
-                    self.urp_sustained.append((out, False))
+            self._episodes(zxid, time, tp, now, before)
         delta = Counter({k: v for k, v in delta.items() if v})
         if delta:
             self.changes.append((zxid, time, dict(delta)))
@@ -130,7 +133,7 @@ class HealthRecorder:
         if last is not None and last["ended_ms"] == time:  # it ran on: the leader elected refuses it
             self.unserved.remove(last)
             self.unserved_since[tp] = last["began_ms"]
-        self._recount({tp}, zxid, time, None)
+        self._recount({tp}, zxid, time)
         return zxid
 
     def went_silent(self, broker: int, time: int) -> None:
@@ -141,7 +144,7 @@ class HealthRecorder:
             return
         self.silent.add(broker)
         led = {tp for tp, (leader, _, _) in self.states.items() if leader == broker}
-        self._recount(led, self.last_zxid, time, None)
+        self._recount(led, self.last_zxid, time)
 
     def ran_again(self, broker: int, time: int) -> None:
         """The simulator's word that `broker`, silent in a session ZooKeeper kept, runs again (its time-out
@@ -149,7 +152,7 @@ class HealthRecorder:
         if broker in self.silent:
             self.silent.discard(broker)
             led = {tp for tp, (leader, _, _) in self.states.items() if leader == broker}
-            self._recount(led, self.last_zxid, time, None)
+            self._recount(led, self.last_zxid, time)
 
     def _data(self, path: str) -> Any:
         node = self.tree.nodes.get(path)
@@ -181,7 +184,11 @@ class HealthRecorder:
             return {(topic, p) for p in before | self.partitions.get(topic, set())}
         if m := _MARKER.match(path):
             topic = m.group(1)
-            (self.deleting.add if path in self.tree.nodes else self.deleting.discard)(topic)
+            if path in self.tree.nodes:
+                self.queued.add(topic)
+            else:
+                self.queued.discard(topic)
+                self.begun.discard(topic)
             return {(topic, p) for p in self.partitions.get(topic, set())}
         if _BROKER.match(path):
             return self._refresh_brokers()
@@ -197,43 +204,67 @@ class HealthRecorder:
     def _counts(self, tp: TP, pure: bool = False) -> frozenset[str]:
         """What this partition adds to the counts (named as in `series`); `pure`: as ZooKeeper and the
         refusals alone show it, a silent leader counted as acting."""
-        if tp[0] in self.deleting or tp not in self.assigned:
+        if tp not in self.assigned:
             return frozenset()
+        queued = tp[0] in self.queued
+        begun = queued if self.queued_rule else tp[0] in self.begun
         first, replication = self.first[tp], len(self.assigned[tp])
-        out = {f"preferred/{first}"}
+        out = set() if queued else {f"preferred/{first}"}
         state = self.states.get(tp)
         if state is None:
             return frozenset(out)
         leader, isr = state[0], len(state[1])
-        if leader != first:
+        if leader != first and not queued:
             out.add(f"not_leading/{first}")
         if leader < 0 or leader not in self.registered:
-            out.add("offline")
+            if not begun:
+                out.add("offline")
         else:
             out.add(f"leaders/{leader}")
             if self.not_acting.get(tp) == leader or (leader in self.silent and not pure):
-                out.add("no_acting_leader")
+                if not begun:
+                    out.add("no_acting_leader")
             elif isr < replication:
                 out.add("under_replicated")
         return frozenset(out)
 
-    def _episodes(self, t: Txn, tp: TP, now: frozenset[str], before: frozenset[str]) -> None:
-        """Note partitions going offline (by txn and leader) and under-replicated stretches."""
+    def deletion_begun(self, topic: str, time: int) -> None:
+        """The simulated controller's word that it began deleting `topic` (onTopicDeletion,
+        beginTopicDeletion): its partitions leave the offline count."""
+        if topic not in self.begun:
+            self.begun.add(topic)
+            self._recount({(topic, p) for p in self.partitions.get(topic, set())}, self.last_zxid, time)
+
+    def deletions_held(self, topics: list[str], time: int) -> None:
+        """A new controller's word that it holds back `topics` (ineligible at its start): it has begun none
+        of them, so their partitions count again. Those it begins again at once are not told apart from
+        a deletion that ran on (the few txns between its election and tryTopicDeletion)."""
+        held = self.begun & set(topics)
+        self.begun -= held
+        self._holding = True
+        self._recount({(t, p) for t in held for p in self.partitions.get(t, set())}, self.last_zxid, time)
+        self._holding = False
+
+    def _episodes(self, zxid: int, time: int, tp: TP, now: frozenset[str], before: frozenset[str]) -> None:
+        """Note partitions going offline (by txn and leader) and under-replicated stretches, at a txn or at
+        a moment after txn `zxid` (a refusal ends an under-replicated stretch at its epoch's write; a new
+        controller that holds a deletion back counts its partitions offline again)."""
         if "offline" in now - before:
-            key = (t.zxid, self.states[tp][0])
+            key = (zxid, self.states[tp][0])
             self.went_offline[key] += 1
+            self.held_offline[key] += self._holding
             self.offline_began[tp] = key
             # its refusing leader went: the outage it was in runs on
             self.offline_within[tp] = "no_acting_leader" in before
             self.went_offline_within[key] += self.offline_within[tp]
         elif "offline" in before - now:
-            self.offline_ended[tp] = t.zxid
+            self.offline_ended[tp] = zxid
         if "under_replicated" in now - before:
             out = tuple(r for r in self.assigned[tp] if r not in self.states[tp][1])
-            self.urp_since[tp] = (t.time, out)
+            self.urp_since[tp] = (time, out)
         elif "under_replicated" in before - now:
-            began, out = self.urp_since.pop(tp)
-            if t.time - began >= SUSTAINED_MS:
+            began, out = self.urp_since.pop(tp, (time, ()))
+            if time - began >= SUSTAINED_MS:
                 self.urp_sustained.append((out, False))
 
     def episodes(self, end_ms: int) -> dict[str, list[dict[str, Any]]]:
@@ -260,6 +291,7 @@ class HealthRecorder:
                     "leader": leader,
                     "partitions": n,
                     "within": self.went_offline_within[(z, leader)],
+                    **({"held": self.held_offline[(z, leader)]} if self.held_offline[(z, leader)] else {}),
                 }
                 for (z, leader), n in sorted(self.went_offline.items())
             ],
