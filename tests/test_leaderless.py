@@ -58,6 +58,19 @@ def test_an_offline_group_is_critical_while_it_lasts() -> None:
     )
 
 
+def test_partitions_of_a_deletion_not_begun_say_why_kafka_counts_them() -> None:
+    """A new controller that holds a deletion back counts its partitions offline again (2.3+): the finding
+    says so, and says nothing of it where no partition's topic was queued."""
+    held = Offline(2, TPS, 20_800, 0, AT, 0x14E, 0x18D, leader=-1, queued=2)
+    (found,) = judge(Facts(True, offline=[held]), checked())
+    assert "2 of them belong to topic(s) queued for deletion whose deletion the controller had not" in (
+        found.summary
+    )
+    assert "OfflinePartitionsCount counts them until it begins" in found.summary
+    (plain,) = judge(Facts(True, offline=[crashed()]), checked())
+    assert "queued for deletion" not in plain.summary
+
+
 def test_a_silent_leaders_outage_leads_the_finding() -> None:
     outage = Outage(
         31_000, 38_000, None, "", 18_000, "its registration's negotiated timeout", ("zk:txn@0x3a",)

@@ -181,9 +181,9 @@ _ORDER = {BROKER: 0, CONTROLLER_ELECTED: 1, REASSIGN: 2, TOPIC: 3, MARKER: 4}
 
 
 def deletions_started(bundle: Bundle) -> DataFrame | None:
-    """topic, zxid, time, started (True: the deletion began at that txn, False: it ended): the stretches
-    of `started` as rows a partition's history joins; None without ZooKeeper's history. Made once per
-    bundle."""
+    """topic, zxid, time, started (True: the deletion began at `time`, False: it ended), `zxid` the last
+    txn before that moment: the stretches of `started` as rows a partition's history joins; None without
+    ZooKeeper's history or where no topic was ever marked for deletion. Made once per bundle."""
     return views(bundle).memo("deletions_started", lambda: _as_rows(bundle))
 
 

@@ -177,7 +177,8 @@ def unserved(rows: DataFrame, captured: Any) -> DataFrame:
     no_acting_leader, as it began), whys (why nobody served it, in order: offline, refused, SILENT,
     PAUSED); at its start the leader, its epoch, whether it was registered, who had refused it
     (`refused_by`, a line), the replicas out of its ISR and `first_seen` (`stretches`); where it went
-    offline, the first such change (off_zxid, off_began, off_leader, off_registered; null: never) and
+    offline, the first such change (off_zxid, off_began, off_leader, off_registered, off_queued: its topic
+    marked for deletion; null: never) and
     off_ms, from then to its end; `refusers`, the leaders that refused it within, in order, and `refusals`,
     their lines (the first five)."""
     off = F.exists("counted_as", lambda x: x["count"] == "offline")
@@ -208,7 +209,9 @@ def unserved(rows: DataFrame, captured: Any) -> DataFrame:
         .agg(
             F.min_by(F.struct(*start, out_of_isr.alias("out"), off.alias("off")), order).alias("s"),
             F.max_by(F.struct("next_zxid", "next_time"), order).alias("e"),
-            F.min_by(F.struct("zxid", "time", "leader", "registered"), F.when(off, order)).alias("o"),
+            F.min_by(F.struct("zxid", "time", "leader", "registered", "queued"), F.when(off, order)).alias(
+                "o"
+            ),
             in_order(F.col("why")).alias("all_whys"),
             in_order(F.when(refused, F.col("leader"))).alias("all_refusers"),
             F.slice(F.sort_array(F.collect_set("refused_by")), 1, 5).alias("refusals"),
@@ -228,6 +231,7 @@ def unserved(rows: DataFrame, captured: Any) -> DataFrame:
             F.col("o.time").alias("off_began"),
             F.col("o.leader").alias("off_leader"),
             F.col("o.registered").alias("off_registered"),
+            F.col("o.queued").alias("off_queued"),
             F.array_distinct(F.filter("all_refusers", lambda x: x.isNotNull())).alias("refusers"),
             "refusals",
         )
