@@ -8,12 +8,12 @@ import json
 import shutil
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SAMPLE_DATA, samples
+from conftest import SAMPLE_DATA, samples, shared
 from pyspark.sql import SparkSession
 from stories import FRESH, MUST_FIND, Stories
 from truth_facts import BY_NAME, key, leader_outages_hold
@@ -22,9 +22,9 @@ from workbench.analysis import deletion
 from workbench.analysis.contract import CRITICAL
 from workbench.analysis.findings import Coverage, Finding, file_ref
 from workbench.analysis.triage import Triage, triage
-from workbench.bundle import log_files
+from workbench.bundle import Evidence, log_files
 from workbench.capture.assemble import assemble
-from workbench.frames import open_bundle
+from workbench.frames import WithoutZooKeeper, open_bundle
 from workbench.kafka import printed
 from workbench.model.evidence import Held, lacking
 from workbench.model.session_ends import signs_of_life, unheard
@@ -344,24 +344,41 @@ def test_coverage_names_the_log_a_check_would_read_where_no_broker_has_it() -> N
 
 
 @pytest.fixture(scope="module")
-def twin(
-    spark: SparkSession, stories: Stories, tmp_path_factory: pytest.TempPathFactory
-) -> Callable[[str], Triage]:
-    """The logs-only twin of a sample or a story (its zk/ removed), triaged once for the module."""
+def twin(spark: SparkSession, stories: Stories) -> Callable[[str], Triage]:
+    """The logs-only twin of a sample or a story (`WithoutZooKeeper` of the session's shared bundle: its
+    logs parsed once), triaged once for the module."""
     made: dict[str, Triage] = {}
 
     def triaged(name: str) -> Triage:
         if name not in made:
-            if name in SAMPLES:
-                source = SAMPLE_DATA / name
-            else:
-                stories.truth(name)  # simulated on first use
-                source = stories.path(name)
-            copy = logs_only(source, tmp_path_factory.mktemp("logs-only") / source.name)
-            made[name] = triage(open_bundle(copy, spark))
+            whole = shared(spark, SAMPLE_DATA / name) if name in SAMPLES else stories.bundle(name)
+            made[name] = triage(WithoutZooKeeper(whole))
         return made[name]
 
     return triaged
+
+
+def _as_found(evidence: Evidence) -> dict[str, Any]:
+    """What a bundle's reader is given, its paths relative to the bundle's root."""
+    return json.loads(json.dumps(asdict(evidence), default=str).replace(str(evidence.root), "<root>"))
+
+
+def test_a_bundle_without_zookeeper_is_its_copy_without_zk(spark: SparkSession, tmp_path: Path) -> None:
+    """The logs-only twin is a view of the whole bundle, not a copy: its evidence is a copy's without zk/,
+    whatever lay there (a zkCli session, a broker's log no reader takes there), and it shares the whole's
+    parse and data dirs: the same files."""
+    whole = tmp_path / "whole"
+    shutil.copytree(SAMPLE_DATA / "healthy-3.6", whole)
+    (whole / "zk" / "zkcli.txt").write_text("[zk: zk1:2181(CONNECTED) 0] ls /brokers/ids\n[1, 2, 3]\n")
+    shutil.copy(whole / "brokers" / "1" / "logs" / "server.log", whole / "zk" / "server.log")
+    view = WithoutZooKeeper(open_bundle(whole, spark))
+    copy = Evidence.open(logs_only(whole, tmp_path / "copy"))
+    assert _as_found(view.evidence) == _as_found(copy)
+    held, whole_held = view.evidence, view.whole.evidence
+    assert held.zk_files == [] and held.znodes_jsonl is None and len(held.pasted) < len(whole_held.pasted)
+    assert len(held.not_read) < len(whole_held.not_read)  # the log under zk/ is not read, nor named
+    assert (held.log_files, held.log_dirs) == (whole_held.log_files, whole_held.log_dirs)
+    assert view._kept_logs is view.whole._kept_logs and view._datadirs is view.whole._datadirs
 
 
 @pytest.fixture(scope="module")

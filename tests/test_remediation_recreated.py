@@ -12,7 +12,7 @@ from pyspark.sql import SparkSession
 from stories import MUST_FIND, Stories
 
 from workbench import remediation
-from workbench.frames import open_bundle
+from workbench.frames import WithoutZooKeeper, open_bundle
 from workbench.remediation.planner import RepairPlan, StaleReplica
 from workbench.remediation.recreated import Recreated, ids_of_deleted, recreated
 
@@ -55,14 +55,10 @@ def test_a_topic_deleted_and_created_again_is_found_with_the_ids_it_held(stories
     assert not found[topic].holds_old(truth["topics"][topic]["topic_id"])
 
 
-def test_without_zookeeper_the_controllers_lines_show_it(
-    stories: Stories, spark: SparkSession, tmp_path: Path
-) -> None:
+def test_without_zookeeper_the_controllers_lines_show_it(stories: Stories) -> None:
     truth = stories.truth(STORY)
     (topic,) = [t for t in truth["deletions"] if t.endswith("-payments") or t == "payments"]
-    logs_only = tmp_path / "logs-only"
-    shutil.copytree(stories.path(STORY), logs_only, ignore=shutil.ignore_patterns("zk"))
-    with open_bundle(logs_only, spark) as bundle:
+    with WithoutZooKeeper(stories.bundle(STORY)) as bundle:
         found = recreated(bundle, [topic])
     assert found[topic].old_ids is None and "the controller's lines, broker-" in found[topic].where
 

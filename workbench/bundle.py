@@ -150,8 +150,9 @@ class Evidence:
         return logs + sum(size(f.path) for f in self.zk_files) + sum(size(p) for p in listings)
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str]) -> Evidence:
-        """Open a bundle directory, a .tar.gz bundle or a bare Kafka log dir."""
+    def open(cls, path: str | os.PathLike[str], without_zookeeper: bool = False) -> Evidence:
+        """Open a bundle directory, a .tar.gz bundle or a bare Kafka log dir; `without_zookeeper`: as if its
+        zk/ had not been captured (`frames.WithoutZooKeeper`)."""
         p = Path(path).expanduser().resolve()
         if not p.exists():
             raise BundleError(p, "no such file or directory", f"an evidence bundle ({FORMAT})")
@@ -164,17 +165,18 @@ class Evidence:
         if not (root / MANIFEST).exists() and looks_like_log_dir(root):
             return _bare_log_dir(root)
         ev = cls(root=root, manifest=read_manifest(root), origin=str(path))
-        strays, ev.not_read = find_strays(root, ev.manifest)
+        strays, ev.not_read = find_strays(root, ev.manifest, ("zk",) if without_zookeeper else ())
         logs = [
             LogFile(s.path, s.file, s.broker_id, log_kind(s.path.name)) for s in strays if s.kind == "log"
         ]
         ev.log_files = sorted([*_bundle_logs(root), *logs], key=lambda f: f.file)
         listings = [s for s in strays if s.kind == "listing"]
         ev.log_dirs = sorted(_bundle_log_dirs(root, ev.manifest, listings), key=lambda d: d.file_prefix)
-        txnlog = root / "zk" / "txnlog"
-        ev.zk_files = zk_data_files([txnlog], root) if txnlog.is_dir() else []
-        jsonl = root / ZNODES_JSONL
-        ev.znodes_jsonl = jsonl if jsonl.is_file() else None
+        if not without_zookeeper:
+            txnlog = root / "zk" / "txnlog"
+            ev.zk_files = zk_data_files([txnlog], root) if txnlog.is_dir() else []
+            jsonl = root / ZNODES_JSONL
+            ev.znodes_jsonl = jsonl if jsonl.is_file() else None
         said = pasted_entries(ev.manifest)
         pasted = [p for p in (root / PASTED).rglob("*") if p.is_file() and not p.is_symlink()]
         pasted += [s.path for s in strays if s.kind in ("describe", "zookeeper")]  # wherever they lie

@@ -278,6 +278,30 @@ class Until(Bundle):
         return self.znodes_at(self.end)
 
 
+class WithoutZooKeeper(Bundle):
+    """The bundle as if its zk/ had not been captured: what an SRE holds who has only the brokers' logs,
+    data dirs and pastes. A view of the whole bundle, as `Until` is, not a copy parsed again: it shares the
+    whole's logs and data dirs, which are read only under brokers/ (`strays._placed`), never under zk/."""
+
+    def __init__(self, whole: Bundle) -> None:
+        evidence = Evidence.open(whole.evidence.root, without_zookeeper=True)
+        super().__init__(replace(evidence, origin=whole.evidence.origin), whole.spark)
+        self.whole = whole
+
+    @property
+    def _parsed_logs(self) -> tuple[DataFrame, DataFrame]:
+        return self.whole._parsed_logs
+
+    @property
+    def _kept_logs(self) -> DataFrame:
+        """The whole bundle's, cached once (a property: `release` leaves it to the whole bundle)."""
+        return self.whole._kept_logs
+
+    @property
+    def _datadirs(self) -> DataDirFrames:
+        return self.whole._datadirs
+
+
 def open_bundle(path: str | os.PathLike[str], spark: SparkSession | None = None) -> Bundle:
     """Open a bundle directory, a .tar.gz bundle or a bare Kafka log dir."""
     return Bundle(Evidence.open(path), spark)

@@ -47,12 +47,15 @@ class NotRead:
     known: bool = False
 
 
-def find(root: Path, manifest: dict[str, Any]) -> tuple[list[Stray], list[NotRead]]:
-    """Every regular file under root that no place claims: recognised (strays) or not read."""
+def find(
+    root: Path, manifest: dict[str, Any], leave_out: tuple[str, ...] = ()
+) -> tuple[list[Stray], list[NotRead]]:
+    """Every regular file under root that no place claims: recognised (strays) or not read; none under
+    the top folders named in `leave_out`."""
     strays: list[Stray] = []
     not_read: list[NotRead] = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
+        dirnames[:] = sorted(d for d in dirnames if dirpath != str(root) or d not in leave_out)
         for name in sorted(filenames):
             path = Path(dirpath, name)
             if path.is_symlink() or not path.is_file():
