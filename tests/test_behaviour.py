@@ -41,6 +41,8 @@ PINNED = {
     "under_replicated_counts_every_partition_led": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "auto_rebalance_elects_a_stale_replica_in_the_isr": (("2.8.0", "2.8.2", "3.6.2"), ("2.7.2", "2.5.1")),
     "only_unclean_election_leaves_the_isr": (("2.5.1", "2.8.2", "3.6.2"), ()),
+    "bounced_broker_loses_its_leadership": (("2.2.0", "2.8.2", "3.6.2"), ("2.1.1", "1.1.1")),
+    "new_controller_takes_registrations_as_it_finds_them": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "resigning_logged_by_every_expired_broker": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "broker_start_and_stop_lines": (("0.10.2.2", "2.8.2", "3.6.2", "3.9.0"), ()),
     "unclean_election_warned": (("0.10.2", "1.0.2"), ("1.1.1", "2.5.1")),

@@ -278,6 +278,36 @@ _FACTS = (
         ),
     ),
     Fact(
+        "bounced_broker_loses_its_leadership",
+        "A broker the active controller finds registered again with a newer registration (its session "
+        "expired and it registered before the controller read /brokers/ids: a larger czxid, its broker "
+        'epoch; "bounced brokers" in the controller\'s line) is failed and started again in one event: the '
+        "partitions it led get a leader from the rest of their ISR, their state znodes written, and it "
+        "leaves the others' ISR. Before 2.2 the controller compared broker ids only and did nothing.",
+        (2, 2, 0),
+        None,
+        (
+            Source("2.1.1", f"{K}/controller/KafkaController.scala", "1238-1263"),
+            Source("2.2.0", f"{K}/controller/KafkaController.scala", "1291-1324"),
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "1560-1607"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "1610-1657"),
+        ),
+    ),
+    Fact(
+        "new_controller_takes_registrations_as_it_finds_them",
+        "A newly elected controller reads /brokers/ids once as it initializes its context and takes every "
+        "broker registered then as live: one whose session expired and that registered again before that "
+        "read is not seen to have gone, so its partitions keep it as their leader and no state znode is "
+        "written, though it did no work while it stood still.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/controller/KafkaController.scala", "725-728"),
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "896-904"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "951-959"),
+        ),
+    ),
+    Fact(
         "resigning_logged_by_every_expired_broker",
         "A broker whose ZooKeeper session expires runs the controller's resignation whether it was the "
         'controller or not, so "Resigning" and "Resigned" prove nothing; only the active controller has '
