@@ -44,7 +44,13 @@ def test_nothing_where_every_partition_had_a_working_leader() -> None:
 def test_an_offline_group_is_critical_while_it_lasts() -> None:
     (found,) = judge(Facts(True, offline=[crashed(still=2)]), checked())
     assert (found.kind, found.severity.value) == ("partition.offline", "critical")
-    assert found.subject == {"partitions": 2, "zxid": "0x40", "broker": 3, "still": 2}
+    assert found.subject == {
+        "partitions": 2,
+        "zxid": "0x40",
+        "broker": 3,
+        "still": 2,
+        "outage_ms": [20_000] * 2,
+    }
     assert found.summary == (
         "2 partition(s) (orders 0-1) had no live leader from zxid 0x40 (2024-03-12 09:00:00 ZooKeeper time), "
         "when broker 3, their leader, was no longer registered, for up to 20.0 s; 2 still offline at the "
@@ -90,7 +96,13 @@ def test_a_silent_leaders_outage_leads_the_finding() -> None:
 def test_a_start_the_history_does_not_show_is_said_unknown() -> None:
     unseen = Offline(2, TPS, 60_000, 0, AT, 0x10, 0x20, known_start=False)
     (found,) = judge(Facts(True, offline=[unseen], history_read="the txn logs from 0x10"), checked())
-    assert found.subject == {"partitions": 2, "zxid": "0x10", "began": "unknown", "still": 0}
+    assert found.subject == {
+        "partitions": 2,
+        "zxid": "0x10",
+        "began": "unknown",
+        "still": 0,
+        "outage_ms": [60_000] * 2,
+    }
     assert "had no live leader when the txn logs from 0x10 first shows their state" in found.summary
     assert "and so for up to 60.0 s from then;" in found.summary  # from its first sight, not its start
     assert found.summary.endswith("; when that began is not known.")
@@ -99,7 +111,13 @@ def test_a_start_the_history_does_not_show_is_said_unknown() -> None:
 def test_a_leader_that_refuses_to_act() -> None:
     refused = NotActing(2, 0x30, 2, TPS, 90_000, 2, AT, 5, None, ["broker-2:logs/state-change.log:9"])
     (found,) = judge(Facts(True, not_acting=[refused]), checked())
-    assert found.subject == {"partitions": 2, "broker": 2, "zxid": "0x30", "still": 2}
+    assert found.subject == {
+        "partitions": 2,
+        "broker": 2,
+        "zxid": "0x30",
+        "still": 2,
+        "outage_ms": [90_000] * 2,
+    }
     assert "for up to 90.0 s, still at the capture: from zxid 0x30" in found.summary
     assert "(leader epoch 5)" in found.summary
     assert found.evidence == ("zk:txn@0x30", "broker-2:logs/state-change.log:9")

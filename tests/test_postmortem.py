@@ -1,12 +1,22 @@
 """The postmortem's words (postmortem.py), from hand-written findings and impacts: the alerts a scrape
 would have caught, what clients saw against the producer's delivery timeout, the timeline's cited moments,
-the action items and the evidence as a table shows it."""
+the action items and the evidence as a table shows it; and, on every sample and story, its outage numbers
+held equal to the findings'."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
+import pytest
+from conftest import samples
+from stories import FRESH, MUST_FIND, Stories
+
 from workbench import postmortem
-from workbench.analysis.findings import Coverage, Finding, Severity, readable_ref
+from workbench.analysis.findings import Coverage, Finding, Severity, bounds, readable_ref
+from workbench.analysis.leaderless import nobody_serves
 from workbench.analysis.triage import Triage
+from workbench.frames import Bundle
 from workbench.postmortem import Impact, Outage
 
 
@@ -21,10 +31,10 @@ def test_a_blip_shorter_than_a_scrape_most_likely_fired_no_alert() -> None:
 
 
 def test_clients_by_the_producers_delivery_timeout() -> None:
-    short = Impact(True, {"unserved": Outage(2, ["orders"], 3_000)})
+    short = Impact(True, {"unserved": Outage(2, ["orders"], (3_000, 3_000))})
     said = postmortem.clients(short)
     assert "for up to 3.0 s" in said and "their sends went through, late" in said and "failed:" not in said
-    long = Impact(True, {"unserved": Outage(2, ["orders"], 35 * 60_000)})
+    long = Impact(True, {"unserved": Outage(2, ["orders"], (35 * 60_000,) * 2)})
     said = postmortem.clients(long)
     assert "Sends that waited longer than `delivery.timeout.ms` (2 min by default since 2.1) failed" in said
 
@@ -59,3 +69,51 @@ def test_the_timeline_cites_what_the_findings_cite_root_first_and_the_actions_ar
     assert readable_ref(offline.evidence[1]) == "broker-1:logs/controller.log.2024-03-12-08 line 82"
     assert readable_ref("zk:txn@0x8f") == "zk:txn@0x8f"
     assert postmortem._cut("a" * 5 + " bbbbbb", 8) == "aaaaa …"
+
+
+def _named(f: Finding) -> set[tuple[str, int]] | None:
+    """The partitions an outage finding names, '(orders 0-2,5; payments 1)' as `tp_list` writes them; None
+    where it names only the first topics."""
+    listed = re.search(r"partition\(s\) \(([^()]*)\)", f.summary)
+    assert listed is not None, f.summary
+    if "more topics" in listed.group(1):
+        return None
+    named = set()
+    for part in listed.group(1).split("; "):
+        topic, ranges = part.rsplit(" ", 1)
+        for r in ranges.split(","):
+            low, _, high = r.partition("-")
+            named |= {(topic, p) for p in range(int(low), int(high or low) + 1)}
+    return named
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [*samples("manifest.json"), *sorted(FRESH), *sorted(MUST_FIND)])
+def test_the_reports_outage_is_the_findings(
+    name: str, sample: Callable[[str], Bundle], triaged: Callable[[str], Triage], stories: Stories
+) -> None:
+    """One number everywhere: the partitions the report's summary and impact say nobody served, how many
+    still, and the longest outage's bounds are those of the outages' findings, on every sample and story."""
+    in_samples = name in samples("manifest.json")
+    bundle = sample(name) if in_samples else stories.bundle(name)
+    found = triaged(name) if in_samples else stories.triage(name)
+    hurt = postmortem.impact(bundle, found)
+    told = [f for f in found.findings if f.kind in postmortem.OUTAGE_KINDS and "taken_at" not in f.subject]
+    said = postmortem.summary(found, hurt) + postmortem.impact_markdown(hurt)
+    if not hurt.measured:
+        assert "not known" in said and "Not measured" in said
+        return
+    if not told:
+        assert hurt.outages == {} and "No partition was without an acting leader" in said
+        return
+    (o,) = hurt.outages.values()
+    assert o.longest_ms == max((tuple(f.subject["outage_ms"]) for f in told), key=lambda b: (b[1], b[0]))
+    named = [_named(f) for f in told]
+    if all(n is not None for n in named):
+        assert o.partitions == len(set().union(*(n for n in named if n is not None)))
+    else:  # a finding names only its first topics: each partition is in one of them at least
+        counts = [f.subject["partitions"] for f in told]
+        assert max(counts) <= o.partitions <= sum(counts)
+    assert o.still == nobody_serves(found.findings)
+    assert f"{o.partitions} partition(s)" in said and f"the longest for {bounds(*o.longest_ms)}" in said
+    assert f"{o.partitions}, of " in said and f"longest for {bounds(*o.longest_ms)}; " in said

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 
 from workbench.actions import ACTIONS, NO_ELECTION
 from workbench.analysis.causes import Group, grouped, lead
-from workbench.analysis.findings import Finding, duration, hex_col, readable_ref, tp_list
+from workbench.analysis.findings import Finding, bounds, duration, hex_col, readable_ref, tp_list
 from workbench.kafka.behaviour import PRODUCER_DELIVERY_TIMEOUT_MS
 from workbench.model.health import captured_at, health
 from workbench.model.service import unserved
@@ -33,11 +33,12 @@ if TYPE_CHECKING:
 
 @dataclass
 class Outage:
-    """Partitions counted one way (offline, or no acting leader) in ZooKeeper's history."""
+    """Partitions counted one way (offline, or no acting leader) in ZooKeeper's history, and the longest
+    outage's bounds as its finding tells them (`longest_told`)."""
 
     partitions: int = 0
     topics: list[str] = field(default_factory=list)
-    longest_ms: int = 0
+    longest_ms: tuple[int, int] = (0, 0)
     still: int = 0
     named: str = ""  # which partitions, as a finding writes them ('orders 0,3'); those still first
     offline_ms: int | None = None  # the longest stretch of one offline (no live leader); None: none was
@@ -96,8 +97,24 @@ def impact(bundle: Bundle, result: Triage) -> Impact:
         if row is not None and row.n:
             named = tp_list(row.open or row.all)
             off = _longest_offline(h.served, captured)
-            out.outages[kind] = Outage(row.n, list(row.topics), int(row.longest or 0), row.still, named, off)
+            longest = longest_told(result.findings) or (int(row.longest or 0),) * 2
+            out.outages[kind] = Outage(row.n, list(row.topics), longest, row.still, named, off)
     return out
+
+
+# The findings that tell an outage of partitions, each with its bounds (`outage_ms`)
+OUTAGE_KINDS = ("partition.offline", "partition.no_acting_leader", "partition.leader_paused")
+
+
+def longest_told(found: list[Finding]) -> tuple[int, int] | None:
+    """The longest outage's bounds as its finding tells them, so that the report's number is the finding's
+    (a silent leader's outage from its last sign of life, not from when ZooKeeper's expiry proves it)."""
+    told = [
+        (int(f.subject["outage_ms"][0]), int(f.subject["outage_ms"][1]))
+        for f in found
+        if f.kind in OUTAGE_KINDS and "outage_ms" in f.subject
+    ]
+    return max(told, key=lambda b: (b[1], b[0]), default=None)
 
 
 def _longest_offline(served: DataFrame, captured: Any) -> int | None:
@@ -140,7 +157,7 @@ def summary(result: Triage, hurt: Impact) -> str:
     elif hurt.partitions:
         did = "; ".join(
             f"{o.partitions} partition(s) of {', '.join(o.topics)} were {OUTAGES[k]}, the longest for "
-            f"{duration(o.longest_ms)}"
+            f"{bounds(*o.longest_ms)}"
             for k, o in hurt.outages.items()
         )
         did = did[0].upper() + did[1:] + f"{lost}."
@@ -303,7 +320,7 @@ def impact_markdown(hurt: Impact) -> str:
     else:
         lines = [
             f"- **Partitions {OUTAGES[k]}**: {o.partitions}, of {', '.join(f'`{t}`' for t in o.topics)}; the "
-            f"longest for {duration(o.longest_ms)}; "
+            f"longest for {bounds(*o.longest_ms)}; "
             + (
                 f"{o.still} still at the capture: {o.named}."
                 if o.still
@@ -325,7 +342,7 @@ def clients(hurt: Impact) -> str:
     """What the outages did to producers and consumers, by how long the longest lasted against the
     producer's delivery timeout (`producer_retries_within_delivery_timeout`)."""
     topics = ", ".join(f"`{t}`" for t in sorted({t for o in hurt.outages.values() for t in o.topics}))
-    longest = max(o.longest_ms for o in hurt.outages.values())
+    longest = max(o.longest_ms[1] for o in hurt.outages.values())
     timeout = duration(PRODUCER_DELIVERY_TIMEOUT_MS)
     said = (
         f"those of {topics}. Producers to those partitions got `NOT_LEADER_OR_FOLLOWER` or found no "

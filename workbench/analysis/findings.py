@@ -216,6 +216,15 @@ def duration(ms: int) -> str:
     return f"{ms / 1000:.1f} s" if ms < 120_000 else f"{ms / 60_000:.0f} min"
 
 
+def bounds(lower: int, upper: int) -> str:
+    """'12.0 s to 19.6 s'; minutes with a decimal once past two, so that close bounds stay apart."""
+    if lower == upper:
+        return duration(lower)
+    if upper < 120_000:
+        return f"{duration(lower)} to {duration(upper)}"
+    return f"{lower / 60_000:.1f} to {upper / 60_000:.1f} min"
+
+
 def taken(at: Any) -> str:
     """When a paste was taken, as a finding says it."""
     return f"taken at {at:%Y-%m-%d %H:%M:%S} UTC" if at else "taken at a time not known"

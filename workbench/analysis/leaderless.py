@@ -28,6 +28,7 @@ from workbench.analysis.findings import (
     TP,
     Coverage,
     Finding,
+    bounds,
     duration,
     hex_zxid,
     tp_list,
@@ -234,7 +235,7 @@ ANALYSIS = Analysis(
             "partition.no_acting_leader",
             (CRITICAL,),
             {"partitions": int, "broker": int, "still": int},
-            {"zxid": str, "began": str, "trigger": str},
+            {"zxid": str, "began": str, "trigger": str, "outage_ms": list},
             key=("broker", "zxid", "partitions", "still"),
             event=True,
         ),
@@ -310,6 +311,7 @@ def _offline_finding(g: Offline, f: Facts) -> Finding:
                 "zxid": hex_zxid(g.began_zxid),
                 "began": "unknown",
                 "still": g.still,
+                "outage_ms": [g.longest_ms, g.longest_ms],  # what the history shows of it
             },
             f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no live leader when {f.history_read} "
             f"first shows their state ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time), and so for up to "
@@ -326,6 +328,7 @@ def _offline_finding(g: Offline, f: Facts) -> Finding:
         "zxid": hex_zxid(g.began_zxid),
         "broker": g.leader,
         "still": g.still,
+        "outage_ms": [g.longest_ms, g.longest_ms],  # the longest's bounds, as every outage finding says
     }
     summary = (
         f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no live leader from zxid "
@@ -355,7 +358,7 @@ def _offline_finding(g: Offline, f: Facts) -> Finding:
         said = o.detail()
         summary = (
             f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no working leader for "
-            f"{_bounds(o.lower_ms, o.upper_ms)}{still}: broker {g.leader}, their leader, "
+            f"{bounds(o.lower_ms, o.upper_ms)}{still}: broker {g.leader}, their leader, "
             f"{STOPPED.get(cause, STOPPED['unknown'])} from then{': ' + said if said else ''}; ZooKeeper "
             f"kept its registration until zxid {hex_zxid(g.began_zxid)} ({g.began:%Y-%m-%d %H:%M:%S} "
             f"ZooKeeper time), and they had no live leader for up to {duration(g.longest_ms)} after that."
@@ -384,10 +387,3 @@ STOPPED = {
     "session_expiry": "lost its ZooKeeper session without a shutdown and did no leader's work",
     "unknown": "stopped without a shutdown and did no leader's work",
 }
-
-
-def _bounds(lower: int, upper: int) -> str:
-    """'12.0 s to 19.6 s'; minutes with a decimal once past two, so that close bounds stay apart."""
-    if upper < 120_000:
-        return duration(lower) if lower == upper else f"{duration(lower)} to {duration(upper)}"
-    return f"{lower / 60_000:.1f} to {upper / 60_000:.1f} min"

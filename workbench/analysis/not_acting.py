@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -175,11 +175,12 @@ def not_acting_finding(g: NotActing) -> Finding:
     """Nobody served them (a produce there fails 'Leader not local', Partition.scala appendRecordsToLeader
     2.8.2:1074), yet every count Kafka keeps shows them healthy."""
     still = ", still at the capture" if g.still else ""
-    subject = {
+    subject: dict[str, Any] = {
         "partitions": g.partitions,
         "broker": g.leader,
         "zxid": hex_zxid(g.began_zxid),
         "still": g.still,
+        "outage_ms": [g.longest_ms, g.longest_ms],  # the longest's, as every outage finding says it
     }
     by, detail = (g.moved.by(), g.moved.detail()) if g.moved is not None else ("", "")
     if g.moved is not None:
