@@ -75,6 +75,13 @@ def test_partitions_of_a_deletion_not_begun_say_why_kafka_counts_them() -> None:
     assert "OfflinePartitionsCount counts them until it begins" in found.summary
     (plain,) = judge(Facts(True, offline=[crashed()]), checked())
     assert "queued for deletion" not in plain.summary
+    # said too where the episode is told another way: it ran on into a refusal, or its leader went silent
+    ran_on = replace(held, refused=2, refused_by=[2])
+    silent = Outage(31_000, 38_000, None, "", 18_000, "its registration's negotiated timeout", ())
+    gone = Facts(True, offline=[replace(crashed(), queued=1)], silent={0x40: (silent, "hang")})
+    for told in (judge(Facts(True, offline=[ran_on]), checked()), judge(gone, checked())):
+        (f,) = told
+        assert "of them belong to topic(s) queued for deletion" in f.summary, f.summary
 
 
 def test_a_silent_leaders_outage_leads_the_finding() -> None:

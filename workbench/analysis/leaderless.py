@@ -335,14 +335,6 @@ def _offline_finding(g: Offline, f: Facts) -> Finding:
         f"{hex_zxid(g.began_zxid)} ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time), when {why}, for up to "
         f"{duration(g.longest_ms)}{still}."
     )
-    if (
-        g.queued
-    ):  # Kafka's count leaves out only a deletion begun (offline_count_leaves_out_deletions_started)
-        summary += (
-            f" {g.queued} of them belong to topic(s) queued for deletion whose deletion the controller had "
-            "not begun, or held back as a new controller (a replica offline or a reassignment in progress): "
-            "OfflinePartitionsCount counts them until it begins (the deletion's finding says what holds it)."
-        )
     if g.refused:  # the same episode ran on: say it once, with its whole length
         by = ", ".join(map(str, g.refused_by))
         subject["refused_by"] = g.refused_by
@@ -365,6 +357,12 @@ def _offline_finding(g: Offline, f: Facts) -> Finding:
         )
         subject.update(outage_ms=[o.lower_ms, o.upper_ms], offline_ms=g.longest_ms)
         refs += o.refs
+    if g.queued:  # however the episode is told: Kafka's count leaves out only a deletion begun
+        summary += (  # (offline_count_leaves_out_deletions_started)
+            f" {g.queued} of them belong to topic(s) queued for deletion whose deletion the controller had "
+            "not begun, or held back as a new controller (a replica offline or a reassignment in progress): "
+            "OfflinePartitionsCount counts them until it begins (the deletion's finding says what holds it)."
+        )
     if g.across:
         subject["across"] = f.gap
         summary += (
