@@ -155,6 +155,8 @@ for _parts, _version in (
             ("controller-hang", "data_loss.truncation"),
             ("controller-hang-woke-first", "data_loss.truncation"),
             ("leader-pause", "partition.leader_paused"),
+            # back before the controller elected in its place read /brokers/ids: its leaderships stay
+            ("controller-hang-back-before-read", "partition.offline"),
             # a '-delete' dir whose removal fails takes the broker's only log dir offline: it halts
             ("deletion-denied", "deletion.lingering_dir"),
             ("deletion-denied", "log_dir.offline"),
@@ -170,6 +172,7 @@ for _parts, _version in (
             ("recreated", "deletion.recreated"),
             ("controller-hang-woke-first", "data_loss.truncation"),
             ("leader-pause", "partition.leader_paused"),
+            ("controller-hang-back-before-read", "partition.offline"),
             ("controller-partitioned", "data_loss.truncation"),
             ("reassignment-blocks-deletion", "in_flight.reassignment"),
         ),

@@ -242,7 +242,24 @@ class Bundle:
     )
 
 
-class Until(Bundle):
+class View(Bundle):
+    """A view of a whole bundle with part of its evidence left out: the brokers' lines are the whole's,
+    parsed and cached once (properties, so that `release` leaves them to the whole bundle)."""
+
+    def __init__(self, whole: Bundle, evidence: Evidence) -> None:
+        super().__init__(evidence, whole.spark)
+        self.whole = whole
+
+    @property
+    def _parsed_logs(self) -> tuple[DataFrame, DataFrame]:
+        return self.whole._parsed_logs
+
+    @property
+    def _kept_logs(self) -> DataFrame:
+        return self.whole._kept_logs
+
+
+class Until(View):
     """The evidence as it stood at zxid `end`, the last txn before a gap in ZooKeeper's history: its txn
     logs up to `end`, its tree replayed there, and nothing else ZooKeeper's later state or the capture
     says (data dirs, pastes, the capture's time). The brokers' lines stay whole: the gap hides none, and
@@ -254,17 +271,8 @@ class Until(Bundle):
         manifest = {k: v for k, v in ev.manifest.items() if k != "captured_at"}
         files = [f for f in ev.zk_files if f.kind == "log" or f.zxid <= end]
         taken_later = replace(ev, log_dirs=[], znodes_jsonl=None, pasted=[], not_read=[])
-        super().__init__(replace(taken_later, manifest=manifest, zk_files=files), whole.spark)
-        self.whole, self.end = whole, end
-
-    @property
-    def _parsed_logs(self) -> tuple[DataFrame, DataFrame]:
-        return self.whole._parsed_logs
-
-    @property
-    def _kept_logs(self) -> DataFrame:
-        """The whole bundle's, cached once (a property: `release` leaves it to the whole bundle)."""
-        return self.whole._kept_logs
+        super().__init__(whole, replace(taken_later, manifest=manifest, zk_files=files))
+        self.end = end
 
     @once
     def _zk_history(self) -> tuple[DataFrame, DataFrame]:
@@ -278,24 +286,14 @@ class Until(Bundle):
         return self.znodes_at(self.end)
 
 
-class WithoutZooKeeper(Bundle):
+class WithoutZooKeeper(View):
     """The bundle as if its zk/ had not been captured: what an SRE holds who has only the brokers' logs,
     data dirs and pastes. A view of the whole bundle, as `Until` is, not a copy parsed again: it shares the
     whole's logs and data dirs, which are read only under brokers/ (`strays._placed`), never under zk/."""
 
     def __init__(self, whole: Bundle) -> None:
         evidence = Evidence.open(whole.evidence.root, without_zookeeper=True)
-        super().__init__(replace(evidence, origin=whole.evidence.origin), whole.spark)
-        self.whole = whole
-
-    @property
-    def _parsed_logs(self) -> tuple[DataFrame, DataFrame]:
-        return self.whole._parsed_logs
-
-    @property
-    def _kept_logs(self) -> DataFrame:
-        """The whole bundle's, cached once (a property: `release` leaves it to the whole bundle)."""
-        return self.whole._kept_logs
+        super().__init__(whole, replace(evidence, origin=whole.evidence.origin))
 
     @property
     def _datadirs(self) -> DataDirFrames:

@@ -99,6 +99,12 @@ RULES: tuple[tuple[str, str, Match, str], ...] = (
         "the leader elected as they came back refuses the topic's id",
     ),
     ("partition.offline", "broker.session_expired", _same("broker", "zxid"), "their leader's session ended"),
+    (
+        "partition.offline",
+        "broker.session_expired",
+        _same("broker", "session"),
+        "their leader stood still until its session ended",
+    ),
     ("partition.offline", "broker.down", _same("broker", "zxid"), "their leader went down"),
     ("broker.down", "log_dir.offline", _same("broker"), "it halted when its only log dir failed"),
     (

@@ -16,8 +16,8 @@ in `leaderless_lines.py`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
@@ -50,7 +50,7 @@ from workbench.model.evidence import lacking
 from workbench.model.health import captured_at, grouped, health
 from workbench.model.leaderless_log import Leaderless, Refused, leaderless, refused_leaders
 from workbench.model.outage import Outage, silent_leaders
-from workbench.model.pauses import Paused, paused
+from workbench.model.pauses import ELECTED_WITHIN_S, Paused, paused
 from workbench.model.service import SILENT, pauses, unserved
 from workbench.model.views import ClusterViews, views
 
@@ -121,9 +121,10 @@ def facts(bundle: Bundle) -> Facts:
         absent = lacking(v.evidence, "state-change", "the controller's partition states")
         starts = [(x.lost, x.began or x.ended) for x in logged if x.lost is not None]
         quiet = went_quiet(bundle, [(b, at) for b, at in starts if at is not None])
+        stood = _not_moved(paused(bundle, {}, taken_back=True), logged)
         return Facts(False, offline_facts(bundle), logged=logged, logged_total=total, refused=refused,
                      refused_total=refused_total, ends=ends, unread=v.evidence.zk_history, lacking=absent,
-                     quiet=quiet, paused=paused(bundle, {}), moved=_moved(bundle, refused))  # fmt: skip
+                     quiet=quiet, paused=stood, moved=_moved(bundle, refused))  # fmt: skip
     # one outage per stretch nobody served a partition (`service.unserved`), told by how it began: gone
     # offline (or its leader silent until its session's expiry took it offline), or refused by a leader
     # ZooKeeper names; a pause its session survived is told apart (`paused_finding`)
@@ -142,6 +143,24 @@ def facts(bundle: Bundle) -> Facts:
     not_acting = moved_by(bundle, refusals(stretch.where(first == "refused")))
     gap = v.resumed_after.missing if v.resumed_after is not None else ""
     return Facts(True, None, offline, silent, not_acting, v.history_read, paused=stood, gap=gap)
+
+
+def _not_moved(stood: list[Paused], logged: list[Leaderless]) -> list[Paused]:
+    """The pauses, those whose session expired (`Paused.taken_back`) with only the partitions no line of
+    the controller's left without a leader from when it stood still to the new controller's start (a
+    minute's slack: the clocks differ): those a stretch tells are its outage."""
+    out = []
+    for p in stood:
+        if p.taken_back is not None:
+            until = p.taken_back.ts + timedelta(seconds=ELECTED_WITHIN_S)
+            moved = {
+                TP(x.topic, x.partition)
+                for x in logged
+                if x.lost == p.broker and p.heard <= (x.began or x.ended or p.heard) <= until
+            }
+            p = replace(p, led=[tp for tp in p.led if tp not in moved])
+        out.append(p)
+    return out
 
 
 def _moved(bundle: Bundle, refused: list[Refused]) -> dict[str, Moved]:
@@ -191,6 +210,7 @@ ANALYSIS = Analysis(
     run=two_halves(facts, judge),
     reads=(
         "health",
+        "elected_lines",
         "registrations",
         "session_ends",
         "skew",
@@ -220,6 +240,7 @@ ANALYSIS = Analysis(
                 "still": int,
                 "refused_by": list,
                 "across": str,
+                "session": str,
             },
             key=("zxid", "broker", "partitions"),
             event=True,

@@ -12,11 +12,21 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from workbench.analysis.contract import CRITICAL, WARNING
-from workbench.analysis.findings import Coverage, Finding, duration, file_ref, moment, taken, tp_list
+from workbench.analysis.findings import (
+    Coverage,
+    Finding,
+    bounds,
+    duration,
+    file_ref,
+    moment,
+    taken,
+    tp_list,
+)
 from workbench.model.channel import Quiet
 from workbench.model.described import DESCRIBE, Shown
 from workbench.model.leaderless_log import Leaderless, Refused
 from workbench.model.pauses import Paused
+from workbench.model.refs import Said
 
 if TYPE_CHECKING:
     from workbench.analysis.leaderless import Facts
@@ -293,15 +303,16 @@ def pasted(shown: Shown | None, coverage: Coverage, check: str) -> list[Finding]
 
 
 def paused_finding(p: Paused) -> Finding | None:
-    """partition.leader_paused: a leader that stood still and ran on in its session; None where it led
-    nothing then."""
+    """partition.leader_paused: a leader that stood still and ran on in its session; partition.offline: one
+    whose session expired and that the next controller took back as live (`Paused.taken_back`); None
+    where it led nothing then."""
     if not p.led:
         return None
     lower, upper = p.bounds_ms
-    span = (
-        duration(upper) if duration(lower) == duration(upper) else f"{duration(lower)} to {duration(upper)}"
-    )
+    span = bounds(lower, upper)
     heard = f"{p.heard:%H:%M:%S.%f}"[:-3]
+    if p.taken_back is not None:
+        return _taken_back(p, p.taken_back, span, heard)
     text = (
         f"{len(p.led)} partition(s) ({tp_list(p.led)}) had no working leader for {span}: broker {p.broker}, "
         f"their leader then by {p.led_from}, stood still (its ZooKeeper client heard nothing from {heard} "
@@ -320,3 +331,31 @@ def paused_finding(p: Paused) -> Finding | None:
         "outage_ms": [lower, upper],
     }
     return Finding("partition.leader_paused", WARNING, subject, text, (p.said.ref, p.resumed.ref))
+
+
+def _taken_back(p: Paused, listed: Said, span: str, heard: str) -> Finding:
+    """partition.offline from a pause ZooKeeper's session did not survive, whose broker the controller
+    elected in its place took as live: its partitions' leadership never moved, so only its own lines tell
+    that nobody served them while it stood still."""
+    lower, upper = p.bounds_ms
+    text = (
+        f"{len(p.led)} partition(s) ({tp_list(p.led)}) had no working leader for {span}: broker {p.broker}, "
+        f"their leader then by {p.led_from}, stood still (its ZooKeeper client heard nothing from {heard} "
+        f"until it ran again at {p.said.ts:%H:%M:%S}, its clock: a long GC pause, a stalled disk or a frozen "
+        f"VM) past its {p.timeout_ms} ms session timeout. ZooKeeper expired its session (its client learned "
+        f"so at {p.resumed.ts:%H:%M:%S}) and it registered anew before the controller elected in its place "
+        f"read the live brokers (that controller's list at {listed.ts:%H:%M:%S}, its clock, names broker "
+        f"{p.broker}), so no leader was elected for them and it led them again as it ran: neither "
+        "OfflinePartitionsCount nor a state change in the controller's lines shows it; their producers and "
+        f"consumers waited or timed out meanwhile. Find the pause in broker {p.broker}'s GC log or its "
+        "host's (a stalled disk, a VM's stolen time) and remove its cause."
+    )
+    subject: dict[str, Any] = {
+        "partitions": len(p.led),
+        "broker": p.broker,
+        "began": moment(p.heard),
+        "session": f"0x{p.session:x}",
+        "still": 0,
+        "outage_ms": [lower, upper],
+    }
+    return Finding("partition.offline", WARNING, subject, text, (p.said.ref, p.resumed.ref, listed.ref))

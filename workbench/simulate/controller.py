@@ -10,6 +10,7 @@ partition count, as reading every topic and partition state from ZooKeeper does.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from workbench.kafka import behaviour, defaults
 from workbench.kafka import topic_id as topic_ids
@@ -24,8 +25,10 @@ from workbench.simulate.zookeeper import create, set_data
 IMBALANCE_CHECK_INTERVAL_MS = defaults.LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS * 1000
 
 
-def elect(c: Cluster, b: Broker, reason: str) -> None:
-    """KafkaController.elect then onControllerFailover."""
+def elect(c: Cluster, b: Broker, reason: str, meanwhile: Callable[[], None] | None = None) -> None:
+    """KafkaController.elect then onControllerFailover; `meanwhile`: what happens in ZooKeeper while it
+    reads the cluster's state, before it reads /brokers/ids (a broker registering then is taken as it is
+    found: `new_controller_takes_registrations_as_it_finds_them`)."""
     assert b.session is not None
     started = c.now
     if not c.version_at_least(2, 1):
@@ -53,6 +56,8 @@ def elect(c: Cluster, b: Broker, reason: str) -> None:
         c.say(b.id, "controller.failover_step", pick=step)
         c.tick(c.jitter(1, 5))
     c.say(b.id, "controller.failover_step", pick="Initializing controller context")
+    if meanwhile is not None:  # before its first read, of /brokers/ids
+        meanwhile()
     c.tick(c.jitter(10, 30) + n * c.rng.uniform(0.3, 0.6))  # reads every topic and partition state
     live = c.live()
     epochs = ", ".join(f"{x.id} -> {x.epoch}" for x in live)

@@ -230,6 +230,19 @@ def controller_hang_woke_first(c: Cluster, s: Scale) -> None:
     story.produce(c, s.hours * 20, s.per_second)
 
 
+def controller_hang_back_before_read(c: Cluster, s: Scale) -> None:
+    """As controller_hang_woke_first, but the controller's broker registers anew before the broker elected
+    in its place reads /brokers/ids, which takes it as live: no leader is elected for what it led and no
+    partition state is written, so neither ZooKeeper's states nor OfflinePartitionsCount show that nobody
+    served those partitions while it stood still."""
+    for i in range(s.topics):
+        story.create_topic(c, s.topic(f"topic-{i}"), s.partitions, s.replication)
+    story.produce(c, s.hours * 20, s.per_second)
+    assert c.controller is not None
+    story.pause(c, c.controller, 0, s.per_second, back_before_read=True)
+    story.produce(c, s.hours * 20, s.per_second)
+
+
 def leader_pause(c: Cluster, s: Scale) -> None:
     """A broker that leads partitions stands still for most of its session timeout and runs on in the same
     session: ZooKeeper, the controller and leadership never notice, yet those partitions had no working
@@ -289,6 +302,7 @@ SCENARIOS: dict[str, Callable[[Cluster, Scale], None]] = {
     "unclean-election": unclean_election,
     "controller-hang": controller_hang,
     "controller-hang-woke-first": controller_hang_woke_first,
+    "controller-hang-back-before-read": controller_hang_back_before_read,
     "controller-partitioned": controller_partitioned,
     "deletion-denied": deletion_denied,
     "leader-pause": leader_pause,

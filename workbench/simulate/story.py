@@ -279,13 +279,20 @@ def _expire(c: Cluster, b: Broker, session: int | None, failure: dict[str, objec
         c.controller = None
         how = " (it stood still)" if failure.get("hung_ms") else ""
         how = " (cut off from ZooKeeper)" if failure.get("isolated") else how
-        ctl.elect(c, c.live()[0], f"controller {b.id} lost its ZooKeeper session{how}")
+        meanwhile = failure.pop("meanwhile", None)
+        ctl.elect(c, c.live()[0], f"controller {b.id} lost its ZooKeeper session{how}", meanwhile)  # type: ignore[arg-type]
     else:
         ctl.on_broker_failure(c, [b])
 
 
 def pause(
-    c: Cluster, broker: int, ms: int, per_second: float, isolated: bool = False, woke_first: bool = False
+    c: Cluster,
+    broker: int,
+    ms: int,
+    per_second: float,
+    isolated: bool = False,
+    woke_first: bool = False,
+    back_before_read: bool = False,
 ) -> None:
     """A broker stands still for `ms` (a stop-the-world GC pause, a stalled disk, a frozen VM): no lines,
     no fetches, no pings; or, `isolated`, it runs on cut off from ZooKeeper and the other brokers (a
@@ -296,9 +303,13 @@ def pause(
     two apart by the idle time it reports); it resigns (KafkaController.processExpire, every broker),
     registers anew, and the controller makes it follow the new leaders: it truncates what it appended
     alone. `woke_first`: it runs again (its lines, its time-out line) just before ZooKeeper, a tick late,
-    expires its session, and its reconnect finds the session gone (`ms` is then that moment's)."""
+    expires its session, and its reconnect finds the session gone (`ms` is then that moment's).
+    `back_before_read` (a controller that woke first): it registers anew before the controller elected
+    in its place reads /brokers/ids, which takes it as live (`new_controller_takes_registrations_as_it_
+    finds_them`): nobody elects new leaders for what it led, and no partition state is written."""
     b = c.brokers[broker]
     session, heard = b.session, c.now - c.jitter(0, c.session_timeout_ms / 3)  # its last ping's answer
+    woke_first = woke_first or back_before_read
     expiry = heard + c.session_timeout_ms + c.jitter(1_000, 2_000) if woke_first else None
     if expiry is not None:
         ms = expiry - c.jitter(100, 800) - c.now
@@ -307,6 +318,9 @@ def pause(
     failure: dict[str, object] = {"broker": broker, "crashed_ms": c.now, "session_expired_ms": None}
     failure.update(was_controller=c.controller == broker, hung_ms=0 if isolated else ms, isolated=isolated)
     c.truth["broker_failures"].append(failure)
+    if back_before_read:
+        assert failure["was_controller"], "only a new controller's first read can miss its session's end"
+        failure["meanwhile"] = lambda: _registers_again(c, b, hex_session)
     b.alive = False  # to the cluster: nothing reaches it, nothing of it reaches anyone
     _expire_at(c, b, session, failure, expiry or heard + c.session_timeout_ms + c.jitter(0, 2_000))
     if isolated:
@@ -329,9 +343,21 @@ def pause(
     _connecting(c, b)
     while failure["session_expired_ms"] is None:  # woke first: its reconnect reaches ZooKeeper after
         c.tick(c.jitter(20, 60))
-    b.alive = True
     failure["started_ms"] = woke  # the same process runs on: not a restart
+    if back_before_read:
+        assert "meanwhile" not in failure, "the controller elected in its place read /brokers/ids first"
+        return
+    b.alive = True
     c.tick(c.jitter(5, 40))
+    _registers_again(c, b, hex_session)
+    assert c.controller is not None
+    ctl.on_broker_startup(c, b)
+
+
+def _registers_again(c: Cluster, b: Broker, hex_session: str) -> None:
+    """A broker whose session ZooKeeper expired learns it on reconnecting: it resigns (processExpire),
+    opens a new session and registers anew (processRegisterBrokerAndReelect)."""
+    b.alive = True
     c.say(b.id, "zk.session_expired", "WARN", session=hex_session)
     c.say(b.id, "zk.client_session_expired")
     c.say(b.id, "controller.resigned", role="controller")
@@ -341,8 +367,6 @@ def pause(
     shown = f"0x{b.session:x}"
     c.say(b.id, "zk.session_established", server=ZK_SERVER, session=shown, timeout_ms=c.session_timeout_ms)
     brokers.register(c, b)
-    assert c.controller is not None
-    ctl.on_broker_startup(c, b)
 
 
 def pause_kept(c: Cluster, broker: int) -> None:
