@@ -16,8 +16,9 @@ import pytest
 from conftest import SAMPLE_DATA, samples, shared
 from pyspark.sql import SparkSession
 from stories import FRESH, MUST_FIND, Stories
-from truth_facts import BY_NAME, key, leader_outages_hold
+from truth_facts import BY_NAME, key, leader_outages_hold, told_alone
 
+from workbench import postmortem
 from workbench.analysis import deletion
 from workbench.analysis.contract import CRITICAL
 from workbench.analysis.findings import Coverage, Finding, file_ref
@@ -415,6 +416,8 @@ def test_a_logs_only_twin_gives_every_fact_its_logs_show_and_no_other(
     assert {f.kind for f in found.findings if f.severity is CRITICAL} == critical - set(NOT_IN_LOGS)
     assert found.bad_records == 0 and all(f.evidence for f in found.findings)
     leader_outages_hold(found.findings, truth)  # the outages the controller's failed sends bound
+    hurt = postmortem.unmeasured(found.findings)  # the report says the findings' outage
+    told_alone(found.findings, postmortem.summary(found, hurt) + postmortem.impact_markdown(hurt))
     assert set(found.coverage) == set(full.coverage)  # every check listed, those ZooKeeper's evidence
     assert all(c.status != "done" for c in found.coverage.values() if c.missing), (
         found.coverage

@@ -11,6 +11,7 @@ from collections.abc import Callable
 import pytest
 from conftest import samples
 from stories import FRESH, MUST_FIND, Stories
+from truth_facts import told_alone
 
 from workbench import postmortem
 from workbench.analysis.findings import Coverage, Finding, Severity, bounds, readable_ref
@@ -37,6 +38,25 @@ def test_clients_by_the_producers_delivery_timeout() -> None:
     long = Impact(True, {"unserved": Outage(2, ["orders"], (35 * 60_000,) * 2)})
     said = postmortem.clients(long)
     assert "Sends that waited longer than `delivery.timeout.ms` (2 min by default since 2.1) failed" in said
+
+
+def test_without_zookeepers_history_the_report_says_the_outages_the_lines_tell() -> None:
+    """A logs-only bundle: the findings' outages, their longest bounds, the clients; a paste's moment and
+    findings without bounds are no outage measured; no outage finding: not measured."""
+    offline = {"partitions": 3, "broker": 1, "still": 0, "outage_ms": [13_100, 19_100]}
+    found = [
+        Finding("partition.offline", Severity.WARNING, offline, "3 partition(s) (t 0-2) had ...", ("x:1",)),
+        Finding("partition.offline", Severity.CRITICAL, {"partitions": 2, "still": 2}, "2 ...", ("x:2",)),
+        Finding("partition.offline", Severity.CRITICAL, {"partitions": 9, "taken_at": "t"}, "pasted", ("p",)),
+    ]
+    hurt = postmortem.unmeasured(found)
+    (o,) = hurt.outages.values()
+    assert (o.partitions, o.longest_ms, o.still, hurt.measured) == (5, (13_100, 19_100), 2, False)
+    said = postmortem.summary(Triage(found, Coverage(), 0), hurt) + postmortem.impact_markdown(hurt)
+    told_alone(found, said)
+    assert "2 still when the lines end" in said and "for up to 19.1 s" in said
+    nothing = postmortem.unmeasured(found[2:])
+    assert nothing.outages == {} and "Not measured" in postmortem.impact_markdown(nothing)
 
 
 def test_the_timeline_cites_what_the_findings_cite_root_first_and_the_actions_are_whole() -> None:
@@ -101,7 +121,7 @@ def test_the_reports_outage_is_the_findings(
     told = [f for f in found.findings if f.kind in postmortem.OUTAGE_KINDS and "taken_at" not in f.subject]
     said = postmortem.summary(found, hurt) + postmortem.impact_markdown(hurt)
     if not hurt.measured:
-        assert "not known" in said and "Not measured" in said
+        told_alone(found.findings, said)
         return
     if not told:
         assert hurt.outages == {} and "No partition was without an acting leader" in said

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from workbench.analysis.findings import Finding
+from workbench import postmortem
+from workbench.analysis.findings import Finding, bounds
 from workbench.analysis.registry import kinds
 from workbench.analysis.triage import Triage
 from workbench.frames import Bundle
@@ -127,3 +128,18 @@ def service_holds(bundle: Bundle, truth: dict[str, Any]) -> None:
         key=lambda u: (u["topic"], u["partition"], u["began_ms"]),
     )
     assert got == truth["health"]["unserved"]
+
+
+def told_alone(found: list[Finding], said: str) -> None:
+    """Without ZooKeeper's history the report's outage is what the findings tell from the lines: their
+    partition outages and the longest's bounds, said in the summary and the impact; none: not measured."""
+    told = [f for f in found if f.kind in postmortem.OUTAGE_KINDS and "taken_at" not in f.subject]
+    longest = postmortem.longest_told(told)
+    if longest is None:
+        assert "Not measured" in said
+        return
+    n = sum(f.subject["partitions"] for f in told)
+    assert (
+        said.count(f"{n} partition outage(s)") == 2 and said.count(f"the longest for {bounds(*longest)}") == 2
+    )
+    assert "Clients affected" in said and "not measured on every partition" in said

@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from workbench.actions import ACTIONS, NO_ELECTION
 from workbench.analysis.causes import Group, grouped, lead
 from workbench.analysis.findings import Finding, bounds, duration, hex_col, readable_ref, tp_list
+from workbench.analysis.leaderless import nobody_serves
 from workbench.kafka.behaviour import PRODUCER_DELIVERY_TIMEOUT_MS
 from workbench.model.health import captured_at, health
 from workbench.model.service import unserved
@@ -54,8 +55,9 @@ OUTAGES = {
 
 @dataclass
 class Impact:
-    """Partitions without an acting leader, by how, from ZooKeeper's history (`measured` False: there is
-    no history to measure it on), and the findings of lost records."""
+    """Partitions without an acting leader, by how, from ZooKeeper's history, and the findings of lost
+    records. `measured` False: there is no history to measure every partition on; the outages are then
+    those the findings tell from the brokers' lines (a partition in two outages counted in each)."""
 
     measured: bool
     outages: dict[str, Outage] = field(default_factory=dict)
@@ -74,7 +76,7 @@ def impact(bundle: Bundle, result: Triage) -> Impact:
     lost = [f for f in result.findings if f.kind.startswith("data_loss.")]
     h = health(bundle)
     if h is None:
-        return Impact(False, lost=lost)
+        return unmeasured(result.findings)
     captured = captured_at(bundle)
     out = Impact(True, lost=lost)
     for kind in OUTAGES:
@@ -117,6 +119,18 @@ def longest_told(found: list[Finding]) -> tuple[int, int] | None:
     return max(told, key=lambda b: (b[1], b[0]), default=None)
 
 
+def unmeasured(found: list[Finding]) -> Impact:
+    """Without ZooKeeper's history: the outages the findings tell from the lines, as one (no topics: a
+    finding names its partitions in words), if any, and the findings of lost records."""
+    lost = [f for f in found if f.kind.startswith("data_loss.")]
+    told = [f for f in found if f.kind in OUTAGE_KINDS and "taken_at" not in f.subject]
+    longest = longest_told(told)
+    if longest is None:
+        return Impact(False, lost=lost)
+    n = sum(int(f.subject["partitions"]) for f in told)
+    return Impact(False, {"unserved": Outage(n, [], longest, nobody_serves(told))}, lost)
+
+
 def _longest_offline(served: DataFrame, captured: Any) -> int | None:
     """The longest run of one partition counted offline (`OfflinePartitionsCount` saw it): from the txn
     that left it without a live leader to the next that gave it one, whether or not that leader acted."""
@@ -152,7 +166,14 @@ def summary(result: Triage, hurt: Impact) -> str:
     if g is not None and first is not g.root:
         what += f" It began with this: {_first_sentence(g.root.summary)}"
     lost = f"; {len(hurt.lost)} finding(s) of lost records" if hurt.lost else ""
-    if not hurt.measured:
+    if not hurt.measured and hurt.outages:
+        (o,) = hurt.outages.values()
+        did = (
+            f"From the brokers' lines alone (the bundle has no ZooKeeper txn logs to measure every partition "
+            f"on), the findings tell {o.partitions} partition outage(s), the longest for "
+            f"{bounds(*o.longest_ms)}{lost}."
+        )
+    elif not hurt.measured:
         did = f"How long partitions had no leader is not known: the bundle has no ZooKeeper txn logs{lost}."
     elif hurt.partitions:
         did = "; ".join(
@@ -311,7 +332,16 @@ def _cut(text: str, width: int) -> str:
 
 # -- as Markdown, for the template --------------------------------------------------------------------
 def impact_markdown(hurt: Impact) -> str:
-    if not hurt.measured:
+    if not hurt.measured and hurt.outages:
+        (o,) = hurt.outages.values()
+        lines = [
+            f"- **Partitions {OUTAGES['unserved']}**: not measured on every partition (without ZooKeeper's "
+            f"txn logs there is no history of leaders); the findings below tell {o.partitions} partition "
+            f"outage(s) from the brokers' lines, the longest for {bounds(*o.longest_ms)}; "
+            + (f"{o.still} still when the lines end." if o.still else "none still when the lines end."),
+            f"- **Clients affected**: {clients(hurt)}",
+        ]
+    elif not hurt.measured:
         lines = [
             "Not measured: without ZooKeeper's txn logs there is no history of leaders to measure it on."
         ]
@@ -344,8 +374,9 @@ def clients(hurt: Impact) -> str:
     topics = ", ".join(f"`{t}`" for t in sorted({t for o in hurt.outages.values() for t in o.topics}))
     longest = max(o.longest_ms[1] for o in hurt.outages.values())
     timeout = duration(PRODUCER_DELIVERY_TIMEOUT_MS)
+    which = f"those of {topics}" if topics else "those of the partitions the findings name"
     said = (
-        f"those of {topics}. Producers to those partitions got `NOT_LEADER_OR_FOLLOWER` or found no "
+        f"{which}. Producers to those partitions got `NOT_LEADER_OR_FOLLOWER` or found no "
         f"leader and retried; consumers got nothing new from them, for up to {duration(longest)}. "
     )
     if longest < PRODUCER_DELIVERY_TIMEOUT_MS:
