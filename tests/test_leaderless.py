@@ -98,6 +98,15 @@ def test_a_silent_leaders_outage_leads_the_finding() -> None:
     )
     assert "ZooKeeper kept its registration until zxid 0x40" in found.summary
     assert found.evidence == ("zk:txn@0x40", "zk:txn@0x48", "zk:txn@0x3a")
+    assert "no leader was elected" not in found.summary
+    # registered anew before the controller elected in its place read the live brokers: led again as before
+    back = Facts(True, offline=[replace(crashed(), back=2)], silent={0x40: (outage, "hang")})
+    (again,) = judge(back, checked())
+    assert (
+        "They had broker 3 as their leader again, at the same leader epoch, once it registered anew: no "
+        in (again.summary)
+    )
+    assert again.subject == found.subject
 
 
 def test_a_start_the_history_does_not_show_is_said_unknown() -> None:

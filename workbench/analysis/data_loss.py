@@ -207,24 +207,26 @@ def facts(bundle: Bundle) -> Facts:
         )
         elections = [UncleanElection(**r.asDict()) for r in rows]
     every = truncations(bundle)
-    cut = every.where((F.col("offset") < F.col("high_watermark")) | F.col("led_before"))
-    cut = cut.orderBy("ts", "broker", "topic", "partition")
-    cut = cut.select(*[f.name for f in dataclasses.fields(Truncation)]).limit(SHOWN)
-    unknown = every.where(F.col("high_watermark").isNull() & ~F.col("led_before")).agg(
-        F.count_distinct("topic", "partition").alias("n"),
-        F.slice(F.sort_array(F.collect_set(F.struct("topic", "partition"))), 1, SHOWN).alias("tps"),
-    )
-    unjudged = unknown.first()  # one row: how many partitions, and the first by name
+    cut = (F.col("offset") < F.col("high_watermark")) | F.col("led_before")
+    order = ["ts", "broker", "topic", "partition"]
+    shown = F.struct(*order, *[f.name for f in dataclasses.fields(Truncation) if f.name not in order])
+    unknown = F.col("high_watermark").isNull() & ~F.col("led_before")
+    row = every.agg(  # one row: the first SHOWN that cut records, and the partitions not known to
+        F.slice(F.sort_array(F.collect_list(F.when(cut, shown))), 1, SHOWN).alias("cut"),
+        F.count_distinct(F.when(unknown, F.struct("topic", "partition"))).alias("n"),
+        F.slice(F.sort_array(F.collect_set(F.when(unknown, F.struct("topic", "partition")))), 1, SHOWN).alias(
+            "tps"
+        ),
+    ).first()
+    assert row is not None
     return Facts(
         elections,
-        [Truncation(**r.asDict()) for r in cut.collect()],
+        [Truncation(**r.asDict()) for r in row.cut],
         elected is None and views(bundle).evidence.zk_history,
         logged,
         total,
         absent,
-        _unseen([TP(r.topic, r.partition) for r in unjudged.tps], unjudged.n, ev.kafka_version)
-        if unjudged is not None
-        else None,
+        _unseen([TP(r.topic, r.partition) for r in row.tps], row.n, ev.kafka_version),
     )
 
 

@@ -80,6 +80,7 @@ class Offline:
     refused_by: list[int] = field(default_factory=list)
     across: bool = False  # one outage across the gap the history read resumes after (`model.across_gap`)
     queued: int = 0  # of them, those of topics queued for deletion whose deletion had not begun
+    back: int = 0  # of them, those their leader took again as it registered anew, at the same leader epoch
 
 
 @dataclass
@@ -286,6 +287,7 @@ def _offline(ep: DataFrame, v: ClusterViews, captured: Any) -> list[Offline]:
         F.col("off_leader").alias("leader"),
         F.col("off_registered").alias("registered"),
         F.coalesce("off_queued", F.lit(False)).alias("queued"),
+        F.coalesce("back", F.lit(False)).alias("back"),
         "first_seen",
         "across",
         F.array_contains("whys", "refused").alias("ran_on"),
@@ -293,6 +295,7 @@ def _offline(ep: DataFrame, v: ClusterViews, captured: Any) -> list[Offline]:
     )
     refused = [
         F.count_if("queued").alias("queued"),
+        F.count_if("back").alias("back"),
         F.count_if("ran_on").alias("refused"),
         F.sort_array(F.array_distinct(F.flatten(F.collect_list("refusers")))).alias("by"),
     ]
@@ -312,7 +315,7 @@ def _offline(ep: DataFrame, v: ClusterViews, captured: Any) -> list[Offline]:
 def _group(g: Any, began_zxid: int, **kw: Any) -> Offline:
     """An offline group from `health.grouped`'s row."""
     tps = [TP(t.topic, t.partition) for t in g.tps]
-    kw.update(refused=g.refused, refused_by=list(g.by), queued=g.queued)
+    kw.update(refused=g.refused, refused_by=list(g.by), queued=g.queued, back=g.back)
     return Offline(g.n, tps, g.longest, g.still, g.began, began_zxid, g.worst.ended_zxid, **kw)
 
 
@@ -378,6 +381,14 @@ def _offline_finding(g: Offline, f: Facts) -> Finding:
         )
         subject.update(outage_ms=[o.lower_ms, o.upper_ms], offline_ms=g.longest_ms)
         refs += o.refs
+        if g.back:  # new_controller_takes_registrations_as_it_finds_them
+            which = "They" if g.back == g.partitions else f"{g.back} of them"
+            summary += (
+                f" {which} had broker {g.leader} as their leader again, at the same leader epoch, once it "
+                "registered anew: no leader was elected for them, as the controller elected in its place "
+                "found it registered when it read the live brokers, so only its session's end shows in "
+                "ZooKeeper's partition states."
+            )
     if g.queued:  # however the episode is told: Kafka's count leaves out only a deletion begun
         summary += (  # (offline_count_leaves_out_deletions_started)
             f" {g.queued} of them belong to topic(s) queued for deletion whose deletion the controller had "

@@ -117,7 +117,7 @@ def facts(bundle: Bundle) -> Facts:
     migration = any(
         c.get("zookeeper.metadata.migration.enable") == "true" for c in v.evidence.configs.values()
     )
-    names = topic_names(bundle)
+    invalid, collisions = _refused_names(topic_names(bundle))
     return Facts(
         history=made is not None,
         older=older,
@@ -131,8 +131,8 @@ def facts(bundle: Bundle) -> Facts:
         if made is not None and not migration
         else [],
         logged=_logged(bundle),
-        invalid=_invalid(names),
-        collisions=_collisions(names),
+        invalid=invalid,
+        collisions=collisions,
     )
 
 
@@ -212,25 +212,34 @@ def _logged(bundle: Bundle) -> list[Logged]:
     return [Logged(r.topic, **r.first.asDict()) for r in rows]
 
 
-def _invalid(names: DataFrame) -> list[tuple[str, str]]:
+def _refused_names(names: DataFrame) -> tuple[list[tuple[str, str]], list[list[str]]]:
+    """The names Kafka refuses (with where each was seen) and the groups that collide once '.' and '_'
+    are one (unify_collision_chars), the first SHOWN + 1 of each by name, in one query."""
     valid = (
         F.col("topic").rlike(f"^{LEGAL_CHARS}+$")
         & ~F.col("topic").isin(".", "..")
         & (F.length("topic") <= MAX_NAME_LENGTH)
     )
-    bad = names.where(~valid).groupBy("topic").agg(F.min("path").alias("path"))
-    return [(r.topic, r.path) for r in bad.orderBy("topic").limit(SHOWN + 1).collect()]
-
-
-def _collisions(names: DataFrame) -> list[list[str]]:
-    clashes = (
-        names.select("topic", F.translate("topic", ".", "_").alias("unified"))  # unify_collision_chars
-        .distinct()
-        .groupBy("unified")
-        .agg(F.sort_array(F.collect_list("topic")).alias("topics"))
-        .where(F.size("topics") > 1)
+    row = (
+        names.groupBy("topic")
+        .agg(F.min("path").alias("path"))
+        .groupBy(F.translate("topic", ".", "_").alias("unified"))
+        .agg(
+            F.sort_array(F.collect_list("topic")).alias("topics"),
+            F.collect_list(F.when(~valid, F.struct("topic", "path"))).alias("bad"),
+        )
+        .agg(
+            F.slice(F.sort_array(F.flatten(F.collect_list("bad"))), 1, SHOWN + 1).alias("invalid"),
+            F.slice(
+                F.sort_array(F.collect_list(F.when(F.size("topics") > 1, F.struct("unified", "topics")))),
+                1,
+                SHOWN + 1,
+            ).alias("clashes"),
+        )
+        .first()
     )
-    return [list(r.topics) for r in clashes.orderBy("unified").limit(SHOWN + 1).collect()]
+    assert row is not None
+    return [(r.topic, r.path) for r in row.invalid], [list(r.topics) for r in row.clashes]
 
 
 # -- findings (plain Python) ---------------------------------------------------------------------------

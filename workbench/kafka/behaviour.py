@@ -294,6 +294,26 @@ _FACTS = (
         ),
     ),
     Fact(
+        "leader_and_isr_at_a_held_epoch_ignored",
+        "A broker ignores a LeaderAndIsr for a partition it already runs at a leader epoch no older than the "
+        "request's (STALE_CONTROLLER_EPOCH), so a new controller's LeaderAndIsr at its failover, at the "
+        "epochs ZooKeeper holds, changes no broker's role and starts no leader or follower line: logged at "
+        "WARN before 2.3, then at WARN for an older epoch and for the same epoch at DEBUG until 2.6 and at "
+        "INFO since. A partition the process has not loaded yet (after a restart) runs at -1 and takes it "
+        "('Previous leader epoch was -1'). At 3.x the same epoch with a topic id the log lacks assigns it.",
+        None,
+        None,
+        (
+            Source("1.1.1", f"{K}/server/ReplicaManager.scala", "1040-1068"),
+            Source("2.3.0", f"{K}/server/ReplicaManager.scala", "1074-1106"),
+            Source("2.5.1", f"{K}/server/ReplicaManager.scala", "1210-1236"),
+            Source("2.8.2", f"{K}/server/ReplicaManager.scala", "1369-1398"),
+            Source("2.8.2", f"{K}/cluster/Partition.scala", "237"),
+            Source("2.8.2", f"{K}/cluster/Partition.scala", "572-580"),
+            Source("3.6.2", f"{K}/server/ReplicaManager.scala", "1822-1885"),
+        ),
+    ),
+    Fact(
         "new_controller_takes_registrations_as_it_finds_them",
         "A newly elected controller reads /brokers/ids once as it initializes its context and takes every "
         "broker registered then as live: one whose session expired and that registered again before that "

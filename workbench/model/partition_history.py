@@ -138,8 +138,9 @@ def _leader_known() -> Column:
 
 def stretches(changes: DataFrame, on: Column) -> DataFrame:
     """The changes while `on` holds (a partition offline, under-replicated, being reassigned ...), each
-    with `stretch`, its run's number within the partition, and next_zxid / next_time, the change after
-    it: on a run's last row, the change that ended the run (null: it lasted to the capture);
+    with `stretch`, its run's number within the partition, and next_zxid / next_time / next_led (its
+    leader, leader epoch and whether registered), the change after it: on a run's last row, the change
+    that ended the run (null: it lasted to the capture);
     `first_seen` marks a change before which whether the partition had a live leader was not known (its
     state not yet seen, or its leader's registration unknown). Rows order by zxid, then time
     (`service.counted` adds rows between txns)."""
@@ -152,6 +153,7 @@ def stretches(changes: DataFrame, on: Column) -> DataFrame:
             starts.alias("starts"),
             F.lead("zxid").over(w).alias("next_zxid"),
             F.lead("time").over(w).alias("next_time"),
+            F.lead(F.struct("leader", "leader_epoch", "registered")).over(w).alias("next_led"),
             (~F.coalesce(F.lag(_leader_known()).over(w), F.lit(False))).alias("first_seen"),
         )
         .withColumn("stretch", F.sum(F.col("starts").cast("int")).over(w))

@@ -179,8 +179,9 @@ def unserved(rows: DataFrame, captured: Any) -> DataFrame:
     (`refused_by`, a line), the replicas out of its ISR and `first_seen` (`stretches`); where it went
     offline, the first such change (off_zxid, off_began, off_leader, off_registered, off_queued: its topic
     marked for deletion; null: never) and
-    off_ms, from then to its end; `refusers`, the leaders that refused it within, in order, and `refusals`,
-    their lines (the first five)."""
+    off_ms, from then to its end; `back`: that leader ended it, registered anew at the same leader epoch
+    (no leader was elected: `new_controller_takes_registrations_as_it_finds_them`); `refusers`, the
+    leaders that refused it within, in order, and `refusals`, their lines (the first five)."""
     off = F.exists("counted_as", lambda x: x["count"] == "offline")
     nobody = F.exists("counted_as", lambda x: x["count"].isin("offline", "no_acting_leader"))
     why = (
@@ -208,10 +209,10 @@ def unserved(rows: DataFrame, captured: Any) -> DataFrame:
         .groupBy("topic", "partition", "stretch")
         .agg(
             F.min_by(F.struct(*start, out_of_isr.alias("out"), off.alias("off")), order).alias("s"),
-            F.max_by(F.struct("next_zxid", "next_time"), order).alias("e"),
-            F.min_by(F.struct("zxid", "time", "leader", "registered", "queued"), F.when(off, order)).alias(
-                "o"
-            ),
+            F.max_by(F.struct("next_zxid", "next_time", "next_led"), order).alias("e"),
+            F.min_by(
+                F.struct("zxid", "time", "leader", "leader_epoch", "registered", "queued"), F.when(off, order)
+            ).alias("o"),
             in_order(F.col("why")).alias("all_whys"),
             in_order(F.when(refused, F.col("leader"))).alias("all_refusers"),
             F.slice(F.sort_array(F.collect_set("refused_by")), 1, 5).alias("refusals"),
@@ -232,6 +233,11 @@ def unserved(rows: DataFrame, captured: Any) -> DataFrame:
             F.col("o.leader").alias("off_leader"),
             F.col("o.registered").alias("off_registered"),
             F.col("o.queued").alias("off_queued"),
+            (
+                (F.col("e.next_led.leader") == F.col("o.leader"))
+                & (F.col("e.next_led.leader_epoch") == F.col("o.leader_epoch"))
+                & F.coalesce(F.col("e.next_led.registered"), F.lit(False))
+            ).alias("back"),
             F.array_distinct(F.filter("all_refusers", lambda x: x.isNotNull())).alias("refusers"),
             "refusals",
         )

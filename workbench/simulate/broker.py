@@ -165,6 +165,9 @@ def handle_leader_and_isr(
     (ReplicaManager.hasConsistentTopicId l.1966). A refused request changes nothing: a follower whose
     leader moved keeps fetching from the old one and gets nowhere. partition.metadata is written when
     the log is created at 3.x, and at 2.8.2 by the first request with an id for a loaded log without one.
+    A request at no newer leader epoch than the one the partition runs at in this process (a new
+    controller's at its failover) is ignored (`leader_and_isr_at_a_held_epoch_ignored`); at 3.x one at
+    the same epoch assigns the topic id a log lacks instead. Returns the topic-id errors.
     """
     errors: dict[str, str] = {}
     tag = wording.tag(c.version)
@@ -192,11 +195,19 @@ def handle_leader_and_isr(
         if p.tp not in b.log_topic_ids:
             c.say(b.id, "log.created", tp=p.tp, dir=f"{DATA_DIR}/{p.tp}", properties="{}")
             b.log_topic_ids[p.tp] = None
+        if topic_id is not None and log_id is None and loaded and tag == "2.8.2":
+            r.topic_id = b.log_topic_ids[p.tp] = topic_id  # checkOrSetTopicId, whatever the epoch
+        previous = b.at_epoch.get(p.tp, -1) if loaded else -1  # Partition.leaderEpoch in this process
+        if loaded and p.leader_epoch <= previous:
+            ids = (topic_id, controller, correlation_id)
+            _ignored(c, b, p, previous, log_id is None and tag == "3.6.2", *ids)
+            continue
         if topic_id is not None and log_id is None and (loaded or tag == "3.6.2"):
             r.topic_id = b.log_topic_ids[p.tp] = topic_id
         b.loaded.add(p.tp)
         b.stuck_since.pop(p.tp, None)
-        previous = r.epochs[-1][0] if r.epochs else -1
+        if p.leader == b.id or (p.leader >= 0 and c.brokers[p.leader].alive):
+            b.at_epoch[p.tp] = p.leader_epoch  # makeLeader, makeFollower (not for a leader not alive)
         if p.leader == b.id:
             b.following.pop(p.tp, None)
             b.leading[p.tp] = p.leader_epoch
@@ -240,6 +251,47 @@ def handle_leader_and_isr(
         count=len(parts),
     )
     return errors
+
+
+def _ignored(
+    c: Cluster,
+    b: Broker,
+    p: Partition,
+    held: int,
+    assigns: bool,
+    topic_id: str | None,
+    controller: int,
+    correlation_id: int,
+) -> None:
+    """A LeaderAndIsr at no newer leader epoch than the partition's in this process: ignored (the error
+    STALE_CONTROLLER_EPOCH), logged at WARN before 2.3 and for an older epoch, the same epoch at DEBUG in
+    2.3-2.5 and at INFO from 2.6 (ReplicaManager 1.1.1:1060-1067, 2.5.1:1226-1235, 2.8.2:1386-1398); at 3.x
+    the same epoch with a topic id the log lacks assigns it (ReplicaManager 3.6.2:1854-1862)."""
+    same = p.leader_epoch == held
+    if same and assigns and topic_id is not None:
+        c.replica(b, p).topic_id = b.log_topic_ids[p.tp] = topic_id
+        c.say(
+            b.id,
+            "topic_id.assigned",
+            tp=p.tp,
+            topic_id=topic_id,
+            controller=controller,
+            correlation_id=correlation_id,
+            controller_epoch=c.controller_epoch,
+        )
+        return
+    epochs = f"since its associated leader epoch {p.leader_epoch}"
+    if not c.version_at_least(2, 3):
+        level, reason = "WARN", f"{epochs} is not higher than the current leader epoch {held}"
+    elif not same:
+        level, reason = "WARN", f"{epochs} is smaller than the current leader epoch {held}"
+    elif c.version_at_least(2, 6):
+        level, reason = "INFO", f"{epochs} matches the current leader epoch"
+    else:
+        return  # at DEBUG
+    fields: dict[str, Any] = dict(controller=controller, correlation_id=correlation_id, tp=p.tp)
+    fields.update(controller_epoch=c.controller_epoch, reason=reason)
+    c.say(b.id, "request.leader_and_isr.ignored", level, **fields)
 
 
 def truncate_to_leader(c: Cluster, b: Broker, p: Partition, r: Any) -> None:
@@ -385,6 +437,7 @@ def handle_stop_replica(
         r = b.log_dir.replicas.get(p.tp)
         if delete and r is not None and r.delete_dir is None:
             b.loaded.discard(p.tp)
+            b.at_epoch.pop(p.tp, None)
             b.log_topic_ids.pop(p.tp, None)
             b.stuck_since.pop(p.tp, None)
             r.delete_dir = delete_dir_name(p.topic, p.partition, uuid.UUID(int=c.rng.getrandbits(128)).hex)

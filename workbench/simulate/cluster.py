@@ -103,6 +103,9 @@ class Broker:
     log_topic_ids: dict[str, str | None] = field(default_factory=dict)
     # Partitions with a Partition object and its log in this broker process (empty after a restart).
     loaded: set[str] = field(default_factory=set)
+    # The leader epoch each of those runs at in this process (Partition.leaderEpoch: -1 until a LeaderAndIsr
+    # sets it): a request at no newer epoch is ignored (`leader_and_isr_at_a_held_epoch_ignored`).
+    at_epoch: dict[str, int] = field(default_factory=dict)
     # The leader each partition it follows fetches from, and since when it cannot (a refused
     # LeaderAndIsr left it following a broker that is no longer the leader, or following nobody).
     following: dict[str, int] = field(default_factory=dict)

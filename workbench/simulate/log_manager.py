@@ -38,6 +38,7 @@ def load_logs(c: Cluster, b: Broker) -> None:
     for pending in [r.delete_dir for r in b.log_dir.replicas.values() if r.delete_dir is not None]:
         schedule_removal(c, b, pending)  # loadLog: a '-delete' dir is queued for deletion again
     b.loaded.clear()
+    b.at_epoch.clear()
     b.following.clear()
     b.fetch_epoch.clear()
     b.stuck_since.clear()

@@ -1,0 +1,69 @@
+"""The test suite side by side: `pytest` in an earlier checkout (the baseline) and here, alternated so that
+both see the same machine, each with its own tests and workbench. Wall seconds, peak memory and the ratio
+to the baseline (issue 74's target: the whole suite at most half of the main it started from).
+
+The baseline is a checkout of an earlier commit (`git worktree add DIR COMMIT`); both run with this
+checkout's virtualenv and JVM helper jar (built from jvm/: rebuild it where jvm/ differs). Any pytest
+arguments after `--` select what runs in both (default: the whole suite, as CI runs it).
+
+    .venv/bin/python bench/suite.py --against DIR [--rounds 2] [-- -m "not slow" tests/test_triage.py]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from timing import run_with_peaks
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def pytest(repo: Path, selection: list[str]) -> list[str]:
+    """The suite of `repo`, as `make test` runs it there (its pyproject's options)."""
+    return [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--rootdir",
+        str(repo),
+        *selection,
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--against", type=Path, required=True, help="a checkout of an earlier commit")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("selection", nargs="*", help="pytest arguments, after --")
+    args = parser.parse_args()
+    ways = {"there": args.against.resolve(), "here": REPO}
+    seconds: dict[str, list[float]] = {way: [] for way in ways}
+    peaks: dict[str, list[float]] = {way: [] for way in ways}
+    for _ in range(args.rounds):
+        for way, repo in ways.items():
+            # its tests import the workbench of the checkout they run in (before the venv's own)
+            command = pytest(repo, args.selection)
+            run = run_with_peaks(command, env={**os.environ, "PYTHONPATH": str(repo)}, cwd=repo)
+            if run.returncode:
+                sys.exit(f"{way}: pytest failed (exit {run.returncode}): {' '.join(command)}")
+            seconds[way].append(run.seconds)
+            peaks[way].append(sum(run.peak_mb.values()))
+            time.sleep(2)
+    base = min(seconds["there"])
+    print(f"{'way':<8} {'runs (s)':<28} {'best':>8} {'peak MB':>8} {'ratio':>7}")
+    for way, runs in seconds.items():
+        shown = ", ".join(f"{s:.1f}" for s in runs)
+        print(f"{way:<8} {shown:<28} {min(runs):>8.1f} {max(peaks[way]):>8.0f} {min(runs) / base:>7.2f}")
+
+
+if __name__ == "__main__":
+    main()
