@@ -25,7 +25,7 @@ from workbench.simulate.zookeeper import create, set_data
 IMBALANCE_CHECK_INTERVAL_MS = defaults.LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS * 1000
 
 
-def elect(c: Cluster, b: Broker, reason: str, meanwhile: Callable[[], None] | None = None) -> None:
+def elect(c: Cluster, b: Broker, reason: str, meanwhile: Callable[[], object] | None = None) -> None:
     """KafkaController.elect then onControllerFailover; `meanwhile`: what happens in ZooKeeper while it
     reads the cluster's state, before it reads /brokers/ids (a broker registering then is taken as it is
     found: `new_controller_takes_registrations_as_it_finds_them`)."""

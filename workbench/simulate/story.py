@@ -279,8 +279,9 @@ def _expire(c: Cluster, b: Broker, session: int | None, failure: dict[str, objec
         c.controller = None
         how = " (it stood still)" if failure.get("hung_ms") else ""
         how = " (cut off from ZooKeeper)" if failure.get("isolated") else how
-        meanwhile = failure.pop("meanwhile", None)
-        ctl.elect(c, c.live()[0], f"controller {b.id} lost its ZooKeeper session{how}", meanwhile)  # type: ignore[arg-type]
+        meanwhile = failure.pop("meanwhile", None)  # what happens before the new controller's first read
+        reason = f"controller {b.id} lost its ZooKeeper session{how}"
+        ctl.elect(c, c.live()[0], reason, meanwhile if callable(meanwhile) else None)
     else:
         ctl.on_broker_failure(c, [b])
 
@@ -305,8 +306,9 @@ def pause(
     alone. `woke_first`: it runs again (its lines, its time-out line) just before ZooKeeper, a tick late,
     expires its session, and its reconnect finds the session gone (`ms` is then that moment's).
     `back_before_read` (a controller that woke first): it registers anew before the controller elected
-    in its place reads /brokers/ids, which takes it as live (`new_controller_takes_registrations_as_it_
-    finds_them`): nobody elects new leaders for what it led, and no partition state is written."""
+    in its place reads /brokers/ids, which takes it as live (behaviour fact
+    `new_controller_takes_registrations_as_it_finds_them`): nobody elects new leaders for what it led,
+    and no partition state is written."""
     b = c.brokers[broker]
     session, heard = b.session, c.now - c.jitter(0, c.session_timeout_ms / 3)  # its last ping's answer
     woke_first = woke_first or back_before_read
