@@ -11,12 +11,10 @@ step as `make test` runs it there (the baseline, its own notebooks and workbench
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import time
 from pathlib import Path
 
-from timing import run_with_peaks
+from timing import alternated, print_ratios
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -39,20 +37,7 @@ def main() -> None:
     if args.against:
         there = args.against.resolve()
         ways = {"there": (there, [*nbval(there), *TWO]), "here": (REPO, [*nbval(REPO), *TWO])}
-    seconds: dict[str, list[float]] = {way: [] for way in ways}
-    for _ in range(args.rounds):
-        for way, (repo, command) in ways.items():
-            # the kernels import the workbench of the checkout they run in (before the venv's own)
-            run = run_with_peaks(command, env={**os.environ, "PYTHONPATH": str(repo)}, cwd=repo)
-            if run.returncode:
-                sys.exit(f"{way}: nbval failed (exit {run.returncode}): {' '.join(command)}")
-            seconds[way].append(run.seconds)
-            time.sleep(2)
-    base = min(next(iter(seconds.values())))
-    print(f"{'way':<16} {'runs (s)':<24} {'best':>7} {'ratio':>7}")
-    for way, runs in seconds.items():
-        shown = ", ".join(f"{s:.1f}" for s in runs)
-        print(f"{way:<16} {shown:<24} {min(runs):>7.1f} {min(runs) / base:>7.2f}")
+    print_ratios(alternated(ways, args.rounds, "nbval"))
 
 
 if __name__ == "__main__":

@@ -12,12 +12,10 @@ arguments after `--` select what runs in both (default: the whole suite, as CI r
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import time
 from pathlib import Path
 
-from timing import run_with_peaks
+from timing import alternated, print_ratios
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -45,24 +43,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("selection", nargs="*", help="pytest arguments, after --")
     args = parser.parse_args()
-    ways = {"there": args.against.resolve(), "here": REPO}
-    seconds: dict[str, list[float]] = {way: [] for way in ways}
-    peaks: dict[str, list[float]] = {way: [] for way in ways}
-    for _ in range(args.rounds):
-        for way, repo in ways.items():
-            # its tests import the workbench of the checkout they run in (before the venv's own)
-            command = pytest(repo, args.selection)
-            run = run_with_peaks(command, env={**os.environ, "PYTHONPATH": str(repo)}, cwd=repo)
-            if run.returncode:
-                sys.exit(f"{way}: pytest failed (exit {run.returncode}): {' '.join(command)}")
-            seconds[way].append(run.seconds)
-            peaks[way].append(sum(run.peak_mb.values()))
-            time.sleep(2)
-    base = min(seconds["there"])
-    print(f"{'way':<8} {'runs (s)':<28} {'best':>8} {'peak MB':>8} {'ratio':>7}")
-    for way, runs in seconds.items():
-        shown = ", ".join(f"{s:.1f}" for s in runs)
-        print(f"{way:<8} {shown:<28} {min(runs):>8.1f} {max(peaks[way]):>8.0f} {min(runs) / base:>7.2f}")
+    ways = {
+        way: (repo, pytest(repo, args.selection))
+        for way, repo in (("there", args.against.resolve()), ("here", REPO))
+    }
+    print_ratios(alternated(ways, args.rounds, "pytest"))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -81,3 +82,28 @@ def _rss_mb(pid: int) -> float:
     except OSError:
         pass
     return 0.0
+
+
+def alternated(ways: dict[str, tuple[Path, list[str]]], rounds: int, what: str) -> dict[str, list[Run]]:
+    """Each way's command (run in its checkout, whose workbench it imports before the venv's own), one
+    way after the other, `rounds` times, so that all see the same machine; exits on a failed run."""
+    runs: dict[str, list[Run]] = {way: [] for way in ways}
+    for _ in range(rounds):
+        for way, (repo, command) in ways.items():
+            run = run_with_peaks(command, env={**os.environ, "PYTHONPATH": str(repo)}, cwd=repo)
+            if run.returncode:
+                sys.exit(f"{way}: {what} failed (exit {run.returncode}): {' '.join(command)}")
+            runs[way].append(run)
+            time.sleep(2)
+    return runs
+
+
+def print_ratios(runs: dict[str, list[Run]]) -> None:
+    """Each way's wall seconds, best, peak memory (all its processes) and ratio to the first way's best."""
+    base = min(r.seconds for r in next(iter(runs.values())))
+    print(f"{'way':<16} {'runs (s)':<28} {'best':>8} {'peak MB':>8} {'ratio':>7}")
+    for way, done in runs.items():
+        shown = ", ".join(f"{r.seconds:.1f}" for r in done)
+        best = min(r.seconds for r in done)
+        peak = max(sum(r.peak_mb.values()) for r in done)
+        print(f"{way:<16} {shown:<28} {best:>8.1f} {peak:>8.0f} {best / base:>7.2f}")

@@ -55,6 +55,9 @@ def test_without_zookeepers_history_the_report_says_the_outages_the_lines_tell()
     said = postmortem.summary(Triage(found, Coverage(), 0), hurt) + postmortem.impact_markdown(hurt)
     told_alone(found, said)
     assert "2 still when the lines end" in said and "for up to 19.1 s" in said
+    calm = postmortem.unmeasured(found[:1])  # none still: not proven healthy without ZooKeeper's state
+    said = postmortem.summary(Triage(found[:1], Coverage(), 0), calm)
+    assert "who leads each partition now is not known" in said and "every partition had" not in said
     nothing = postmortem.unmeasured(found[2:])
     assert nothing.outages == {} and "Not measured" in postmortem.impact_markdown(nothing)
 

@@ -185,7 +185,12 @@ def summary(result: Triage, hurt: Impact) -> str:
     else:
         did = f"No partition was without an acting leader in the history read{lost}."
     repair = any(g.root.kind.startswith("topic_id.") for g in groups)
-    if not hurt.still:
+    if not hurt.still and not hurt.measured:  # absent evidence is not read as healthy
+        now = (
+            "No finding shows a partition still without a leader when the lines end; without ZooKeeper's "
+            "state, who leads each partition now is not known."
+        )
+    elif not hurt.still:
         now = "At the capture every partition had an acting leader."
     else:
         now = f"At the capture {hurt.still} partition(s) still had none" + (

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from workbench.simulate import broker as brokers
+from workbench.simulate import replica_manager, wording
 from workbench.simulate import requests as req
 from workbench.simulate import state_machines as sm
-from workbench.simulate import wording
 from workbench.simulate.cluster import Cluster, Deletion, Partition
 from workbench.simulate.zookeeper import delete
 
@@ -102,7 +101,9 @@ def on_topic_deletion(c: Cluster, topics: list[str]) -> None:
                 sm.partition_state(c, p, "OnlinePartition", "OfflinePartition")
                 sm.partition_state(c, p, "OfflinePartition", "NonExistentPartition")
     for x in c.live():
-        brokers.handle_update_metadata(c, x, c.controller, 0, c.next_correlation_id(), deleted=len(parts))
+        replica_manager.handle_update_metadata(
+            c, x, c.controller, 0, c.next_correlation_id(), deleted=len(parts)
+        )
     on_partition_deletion(c, topics)
 
 

@@ -11,8 +11,7 @@ from collections.abc import Callable
 
 from workbench.kafka.jvm_order import controller_assignment_order, default_scala, topic_assignment_order
 from workbench.kafka.zkdata import PartitionStateZNode, TopicZNode, encode_partition_state, encode_topic
-from workbench.simulate import broker as brokers
-from workbench.simulate import wording
+from workbench.simulate import replica_manager, wording
 from workbench.simulate.cluster import Broker, Cluster, Partition, Topic
 from workbench.simulate.zookeeper import Op, check, delete, set_data
 
@@ -111,7 +110,7 @@ def send_leader_and_isr(c: Cluster, parts: list[Partition], only: set[int] | Non
         )
         correlation = c.next_correlation_id()
         c.tick(c.jitter(1, 5))
-        errors = brokers.handle_leader_and_isr(c, x, c.controller, mine, correlation)
+        errors = replica_manager.handle_leader_and_isr(c, x, c.controller, mine, correlation)
         for tp in sorted(errors):
             c.truth["topic_id_mismatches"].append(_mismatch(c, x, tp))
 
@@ -133,7 +132,7 @@ def update_metadata(c: Cluster, to: list[Broker]) -> None:
     n = len(c.partitions())
     for x in to:
         correlation = c.next_correlation_id()
-        brokers.handle_update_metadata(c, x, c.controller, n, correlation)
+        replica_manager.handle_update_metadata(c, x, c.controller, n, correlation)
 
 
 def send_stop_replica(
@@ -180,7 +179,9 @@ def send_stop_replica(
                 )
                 c.after(c.jitter(2_000, 4_000), deliver)
             return
-        stopped = brokers.handle_stop_replica(c, target, sender, parts, delete, c.next_correlation_id())
+        stopped = replica_manager.handle_stop_replica(
+            c, target, sender, parts, delete, c.next_correlation_id()
+        )
         if on_response is not None:
             c.after(c.jitter(1, 5), lambda: on_response(broker, stopped))
 

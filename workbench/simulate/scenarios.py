@@ -210,24 +210,14 @@ def controller_hang(c: Cluster, s: Scale) -> None:
     those partitions without a leader from the freeze, not from the expiry. When it runs again it
     appends what producers still send it for a moment, learns its session expired, resigns, registers
     anew and follows the new leaders: it truncates what it appended alone (acknowledged, lost)."""
-    for i in range(s.topics):
-        story.create_topic(c, s.topic(f"topic-{i}"), s.partitions, s.replication)
-    story.produce(c, s.hours * 20, s.per_second)
-    assert c.controller is not None
-    story.pause(c, c.controller, c.jitter(25_000, 40_000), s.per_second)
-    story.produce(c, s.hours * 20, s.per_second)
+    _controller_stands_still(c, s, (25_000, 40_000))
 
 
 def controller_hang_woke_first(c: Cluster, s: Scale) -> None:
     """As controller_hang, but the pause ends just before ZooKeeper, a tick late, expires the session: the
     lines the controller writes as it runs again come before its session's end, and are no sign that it
     worked before (its time-out line says when it was last heard)."""
-    for i in range(s.topics):
-        story.create_topic(c, s.topic(f"topic-{i}"), s.partitions, s.replication)
-    story.produce(c, s.hours * 20, s.per_second)
-    assert c.controller is not None
-    story.pause(c, c.controller, 0, s.per_second, woke_first=True)
-    story.produce(c, s.hours * 20, s.per_second)
+    _controller_stands_still(c, s, None, woke_first=True)
 
 
 def controller_hang_back_before_read(c: Cluster, s: Scale) -> None:
@@ -235,12 +225,7 @@ def controller_hang_back_before_read(c: Cluster, s: Scale) -> None:
     in its place reads /brokers/ids, which takes it as live: no leader is elected for what it led and no
     partition state is written, so neither ZooKeeper's states nor OfflinePartitionsCount show that nobody
     served those partitions while it stood still."""
-    for i in range(s.topics):
-        story.create_topic(c, s.topic(f"topic-{i}"), s.partitions, s.replication)
-    story.produce(c, s.hours * 20, s.per_second)
-    assert c.controller is not None
-    story.pause(c, c.controller, 0, s.per_second, back_before_read=True)
-    story.produce(c, s.hours * 20, s.per_second)
+    _controller_stands_still(c, s, None, back_before_read=True)
 
 
 def leader_pause(c: Cluster, s: Scale) -> None:
@@ -278,11 +263,17 @@ def controller_partitioned(c: Cluster, s: Scale) -> None:
     ZooKeeper client times out after the read timeout and keeps trying; ZooKeeper expires its session,
     another broker is elected and leads its partitions. When the network heals it learns its session
     expired, resigns, registers anew and follows: it truncates the minute it appended alone."""
+    _controller_stands_still(c, s, (50_000, 70_000), isolated=True)
+
+
+def _controller_stands_still(c: Cluster, s: Scale, lasts: tuple[int, int] | None, **how: bool) -> None:
+    """Topics written to, then the controller's broker pauses for a time drawn from `lasts` (None: as
+    `how` says) amid the traffic, which goes on after (`story.pause`)."""
     for i in range(s.topics):
         story.create_topic(c, s.topic(f"topic-{i}"), s.partitions, s.replication)
     story.produce(c, s.hours * 20, s.per_second)
     assert c.controller is not None
-    story.pause(c, c.controller, c.jitter(50_000, 70_000), s.per_second, isolated=True)
+    story.pause(c, c.controller, c.jitter(*lasts) if lasts else 0, s.per_second, **how)
     story.produce(c, s.hours * 20, s.per_second)
 
 
