@@ -186,6 +186,37 @@ def test_small_evidence_is_planned_as_small_and_larger_gets_the_sessions_own_set
     release(small)
 
 
+@pytest.mark.parametrize("size", [1000, 2**40], ids=["small", "large"])
+def test_queries_asked_together_run_as_one_job_each_answer_as_its_own(spark: SparkSession, size: int) -> None:
+    """`together`: several queries, in one Spark job under either plan (`planned_for`), each answered
+    with its own rows in its own order and its own types; a frame of None has no rows, a `Joined` is
+    given its parts' answers."""
+    from pyspark.sql import functions as F
+
+    from workbench.spark import planned_for
+    from workbench.together import Ask, Joined, count, rows, together
+
+    own = planned_for(spark, size)
+    keyed = own.range(100).groupBy((F.col("id") % 7).alias("k")).agg(F.collect_list("id").alias("ids"))
+    down = (
+        own.range(30).select(F.col("id").cast("int").alias("n"), F.lit("x").alias("x")).orderBy(F.desc("n"))
+    )
+    grouped, descending, none = (
+        rows(keyed.orderBy(F.desc("k"))),
+        Ask(down, lambda rs: [r.n for r in rs]),
+        rows(None),
+    )
+    both = Joined(lambda c, g: (c, len(g)), count(own.range(5)), grouped)
+    status = spark.sparkContext._jsc.sc().statusStore()  # type: ignore[union-attr]
+    before = status.jobsList(None).size()
+    got = together(grouped, descending, none, both, count(None))
+    jobs = status.jobsList(None).size() - before
+    assert jobs == 1 or size > SMALL_EVIDENCE_MB * 2**20, jobs  # a large plan's adaptive stages are jobs
+    assert [r.k for r in got[grouped]] == list(range(6, -1, -1))
+    assert sorted(got[grouped][-1].ids) == list(range(0, 100, 7))  # a Row of its own columns, an array kept
+    assert got[descending] == list(range(29, -1, -1)) and got[none] == [] and got[both] == (5, 7)
+
+
 def test_the_workbenchs_own_errors_share_one_base() -> None:
     """One `except workbench.WorkbenchError` tells what the workbench was given from its own bugs."""
     import workbench

@@ -203,7 +203,7 @@ def test_imbalance_at_the_end_is_the_truths_and_only_a_live_uncorrected_broker_i
         bundle = sample(name)
         h = health(bundle)
         assert h is not None
-        last = {r.broker: r for r in balance.imbalance_since(h, 0.1)}
+        last = {r.broker: r for r in balance.imbalance_since(h, 0.1).collect()}
         for b, want in truth["leader_imbalance"].items():
             assert (last[int(b)].preferred, last[int(b)].not_leading) == (
                 want["preferred"],

@@ -414,7 +414,7 @@ def test_a_logs_folder_several_brokers_share(spark: SparkSession, tmp_path: Path
     the second copy is not read again, each line goes to the broker its context names, and coverage says
     how many events named none."""
     from workbench.analysis.findings import Coverage
-    from workbench.analysis.triage import log_attribution
+    from workbench.analysis.triage import checked_across
     from workbench.frames import open_bundle
 
     shared = (
@@ -439,7 +439,7 @@ def test_a_logs_folder_several_brokers_share(spark: SparkSession, tmp_path: Path
     (copy,) = bundle.bad_records.collect()
     assert copy.file == "brokers/2/logs/server.log" and copy.reason.startswith("the same bytes as brokers/1")
     coverage = Coverage()
-    log_attribution(bundle, coverage)
+    checked_across(bundle, coverage)
     check = coverage["log_attribution"]
     assert check.status == "partial" and check.missing == [
         "brokers/1/logs/server.log holds the lines of brokers 1, 2: 1 event(s) with no broker id of their "
@@ -453,7 +453,7 @@ def test_lines_no_template_types_are_said_per_broker(spark: SparkSession, tmp_pa
     signal handler's line, of a family the catalog leaves aside with a reason, is not counted. Without
     such a line, the check is done."""
     from workbench.analysis.findings import Coverage
-    from workbench.analysis.triage import log_lines
+    from workbench.analysis.triage import checked_across
     from workbench.frames import open_bundle
 
     lines = (
@@ -477,7 +477,7 @@ def test_lines_no_template_types_are_said_per_broker(spark: SparkSession, tmp_pa
     (mx4j,) = bundle.cluster_events.where("event = 'app.mx4j' and broker_id = 1").collect()
     assert mx4j.attrs["loaded"] == "false"
     coverage = Coverage()
-    log_lines(bundle, coverage)
+    checked_across(bundle, coverage)
     check = coverage["log_lines"]
     assert check.status == "partial" and check.missing == [
         "broker 1: 1 line(s) no template types (kafka.controller.KafkaController; the first at "
@@ -487,7 +487,7 @@ def test_lines_no_template_types_are_said_per_broker(spark: SparkSession, tmp_pa
     typed = "".join(x for x in lines.splitlines(keepends=True) if "[Controller" not in x)
     (tmp_path / "brokers" / "1" / "logs" / "server.log").write_text(typed)
     coverage = Coverage()
-    log_lines(open_bundle(tmp_path, spark), coverage)
+    checked_across(open_bundle(tmp_path, spark), coverage)
     assert coverage["log_lines"].status == "done"
 
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import Window
+from pyspark.sql import DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import NO_TXN, WARNING, Analysis, Kind, Need, two_halves
@@ -29,6 +30,7 @@ from workbench.kafka import behaviour, defaults
 from workbench.model.health import Health, health
 from workbench.model.isr import FLAPPING_WINDOW_S, flapping
 from workbench.model.views import views
+from workbench.together import Ask, Joined, count, given, rows, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -37,7 +39,7 @@ IMBALANCE_PERCENTAGE = defaults.BROKER["leader.imbalance.per.broker.percentage"]
 CHECK_INTERVAL_SECONDS = defaults.BROKER["leader.imbalance.check.interval.seconds"]
 
 
-def imbalance_since(h: Health, threshold: float) -> list[Any]:
+def imbalance_since(h: Health, threshold: float) -> DataFrame:
     """Per broker at the series' last bucket: preferred, not_leading, imbalance_ratio, and `since`, the
     first bucket of the run of buckets that ends the series above the threshold (null when not above)."""
     above = F.col("imbalance_ratio") > threshold
@@ -50,7 +52,6 @@ def imbalance_since(h: Health, threshold: float) -> list[Any]:
         )
         .where(F.col("minute") == F.lit(h.last))
         .orderBy("broker")
-        .collect()
     )
 
 
@@ -108,24 +109,26 @@ def facts(bundle: Bundle) -> Facts | None:
     if h is None:
         return None
     percentage = float(_setting(bundle, "leader.imbalance.per.broker.percentage", IMBALANCE_PERCENTAGE))
-    above = [r for r in imbalance_since(h, percentage / 100) if r.since is not None]
+    ends, flaps = rows(imbalance_since(h, percentage / 100)), _flapped(bundle)
+    got = together(ends, flaps)
+    above = [r for r in got[ends] if r.since is not None]
     disabled = [
         b
         for b, x in v.evidence.config("auto.leader.rebalance.enable", "true").items()
         if x.strip() == "false"
     ]
-    moving = 0
-    if above:
-        moving = v.partitions.where((F.size("adding") > 0) | (F.size("removing") > 0)).count()
+    reassigning = v.partitions.where((F.size("adding") > 0) | (F.size("removing") > 0))
+    moving, imbalanced = count(reassigning if above else None), _imbalanced(bundle, above)
+    then = together(moving, imbalanced)
     return Facts(
         percentage=percentage,
         interval_s=int(_setting(bundle, "leader.imbalance.check.interval.seconds", CHECK_INTERVAL_SECONDS)),
         live=frozenset(v.live_brokers),
-        imbalanced=_imbalanced(bundle, above),
-        flapped=_flapped(bundle),
+        imbalanced=then[imbalanced],
+        flapped=got[flaps],
         disabled=disabled,
         waits=behaviour.holds("auto_rebalance_waits_for_reassignments", v.evidence.kafka_version),
-        moving=moving,
+        moving=then[moving],
         counted_from=None if v.history_base[1] else v.history_read,
     )
 
@@ -136,11 +139,11 @@ def _setting(bundle: Bundle, key: str, default: str) -> str:
     return values.pop() if len(values) == 1 else default
 
 
-def _imbalanced(bundle: Bundle, above: list[Any]) -> list[Imbalanced]:
-    """For the brokers `above`: their preferred partitions led by another broker (one query), and the
-    automatic rebalance checks the brokers logged since each began (one query)."""
+def _imbalanced(bundle: Bundle, above: list[Any]) -> Ask[list[Imbalanced]]:
+    """For the brokers `above`: their preferred partitions led by another broker, and the automatic
+    rebalance checks the brokers logged since each began."""
     if not above:
-        return []
+        return given([])
     v = views(bundle)
     brokers = [r.broker for r in above]
     deleting = v.delete_markers.select("topic", F.lit(True).alias("queued"))
@@ -158,10 +161,8 @@ def _imbalanced(bundle: Bundle, above: list[Any]) -> list[Imbalanced]:
         )
     )
     kept_in = ~F.col("queued")
-    detail = {
-        r.broker: r
-        for r in parts.groupBy("broker")
-        .agg(
+    detail = rows(  # one row per broker above the threshold
+        parts.groupBy("broker").agg(
             F.count_if(kept_in & F.col("in_isr")).alias("movable"),
             F.slice(
                 F.sort_array(
@@ -175,12 +176,19 @@ def _imbalanced(bundle: Bundle, above: list[Any]) -> list[Imbalanced]:
             F.count_if("queued").alias("queued_partitions"),
             F.sort_array(F.collect_set(F.when(F.col("queued"), F.col("topic")))).alias("queued"),
         )
-        .collect()  # one row per broker above the threshold
-    }
-    checks = _checks(bundle, {r.broker: r.since for r in above})
+    )
+    return Joined(
+        partial(_read_imbalanced, above), detail, _checks(bundle, {r.broker: r.since for r in above})
+    )
+
+
+def _read_imbalanced(
+    above: list[Any], detail: list[Row], checks: dict[int, tuple[int, tuple[str, int] | None]]
+) -> list[Imbalanced]:
+    by_broker = {r.broker: r for r in detail}
     out = []
     for r in above:
-        d = detail.get(r.broker)
+        d = by_broker.get(r.broker)
         n, last = checks.get(r.broker, (None, None))
         out.append(
             Imbalanced(
@@ -201,11 +209,11 @@ def _imbalanced(bundle: Bundle, above: list[Any]) -> list[Imbalanced]:
     return out
 
 
-def _checks(bundle: Bundle, since: dict[int, datetime]) -> dict[int, tuple[int, tuple[str, int] | None]]:
+def _checks(bundle: Bundle, since: dict[int, datetime]) -> Ask[dict[int, tuple[int, tuple[str, int] | None]]]:
     """Per broker, the automatic rebalance checks logged since `since[broker]` and the last of them, in
-    one query; empty without broker logs."""
+    one row; empty without broker logs."""
     if not views(bundle).evidence.with_logs:
-        return {}
+        return given({})
     lines = bundle.cluster_events.where(F.col("event") == "leader_election.auto_rebalance")
     aggs = []
     for b, t in since.items():
@@ -216,18 +224,21 @@ def _checks(bundle: Bundle, since: dict[int, datetime]) -> dict[int, tuple[int, 
                 f"last{b}"
             ),
         ]
-    row = lines.agg(*aggs).collect()[0]
-    return {
-        b: (row[f"n{b}"], (row[f"last{b}"].file, row[f"last{b}"].line_no) if row[f"n{b}"] else None)
-        for b in since
-    }
+    return Ask(
+        lines.agg(*aggs),
+        lambda rows: {
+            b: (r[f"n{b}"], (r[f"last{b}"].file, r[f"last{b}"].line_no) if r[f"n{b}"] else None)
+            for r in rows
+            for b in since
+        },
+    )
 
 
-def _flapped(bundle: Bundle) -> list[Flapped]:
+def _flapped(bundle: Bundle) -> Ask[list[Flapped]]:
     """Per broker whose replicas flapped: how many, the most departures in one window, when, and which."""
     flaps = flapping(bundle)
     if flaps is None:
-        return []
+        return given([])
     rows = (
         flaps.groupBy("broker")
         .agg(
@@ -238,15 +249,23 @@ def _flapped(bundle: Bundle) -> list[Flapped]:
             F.slice(F.sort_array(F.collect_list(F.struct("topic", "partition"))), 1, 60).alias("tps"),
             F.slice(F.sort_array(F.flatten(F.collect_list("zxids"))), 1, 5).alias("zxids"),
         )
-        .orderBy("broker")
-        .collect()  # one row per broker
+        .orderBy("broker")  # one row per broker
     )
-    return [
-        Flapped(
-            r.broker, r.n, r.most, r.first, r.last, [TP(t.topic, t.partition) for t in r.tps], list(r.zxids)
-        )
-        for r in rows
-    ]
+    return Ask(
+        rows,
+        lambda rows: [
+            Flapped(
+                r.broker,
+                r.n,
+                r.most,
+                r.first,
+                r.last,
+                [TP(t.topic, t.partition) for t in r.tps],
+                list(r.zxids),
+            )
+            for r in rows
+        ],
+    )
 
 
 # -- findings (plain Python) ---------------------------------------------------------------------------

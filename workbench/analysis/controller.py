@@ -38,6 +38,7 @@ from workbench.model.shutdowns import ControlledShutdown, troubled
 from workbench.model.skew import skew_ms
 from workbench.model.tenures import TenureEnd, ended_before, logged_outage
 from workbench.model.views import views
+from workbench.together import given, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -74,28 +75,31 @@ class Facts:
 def facts(bundle: Bundle) -> Facts:
     v = views(bundle)
     ends = session_ends(bundle)
-    chain = failovers.chain(bundle)
-    logs = failovers.election_logs(bundle)
+    held = v.evidence.with_logs
+    elected, failed_over = failovers.chain(bundle), failovers.election_logs(bundle)
+    expired = expiries(bundle, ends)
+    retried = troubled(bundle, SHOWN) if held else given([])
+    not_reached = unreachable(bundle, SHOWN) if held else given([])
+    no_listener = no_endpoint(bundle, SHOWN) if held else given([])
+    got = together(elected, failed_over, expired, retried, not_reached, no_listener)
+    chain, logs = got[elected], got[failed_over]
     lost = _outages(bundle, chain, ends, logs)
     ended = {}
     if not v.evidence.zk_history:
         ended = ended_before(bundle, [(e.epoch, e.time) for e in chain if e.epoch is not None])
-    shutdowns = troubled(bundle, SHOWN) if v.evidence.with_logs else []
-    election_log = None if v.evidence.zk_history else _election_log(v.evidence)
-    held = v.evidence.with_logs
     return Facts(
         chain,
         logs,
         ends,
-        v.evidence.with_logs,
+        held,
         v.resumed_after,
         lost,
-        expiries(bundle, ends) + _controllers_lost(chain, ended),
+        got[expired] + _controllers_lost(chain, ended),
         ended,
-        shutdowns,
-        election_log,
-        unreachable(bundle, SHOWN) if held else [],
-        no_endpoint(bundle, SHOWN) if held else [],
+        got[retried],
+        None if v.evidence.zk_history else _election_log(v.evidence),
+        got[not_reached],
+        got[no_listener],
     )
 
 

@@ -42,6 +42,7 @@ from workbench.kafka import behaviour
 from workbench.model.evidence import lacking
 from workbench.model.partition_log import OfflineElection, leader_starts, offline_elections
 from workbench.model.views import views
+from workbench.together import rows, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -185,10 +186,9 @@ class Facts:
 
 
 def facts(bundle: Bundle) -> Facts:
-    """The unclean elections (ZooKeeper's, else the controller's lines) and the truncations, in a query
-    each."""
+    """The unclean elections (ZooKeeper's, else the controller's lines) and the truncations, asked
+    together."""
     elected = unclean_elections(bundle)
-    elections = []
     logged: list[OfflineElection] = []
     total = 0
     ev = views(bundle).evidence
@@ -196,31 +196,31 @@ def facts(bundle: Bundle) -> Facts:
     if elected is None and not ev.zk_history:
         logged, total = offline_elections(bundle, SHOWN)
         absent = lacking(ev, "state-change", "the leaders the controller elects, with the ISR before")
+    shown_elections = None
     if elected is not None:
-        starts = leader_starts(bundle)
-        rows = (
-            elected.join(starts, ["leader", "topic", "partition", "leader_epoch"], "left")
+        shown_elections = (
+            elected.join(leader_starts(bundle), ["leader", "topic", "partition", "leader_epoch"], "left")
             .orderBy("zxid", "topic", "partition")
             .select(*[f.name for f in dataclasses.fields(UncleanElection)])
             .limit(SHOWN)
-            .collect()
         )
-        elections = [UncleanElection(**r.asDict()) for r in rows]
     every = truncations(bundle)
     cut = (F.col("offset") < F.col("high_watermark")) | F.col("led_before")
     order = ["ts", "broker", "topic", "partition"]
     shown = F.struct(*order, *[f.name for f in dataclasses.fields(Truncation) if f.name not in order])
     unknown = F.col("high_watermark").isNull() & ~F.col("led_before")
-    row = every.agg(  # one row: the first SHOWN that cut records, and the partitions not known to
+    first = every.agg(  # one row: the first SHOWN that cut records, and the partitions not known to
         F.slice(F.sort_array(F.collect_list(F.when(cut, shown))), 1, SHOWN).alias("cut"),
         F.count_distinct(F.when(unknown, F.struct("topic", "partition"))).alias("n"),
         F.slice(F.sort_array(F.collect_set(F.when(unknown, F.struct("topic", "partition")))), 1, SHOWN).alias(
             "tps"
         ),
-    ).first()
-    assert row is not None
+    )
+    unclean, truncated = rows(shown_elections), rows(first)
+    got = together(unclean, truncated)
+    (row,) = got[truncated]
     return Facts(
-        elections,
+        [UncleanElection(**r.asDict()) for r in got[unclean]],
         [Truncation(**r.asDict()) for r in row.cut],
         elected is None and views(bundle).evidence.zk_history,
         logged,

@@ -37,6 +37,7 @@ from workbench.model.deletion_steps import replica_progress as replica_progress 
 from workbench.model.described import Marked, marked_facts
 from workbench.model.evidence import lacking
 from workbench.model.views import views
+from workbench.together import given, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -78,18 +79,24 @@ def facts(bundle: Bundle) -> Facts:
     v = views(bundle)
     ev = v.evidence
     steps = timeline(bundle)
-    markers = deletion_steps.markers(bundle) if ev.zk_state else []
+    marked = deletion_steps.markers(bundle) if ev.zk_state else given([])
+    by_topic = deletion_steps.steps_by_topic(steps, v.delete_markers if ev.zk_state else None)
+    dirs = deletion_steps.delete_dirs(bundle, steps) if ev.captured_ms is not None else given([])
+    strays = deletion_steps.strays(bundle) if ev.zk_state else given([])
+    again = deletion_steps.recreations(bundle) if ev.zk_history else given([])
+    got = together(marked, by_topic, dirs, strays, again)
+    markers = got[marked]
     return Facts(
         ev.zk_state,
         markers,
-        deletion_steps.steps_by_topic(steps, [m.topic for m in markers]),
+        got[by_topic],
         v.live_brokers if markers else set(),
         v.listed_whole if markers else frozenset(),
-        deletion_steps.delete_dirs(bundle, steps) if ev.captured_ms is not None else [],
+        got[dirs],
         ev.config("file.delete.delay.ms", str(FILE_DELETE_DELAY_MS)),
         ev.captured_ms,
-        deletion_steps.strays(bundle) if ev.zk_state else [],
-        deletion_steps.recreations(bundle) if ev.zk_history else [],
+        got[strays],
+        got[again],
         [] if ev.zk_state else marked_facts(bundle),
         [] if ev.zk_state else unfinished(bundle, SHOWN),
         v.span[1] if not ev.zk_state and v.span is not None else None,

@@ -22,6 +22,7 @@ from workbench.model.log_dirs import Said, failed_dirs_logged
 from workbench.model.refs import file_ref
 from workbench.model.session_ends import session_ends
 from workbench.model.views import views
+from workbench.together import given, rows, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -66,12 +67,10 @@ class Facts:
 def facts(bundle: Bundle) -> Facts:
     v = views(bundle)
     live = v.live_brokers
-    hosted = {
-        r.broker: r
-        for r in v.partitions.select(
-            "topic", "partition", "isr", "leader", F.explode("replicas").alias("broker")
-        )
-        .where(~F.col("broker").isin(sorted(live)) if live else F.lit(True))
+    not_live = (lambda c: ~F.col(c).isin(sorted(live))) if live else (lambda c: F.lit(True))
+    hosting = rows(  # one row per broker not registered that replicas are assigned to
+        v.partitions.select("topic", "partition", "isr", "leader", F.explode("replicas").alias("broker"))
+        .where(not_live("broker"))
         .withColumn("last", (F.size("isr") == 1) & F.array_contains("isr", F.col("broker")))
         .groupBy("broker")
         .agg(
@@ -84,25 +83,26 @@ def facts(bundle: Bundle) -> Facts:
                 "out"
             ),
         )
-        .collect()  # one row per broker not registered that replicas are assigned to
-    }
-    regs = {
-        r.broker_id: r
-        for r in v.registrations.where(~F.col("broker_id").isin(sorted(live)) if live else F.lit(True))
+    )
+    registered = rows(  # one row per broker once registered and not now
+        v.registrations.where(not_live("broker_id"))
         .groupBy("broker_id")
         .agg(F.max_by(F.struct("ended", "ended_zxid", "session_id"), "czxid").alias("last"))
-        .collect()  # one row per broker once registered and not now
-    }
+    )
+    with_logs = bool(v.evidence.with_logs - live)
+    last_lines = rows(  # one row per broker not registered with logs
+        bundle.cluster_events.where(not_live("broker_id") & F.col("broker_id").isNotNull())
+        .groupBy("broker_id")
+        .agg(F.max_by(F.struct("ts", "file", "line_no"), F.struct("ts", "line_no")).alias("last"))
+        if with_logs
+        else None
+    )
+    failed = failed_dirs_logged(bundle) if with_logs else given([])
+    got = together(hosting, registered, last_lines, failed)
+    hosted = {r.broker: r for r in got[hosting]}
+    regs = {r.broker_id: r for r in got[registered]}
     known = (set(hosted) | set(regs) | set(v.evidence.brokers)) - live
-    logs = {}
-    if known & v.evidence.with_logs:
-        logs = {
-            r.broker_id: r.last
-            for r in bundle.cluster_events.where(F.col("broker_id").isin(sorted(known)))
-            .groupBy("broker_id")
-            .agg(F.max_by(F.struct("ts", "file", "line_no"), F.struct("ts", "line_no")).alias("last"))
-            .collect()  # one row per broker down with logs
-        }
+    logs = {r.broker_id: r.last for r in got[last_lines] if r.broker_id in known}
     refused = _refused(
         bundle, {b: [TP(t.topic, t.partition) for t in h.tps] for b, h in hosted.items() if h.only}
     )
@@ -110,7 +110,7 @@ def facts(bundle: Bundle) -> Facts:
     # a halt for a failed log dir among its log's last lines (a minute: the handler's lines, then the halt)
     halts = {
         d.broker: d
-        for d in (failed_dirs_logged(bundle) if known & v.evidence.with_logs else [])
+        for d in got[failed]
         if d.halted is not None and d.broker in logs and d.halted.ts >= logs[d.broker].ts - LAST_LINES
     }
     out = []

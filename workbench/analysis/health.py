@@ -33,6 +33,7 @@ from workbench.model.isr import OnlyInSync, only_in_sync
 from workbench.model.log_dirs import DirFailed, failed_dirs_logged
 from workbench.model.partition_history import min_isr
 from workbench.model.views import views
+from workbench.together import answer, given, rows, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -71,13 +72,15 @@ class Facts:
 
 def facts(bundle: Bundle) -> Facts:
     failed = failed_dir_facts(bundle)
-    logged = failed_dirs_logged(bundle) if views(bundle).evidence.with_logs else []
+    logged = failed_dirs_logged(bundle) if views(bundle).evidence.with_logs else given([])
     h = health(bundle)
     if h is None:
-        return Facts(failed, None, under_replicated_facts(bundle), False, logged)
+        return Facts(failed, None, under_replicated_facts(bundle), False, answer(logged))
     ep = episodes(h.partitions, "under_replicated", captured_at(bundle)).where(
         F.col("lasted_ms") >= SUSTAINED_MS
     )
+    groups, alone = rows(grouped(ep, ["out_of_isr"])), only_in_sync(bundle)
+    got = together(groups, logged, alone)
     found = [
         Episodes(
             sorted(g.out_of_isr or []),
@@ -88,9 +91,9 @@ def facts(bundle: Bundle) -> Facts:
             g.began,
             (g.worst.began_zxid, g.worst.ended_zxid),
         )
-        for g in grouped(ep, ["out_of_isr"])
+        for g in got[groups]
     ]
-    return Facts(failed, found, None, min_isr(bundle)[1] is not None, logged, only_in_sync(bundle))
+    return Facts(failed, found, None, min_isr(bundle)[1] is not None, got[logged], got[alone])
 
 
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:

@@ -24,6 +24,7 @@ from workbench.kafka import behaviour
 from workbench.kafka import znodes as paths
 from workbench.model.state import state_at
 from workbench.model.views import views
+from workbench.together import count, rows, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -63,15 +64,15 @@ class Facts:
 def facts(bundle: Bundle) -> Facts:
     v = views(bundle)
     state = state_at(bundle)
-    times = {
-        r.path: r
-        for r in bundle.znodes.where(
+    pending = rows(  # a znode per pending deletion or request
+        bundle.znodes.where(
             F.col("path").startswith(paths.DELETE_TOPICS + "/")
             | F.col("path").isin(paths.PREFERRED_REPLICA_ELECTION, paths.REASSIGN_PARTITIONS)
-        )
-        .select("path", "ctime", "czxid")
-        .collect()
-    }  # a znode per pending deletion or request
+        ).select("path", "ctime", "czxid")
+    )
+    moving = count(state.reassignments.limit(1))
+    got = together(pending, moving)
+    times = {r.path: r for r in got[pending]}
     queued = {}
     for t in sorted(state.delete_markers or ()):
         marker = times.get(paths.delete_topic_path(t))
@@ -79,7 +80,7 @@ def facts(bundle: Bundle) -> Facts:
     election = times.get(paths.PREFERRED_REPLICA_ELECTION)
     return Facts(
         v.as_of_ms,
-        _reassignments(bundle, state.partitions, state.reassignments),
+        _reassignments(bundle, state.partitions, state.reassignments) if got[moving] else [],
         queued,
         (election.ctime, election.czxid) if election is not None else None,
         behaviour.holds("auto_rebalance_waits_for_reassignments", v.evidence.kafka_version),
@@ -119,9 +120,8 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
 
 
 def _reassignments(bundle: Bundle, partitions: Any, moving: Any) -> list[Moving]:
-    """Per topic: the partitions under way, since when, and each target replica not yet in the ISR."""
-    if moving.isEmpty():
-        return []
+    """Per topic: the partitions under way (`moving`, not empty), since when, and each target replica not
+    yet in the ISR."""
     history = reassignments(bundle)
     started = (
         history.where(F.col("completed").isNull()).select("topic", "partition", "started", "started_zxid")

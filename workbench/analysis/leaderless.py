@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, maybe, two_halves
@@ -53,6 +53,7 @@ from workbench.model.outage import Outage, silent_leaders
 from workbench.model.pauses import ELECTED_WITHIN_S, Paused, paused
 from workbench.model.service import SILENT, pauses, unserved
 from workbench.model.views import ClusterViews, views
+from workbench.together import Ask, Joined, rows, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -132,16 +133,19 @@ def facts(bundle: Bundle) -> Facts:
     stretch = carried_on(unserved(h.served, captured_at(bundle)), bundle)
     first = F.col("whys")[0]
     # (a silent leader's stretch whose leadership moved before its expiry never went offline: not told)
-    offline = _offline(
+    went_offline = _offline(
         stretch.where(first.isin("offline", SILENT) & F.col("off_zxid").isNotNull()), v, captured_at(bundle)
     )
+    refused_first = refusals(stretch.where(first == "refused"))
+    got = together(went_offline, refused_first)
+    offline = got[went_offline]
     # a leader that went silent: its outage from its last sign of life (an episode that ran on into a
     # refusal is counted from ZooKeeper's offline moment: its own finding says the refusal)
     led = [g for g in offline if g.known_start and g.leader is not None and g.leader >= 0 and not g.refused]
     silent = silent_leaders(bundle, [g for g in led if not g.across])
     silent.update(before_gap(bundle, silent_leaders, [g for g in led if g.across]))
     stood = pauses(bundle)
-    not_acting = moved_by(bundle, refusals(stretch.where(first == "refused")))
+    not_acting = moved_by(bundle, got[refused_first])
     gap = v.resumed_after.missing if v.resumed_after is not None else ""
     return Facts(True, None, offline, silent, not_acting, v.history_read, paused=stood, gap=gap)
 
@@ -266,7 +270,7 @@ ANALYSIS = Analysis(
 findings = ANALYSIS.findings
 
 
-def _offline(ep: DataFrame, v: ClusterViews, captured: Any) -> list[Offline]:
+def _offline(ep: DataFrame, v: ClusterViews, captured: Any) -> Ask[list[Offline]]:
     """Stretches that began offline, or with a leader silent until its expiry took them offline, grouped
     by the txn that took them offline and their leader then (`off_*`) and whether a leader elected as they
     came back refused them (they ran on: nobody served them all along). Over a tree not known (the history
@@ -299,15 +303,17 @@ def _offline(ep: DataFrame, v: ClusterViews, captured: Any) -> list[Offline]:
         F.count_if("ran_on").alias("refused"),
         F.sort_array(F.array_distinct(F.flatten(F.collect_list("refusers")))).alias("by"),
     ]
-    out = []
+    unseen = rows(None)
     if not v.history_base[1]:
-        unseen = ep.where("first_seen")
+        unseen = rows(grouped(ep.where("first_seen"), ["first_seen"], *refused))
         ep = ep.where(~F.col("first_seen"))
-        out += [
-            _group(g, g.worst.began_zxid, known_start=False)
-            for g in grouped(unseen, ["first_seen"], *refused)
-        ]
-    for g in grouped(ep, ["began_zxid", "leader", "registered", "ran_on", "across"], *refused):
+    seen = rows(grouped(ep, ["began_zxid", "leader", "registered", "ran_on", "across"], *refused))
+    return Joined(_groups, unseen, seen)
+
+
+def _groups(unseen: list[Row], seen: list[Row]) -> list[Offline]:
+    out = [_group(g, g.worst.began_zxid, known_start=False) for g in unseen]
+    for g in seen:
         out.append(_group(g, g.began_zxid, leader=g.leader, registered=bool(g.registered), across=g.across))
     return out
 

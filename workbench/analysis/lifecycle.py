@@ -22,11 +22,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import INFO, WARNING, Analysis, Kind, Need, two_halves
@@ -38,10 +39,12 @@ from workbench.kafka.znodes import TOPIC_PATH
 from workbench.model.creations import creations, not_default, rack_concentrated, topic_names
 from workbench.model.elections import elections
 from workbench.model.views import CREATES, views
+from workbench.together import Ask, count, rows, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
 
+S = TypeVar("S")
 SHOWN = 10  # topics named in a finding's text; the count says how many there are
 
 
@@ -103,63 +106,72 @@ class Facts:
 
 
 def facts(bundle: Bundle) -> Facts:
-    """What the findings need, in one query each: assignments not Kafka's, rack concentration, who wrote
-    each topic znode and the brokers' lines, names Kafka refuses."""
+    """What the findings need, asked of Spark at once: assignments not Kafka's, rack concentration, who
+    wrote each topic znode and the brokers' lines, names Kafka refuses."""
     v = views(bundle)
     made = creations(bundle)
-    older = 0
+    older = None
     if made is not None:
         assert v.watched_history is not None
         born = v.watched_history.txns.where(
             F.col("op").isin(*CREATES) & F.col("path").rlike(TOPIC_PATH)
         ).select(F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"))
-        older = v.topics.join(born, "topic", "left_anti").count()
+        older = v.topics.join(born, "topic", "left_anti")
     migration = any(
         c.get("zookeeper.metadata.migration.enable") == "true" for c in v.evidence.configs.values()
     )
-    invalid, collisions = _refused_names(topic_names(bundle))
+    on_one = rack_concentrated(bundle)
+    never_created = count(older)
+    unjudged = count(made if made is not None and not v.brokers_known else None)
+    manual = Ask(_manual(made) if made is not None else None, _counted(Assigned))
+    concentrated = Ask(_concentrated(on_one) if on_one is not None else None, _counted(OnOneRack))
+    written = Ask(
+        _written_by_a_broker_not_controller(bundle, made) if made is not None and not migration else None,
+        lambda rs: [Written(**r.asDict()) for r in rs],
+    )
+    logged = Ask(_logged(bundle), lambda rs: [Logged(r.topic, **r.first.asDict()) for r in rs])
+    refused = rows(_refused_names(topic_names(bundle)))
+    got = together(never_created, unjudged, manual, concentrated, written, logged, refused)
+    names = got[refused][0]
     return Facts(
         history=made is not None,
-        older=older,
-        unjudged=made.count() if made is not None and not v.brokers_known else 0,
+        older=got[never_created],
+        unjudged=got[unjudged],
         pre_28=(behaviour.parse(v.evidence.kafka_version) or (2, 8)) < (2, 8),
         with_logs=bool(v.evidence.with_logs),
         migration=migration,
-        manual=_manual(made),
-        concentrated=_concentrated(bundle),
-        written=_written_by_a_broker_not_controller(bundle, made)
-        if made is not None and not migration
-        else [],
-        logged=_logged(bundle),
-        invalid=invalid,
-        collisions=collisions,
+        manual=got[manual],
+        concentrated=got[concentrated],
+        written=got[written],
+        logged=got[logged],
+        invalid=[(r.topic, r.path) for r in names.invalid],
+        collisions=[list(r.topics) for r in names.clashes],
     )
 
 
-def _manual(made: DataFrame | None) -> tuple[int, int, list[Assigned]]:
-    if made is None:
-        return 0, 0, []
-    row = (
-        not_default(made)
-        .agg(
-            F.count("*").alias("n"),
-            F.count_distinct("topic").alias("topics"),
-            F.slice(
-                F.sort_array(F.collect_list(F.struct("zxid", "topic", "by", "first_partition", "why"))),
-                1,
-                SHOWN,
-            ).alias("some"),
-        )
-        .collect()[0]
+def _counted(of: Callable[..., S]) -> Callable[[list[Row]], tuple[int, int, list[S]]]:
+    """How a one-row count is read: (n, topics, the first SHOWN), (0, 0, []) with no row."""
+    return lambda rs: (
+        (rs[0].n or 0, rs[0].topics, [of(**s.asDict()) for s in rs[0].some]) if rs else (0, 0, [])
     )
-    return row.n, row.topics, [Assigned(**s.asDict()) for s in row.some]
 
 
-def _concentrated(bundle: Bundle) -> tuple[int, int, list[OnOneRack]]:
-    on_one = rack_concentrated(bundle)
-    if on_one is None:
-        return 0, 0, []
-    row = (
+def _manual(made: DataFrame) -> DataFrame:
+    """One row: creations whose assignment is not Kafka's (n), their topics, the first SHOWN."""
+    return not_default(made).agg(
+        F.count("*").alias("n"),
+        F.count_distinct("topic").alias("topics"),
+        F.slice(
+            F.sort_array(F.collect_list(F.struct("zxid", "topic", "by", "first_partition", "why"))),
+            1,
+            SHOWN,
+        ).alias("some"),
+    )
+
+
+def _concentrated(on_one: DataFrame) -> DataFrame:
+    """One row: partitions on one rack (n), their topics, the first SHOWN topics and racks."""
+    return (
         on_one.groupBy("topic", "rack")
         .agg(F.count("*").alias("n"))
         .agg(
@@ -167,12 +179,10 @@ def _concentrated(bundle: Bundle) -> tuple[int, int, list[OnOneRack]]:
             F.count("*").alias("topics"),
             F.slice(F.sort_array(F.collect_list(F.struct("topic", "rack", "n"))), 1, SHOWN).alias("some"),
         )
-        .collect()[0]
     )
-    return row.n or 0, row.topics, [OnOneRack(**s.asDict()) for s in row.some]
 
 
-def _written_by_a_broker_not_controller(bundle: Bundle, made: DataFrame) -> list[Written]:
+def _written_by_a_broker_not_controller(bundle: Bundle, made: DataFrame) -> DataFrame:
     """Topic creations whose znode a broker's own session wrote while another broker was the controller."""
     e = elections(bundle).select(
         F.col("zxid").alias("e_zxid"), F.col("broker").alias("controller"), F.col("gone_zxid").alias("e_gone")
@@ -183,7 +193,7 @@ def _written_by_a_broker_not_controller(bundle: Bundle, made: DataFrame) -> list
     during = (F.col("e_zxid") < F.col("zxid")) & (
         F.col("e_gone").isNull() | (F.col("zxid") < F.col("e_gone"))
     )
-    rows = (
+    return (  # one row per automatic creation
         created.join(e, during, "left")
         .groupBy("topic", "zxid", "time", "by", "brokers_known")
         .agg(F.max("controller").alias("controller"))
@@ -192,14 +202,12 @@ def _written_by_a_broker_not_controller(bundle: Bundle, made: DataFrame) -> list
         )
         .select("topic", "zxid", "time", "by", "controller")
         .orderBy("zxid")
-        .collect()  # one row per automatic creation
     )
-    return [Written(**r.asDict()) for r in rows]
 
 
-def _logged(bundle: Bundle) -> list[Logged]:
+def _logged(bundle: Bundle) -> DataFrame:
     """The first "Auto creation of topic" line of each topic (2.5 logs one; later versions do not)."""
-    rows = (
+    return (  # one row per topic created automatically
         bundle.cluster_events.where(F.col("event") == "topic.auto_created")
         .groupBy("topic")
         .agg(
@@ -207,20 +215,18 @@ def _logged(bundle: Bundle) -> list[Logged]:
                 "first"
             )
         )
-        .collect()  # one row per topic created automatically
     )
-    return [Logged(r.topic, **r.first.asDict()) for r in rows]
 
 
-def _refused_names(names: DataFrame) -> tuple[list[tuple[str, str]], list[list[str]]]:
-    """The names Kafka refuses (with where each was seen) and the groups that collide once '.' and '_'
-    are one (unify_collision_chars), the first SHOWN + 1 of each by name, in one query."""
+def _refused_names(names: DataFrame) -> DataFrame:
+    """One row: the names Kafka refuses (with where each was seen) and the groups that collide once '.'
+    and '_' are one (unify_collision_chars), the first SHOWN + 1 of each by name."""
     valid = (
         F.col("topic").rlike(f"^{LEGAL_CHARS}+$")
         & ~F.col("topic").isin(".", "..")
         & (F.length("topic") <= MAX_NAME_LENGTH)
     )
-    row = (
+    return (
         names.groupBy("topic")
         .agg(F.min("path").alias("path"))
         .groupBy(F.translate("topic", ".", "_").alias("unified"))
@@ -236,10 +242,7 @@ def _refused_names(names: DataFrame) -> tuple[list[tuple[str, str]], list[list[s
                 SHOWN + 1,
             ).alias("clashes"),
         )
-        .first()
     )
-    assert row is not None
-    return [(r.topic, r.path) for r in row.invalid], [list(r.topics) for r in row.clashes]
 
 
 # -- findings (plain Python) ---------------------------------------------------------------------------

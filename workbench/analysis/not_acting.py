@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL
@@ -16,6 +16,7 @@ from workbench.analysis.findings import TP, Finding, duration, hex_zxid, tp_list
 from workbench.model.health import grouped
 from workbench.model.refs import file_ref_col
 from workbench.model.skew import skew_ms
+from workbench.together import Ask
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -82,7 +83,7 @@ def short(g: NotActing) -> str:
     return "all of them" if g.short == g.partitions else f"{g.short} of them"
 
 
-def refusals(ep: DataFrame) -> list[NotActing]:
+def refusals(ep: DataFrame) -> Ask[list[NotActing]]:
     """Stretches that began with a ZooKeeper leader that refused them (`ep`), grouped by that leader and
     the txn that named it; a stretch runs on when it then went offline too."""
     extra = (
@@ -92,6 +93,10 @@ def refusals(ep: DataFrame) -> list[NotActing]:
         F.count_if(F.size("out_of_isr") > 0).alias("short"),
         F.count_if(F.array_contains("whys", "offline")).alias("then_offline"),
     )
+    return Ask(grouped(ep, ["leader", "began_zxid"], *extra), _not_acting)
+
+
+def _not_acting(groups: list[Row]) -> list[NotActing]:
     return [
         NotActing(
             g.leader,
@@ -107,7 +112,7 @@ def refusals(ep: DataFrame) -> list[NotActing]:
             g.short,
             g.then_offline,
         )
-        for g in grouped(ep, ["leader", "began_zxid"], *extra)
+        for g in groups
     ]
 
 

@@ -22,6 +22,7 @@ from workbench.kafka import behaviour
 from workbench.model.elections import elected
 from workbench.model.topic_ids import Impact, Stale, Write, Znode, foreign_cluster, id_changes, impact
 from workbench.model.views import views
+from workbench.together import Ask, given, together
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -61,19 +62,24 @@ def facts(
     """`ids` and `writes` are topic_ids' replica_ids and znode_history (None without ZooKeeper's history)."""
     v = views(bundle)
     version = behaviour.parse(v.evidence.kafka_version)
-    known = {
-        r.topic: Znode(r.topic, r.path, r.topic_id, r.znode_version, r.czxid, r.mzxid, r.data_version)
-        for r in v.topics.where(F.col("topic").isin(affected))
-        .select("topic", "path", "topic_id", "znode_version", "czxid", "mzxid", "data_version")
-        .collect()
-    }
     with_stale = sorted({r.topic for r in stale} & set(affected))
+    known = Ask(
+        v.topics.where(F.col("topic").isin(affected)).select(
+            "topic", "path", "topic_id", "znode_version", "czxid", "mzxid", "data_version"
+        ),
+        lambda rs: {r.topic: Znode(**r.asDict()) for r in rs},
+    )
+    foreign = foreign_cluster(bundle)
+    changes = id_changes(writes, affected) if writes is not None else given({})
+    epochs = _elections(bundle) if v.evidence.zk_history else given({})
+    hurt = impact(bundle, ids, with_stale) if stale else given([])
+    got = together(known, foreign, changes, epochs, hurt)
     return Facts(
-        foreign_cluster(bundle),
-        id_changes(writes, affected) if writes is not None else {},
-        _elections(bundle) if v.evidence.zk_history else {},
-        known,
-        impact(bundle, ids, with_stale) if stale else [],
+        got[foreign],
+        got[changes],
+        got[epochs],
+        got[known],
+        got[hurt],
         bool(version and version >= (3, 0)),
         v.history_read,
         v.evidence.zk_history,
@@ -102,10 +108,10 @@ def causes(f: Facts, affected: list[str], stale: Sequence[Stale]) -> list[Findin
 
 
 # -- evidence ---------------------------------------------------------------------------------------
-def _elections(bundle: Bundle) -> dict[int, tuple[int, int | None]]:
+def _elections(bundle: Bundle) -> Ask[dict[int, tuple[int, int | None]]]:
     """Controller epoch -> (zxid of its election, the elected broker), from ZooKeeper's history."""
     rows = elected(bundle).where(F.col("epoch").isNotNull()).select("epoch", "zxid", "broker")
-    return {r.epoch: (r.zxid, r.broker) for r in rows.collect()}
+    return Ask(rows, lambda rs: {r.epoch: (r.zxid, r.broker) for r in rs})
 
 
 def _session(r: Write) -> str:

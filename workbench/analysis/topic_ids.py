@@ -34,6 +34,7 @@ from workbench.model.topic_ids import (
 from workbench.model.topic_ids import replica_ids as replica_ids  # the notebooks' and plots' names
 from workbench.model.topic_ids import znode_history as znode_history
 from workbench.model.views import views
+from workbench.together import Ask, given, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -130,36 +131,58 @@ def facts(bundle: Bundle) -> Facts:
     f = Facts(v.topic_ids_expected, ev.kafka_version)
     if f.expected is False:
         return f
-    f.unread = unread_metadata(bundle)
+    unread = unread_metadata(bundle)
+    stale = given(list[Mismatch]())
+    absent = given(list[Znode]())
+    known = given(dict[str, Znode]())
     if ev.zk_state:
-        f.mismatches = [
-            Mismatch(r.topic, r.broker_id, r.disk_topic_id, r.zk_topic_id, list(r.partitions), list(r.files))
-            for r in mismatches(bundle).collect()
-        ]
-        f.absent = [_znode(t) for t in v.topics.where(F.col("topic_id").isNull()).collect()]
+        found = mismatches(bundle)
+        stale = Ask(
+            found,
+            lambda rs: [
+                Mismatch(
+                    r.topic, r.broker_id, r.disk_topic_id, r.zk_topic_id, list(r.partitions), list(r.files)
+                )
+                for r in rs
+            ],
+        )
+        absent = Ask(v.topics.where(F.col("topic_id").isNull()), lambda rs: [_znode(t) for t in rs])
+        known = Ask(  # the znodes of the topics whose replicas disagree with it
+            v.topics.join(found.select("topic").distinct(), "topic", "left_semi"),
+            lambda rs: {r.topic: _znode(r) for r in rs},
+        )
     elif ev.pasted:  # the ids pasted output printed stand in
         _from_pastes(bundle, f)
-    named = sorted({r.topic for r in f.mismatches} | {t.topic for t in f.absent})
-    if named:
-        f.known = {r.topic: _znode(r) for r in v.topics.where(F.col("topic").isin(named)).collect()}
-    f.disagreements = [
-        Disagreeing(r.topic, r.disk_topic_id, r.replicas, list(r.files))
-        for r in disagreements(bundle).collect()
-    ]
-    f.refusals = [
-        Refusal(
-            r.broker_id,
-            r.topic,
-            r.log_topic_id,
-            r.request_topic_id,
-            [p for p in r.partitions if p is not None],
-            r.lines,
-            r.first,
-            r.last,
-            [(x.file, x.line_no) for x in r.refs],
-        )
-        for r in refusals(bundle).collect()
-    ]
+    disagreeing = Ask(
+        disagreements(bundle),
+        lambda rs: [Disagreeing(r.topic, r.disk_topic_id, r.replicas, list(r.files)) for r in rs],
+    )
+    refused = Ask(
+        refusals(bundle),
+        lambda rs: [
+            Refusal(
+                r.broker_id,
+                r.topic,
+                r.log_topic_id,
+                r.request_topic_id,
+                [p for p in r.partitions if p is not None],
+                r.lines,
+                r.first,
+                r.last,
+                [(x.file, x.line_no) for x in r.refs],
+            )
+            for r in rs
+        ],
+    )
+    got = together(unread, stale, absent, known, disagreeing, refused)
+    f.unread = got[unread]
+    f.mismatches, f.absent, f.disagreements, f.refusals = (
+        got[stale],
+        got[absent],
+        got[disagreeing],
+        got[refused],
+    )
+    f.known = got[known] | {z.topic: z for z in f.absent}
     f.affected = sorted(
         {r.topic for r in f.mismatches}
         | {r.topic for r in f.disagreements}

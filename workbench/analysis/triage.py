@@ -27,6 +27,7 @@ from workbench.model.reads import build
 from workbench.model.secrets import InClear, in_clear
 from workbench.model.views import views
 from workbench.strays import NotRead
+from workbench.together import Answers, Ask, together
 
 # Threads the analyses of small evidence run in (`triage`): 8 took topicid-mismatch-2.8 from 17-24 s to
 # 11-15 s on this 2-core machine (bench/README.md).
@@ -35,7 +36,7 @@ T = TypeVar("T")
 
 if TYPE_CHECKING:
     import pandas as pd
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, Row
 
     from workbench.frames import Bundle
 
@@ -103,11 +104,12 @@ def triage(bundle: Bundle, threads: int | None = None, only: Iterable[str] = ())
     for each, checked in results:
         found += each
         coverage.update(checked)
-    checked_across(bundle, coverage)
+    secrets = in_clear(bundle)
+    got = checked_across(bundle, coverage, secrets)
     found += before_gaps(bundle, lambda part: _found(part, analyses, threads), found, coverage)
     found.sort(key=Finding.sort_key)
     not_read = [n for n in bundle.evidence.not_read if not n.known]
-    return Triage(found, coverage, bad, bundle.evidence.origin, in_clear(bundle), not_read)
+    return Triage(found, coverage, bad, bundle.evidence.origin, got[secrets], not_read)
 
 
 def _analysed(
@@ -165,15 +167,19 @@ def _inheriting(bundle: Bundle, work: Callable[[], T]) -> Callable[[], T]:
     return wrapped
 
 
-def checked_across(bundle: Bundle, coverage: Coverage) -> None:
+def checked_across(bundle: Bundle, coverage: Coverage, *beside: Ask[Any]) -> Answers:
     """What triage checks after the analyses, across them: the history's gaps, whose lines a shared logs
-    folder held, which lines no template types."""
+    folder held, which lines no template types; and the answers to `beside`, asked with them."""
     history_gaps(bundle, coverage)
-    log_attribution(bundle, coverage)
-    log_lines(bundle, coverage)
+    shared, untyped = log_attribution(bundle), log_lines(bundle)
+    got = together(shared, untyped, *beside)
+    coverage.record("log_attribution", ["the brokers' ids in the log lines' contexts"], got[shared])
+    held = bool(bundle.evidence.log_files)
+    coverage.record("log_lines", ["every log line, against Kafka's own log calls"], got[untyped], needed=held)
+    return got
 
 
-def log_attribution(bundle: Bundle, coverage: Coverage) -> None:
+def log_attribution(bundle: Bundle) -> Ask[list[str]]:
     """A log file holding the lines of several brokers (a logs folder they share): each line with its
     broker's id in its context is that broker's (sources/log4j_lines.OWN_ID); the events with none keep the
     folder's broker, or none, and are said here, file by file."""
@@ -190,20 +196,21 @@ def log_attribution(bundle: Bundle, coverage: Coverage) -> None:
             F.array_sort(F.collect_set(F.when(own == "", F.col("broker_id")))).alias("given"),
         )
         .where(F.size("ids") > 1)
-        .orderBy("file")
-        .collect()  # one row per shared file
+        .orderBy("file")  # one row per shared file
     )
-    said = [
-        f"{r.file} holds the lines of brokers {', '.join(map(str, r.ids))}: {r.without} event(s) with no "
-        "broker id of their own "
-        + (f"kept the folder's broker {', '.join(map(str, r.given))}" if r.given else "have no broker")
-        for r in rows
-        if r.without
-    ]
-    coverage.record("log_attribution", ["the brokers' ids in the log lines' contexts"], said)
+    return Ask(
+        rows,
+        lambda rows: [
+            f"{r.file} holds the lines of brokers {', '.join(map(str, r.ids))}: {r.without} event(s) with no "
+            "broker id of their own "
+            + (f"kept the folder's broker {', '.join(map(str, r.given))}" if r.given else "have no broker")
+            for r in rows
+            if r.without
+        ],
+    )
 
 
-def log_lines(bundle: Bundle, coverage: Coverage) -> None:
+def log_lines(bundle: Bundle) -> Ask[list[str]]:
     """The lines no template types, per broker (`Bundle.untyped_lines`: of loggers whose lines should all
     be typed): what they say no analysis read. The lines of loggers Kafka's catalog leaves aside
     (requests, consumer groups, the clients inside the broker) are counted by `workbench load`, with why."""
@@ -217,9 +224,12 @@ def log_lines(bundle: Bundle, coverage: Coverage) -> None:
             F.array_sort(F.collect_set(F.coalesce("logger", F.lit("no logger")))).alias("loggers"),
             first.alias("first"),
         )
-        .orderBy("broker_id")
-        .collect()  # one row per broker
+        .orderBy("broker_id")  # one row per broker
     )
+    return Ask(rows, _untyped_said)
+
+
+def _untyped_said(rows: list[Row]) -> list[str]:
     said = []
     for r in rows:
         who = f"broker {r.broker_id}" if r.broker_id is not None else "no broker"
@@ -228,5 +238,4 @@ def log_lines(bundle: Bundle, coverage: Coverage) -> None:
             f"{who}: {r.n} line(s) no template types ({loggers}; the first at {r.first.file} line "
             f"{r.first.line_no}): what they say was not read"
         )
-    held = bool(bundle.evidence.log_files)
-    coverage.record("log_lines", ["every log line, against Kafka's own log calls"], said, needed=held)
+    return said

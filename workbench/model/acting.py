@@ -29,6 +29,7 @@ from workbench.kafka import behaviour
 from workbench.model.refs import file_ref_col
 from workbench.model.session_ends import SILENT_ENDINGS, negotiated_timeouts, session_ends, session_timeout
 from workbench.model.views import views
+from workbench.together import answer
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -165,7 +166,7 @@ def _silent_leaders(bundle: Bundle) -> DataFrame | None:
         .collect()  # one row per registration that ended
         if ends.get(r.session_id, ("unknown", None))[0] in SILENT_ENDINGS
     ]
-    known = negotiated_timeouts(bundle, [r.session_id for r in regs])
+    known = answer(negotiated_timeouts(bundle, [r.session_id for r in regs]))
     rows = []
     for r in regs:
         timeout, _ = session_timeout(bundle, r.broker_id, r.session_id, known)

@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 from workbench.kafka import printed
 from workbench.model.refs import Said
 from workbench.model.session_ends import signs_of_life, unheard
+from workbench.together import Ask
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -59,7 +60,7 @@ class NoEndpoint:
     event: str
 
 
-def unreachable(bundle: Bundle, limit: int) -> list[Unreachable]:
+def unreachable(bundle: Bundle, limit: int) -> Ask[list[Unreachable]]:
     """The first `limit` brokers the controllers could not reach while they stayed registered. One query."""
     ev = bundle.cluster_events
     a = F.col("attrs")
@@ -83,16 +84,18 @@ def unreachable(bundle: Bundle, limit: int) -> list[Unreachable]:
         .groupBy("controller", "broker")
         .agg(F.min("line").alias("first"), F.max("line").alias("last"), F.count("*").alias("n"))
         .orderBy("first.ts")
-        .limit(limit)
-        .collect()  # at most `limit` (controller, broker) pairs
+        .limit(limit)  # at most `limit` (controller, broker) pairs
     )
-    return [
-        Unreachable(r.controller, r.broker, Said(**r.first.asDict()), Said(**r.last.asDict()), r.n)
-        for r in rows
-    ]
+    return Ask(
+        rows,
+        lambda rows: [
+            Unreachable(r.controller, r.broker, Said(**r.first.asDict()), Said(**r.last.asDict()), r.n)
+            for r in rows
+        ],
+    )
 
 
-def no_endpoint(bundle: Bundle, limit: int) -> list[NoEndpoint]:
+def no_endpoint(bundle: Bundle, limit: int) -> Ask[list[NoEndpoint]]:
     """The first `limit` brokers whose missing endpoint failed a controller's events. One query."""
     ev = bundle.cluster_events
     said = F.coalesce(F.col("attrs")["exception"], F.col("stack_trace"), F.lit(""))
@@ -114,21 +117,23 @@ def no_endpoint(bundle: Bundle, limit: int) -> list[NoEndpoint]:
             F.min_by("event", "line").alias("event"),
         )
         .orderBy("first.ts")
-        .limit(limit)
-        .collect()  # at most `limit` brokers
+        .limit(limit)  # at most `limit` brokers
     )
-    return [
-        NoEndpoint(
-            r.broker,
-            r.listener,
-            r.controller,
-            Said(**r.first.asDict()),
-            Said(**r.last.asDict()),
-            r.n,
-            r.event or "?",
-        )
-        for r in rows
-    ]
+    return Ask(
+        rows,
+        lambda rows: [
+            NoEndpoint(
+                r.broker,
+                r.listener,
+                r.controller,
+                Said(**r.first.asDict()),
+                Said(**r.last.asDict()),
+                r.n,
+                r.event or "?",
+            )
+            for r in rows
+        ],
+    )
 
 
 LOOKBACK_S = 600  # how far before an election its leader's silence is looked for

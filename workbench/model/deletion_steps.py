@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from workbench.kafka.znode_frames import reassignment_requested
 from workbench.kafka.znodes import DELETE_MARKER_PATH, TOPIC_PATH
 from workbench.model.refs import file_ref_col
 from workbench.model.views import views
+from workbench.together import Ask
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -225,51 +226,68 @@ class Stray:
     log_dir: str
 
 
-def markers(bundle: Bundle) -> list[Marker]:
+def markers(bundle: Bundle) -> Ask[list[Marker]]:
+    """The topics queued for deletion by name, each with its partitions' replicas (None: no topic znode),
+    those being reassigned, whether a reassignment of it is requested and the replicas on disk."""
     v = views(bundle)
-    found = v.delete_markers.collect()
-    if not found:
-        return []
-    names = [m.topic for m in found]
+    marked = v.delete_markers.select("topic")
     moving = F.size(F.coalesce("adding", F.array())) + F.size(F.coalesce("removing", F.array())) > 0
-    parts = {
-        r.topic: r
-        for r in v.partitions.where(F.col("topic").isin(names))
+    parts = (
+        v.partitions.join(marked, "topic", "left_semi")
         .groupBy("topic")
         .agg(
             F.collect_list(F.struct("partition", "replicas")).alias("parts"),
             F.sort_array(F.collect_list(F.when(moving, F.col("partition")))).alias("reassigning"),
         )
-        .collect()
-    }
-    requested = reassignment_requested(bundle.znodes).where(F.col("topic").isin(names))
-    asked = {r.topic for r in requested.select("topic").distinct().collect()}
-    on_disk: dict[str, set[tuple[int, int]]] = {}
-    for r in (
-        v.replicas.where(F.col("topic").isin(names) & (F.col("dir_state") == "live"))
-        .select("topic", "partition", "broker_id")
-        .collect()
-    ):
-        on_disk.setdefault(r.topic, set()).add((r.partition, r.broker_id))
-    out = []
-    for m in sorted(found, key=lambda m: m.topic):
-        t = parts.get(m.topic)
-        replicas = {p.partition: list(p.replicas or []) for p in t.parts} if t is not None else None
-        reassigning = list(t.reassigning) if t is not None else []
-        held = frozenset(on_disk.get(m.topic, ()))
-        out.append(Marker(m.topic, m.path, m.czxid, m.ctime, replicas, reassigning, m.topic in asked, held))
-    return out
+    )
+    asked = (
+        reassignment_requested(bundle.znodes)
+        .join(marked, "topic", "left_semi")
+        .groupBy("topic")
+        .agg(F.lit(True).alias("asked"))
+    )
+    held = (
+        v.replicas.where(F.col("dir_state") == "live")
+        .join(marked, "topic", "left_semi")
+        .groupBy("topic")
+        .agg(F.collect_set(F.struct("partition", "broker_id")).alias("held"))
+    )
+    found = (
+        v.delete_markers.join(parts, "topic", "left")
+        .join(asked, "topic", "left")
+        .join(held, "topic", "left")
+        .orderBy("topic")
+    )
+
+    def read(rows: list[Row]) -> list[Marker]:
+        return [
+            Marker(
+                m.topic,
+                m.path,
+                m.czxid,
+                m.ctime,
+                {p.partition: list(p.replicas or []) for p in m.parts} if m.parts is not None else None,
+                list(m.reassigning or []),
+                bool(m.asked),
+                frozenset((h.partition, h.broker_id) for h in m.held or ()),
+            )
+            for m in rows
+        ]
+
+    return Ask(found, read)
 
 
-def steps_by_topic(steps: DataFrame, marked: list[str]) -> dict[str, Steps]:
+def steps_by_topic(steps: DataFrame, marked: DataFrame | None) -> Ask[dict[str, Steps]]:
     """Per topic, in one pass over the steps: its request, its end, its halts and a refusal; only the
-    topics whose deletion finished, was refused or is still marked."""
+    topics whose deletion finished, was refused or is still marked (`marked`: their topics)."""
 
     def at(step: str, *more: str) -> Column:
         return F.col("step").isin(step, *more)
 
     finished = at("topic znode removed", "deletion.completed")
     halted = at("deletion.halted")
+    if marked is not None:
+        steps = steps.join(marked.select("topic", F.lit(True).alias("marked")), "topic", "left")
     rows = (
         steps.groupBy("topic")
         .agg(
@@ -292,26 +310,31 @@ def steps_by_topic(steps: DataFrame, marked: list[str]) -> dict[str, Steps]:
                 F.when(at("deletion.halted", "log_dir.io_error"), F.struct(*IN_ORDER)),
             ).alias("last_halt"),
             F.min(F.when(at("deletion.disabled"), F.col("ref"))).alias("refused"),
+            F.max(F.col("marked") if marked is not None else F.lit(False)).alias("marked"),
         )
-        .where(F.col("finished") | F.col("refused").isNotNull() | F.col("topic").isin(marked))
-        .collect()
+        .where(F.col("finished") | F.col("refused").isNotNull() | F.col("marked"))
     )
-    return {
-        r.topic: Steps(
-            r.topic,
-            Step(r.asked.ts, r.asked.ref, r.asked.zxid) if r.asked is not None else None,
-            Step(r.done.ts, r.done.ref, r.done.zxid) if r.done is not None else None,
-            bool(r.finished),
-            tuple(r.halts),
-            tuple(r.halt_refs),
-            Halt(r.last_halt.step, r.last_halt.detail, r.last_halt.ref) if r.last_halt is not None else None,
-            r.refused,
-        )
-        for r in rows
-    }
+    return Ask(
+        rows,
+        lambda rows: {
+            r.topic: Steps(
+                r.topic,
+                Step(r.asked.ts, r.asked.ref, r.asked.zxid) if r.asked is not None else None,
+                Step(r.done.ts, r.done.ref, r.done.zxid) if r.done is not None else None,
+                bool(r.finished),
+                tuple(r.halts),
+                tuple(r.halt_refs),
+                Halt(r.last_halt.step, r.last_halt.detail, r.last_halt.ref)
+                if r.last_halt is not None
+                else None,
+                r.refused,
+            )
+            for r in rows
+        },
+    )
 
 
-def delete_dirs(bundle: Bundle, steps: DataFrame) -> list[DeleteDir]:
+def delete_dirs(bundle: Bundle, steps: DataFrame) -> Ask[list[DeleteDir]]:
     dirs = (
         views(bundle)
         .replicas.where(F.col("dir_state") == "delete")
@@ -341,30 +364,30 @@ def delete_dirs(bundle: Bundle, steps: DataFrame) -> list[DeleteDir]:
         .groupBy("broker_id", "dir_name")
         .agg(F.min_by("f", "ts").alias("f"))
     )
-    rows = (
-        dirs.join(renamed, ["broker_id", "dir_name"], "left")
-        .join(failed, ["broker_id", "dir_name"], "left")
-        .collect()
+    rows = dirs.join(renamed, ["broker_id", "dir_name"], "left").join(
+        failed, ["broker_id", "dir_name"], "left"
     )
-    return [
-        DeleteDir(r.broker_id, r.topic, r.partition, r.ts, r.ref, r.f and r.f.error, r.f and r.f.ref)
-        for r in rows
-    ]
+    return Ask(
+        rows,
+        lambda rows: [
+            DeleteDir(r.broker_id, r.topic, r.partition, r.ts, r.ref, r.f and r.f.error, r.f and r.f.ref)
+            for r in rows
+        ],
+    )
 
 
-def strays(bundle: Bundle) -> list[Stray]:
+def strays(bundle: Bundle) -> Ask[list[Stray]]:
     v = views(bundle)
     rows = (
         v.replicas.where(F.col("dir_state") == "live")
         .join(v.topics.select("topic"), "topic", "left_anti")
         .groupBy("broker_id", "topic")
         .agg(F.sort_array(F.collect_set("partition")).alias("partitions"), F.min("log_dir").alias("log_dir"))
-        .collect()
     )
-    return [Stray(r.broker_id, r.topic, list(r.partitions), r.log_dir) for r in rows]
+    return Ask(rows, lambda rows: [Stray(r.broker_id, r.topic, list(r.partitions), r.log_dir) for r in rows])
 
 
-def recreations(bundle: Bundle) -> list[tuple[str, int, int]]:
+def recreations(bundle: Bundle) -> Ask[list[tuple[str, int, int]]]:
     """Each create of a topic znode whose previous write to it was its delete (ZooKeeper's history)."""
     h = (
         views(bundle)
@@ -377,4 +400,4 @@ def recreations(bundle: Bundle) -> list[tuple[str, int, int]]:
     again = h.select("*", F.lag("op").over(w).alias("before"), F.lag("zxid").over(w).alias("deleted")).where(
         (F.col("op") == "create") & (F.col("before") == "delete")
     )
-    return [(r.topic, r.deleted, r.zxid) for r in again.collect()]
+    return Ask(again, lambda rows: [(r.topic, r.deleted, r.zxid) for r in rows])

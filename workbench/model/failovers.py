@@ -8,10 +8,12 @@ how each session ended is `session_ends.py`'s.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from pyspark.sql import Row
 from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour, printed
@@ -19,6 +21,7 @@ from workbench.model.elections import elected_lines, elections, failover_steps
 from workbench.model.refs import file_ref, txn_ref
 from workbench.model.session_ends import ENDINGS, expiry_said, lived_through
 from workbench.model.views import session_of, views
+from workbench.together import Ask, Joined, given, rows
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -72,55 +75,74 @@ class FailoverLog:
         return round((self.ready.ts - self.elected.ts).total_seconds() * 1000)
 
 
-def chain(bundle: Bundle) -> list[Election]:
+def chain(bundle: Bundle) -> Ask[list[Election]]:
     """Elections in order: from ZooKeeper's history when there is one, else from the controllers' logs."""
-    v = views(bundle)
+    if views(bundle).evidence.zk_history:
+        return Ask(elections(bundle).orderBy("zxid"), _linked(_from_history))
+    return Ask(elected_lines(bundle).orderBy("epoch", "ts"), _linked(_from_lines))
+
+
+def _from_history(rows: list[Row]) -> list[Election]:
+    return [
+        Election(
+            r.epoch,
+            r.broker,
+            r.zxid,
+            r.time,
+            txn_ref(r.zxid),
+            None,
+            r.gone_zxid,
+            r.gone_time,
+            r.gone_by,
+            r.session_id,
+        )
+        for r in rows
+    ]
+
+
+def _from_lines(rows: list[Row]) -> list[Election]:
     out: list[Election] = []
-    if v.evidence.zk_history:
-        for r in elections(bundle).orderBy("zxid").collect():
-            out.append(
-                Election(
-                    r.epoch,
-                    r.broker,
-                    r.zxid,
-                    r.time,
-                    txn_ref(r.zxid),
-                    None,
-                    r.gone_zxid,
-                    r.gone_time,
-                    r.gone_by,
-                    r.session_id,
-                )
-            )
-    else:
-        rows = elected_lines(bundle).orderBy("epoch", "ts").collect()
-        for r in rows:
-            if out and out[-1].epoch == r.epoch:
-                continue
-            out.append(Election(r.epoch, r.broker_id, None, r.ts, file_ref(r.file, r.line_no)))
-    for before, after in itertools.pairwise(out):
-        after.previous = before
-    return out
-
-
-def election_logs(bundle: Bundle) -> dict[tuple[int, int], FailoverLog]:
-    """Per (broker, epoch): its lines from its election to 'Ready to serve', and what it resumed."""
-    steps = failover_steps(bundle).orderBy("broker_id", "epoch", "ts", "line_no").collect()
-    out: dict[tuple[int, int], FailoverLog] = {}
-    for r in steps:
-        log = out.setdefault((r.broker_id, r.epoch), FailoverLog())
-        if log.ready is not None:  # what it did after, resuming its work, is not its start
+    for r in rows:
+        if out and out[-1].epoch == r.epoch:
             continue
-        line = Line(r.event, r.step, r.ts, r.file, r.line_no)
-        log.steps.append(line)
-        if r.event == "controller.elected":
-            log.elected = line
-        if r.event == "controller.ready":
-            log.ready = line
-    resumed = picked_up(picked(bundle))
-    for key, log in out.items():
-        log.resumed = resumed.get(key, {})
+        out.append(Election(r.epoch, r.broker_id, None, r.ts, file_ref(r.file, r.line_no)))
     return out
+
+
+def _linked(read: Callable[[list[Row]], list[Election]]) -> Callable[[list[Row]], list[Election]]:
+    """`read`, each election given the one before it."""
+
+    def linked(rows: list[Row]) -> list[Election]:
+        out = read(rows)
+        for before, after in itertools.pairwise(out):
+            after.previous = before
+        return out
+
+    return linked
+
+
+def election_logs(bundle: Bundle) -> Ask[dict[tuple[int, int], FailoverLog]]:
+    """Per (broker, epoch): its lines from its election to 'Ready to serve', and what it resumed."""
+
+    def read(steps: list[Row], picked: list[Picked]) -> dict[tuple[int, int], FailoverLog]:
+        out: dict[tuple[int, int], FailoverLog] = {}
+        for r in steps:
+            log = out.setdefault((r.broker_id, r.epoch), FailoverLog())
+            if log.ready is not None:  # what it did after, resuming its work, is not its start
+                continue
+            line = Line(r.event, r.step, r.ts, r.file, r.line_no)
+            log.steps.append(line)
+            if r.event == "controller.elected":
+                log.elected = line
+            if r.event == "controller.ready":
+                log.ready = line
+        resumed = picked_up(picked)
+        for key, log in out.items():
+            log.resumed = resumed.get(key, {})
+        return out
+
+    steps = failover_steps(bundle).orderBy("broker_id", "epoch", "ts", "line_no")
+    return Joined(read, rows(steps), picked_lines(bundle))
 
 
 @dataclass(frozen=True)
@@ -134,7 +156,7 @@ class Picked:
     what: str
 
 
-def picked(bundle: Bundle) -> list[Picked]:
+def picked_lines(bundle: Bundle) -> Ask[list[Picked]]:
     """Per controller (broker, epoch) and thing: reassignments it sent or completed, deletions it
     (re)started, preferred elections it resumed, and the topics queued for deletion its failover listed
     (kind "listed deletions"; an empty list is one row with `what` ""); each line given to the broker's
@@ -177,9 +199,8 @@ def picked(bundle: Bundle) -> list[Picked]:
         .where((F.col("what") != "") | (F.col("kind") == LISTED))
         .select("broker_id", "epoch", "kind", "what")
         .distinct()
-        .collect()
     )
-    return [Picked(r.broker_id, r.epoch, r.kind, r.what) for r in rows]
+    return Ask(rows, lambda rows: [Picked(r.broker_id, r.epoch, r.kind, r.what) for r in rows])
 
 
 LISTED = "listed deletions"
@@ -230,22 +251,32 @@ class Expired:
     seen: str = ""  # logs only, no session named: what showed it gone
 
 
-def expiries(bundle: Bundle, ends: dict[int, tuple[str, str | None]]) -> list[Expired]:
+def expiries(bundle: Bundle, ends: dict[int, tuple[str, str | None]]) -> Ask[list[Expired]]:
     """Every session a broker lost: each ended registration in ZooKeeper's history (`ends`: how each
-    session ended), else the expiries the brokers' logs tell."""
+    session ended), else the expiries the brokers' logs tell (found here: their queries build on each
+    other)."""
     v = views(bundle)
     if v.evidence.zk_history:
-        regs = v.registrations.where(F.col("ended_zxid").isNotNull()).orderBy("ended_zxid").collect()
-        return [
-            Expired(
-                r.broker_id,
-                r.session_id,
-                *ends.get(r.session_id, ("unknown", None)),
-                r.ended,
-                zxids=(r.czxid, r.ended_zxid),
-            )
-            for r in regs
-        ]
+        regs = v.registrations.where(F.col("ended_zxid").isNotNull()).orderBy("ended_zxid")
+        return Ask(
+            regs,
+            lambda regs: [
+                Expired(
+                    r.broker_id,
+                    r.session_id,
+                    *ends.get(r.session_id, ("unknown", None)),
+                    r.ended,
+                    zxids=(r.czxid, r.ended_zxid),
+                )
+                for r in regs
+            ],
+        )
+    found = _expired_in_lines(bundle)
+    return given(found)
+
+
+def _expired_in_lines(bundle: Bundle) -> list[Expired]:
+    v = views(bundle)
     # logs only: the client's "Unable to reconnect ... session 0x.. has expired" names the session, as a
     # ZooKeeper server's "Expiring session 0x.." does where it writes into a broker's log; the session is the
     # broker's whose registration it owned (its Stat line), else the client line's folder's

@@ -275,10 +275,10 @@ def captured_at(bundle: Bundle) -> datetime | None:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc) if ms is not None else None
 
 
-def grouped(ep: DataFrame, keys: list[str], *extra: Column) -> list[Any]:
-    """Episodes grouped: how many partitions, the longest, how many still at the capture, the first
-    partitions by name (a finding's list, never every row), the txns that began and ended the longest, and
-    the `extra` aggregates asked for."""
+def grouped(ep: DataFrame, keys: list[str], *extra: Column) -> DataFrame:
+    """Episodes grouped, a row a group in order of their beginning: how many partitions, the longest, how
+    many still at the capture, the first partitions by name (a finding's list, never every row), the txns
+    that began and ended the longest, and the `extra` aggregates asked for."""
     return (
         ep.groupBy(*keys)
         .agg(
@@ -296,5 +296,4 @@ def grouped(ep: DataFrame, keys: list[str], *extra: Column) -> list[Any]:
             ).alias("worst"),
         )
         .orderBy("began")
-        .collect()
     )

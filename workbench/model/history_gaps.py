@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 
+from workbench.together import rows, together
 from workbench.zookeeper.txns import hex_zxid
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ def history_gaps(bundle: Bundle, damage: DataFrame) -> list[Gap]:
     """The gaps of the bundle's txn logs, oldest first; `damage` is the txn logs' bad records."""
     txns = bundle.znode_history.select("zxid", "time", "file", "offset").distinct()
     txns = txns.withColumn("epoch", F.shiftright("zxid", 32))
-    epochs = (
+    per_epoch = rows(
         txns.groupBy("epoch")
         .agg(
             F.count("*").alias("n"),
@@ -88,8 +89,10 @@ def history_gaps(bundle: Bundle, damage: DataFrame) -> list[Gap]:
             F.max_by(F.struct("time", "file", "offset"), "zxid").alias("last_at"),
         )
         .orderBy("epoch")
-        .collect()
     )
+    damaged = rows(damage.select("file", "position", "reason"))  # one row per damage
+    got = together(per_epoch, damaged)
+    epochs, problems = got[per_epoch], got[damaged]
     if not epochs:
         return []
     holes: list[tuple[int, int, Row, Row]] = []  # (after, before, where each is: time, file, offset)
@@ -107,7 +110,6 @@ def history_gaps(bundle: Bundle, damage: DataFrame) -> list[Gap]:
             .collect()  # one row per gap
         )
         holes += [(r.p, r.zxid, r.p_at, r.at) for r in skips]
-    problems = damage.select("file", "position", "reason").collect()  # one row per damage
     gaps = [_gap(a, b, a_at, b_at, problems) for a, b, a_at, b_at in sorted(holes, key=lambda h: h[0])]
     last = epochs[-1]
     tail = [

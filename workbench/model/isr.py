@@ -6,11 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from workbench.kafka.znodes import CONTROLLER
 from workbench.model.views import views
+from workbench.together import Ask, Joined, given, rows
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -101,15 +102,15 @@ class OnlyInSync:
     refusing: int = 0  # of them, those it refuses to lead at the capture (`acting`: nobody serves them)
 
 
-def only_in_sync(bundle: Bundle) -> list[OnlyInSync]:
-    """From ZooKeeper's tree at the capture (a query, and one for the controller where any): the registered
+def only_in_sync(bundle: Bundle) -> Ask[list[OnlyInSync]]:
+    """From ZooKeeper's tree at the capture (its partitions and its controller): the registered
     brokers leading
     partitions whose ISR is themselves alone, though the partitions have other replicas. Topics queued for
     deletion are left out: they are going, and a controlled shutdown leaves them alone too."""
     v = views(bundle)
     live = sorted(v.live_brokers)
     if not live:
-        return []
+        return given([])
     leader = F.col("leader")
     alone = v.partitions.where(
         (F.size("replicas") > 1)
@@ -125,25 +126,25 @@ def only_in_sync(bundle: Bundle) -> list[OnlyInSync]:
         alone = alone.join(last, ["topic", "partition"], "left")
     else:
         alone = alone.withColumn("refused", F.lit(False))
-    rows = (
+    per_broker = (
         alone.groupBy(leader.alias("broker"))
         .agg(
             F.count("*").alias("n"),
             F.count_if(F.coalesce("refused", F.lit(False))).alias("refusing"),
             F.slice(F.sort_array(F.collect_list(F.struct("topic", "partition"))), 1, 60).alias("tps"),
         )
-        .orderBy("broker")
-        .collect()  # a row per broker
+        .orderBy("broker")  # a row per broker
     )
-    said = None
-    if rows:  # who is controller now: it moves too if that broker stops
-        said = (
-            bundle.znodes.where(F.col("path") == CONTROLLER)
-            .select(F.get_json_object("data", "$.brokerid").cast("int"))
-            .first()
-        )
-    controller = said[0] if said else None
+    # who is controller now: it moves too if that broker stops
+    said = bundle.znodes.where(F.col("path") == CONTROLLER).select(
+        F.get_json_object("data", "$.brokerid").cast("int").alias("controller")
+    )
+    return Joined(_only_in_sync, rows(per_broker), rows(said))
+
+
+def _only_in_sync(per_broker: list[Row], said: list[Row]) -> list[OnlyInSync]:
+    controller = said[0].controller if said else None
     return [
         OnlyInSync(r.broker, r.n, [(t.topic, t.partition) for t in r.tps], r.broker == controller, r.refusing)
-        for r in rows
+        for r in per_broker
     ]

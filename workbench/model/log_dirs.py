@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
+from workbench.together import Ask
+
 if TYPE_CHECKING:
     from workbench.frames import Bundle
 
@@ -46,8 +48,8 @@ class DirFailed:
     halted: Said | None
 
 
-def failed_dirs_logged(bundle: Bundle) -> list[DirFailed]:
-    """Per broker and log dir, what its lines say of the dir's failure (one query; a row per dir)."""
+def failed_dirs_logged(bundle: Bundle) -> Ask[list[DirFailed]]:
+    """Per broker and log dir, what its lines say of the dir's failure (a row per dir)."""
     ev = bundle.cluster_events.where(F.col("event").isin("log_dir.io_error", "log_dir.failed"))
     said = F.struct("ts", "file", "line_no", "message")
     order = F.struct("ts", "file", "line_no")
@@ -74,16 +76,18 @@ def failed_dirs_logged(bundle: Bundle) -> list[DirFailed]:
             first_where(F.col("event") == "log_dir.io_error").alias("error"),
             first_where(F.col("step").isin(*HALTS)).alias("halted"),
         )
-        .orderBy("broker_id", "log_dir")
-        .collect()  # one row per failed dir
+        .orderBy("broker_id", "log_dir")  # one row per failed dir
     )
-    return [
-        DirFailed(
-            r.broker_id,
-            r.log_dir,
-            Said(**r.first.asDict()),
-            Said(**r.error.asDict()) if r.error else None,
-            Said(**r.halted.asDict()) if r.halted else None,
-        )
-        for r in rows
-    ]
+    return Ask(
+        rows,
+        lambda rows: [
+            DirFailed(
+                r.broker_id,
+                r.log_dir,
+                Said(**r.first.asDict()),
+                Said(**r.error.asDict()) if r.error else None,
+                Said(**r.halted.asDict()) if r.halted else None,
+            )
+            for r in rows
+        ],
+    )

@@ -21,8 +21,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pyspark.sql import Row
 from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour
@@ -30,6 +32,7 @@ from workbench.model.refs import file_ref, txn_ref
 from workbench.model.session_ends import negotiated_timeouts, session_ends, session_timeout, signs_of_life
 from workbench.model.skew import skew_ms
 from workbench.model.views import session_of, views
+from workbench.together import Ask, given, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -106,10 +109,11 @@ def outages(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) ->
     known (model.skew). A failover whose end is not known (no 'Ready to serve') counts to its election."""
     if not failovers:
         return {}
-    timeouts = negotiated_timeouts(bundle, [f.session for f in failovers if f.session is not None])
-    heard = _last_heard(bundle, failovers, skews)
+    negotiated = negotiated_timeouts(bundle, [f.session for f in failovers if f.session is not None])
+    last_heard, last_writes = _last_heard(bundle, failovers, skews), _last_writes(bundle, failovers)
+    got = together(negotiated, last_heard, last_writes)
+    timeouts, heard, writes = got[negotiated], got[last_heard], got[last_writes]
     lines = _last_lines(bundle, failovers, skews, {e: h[0] for e, h in heard.items()})
-    writes = _last_writes(bundle, failovers)
     out = {}
     for f in failovers:
         end = f.elected + timedelta(milliseconds=f.ready_ms or 0)
@@ -172,7 +176,7 @@ def _last_lines(
     ev = signs_of_life(bundle.cluster_events).select("broker_id", "ts", "file", "line_no", "event")
     at_zk = F.timestamp_millis(F.unix_millis("ts") - F.col("skew_ms"))
     rows = (
-        ev.join(F.broadcast(wanted), "broker_id")
+        ev.join(wanted, "broker_id")
         .withColumn("zk_ts", at_zk)
         .where(F.col("zk_ts") <= F.col("gone"))
         .groupBy("epoch")
@@ -196,13 +200,13 @@ def _last_lines(
     }
 
 
-def _last_heard(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) -> dict[int, Any]:
+def _last_heard(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) -> Ask[dict[int, Any]]:
     """Epoch -> (time, what, ref): when the old controller's ZooKeeper client last heard from its server,
     from its first time-out line for that session after it last (re)connected (the line's time less the
     idle time it reports: a later line's idle counts from a connection attempt, not from the server)."""
     by_session = {f.session: f for f in failovers if f.session is not None}
     if not by_session:
-        return {}
+        return given({})
     ev = bundle.cluster_events.where(F.col("event").isin("zk.session_timed_out", "zk.session_established"))
     out_line = F.struct("ts", F.col("attrs")["idle_ms"].cast("long").alias("idle_ms"), "file", "line_no")
     rows = (
@@ -214,9 +218,12 @@ def _last_heard(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]
             F.sort_array(F.collect_list(F.when(F.col("event") == "zk.session_timed_out", out_line))).alias(
                 "outs"
             ),
-        )
-        .collect()  # one row per session, with its few time-out lines
+        )  # one row per session, with its few time-out lines
     )
+    return Ask(rows, partial(_heard, by_session, skews))
+
+
+def _heard(by_session: dict[int, Failover], skews: dict[int, int], rows: list[Row]) -> dict[int, Any]:
     out = {}
     for r in rows:
         f = by_session[r.session_id]
@@ -232,18 +239,21 @@ def _last_heard(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]
     return out
 
 
-def _last_writes(bundle: Bundle, failovers: list[Failover]) -> dict[int, Any]:
+def _last_writes(bundle: Bundle, failovers: list[Failover]) -> Ask[dict[int, Any]]:
     """Epoch -> (time, what, ref) of the old controller's session's last write before it ended."""
     by_session = {f.session: f for f in failovers if f.session is not None}
     if not by_session:
-        return {}
+        return given({})
     rows = (
         views(bundle)
         .history.where(F.col("session_id").isin(list(by_session)) & (F.col("op") != "closeSession"))
         .groupBy("session_id")
-        .agg(F.max_by(F.struct("zxid", "time"), "zxid").alias("w"))
-        .collect()  # one row per session
+        .agg(F.max_by(F.struct("zxid", "time"), "zxid").alias("w"))  # one row per session
     )
+    return Ask(rows, partial(_written, by_session))
+
+
+def _written(by_session: dict[int, Failover], rows: list[Row]) -> dict[int, Any]:
     out = {}
     for r in rows:
         f = by_session[r.session_id]

@@ -32,6 +32,7 @@ from workbench.model.partition_log import logged_states
 from workbench.model.refs import TP, Said
 from workbench.model.session_ends import negotiated_timeouts, session_timeout
 from workbench.model.views import session_of, views
+from workbench.together import answer
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -94,7 +95,9 @@ def paused(bundle: Bundle, skews: dict[int, int], taken_back: bool = False) -> l
         .collect()  # one row per session a client line names, with its few lines
     )
     known = (
-        negotiated_timeouts(bundle, [r.session_id for r in rows]) if views(bundle).evidence.zk_history else {}
+        answer(negotiated_timeouts(bundle, [r.session_id for r in rows]))
+        if views(bundle).evidence.zk_history
+        else {}
     )
     found = []
     for r in rows:

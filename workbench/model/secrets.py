@@ -8,10 +8,11 @@ server.properties.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
 from workbench.capture.redact import (
@@ -23,6 +24,7 @@ from workbench.capture.redact import (
     is_secret_config,
 )
 from workbench.model.views import views
+from workbench.together import Ask
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -42,11 +44,10 @@ class InClear:
         return f"{self.file} ({shown})"
 
 
-def in_clear(bundle: Bundle) -> list[InClear]:
-    """Each file holding credentials in clear, by file name; one Spark query over ZooKeeper's txns, tree
-    and pastes (only the config znodes' rows leave Spark), server.properties read as the bundle holds it."""
+def in_clear(bundle: Bundle) -> Ask[list[InClear]]:
+    """Each file holding credentials in clear, by file name; one query over ZooKeeper's txns, tree and
+    pastes (only the config znodes' rows leave Spark), server.properties read as the bundle holds it."""
     held = bundle.evidence
-    found: dict[str, set[str]] = {}
     parts = []
     if any(f.kind == "log" for f in held.zk_files):
         parts.append(bundle.znode_history.select("path", "data", "file"))
@@ -54,23 +55,25 @@ def in_clear(bundle: Bundle) -> list[InClear]:
         parts.append(_tree_files(bundle.znodes))
     if held.pasted:
         parts.append(bundle.znodes_observed.select("path", "data", "file"))
+    by_file = None
     if parts:
-        rows = parts[0]
-        for p in parts[1:]:
-            rows = rows.unionByName(p)
+        znodes = functools.reduce(DataFrame.unionByName, parts)
         path, data = F.col("path"), F.coalesce(F.col("data"), F.lit(""))
         secret = (path.rlike(USERS.pattern) & data.rlike(SCRAM_IN_CLEAR)) | (
             path.rlike(BROKERS.pattern) & data.rlike(CONFIG_IN_CLEAR)
-        )
-        by_file = rows.where(secret).groupBy("file").agg(F.sort_array(F.collect_set("path")).alias("p"))
-        for r in by_file.collect():  # a row per file holding secrets
-            found.setdefault(r.file, set()).update(r.p)
+        )  # a row per file holding secrets
+        by_file = znodes.where(secret).groupBy("file").agg(F.sort_array(F.collect_set("path")).alias("p"))
     ev = views(bundle).evidence
-    for broker, config in sorted(ev.configs.items()):
-        keys = [k for k, v in config.items() if is_secret_config(k) and v and not is_redacted(v.strip())]
-        if keys:
-            found.setdefault(ev.config_files[broker], set()).update(keys)
-    return [InClear(f, tuple(sorted(h))) for f, h in sorted(found.items())]
+
+    def read(rows: list[Row]) -> list[InClear]:
+        found: dict[str, set[str]] = {r.file: set(r.p) for r in rows}
+        for broker, config in sorted(ev.configs.items()):
+            keys = [k for k, v in config.items() if is_secret_config(k) and v and not is_redacted(v.strip())]
+            if keys:
+                found.setdefault(ev.config_files[broker], set()).update(keys)
+        return [InClear(f, tuple(sorted(h))) for f, h in sorted(found.items())]
+
+    return Ask(by_file, read)
 
 
 def _tree_files(znodes: DataFrame) -> DataFrame:

@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 from workbench.kafka import behaviour
 from workbench.model.refs import file_ref
 from workbench.model.views import fact, session_of, views
+from workbench.together import Ask, answer
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -118,7 +119,7 @@ def _lived_through(bundle: Bundle, sessions: list[int]) -> dict[int, tuple[str, 
     """Session -> (hang or network_partition, the time-out line), for the expired sessions asked for."""
     if not sessions:
         return {}
-    found = lived_through(bundle.cluster_events, negotiated_timeouts(bundle, sessions), sessions)
+    found = lived_through(bundle.cluster_events, answer(negotiated_timeouts(bundle, sessions)), sessions)
     return {sid: (how, file_ref(f, n)) for sid, (how, f, n) in found.items()}
 
 
@@ -177,15 +178,16 @@ def session_timeout(
     return (default, f"Kafka {ev.kafka_version}'s default") if default is not None else (None, "")
 
 
-def negotiated_timeouts(bundle: Bundle, sessions: list[int]) -> dict[int, int]:
+def negotiated_timeouts(bundle: Bundle, sessions: list[int]) -> Ask[dict[int, int]]:
     """Session -> the timeout ZooKeeper negotiated for it (its createSession txn)."""
     rows = (
         views(bundle)
         .history.where((F.col("op") == "createSession") & F.col("session_id").isin(sessions))
-        .select("session_id", "session_timeout")
-        .collect()  # one row per session asked for
+        .select("session_id", "session_timeout")  # one row per session asked for
     )
-    return {r.session_id: r.session_timeout for r in rows if r.session_timeout is not None}
+    return Ask(
+        rows, lambda rows: {r.session_id: r.session_timeout for r in rows if r.session_timeout is not None}
+    )
 
 
 # How a session ended after which its broker had gone silent before ZooKeeper expired it: it crashed,

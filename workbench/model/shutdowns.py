@@ -20,6 +20,7 @@ from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from workbench.model.refs import file_ref
+from workbench.together import Ask
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -41,7 +42,7 @@ class ControlledShutdown:
     last_ref: str
 
 
-def troubled(bundle: Bundle, limit: int) -> list[ControlledShutdown]:
+def troubled(bundle: Bundle, limit: int) -> Ask[list[ControlledShutdown]]:
     """The first `limit` controlled shutdowns that were retried or gave up (one query)."""
     ev = bundle.cluster_events.where(
         F.col("event").startswith("controlled_shutdown.") & F.col("broker_id").isNotNull()
@@ -72,21 +73,23 @@ def troubled(bundle: Bundle, limit: int) -> list[ControlledShutdown]:
         )
         .where((F.col("attempts") > 1) | F.col("gave_up"))
         .orderBy("began.ts", "broker_id")
-        .limit(limit)
-        .collect()  # at most `limit` shutdowns
+        .limit(limit)  # at most `limit` shutdowns
     )
-    return [
-        ControlledShutdown(
-            r.broker_id,
-            r.began.ts,
-            r.attempts,
-            bool(r.gave_up),
-            _left(r.left) if r.left else None,
-            file_ref(r.began.file, r.began.line_no),
-            file_ref(r.last.file, r.last.line_no),
-        )
-        for r in rows
-    ]
+    return Ask(
+        rows,
+        lambda rows: [
+            ControlledShutdown(
+                r.broker_id,
+                r.began.ts,
+                r.attempts,
+                bool(r.gave_up),
+                _left(r.left) if r.left else None,
+                file_ref(r.began.file, r.began.line_no),
+                file_ref(r.last.file, r.last.line_no),
+            )
+            for r in rows
+        ],
+    )
 
 
 def _left(text: str) -> str:

@@ -27,6 +27,7 @@ from workbench.model.elections import elected_lines
 from workbench.model.service import served
 from workbench.model.views import views
 from workbench.spark import kept
+from workbench.together import rows, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -43,8 +44,8 @@ def state_at(bundle: Bundle, at: int | datetime | str | None = None) -> ClusterS
         zxid, time = _last_txn(bundle, at if isinstance(at, int) else None, when)
         # kept: each question asked of the state would replay ZooKeeper's tree again
         state = _from_zookeeper(kept(bundle.znodes_at(zxid)[0]), _shown(at), zxid, time)
-        rows = served(bundle)
-        state.counted = None if rows is None else _counted_at(rows, zxid, when or time)
+        changes = served(bundle)
+        state.counted = None if changes is None else _counted_at(changes, zxid, when or time)
         hidden = _gaps_before(bundle, zxid)
         if hidden:  # replayed across txns nobody can read: not exact, and said why
             state.exact = False
@@ -112,13 +113,18 @@ def _from_zookeeper(znodes: DataFrame, at: str, zxid: int | None, time: datetime
         | F.col("path").rlike(BROKER_PATH)
         | F.col("path").rlike(DELETE_MARKER_PATH)
     ).select("path", "data", "source")
-    rows = top.collect()  # a few znodes per broker and per pending deletion
-    data = {r.path: r.data for r in rows}
-    if zxid is None:  # the newest state: as of the tree's newest change
-        newest = znodes.agg(F.max("mzxid").alias("z"), F.max_by("mtime", "mzxid").alias("t")).collect()[0]
-        zxid, time = newest.z, newest.t
+    shown = rows(top)  # a few znodes per broker and per pending deletion
+    # the newest state: as of the tree's newest change
+    newest = rows(
+        znodes.agg(F.max("mzxid").alias("z"), F.max_by("mtime", "mzxid").alias("t")) if zxid is None else None
+    )
+    got = together(shown, newest)
+    top_rows = got[shown]
+    data = {r.path: r.data for r in top_rows}
+    if zxid is None:
+        zxid, time = got[newest][0].z, got[newest][0].t
     partitions = partitions_in(znodes).select(*PARTITION_COLUMNS)
-    source = rows[0].source if rows else "an empty tree"
+    source = top_rows[0].source if top_rows else "an empty tree"
     controller = data.get(paths.CONTROLLER)
     epoch = data.get(paths.CONTROLLER_EPOCH)
     return ClusterState(
@@ -129,9 +135,11 @@ def _from_zookeeper(znodes: DataFrame, at: str, zxid: int | None, time: datetime
         time=time,
         controller=_decoded(decode_controller, controller, "brokerid"),
         controller_epoch=_decoded(decode_controller_epoch, epoch),
-        live_brokers=tuple(sorted(int(r.path.rsplit("/", 1)[1]) for r in rows if _is(r.path, BROKER_PATH))),
+        live_brokers=tuple(
+            sorted(int(r.path.rsplit("/", 1)[1]) for r in top_rows if _is(r.path, BROKER_PATH))
+        ),
         delete_markers=tuple(
-            sorted(r.path.rsplit("/", 1)[1] for r in rows if _is(r.path, DELETE_MARKER_PATH))
+            sorted(r.path.rsplit("/", 1)[1] for r in top_rows if _is(r.path, DELETE_MARKER_PATH))
         ),
         partitions=partitions,
         reassignments=_reassignments(partitions, znodes),

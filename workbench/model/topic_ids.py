@@ -9,13 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from workbench.kafka.logdir import PARTITION_METADATA
 from workbench.kafka.znode_frames import epoch_of
 from workbench.kafka.znodes import CONTROLLER_EPOCH, TOPIC_PATH
 from workbench.model.views import views
+from workbench.together import Ask, Joined, given, rows
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -49,43 +50,51 @@ def replica_ids(bundle: Bundle) -> DataFrame:
 UNREADABLE_SHOWN = 5  # partition.metadata files named that could not be read; the rest counted
 
 
-def unread_metadata(bundle: Bundle) -> list[str]:
+def unread_metadata(bundle: Bundle) -> Ask[list[str]]:
     """The replicas whose topic id is unknown: those whose partition.metadata copy could not be read
     (each file named, as Kafka would refuse it), and per broker those a pasted listing shows (with its
     partition.metadata, or without its files as `ls -l` does) with no copy of the file beside it."""
     if not bundle.evidence.log_dirs:
-        return []
-    bad = (
-        bundle.datadir_bad_records.where(F.col("source") == PARTITION_METADATA)
-        .select("file", "reason")
-        .orderBy("file")
-        .limit(UNREADABLE_SHOWN + 1)
-        .collect()
+        return given([])
+    bad = bundle.datadir_bad_records.where(F.col("source") == PARTITION_METADATA).agg(
+        F.count("*").alias("n"),
+        F.slice(F.sort_array(F.collect_list(F.struct("file", "reason"))), 1, UNREADABLE_SHOWN).alias("first"),
     )
-    out = [f"{r.file}: unreadable ({r.reason}); its replica's topic id is not known" for r in bad]
-    if len(bad) > UNREADABLE_SHOWN:
-        more = bundle.datadir_bad_records.where(F.col("source") == PARTITION_METADATA).count()
-        out[UNREADABLE_SHOWN:] = [f"{more - UNREADABLE_SHOWN} more partition.metadata file(s) unreadable"]
     pasted = sorted({d.broker_id for d in bundle.evidence.log_dirs if d.pasted and d.broker_id is not None})
-    if not pasted:
-        return out
-    where = ["broker_id", "log_dir", "dir_name"]
-    dirs = (
-        bundle.datadir_files.where(
-            F.col("broker_id").isin(pasted) & (F.col("dir_state") == "live") & F.col("line_no").isNotNull()
+    unread = None
+    if pasted:
+        where = ["broker_id", "log_dir", "dir_name"]
+        dirs = (
+            bundle.datadir_files.where(
+                F.col("broker_id").isin(pasted)
+                & (F.col("dir_state") == "live")
+                & F.col("line_no").isNotNull()
+            )
+            .groupBy(*where)
+            .agg(
+                F.max((F.col("file") == PARTITION_METADATA).cast("int")).alias("listed"),
+                F.count("file").alias("files"),
+            )
+            .where((F.col("listed") == 1) | (F.col("files") == 0))
         )
-        .groupBy(*where)
-        .agg(
-            F.max((F.col("file") == PARTITION_METADATA).cast("int")).alias("listed"),
-            F.count("file").alias("files"),
+        unread = (
+            dirs.join(bundle.partition_metadata.select(*where), where, "left_anti")
+            .groupBy("broker_id")
+            .agg(F.count("*").alias("n"))
+            .orderBy("broker_id")
         )
-        .where((F.col("listed") == 1) | (F.col("files") == 0))
-    )
-    unread = dirs.join(bundle.partition_metadata.select(*where), where, "left_anti")
+    return Joined(_unread, rows(bad), rows(unread))
+
+
+def _unread(bad: list[Row], unread: list[Row]) -> list[str]:
+    (counted,) = bad
+    out = [f"{r.file}: unreadable ({r.reason}); its replica's topic id is not known" for r in counted.first]
+    if counted.n > UNREADABLE_SHOWN:
+        out.append(f"{counted.n - UNREADABLE_SHOWN} more partition.metadata file(s) unreadable")
     return out + [
-        f"broker {r.broker_id}: partition.metadata of {r['count']} replica(s) a pasted listing shows, "
+        f"broker {r.broker_id}: partition.metadata of {r.n} replica(s) a pasted listing shows, "
         "not copied beside it"
-        for r in unread.groupBy("broker_id").count().orderBy("broker_id").collect()
+        for r in unread
     ]
 
 
@@ -296,46 +305,44 @@ class Stale:
     disk_topic_id: str
 
 
-def foreign_cluster(bundle: Bundle) -> dict[int, tuple[str, str, str]]:
+def foreign_cluster(bundle: Bundle) -> Ask[dict[int, tuple[str, str, str]]]:
     """Brokers whose meta.properties names another cluster than `/cluster/id`:
     broker -> (disk id, zk id, file)."""
     zk = bundle.znodes.where(F.col("path") == "/cluster/id").select(
-        F.get_json_object("data", "$.id").alias("id")
+        F.get_json_object("data", "$.id").alias("zk_id")
     )
-    rows = zk.collect()
-    if not rows or rows[0].id is None:
-        return {}
-    zk_id = rows[0].id
-    disks = bundle.meta_properties.where(F.col("cluster_id").isNotNull() & (F.col("cluster_id") != zk_id))
-    return {
-        r.broker_id: (r.cluster_id, zk_id, r.file)
-        for r in disks.select("broker_id", "cluster_id", "file").collect()
-    }
+    disks = bundle.meta_properties.join(zk, F.col("cluster_id") != F.col("zk_id")).select(
+        "broker_id", "cluster_id", "zk_id", "file"
+    )
+    return Ask(disks, lambda rs: {r.broker_id: (r.cluster_id, r.zk_id, r.file) for r in rs})
 
 
-def id_changes(writes: DataFrame, topics: list[str]) -> dict[str, list[Write]]:
+def id_changes(writes: DataFrame, topics: list[str]) -> Ask[dict[str, list[Write]]]:
     """The writes that changed each topic's id (or created or deleted it), in zxid order."""
-    rows = writes.where(F.col("topic").isin(topics) & (F.col("change") != "kept")).orderBy("zxid").collect()
-    out: dict[str, list[Write]] = {}
-    for r in rows:
-        out.setdefault(r.topic, []).append(
-            Write(
-                r.zxid,
-                r.change,
-                r.topic_id,
-                r.previous_id,
-                r.session_id,
-                r.writer_broker,
-                bool(r.fenced),
-                r.znode_version,
-                r.partitions,
-                r.controller_epoch,
+
+    def read(rows: list[Row]) -> dict[str, list[Write]]:
+        out: dict[str, list[Write]] = {}
+        for r in rows:
+            out.setdefault(r.topic, []).append(
+                Write(
+                    r.zxid,
+                    r.change,
+                    r.topic_id,
+                    r.previous_id,
+                    r.session_id,
+                    r.writer_broker,
+                    bool(r.fenced),
+                    r.znode_version,
+                    r.partitions,
+                    r.controller_epoch,
+                )
             )
-        )
-    return out
+        return out
+
+    return Ask(writes.where(F.col("topic").isin(topics) & (F.col("change") != "kept")).orderBy("zxid"), read)
 
 
-def impact(bundle: Bundle, ids: DataFrame, topics: list[str]) -> list[Impact]:
+def impact(bundle: Bundle, ids: DataFrame, topics: list[str]) -> Ask[list[Impact]]:
     """Per topic: which replicas will be refused, which ISRs they left or will leave, which partitions
     nobody serves now (no live leader, or its last change's leader refused it: `acting.mark`), and which
     are served now with no in-sync replica left that accepts the current id."""
@@ -375,9 +382,8 @@ def impact(bundle: Bundle, ids: DataFrame, topics: list[str]) -> list[Impact]:
     leave = F.transform(
         "leaving", lambda b: F.concat(F.col("partition").cast("string"), F.lit("@"), b.cast("string"))
     )
-    per_topic = (
-        joined.groupBy("topic")
-        .agg(
+    per_topic = (  # one row per topic
+        joined.groupBy("topic").agg(
             F.sum(F.size("stale")).alias("replicas"),
             F.flatten(F.collect_list(pair)).alias("out_of_isr"),
             F.flatten(F.collect_list(leave)).alias("will_leave"),
@@ -388,19 +394,22 @@ def impact(bundle: Bundle, ids: DataFrame, topics: list[str]) -> list[Impact]:
             F.sort_array(F.collect_set(F.when(F.col("at_risk"), F.col("leader")))).alias("at_risk_leaders"),
             F.slice(F.sort_array(F.collect_list("state_path")), 1, 3).alias("paths"),
         )
-        .collect()
     )
-    return [
-        Impact(
-            r.topic,
-            r.replicas,
-            sorted(r.out_of_isr),
-            sorted(r.will_leave),
-            [p for p in r.unavailable if p is not None],
-            [p for p in r.paths if p],
-            [p for p in r.at_risk if p is not None],
-            [b for b in r.at_risk_leaders if b is not None],
-            changes is not None,
-        )
-        for r in per_topic
-    ]
+    known = changes is not None
+    return Ask(
+        per_topic,
+        lambda rows: [
+            Impact(
+                r.topic,
+                r.replicas,
+                sorted(r.out_of_isr),
+                sorted(r.will_leave),
+                [p for p in r.unavailable if p is not None],
+                [p for p in r.paths if p],
+                [p for p in r.at_risk if p is not None],
+                [b for b in r.at_risk_leaders if b is not None],
+                known,
+            )
+            for r in rows
+        ],
+    )

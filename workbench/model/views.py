@@ -25,6 +25,7 @@ from workbench.model.history_gaps import Gap, history_gaps, unchanged_children, 
 from workbench.model.reads import declare, read
 from workbench.once import lock_for, once
 from workbench.spark import kept, small_evidence
+from workbench.together import Ask, together
 from workbench.zookeeper import txns as zk_ops
 
 if TYPE_CHECKING:
@@ -126,14 +127,29 @@ class ClusterViews:
         return partitions_in(self.bundle.znodes)
 
     @once
+    def _at_a_glance(self) -> tuple[set[int], Row | None]:
+        """`live_brokers` and `history_span`, asked together: nearly every analysis needs both."""
+        registered = Ask(
+            self.bundle.znodes.where(F.col("path").rlike(BROKER_PATH)).select(
+                F.regexp_extract("path", BROKER_PATH, 1).try_cast("int").alias("b")
+            ),
+            lambda rows: {r.b for r in rows},
+        )
+        span = Ask(
+            self.history.agg(
+                F.min("zxid").alias("first"), F.min("time").alias("began"), F.max("time").alias("ended")
+            )
+            if self.evidence.zk_history
+            else None,
+            lambda rows: rows[0] if rows and rows[0].first is not None else None,
+        )
+        got = together(registered, span)
+        return got[registered], got[span]
+
+    @property
     def live_brokers(self) -> set[int]:
         """Brokers registered in `/brokers/ids` in the ZooKeeper state (empty without ZooKeeper state)."""
-        rows = (
-            self.bundle.znodes.where(F.col("path").rlike(BROKER_PATH))
-            .select(F.regexp_extract("path", BROKER_PATH, 1).try_cast("int").alias("b"))
-            .collect()
-        )
-        return {r.b for r in rows}
+        return self._at_a_glance[0]
 
     @once
     def delete_markers(self) -> DataFrame:
@@ -168,16 +184,11 @@ class ClusterViews:
             return "the txn logs in the bundle"
         return f"the history read (from zxid {gap.before:#x}, after txns {gap.missing} that are unreadable)"
 
-    @once
+    @property
     def history_span(self) -> Row | None:
         """ZooKeeper's history at a glance, in one pass over its txn logs: first (zxid), began and ended
         (times of its first and last txns); None without txn logs."""
-        if not self.evidence.zk_history:
-            return None
-        span = self.history.agg(
-            F.min("zxid").alias("first"), F.min("time").alias("began"), F.max("time").alias("ended")
-        ).collect()[0]
-        return span if span.first is not None else None
+        return self._at_a_glance[1]
 
     @once
     def as_of_ms(self) -> int | None:
