@@ -226,9 +226,9 @@ def _checks(bundle: Bundle, since: dict[int, datetime]) -> Ask[dict[int, tuple[i
         ]
     return Ask(
         lines.agg(*aggs),
-        lambda rows: {
+        lambda rs: {
             b: (r[f"n{b}"], (r[f"last{b}"].file, r[f"last{b}"].line_no) if r[f"n{b}"] else None)
-            for r in rows
+            for r in rs
             for b in since
         },
     )
@@ -253,7 +253,7 @@ def _flapped(bundle: Bundle) -> Ask[list[Flapped]]:
     )
     return Ask(
         rows,
-        lambda rows: [
+        lambda rs: [
             Flapped(
                 r.broker,
                 r.n,
@@ -263,7 +263,7 @@ def _flapped(bundle: Bundle) -> Ask[list[Flapped]]:
                 [TP(t.topic, t.partition) for t in r.tps],
                 list(r.zxids),
             )
-            for r in rows
+            for r in rs
         ],
     )
 

@@ -42,7 +42,7 @@ from workbench.kafka import behaviour
 from workbench.model.evidence import lacking
 from workbench.model.partition_log import OfflineElection, leader_starts, offline_elections
 from workbench.model.views import views
-from workbench.together import rows, together
+from workbench.together import Ask, given, rows, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -189,12 +189,11 @@ def facts(bundle: Bundle) -> Facts:
     """The unclean elections (ZooKeeper's, else the controller's lines) and the truncations, asked
     together."""
     elected = unclean_elections(bundle)
-    logged: list[OfflineElection] = []
-    total = 0
     ev = views(bundle).evidence
     absent = []
+    from_offline: Ask[tuple[list[OfflineElection], int]] = given(([], 0))
     if elected is None and not ev.zk_history:
-        logged, total = offline_elections(bundle, SHOWN)
+        from_offline = offline_elections(bundle, SHOWN)
         absent = lacking(ev, "state-change", "the leaders the controller elects, with the ISR before")
     shown_elections = None
     if elected is not None:
@@ -217,7 +216,8 @@ def facts(bundle: Bundle) -> Facts:
         ),
     )
     unclean, truncated = rows(shown_elections), rows(first)
-    got = together(unclean, truncated)
+    got = together(unclean, truncated, from_offline)
+    logged, total = got[from_offline]
     (row,) = got[truncated]
     return Facts(
         [UncleanElection(**r.asDict()) for r in got[unclean]],

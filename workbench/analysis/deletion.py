@@ -84,7 +84,9 @@ def facts(bundle: Bundle) -> Facts:
     dirs = deletion_steps.delete_dirs(bundle, steps) if ev.captured_ms is not None else given([])
     strays = deletion_steps.strays(bundle) if ev.zk_state else given([])
     again = deletion_steps.recreations(bundle) if ev.zk_history else given([])
-    got = together(marked, by_topic, dirs, strays, again)
+    begun = given([]) if ev.zk_state else unfinished(bundle, SHOWN)
+    logged_again = given([]) if ev.zk_history else recreated(bundle, SHOWN)
+    got = together(marked, by_topic, dirs, strays, again, begun, logged_again)
     markers = got[marked]
     return Facts(
         ev.zk_state,
@@ -98,9 +100,9 @@ def facts(bundle: Bundle) -> Facts:
         got[strays],
         got[again],
         [] if ev.zk_state else marked_facts(bundle),
-        [] if ev.zk_state else unfinished(bundle, SHOWN),
+        got[begun],
         v.span[1] if not ev.zk_state and v.span is not None else None,
-        [] if ev.zk_history else recreated(bundle, SHOWN),
+        got[logged_again],
         [] if ev.zk_state else lacking(ev, "controller", "each deletion's steps"),
     )
 

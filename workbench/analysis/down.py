@@ -149,7 +149,7 @@ def _refused(bundle: Bundle, last: dict[int, list[TP]]) -> dict[int, list[TP]]:
         return {}
     asked = bundle.spark.createDataFrame(wanted, "broker int, topic string, partition int")
     rows = (
-        changes.join(F.broadcast(asked), ["topic", "partition"])
+        changes.join(asked, ["topic", "partition"])
         .where((F.col("leader") == F.col("broker")) & F.coalesce("registered", F.lit(False)))
         .groupBy("broker", "topic", "partition")
         .agg(F.max_by(F.col("refused_by").isNotNull(), "zxid").alias("refused"))

@@ -53,7 +53,7 @@ from workbench.model.outage import Outage, silent_leaders
 from workbench.model.pauses import ELECTED_WITHIN_S, Paused, paused
 from workbench.model.service import SILENT, pauses, unserved
 from workbench.model.views import ClusterViews, views
-from workbench.together import Ask, Joined, rows, together
+from workbench.together import Ask, Joined, given, rows, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -117,8 +117,10 @@ def facts(bundle: Bundle) -> Facts:
     h = health(bundle)
     v = views(bundle)
     if h is None:
-        logged, total = leaderless(bundle, SHOWN) if v.evidence.with_logs else ([], 0)
-        refused, refused_total = refused_leaders(bundle, SHOWN) if v.evidence.with_logs else ([], 0)
+        stretches = leaderless(bundle, SHOWN) if v.evidence.with_logs else given(([], 0))
+        windows = refused_leaders(bundle, SHOWN) if v.evidence.with_logs else given(([], 0))
+        got = together(stretches, windows)
+        (logged, total), (refused, refused_total) = got[stretches], got[windows]
         ends = v.span[1] if (logged or refused) and v.span is not None else None
         absent = lacking(v.evidence, "state-change", "the controller's partition states")
         starts = [(x.lost, x.began or x.ended) for x in logged if x.lost is not None]

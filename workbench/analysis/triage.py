@@ -200,11 +200,11 @@ def log_attribution(bundle: Bundle) -> Ask[list[str]]:
     )
     return Ask(
         rows,
-        lambda rows: [
+        lambda rs: [
             f"{r.file} holds the lines of brokers {', '.join(map(str, r.ids))}: {r.without} event(s) with no "
             "broker id of their own "
             + (f"kept the folder's broker {', '.join(map(str, r.given))}" if r.given else "have no broker")
-            for r in rows
+            for r in rs
             if r.without
         ],
     )

@@ -88,9 +88,9 @@ def unreachable(bundle: Bundle, limit: int) -> Ask[list[Unreachable]]:
     )
     return Ask(
         rows,
-        lambda rows: [
+        lambda rs: [
             Unreachable(r.controller, r.broker, Said(**r.first.asDict()), Said(**r.last.asDict()), r.n)
-            for r in rows
+            for r in rs
         ],
     )
 
@@ -121,7 +121,7 @@ def no_endpoint(bundle: Bundle, limit: int) -> Ask[list[NoEndpoint]]:
     )
     return Ask(
         rows,
-        lambda rows: [
+        lambda rs: [
             NoEndpoint(
                 r.broker,
                 r.listener,
@@ -131,7 +131,7 @@ def no_endpoint(bundle: Bundle, limit: int) -> Ask[list[NoEndpoint]]:
                 r.n,
                 r.event or "?",
             )
-            for r in rows
+            for r in rs
         ],
     )
 
@@ -172,7 +172,7 @@ def went_quiet(bundle: Bundle, asked: list[tuple[int, datetime]]) -> dict[tuple[
     since = F.col("at") - F.expr(f"INTERVAL {LOOKBACK_S} SECONDS")
     rows = (
         sends.unionByName(own)
-        .join(F.broadcast(wanted), "broker")
+        .join(wanted, "broker")
         .where((F.col("line.ts") <= F.col("at")) & (~F.col("send") | (F.col("line.ts") >= since)))
         .groupBy("broker", "at")
         .agg(

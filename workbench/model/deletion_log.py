@@ -16,11 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from workbench.model.deletion_steps import topics_of
 from workbench.model.refs import Said
+from workbench.together import Ask
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -46,8 +47,8 @@ class Unfinished:
     last: Said
 
 
-def unfinished(bundle: Bundle, limit: int) -> list[Unfinished]:
-    """The first `limit` unfinished deletions by topic (one query over the controller's deletion lines)."""
+def unfinished(bundle: Bundle, limit: int) -> Ask[list[Unfinished]]:
+    """The first `limit` unfinished deletions by topic (a query over the controller's deletion lines)."""
     ev = bundle.cluster_events.where(
         F.col("event").startswith("deletion.") | (F.col("event") == "controller.topics_to_delete")
     )
@@ -125,9 +126,12 @@ def unfinished(bundle: Bundle, limit: int) -> list[Unfinished]:
             & (F.col("completed").isNull() | (F.col("completed.ts") < F.col("started.ts")))
         )
         .orderBy("topic")
-        .limit(limit)
-        .collect()  # at most `limit` topics
+        .limit(limit)  # at most `limit` topics
     )
+    return Ask(rows, _unfinished)
+
+
+def _unfinished(rows: list[Row]) -> list[Unfinished]:
     return [
         Unfinished(
             r.topic,
@@ -171,9 +175,9 @@ class Recreated:
     created: Said
 
 
-def recreated(bundle: Bundle, limit: int) -> list[Recreated]:
-    """The first `limit` re-creations by topic and time, each delete/re-create cycle on its own. One
-    query over the controller's completions and topic changes."""
+def recreated(bundle: Bundle, limit: int) -> Ask[list[Recreated]]:
+    """The first `limit` re-creations by topic and time, each delete/re-create cycle on its own: a query
+    over the controller's completions and topic changes."""
     ev = bundle.cluster_events
     a = F.col("attrs")
     said = F.struct("ts", "file", "line_no")
@@ -197,7 +201,9 @@ def recreated(bundle: Bundle, limit: int) -> list[Recreated]:
         steps.withColumn("before", F.lag(F.struct("made", "at")).over(w))
         .where(F.col("made") & ~F.col("before.made"))
         .orderBy("topic", "at.ts")
-        .limit(limit)
-        .collect()  # at most `limit` cycles
+        .limit(limit)  # at most `limit` cycles
     )
-    return [Recreated(r.topic, Said(**r.before.at.asDict()), Said(**r.at.asDict())) for r in rows]
+    return Ask(
+        rows,
+        lambda rs: [Recreated(r.topic, Said(**r.before.at.asDict()), Said(**r.at.asDict())) for r in rs],
+    )

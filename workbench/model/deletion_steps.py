@@ -316,7 +316,7 @@ def steps_by_topic(steps: DataFrame, marked: DataFrame | None) -> Ask[dict[str, 
     )
     return Ask(
         rows,
-        lambda rows: {
+        lambda rs: {
             r.topic: Steps(
                 r.topic,
                 Step(r.asked.ts, r.asked.ref, r.asked.zxid) if r.asked is not None else None,
@@ -329,7 +329,7 @@ def steps_by_topic(steps: DataFrame, marked: DataFrame | None) -> Ask[dict[str, 
                 else None,
                 r.refused,
             )
-            for r in rows
+            for r in rs
         },
     )
 
@@ -369,9 +369,9 @@ def delete_dirs(bundle: Bundle, steps: DataFrame) -> Ask[list[DeleteDir]]:
     )
     return Ask(
         rows,
-        lambda rows: [
+        lambda rs: [
             DeleteDir(r.broker_id, r.topic, r.partition, r.ts, r.ref, r.f and r.f.error, r.f and r.f.ref)
-            for r in rows
+            for r in rs
         ],
     )
 
@@ -384,7 +384,7 @@ def strays(bundle: Bundle) -> Ask[list[Stray]]:
         .groupBy("broker_id", "topic")
         .agg(F.sort_array(F.collect_set("partition")).alias("partitions"), F.min("log_dir").alias("log_dir"))
     )
-    return Ask(rows, lambda rows: [Stray(r.broker_id, r.topic, list(r.partitions), r.log_dir) for r in rows])
+    return Ask(rows, lambda rs: [Stray(r.broker_id, r.topic, list(r.partitions), r.log_dir) for r in rs])
 
 
 def recreations(bundle: Bundle) -> Ask[list[tuple[str, int, int]]]:
@@ -400,4 +400,4 @@ def recreations(bundle: Bundle) -> Ask[list[tuple[str, int, int]]]:
     again = h.select("*", F.lag("op").over(w).alias("before"), F.lag("zxid").over(w).alias("deleted")).where(
         (F.col("op") == "create") & (F.col("before") == "delete")
     )
-    return Ask(again, lambda rows: [(r.topic, r.deleted, r.zxid) for r in rows])
+    return Ask(again, lambda rs: [(r.topic, r.deleted, r.zxid) for r in rs])

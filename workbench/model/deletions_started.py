@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour
@@ -39,6 +39,7 @@ from workbench.kafka.znodes import CONTROLLER, DELETE_MARKER_PATH, REASSIGN_PART
 from workbench.model.deletion_steps import topics_of
 from workbench.model.skew import skew_ms
 from workbench.model.views import CREATES, DELETES, views
+from workbench.together import Ask, Joined, rows, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -196,10 +197,12 @@ def _as_rows(bundle: Bundle) -> DataFrame | None:
     old = (behaviour.parse(v.evidence.kafka_version) or (1, 0)) < (1, 0)
     enabled = v.evidence.config("delete.topic.enable", "false" if old else "true")
     off = bool(enabled) and all(x.strip().lower() == "false" for x in enabled.values())
-    read = changes(bundle)
+    asked, lines = changes(bundle), said(bundle)
+    got = together(asked, lines)
+    read = got[asked]
     if read is None:  # nothing was ever marked for deletion: no more questions
         return None
-    found = started(read, watched.before_zxid, v.evidence.kafka_version, not off, said(bundle))
+    found = started(read, watched.before_zxid, v.evidence.kafka_version, not off, got[lines])
     rows = [(s.topic, s.began_zxid, s.began, True) for s in found]
     rows += [(s.topic, s.ended_zxid, s.ended, False) for s in found if s.ended_zxid is not None]
     moments = bundle.spark.createDataFrame(rows, "topic string, after long, time timestamp, started boolean")
@@ -215,9 +218,9 @@ def _as_rows(bundle: Bundle) -> DataFrame | None:
     )
 
 
-def said(bundle: Bundle) -> Said:
+def said(bundle: Bundle) -> Ask[Said]:
     """The controller's lines that time a deletion's begin and a new controller's holds, on ZooKeeper's
-    clock where the broker's skew is known: one query, a row per line."""
+    clock where the broker's skew is known: a row per line."""
     skews = skew_ms(bundle)
     ev = bundle.cluster_events.where(
         F.col("event").isin(
@@ -227,28 +230,31 @@ def said(bundle: Bundle) -> Said:
     topics = F.when(F.col("event") == "deletion.topic_started", F.array(F.col("topic"))).when(
         F.col("event") == "deletion.topic_callback", topics_of(F.col("attrs")["topics"])
     )
-    rows = ev.select(
+    lines = ev.select(  # a line per deletion begun and per controller
         "event",
         "broker_id",
         "ts",
         F.coalesce(topics, topics_of(F.col("attrs")["ineligible_topics"])).alias("topics"),
-    ).collect()  # a line per deletion begun and per controller
-    out = Said()
-    for r in rows:
-        at = r.ts - timedelta(milliseconds=skews.get(r.broker_id, 0))
-        if r.event == "deletion.manager_initialized":
-            out.held.append((at, frozenset(r.topics or ())))
-        else:
-            for t in r.topics or ():
-                out.begun.setdefault(t, []).append(at)
-    return out
+    )
+
+    def read(rows: list[Row]) -> Said:
+        out = Said()
+        for r in rows:
+            at = r.ts - timedelta(milliseconds=skews.get(r.broker_id, 0))
+            if r.event == "deletion.manager_initialized":
+                out.held.append((at, frozenset(r.topics or ())))
+            else:
+                for t in r.topics or ():
+                    out.begun.setdefault(t, []).append(at)
+        return out
+
+    return Ask(lines, read)
 
 
-def changes(bundle: Bundle) -> list[Change] | None:
+def changes(bundle: Bundle) -> Ask[list[Change] | None]:
     """The few changes `started` reads, from ZooKeeper's history and the tree it starts from: every marker,
     every write of a topic ever marked, of /admin/reassign_partitions and /controller, and every
-    registration (`views.registrations`). One query over the history, one over the registrations where a
-    marker was ever made; None where none was."""
+    registration (`views.registrations`); None where no marker was ever made."""
     v = views(bundle)
     watched = v.watched_history
     assert watched is not None
@@ -284,10 +290,10 @@ def changes(bundle: Bundle) -> list[Change] | None:
         .when(F.col("path") == REASSIGN_PARTITIONS, F.lit(REASSIGN))
         .when((F.col("path") == CONTROLLER) & ~F.col("gone"), F.lit(CONTROLLER_ELECTED))
     )
-    rows = (
+    found = (
         ops.withColumn("what", kind)
         .where(F.col("what").isNotNull())
-        .join(F.broadcast(ever_marked), F.col("t") == topic, "left")
+        .join(ever_marked, F.col("t") == topic, "left")
         .where((F.col("what") != TOPIC) | F.col("t").isNotNull())
         .select(
             "zxid",
@@ -309,8 +315,12 @@ def changes(bundle: Bundle) -> list[Change] | None:
             )
             .alias("moving"),
         )
-        .collect()  # the markers, the marked topics' znodes, the reassignments and elections: a few rows
-    )
+    )  # the markers, the marked topics' znodes, the reassignments and elections: a few rows
+    registered = v.registrations.select("broker_id", "czxid", "registered", "ended_zxid", "ended")
+    return Joined(_changes, rows(found), rows(registered))
+
+
+def _changes(found: list[Row], registered: list[Row]) -> list[Change] | None:
     out = [
         Change(
             r.zxid,
@@ -321,11 +331,11 @@ def changes(bundle: Bundle) -> list[Change] | None:
             replicas=frozenset(r.replicas or ()),
             moving=frozenset((m.t, m.p) for m in r.moving or ()),
         )
-        for r in rows
+        for r in found
     ]
     if not any(c.what == MARKER for c in out):
         return None
-    for r in v.registrations.select("broker_id", "czxid", "registered", "ended_zxid", "ended").collect():
+    for r in registered:
         out.append(Change(r.czxid, r.registered, BROKER, broker=r.broker_id))
         if r.ended_zxid is not None:
             out.append(Change(r.ended_zxid, r.ended, BROKER, present=False, broker=r.broker_id))

@@ -200,7 +200,7 @@ def picked_lines(bundle: Bundle) -> Ask[list[Picked]]:
         .select("broker_id", "epoch", "kind", "what")
         .distinct()
     )
-    return Ask(rows, lambda rows: [Picked(r.broker_id, r.epoch, r.kind, r.what) for r in rows])
+    return Ask(rows, lambda rs: [Picked(r.broker_id, r.epoch, r.kind, r.what) for r in rs])
 
 
 LISTED = "listed deletions"

@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from workbench.model.acting import SLACK_UNALIGNED_MS, acceptances, refusals
 from workbench.model.deletion_log import deleting
 from workbench.model.partition_log import CONTROLLER_LINES, LINE, logged_states
 from workbench.model.refs import file_ref
+from workbench.together import Ask
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -64,9 +65,9 @@ class Leaderless:
     led_again_ref: str | None = None
 
 
-def leaderless(bundle: Bundle, limit: int) -> tuple[list[Leaderless], int]:
+def leaderless(bundle: Bundle, limit: int) -> Ask[tuple[list[Leaderless], int]]:
     """The first `limit` stretches without a leader (by start, or end where the start is not logged), and
-    how many there are. One query."""
+    how many there are."""
     s, off, on = _marked(bundle)
     w = Window.partitionBy("topic", "partition").orderBy("ts", "line_no")
     before = w.rowsBetween(Window.unboundedPreceding, -1)
@@ -111,9 +112,12 @@ def leaderless(bundle: Bundle, limit: int) -> tuple[list[Leaderless], int]:
         _refused(bundle, logged.unionByName(unlogged))
         .withColumn("n", F.count("*").over(Window.partitionBy(F.lit(0))))
         .orderBy(F.coalesce("first.ts", "next_on.ts"), "topic", "partition")
-        .limit(limit)
-        .collect()  # at most `limit` stretches
+        .limit(limit)  # at most `limit` stretches
     )
+    return Ask(rows, _leaderless)
+
+
+def _leaderless(rows: list[Row]) -> tuple[list[Leaderless], int]:
     total = rows[0].n if rows else 0
     return [
         Leaderless(
@@ -200,10 +204,10 @@ class Refused:
     lost: int | None
 
 
-def refused_leaders(bundle: Bundle, limit: int) -> tuple[list[Refused], int]:
+def refused_leaders(bundle: Bundle, limit: int) -> Ask[tuple[list[Refused], int]]:
     """The first `limit` windows in which a leader the controller named (not from OfflinePartition)
     refused the partition, by the controller's line, and how many there are: the refusal its own line
-    within the unaligned clocks' slack, and no line of it starting to lead at that epoch. One query."""
+    within the unaligned clocks' slack, and no line of it starting to lead at that epoch."""
     s, off, on = _marked(bundle)
     w = Window.partitionBy("topic", "partition").orderBy("ts", "line_no")
     before = w.rowsBetween(Window.unboundedPreceding, -1)
@@ -240,9 +244,12 @@ def refused_leaders(bundle: Bundle, limit: int) -> tuple[list[Refused], int]:
         .where(F.col("refusal").isNotNull())
         .withColumn("n", F.count("*").over(Window.partitionBy(F.lit(0))))
         .orderBy("first.ts", "topic", "partition")
-        .limit(limit)
-        .collect()  # at most `limit` windows
+        .limit(limit)  # at most `limit` windows
     )
+    return Ask(rows, _refused_windows)
+
+
+def _refused_windows(rows: list[Row]) -> tuple[list[Refused], int]:
     return [
         Refused(
             r.topic,

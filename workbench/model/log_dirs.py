@@ -80,7 +80,7 @@ def failed_dirs_logged(bundle: Bundle) -> Ask[list[DirFailed]]:
     )
     return Ask(
         rows,
-        lambda rows: [
+        lambda rs: [
             DirFailed(
                 r.broker_id,
                 r.log_dir,
@@ -88,6 +88,6 @@ def failed_dirs_logged(bundle: Bundle) -> Ask[list[DirFailed]]:
                 Said(**r.error.asDict()) if r.error else None,
                 Said(**r.halted.asDict()) if r.halted else None,
             )
-            for r in rows
+            for r in rs
         ],
     )

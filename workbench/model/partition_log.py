@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from workbench.kafka import printed
 from workbench.model.views import view
+from workbench.together import Ask
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -129,9 +130,9 @@ class OfflineElection:
     from_offset: str | None = None  # the new leader's "starts at leader epoch E from offset O"
 
 
-def offline_elections(bundle: Bundle, limit: int) -> tuple[list[OfflineElection], int]:
+def offline_elections(bundle: Bundle, limit: int) -> Ask[tuple[list[OfflineElection], int]]:
     """The first `limit` leaders elected for offline partitions with an ISR of themselves alone (by time),
-    each with the ISR before it; and how many there are. One query."""
+    each with the ISR before it; and how many there are."""
     s = logged_states(bundle)
     alone = (F.size("isr") == 1) & (F.element_at("isr", 1) == F.col("leader"))
     from_offline = (
@@ -205,9 +206,12 @@ def offline_elections(bundle: Bundle, limit: int) -> tuple[list[OfflineElection]
         .dropDuplicates(key)
         .withColumn("n", F.count("*").over(Window.partitionBy(F.lit(0))))
         .orderBy("ts", "topic", "partition", "line_no")
-        .limit(limit)
-        .collect()  # at most `limit` elections
+        .limit(limit)  # at most `limit` elections
     )
+    return Ask(out, _offline_elections)
+
+
+def _offline_elections(out: list[Row]) -> tuple[list[OfflineElection], int]:
     total = out[0].n if out else 0
     return [
         OfflineElection(

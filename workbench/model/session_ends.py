@@ -186,7 +186,7 @@ def negotiated_timeouts(bundle: Bundle, sessions: list[int]) -> Ask[dict[int, in
         .select("session_id", "session_timeout")  # one row per session asked for
     )
     return Ask(
-        rows, lambda rows: {r.session_id: r.session_timeout for r in rows if r.session_timeout is not None}
+        rows, lambda rs: {r.session_id: r.session_timeout for r in rs if r.session_timeout is not None}
     )
 
 

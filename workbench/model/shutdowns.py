@@ -77,7 +77,7 @@ def troubled(bundle: Bundle, limit: int) -> Ask[list[ControlledShutdown]]:
     )
     return Ask(
         rows,
-        lambda rows: [
+        lambda rs: [
             ControlledShutdown(
                 r.broker_id,
                 r.began.ts,
@@ -87,7 +87,7 @@ def troubled(bundle: Bundle, limit: int) -> Ask[list[ControlledShutdown]]:
                 file_ref(r.began.file, r.began.line_no),
                 file_ref(r.last.file, r.last.line_no),
             )
-            for r in rows
+            for r in rs
         ],
     )
 

@@ -398,7 +398,7 @@ def impact(bundle: Bundle, ids: DataFrame, topics: list[str]) -> Ask[list[Impact
     known = changes is not None
     return Ask(
         per_topic,
-        lambda rows: [
+        lambda rs: [
             Impact(
                 r.topic,
                 r.replicas,
@@ -410,6 +410,6 @@ def impact(bundle: Bundle, ids: DataFrame, topics: list[str]) -> Ask[list[Impact
                 [b for b in r.at_risk_leaders if b is not None],
                 known,
             )
-            for r in rows
+            for r in rs
         ],
     )

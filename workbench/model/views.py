@@ -133,7 +133,7 @@ class ClusterViews:
             self.bundle.znodes.where(F.col("path").rlike(BROKER_PATH)).select(
                 F.regexp_extract("path", BROKER_PATH, 1).try_cast("int").alias("b")
             ),
-            lambda rows: {r.b for r in rows},
+            lambda rs: {r.b for r in rs},
         )
         span = Ask(
             self.history.agg(
@@ -141,7 +141,7 @@ class ClusterViews:
             )
             if self.evidence.zk_history
             else None,
-            lambda rows: rows[0] if rows and rows[0].first is not None else None,
+            lambda rs: rs[0] if rs and rs[0].first is not None else None,
         )
         got = together(registered, span)
         return got[registered], got[span]

@@ -18,6 +18,7 @@ from workbench.model.deletion_log import recreated as recreated_in_logs
 from workbench.model.refs import file_ref
 from workbench.model.topic_ids import znode_history
 from workbench.model.views import views
+from workbench.together import answer
 from workbench.zookeeper.txns import hex_zxid
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ def recreated(bundle: Bundle, topics: list[str]) -> dict[str, Recreated]:
         for topic, (old, zxid) in ids_of_deleted(writes).items():
             out[topic] = Recreated(topic, old, f"its znode deleted at zxid {hex_zxid(zxid)}")
     if ev.with_logs:
-        for r in recreated_in_logs(bundle, LIMIT):
+        for r in answer(recreated_in_logs(bundle, LIMIT)):
             if r.topic in topics and r.topic not in out:
                 where = f"the controller's lines, {file_ref(r.created.file, r.created.line_no)}"
                 out[r.topic] = Recreated(r.topic, None, where)
