@@ -198,8 +198,8 @@ def test_queries_asked_together_run_as_one_job_each_answer_as_its_own(spark: Spa
 
     own = planned_for(spark, size)
     keyed = own.range(100).groupBy((F.col("id") % 7).alias("k")).agg(F.collect_list("id").alias("ids"))
-    down = (
-        own.range(30).select(F.col("id").cast("int").alias("n"), F.lit("x").alias("x")).orderBy(F.desc("n"))
+    down = (  # a dot in a column's name, as Kafka's config keys have
+        own.range(30).select(F.col("id").cast("int").alias("n"), F.lit("x").alias("a.b")).orderBy(F.desc("n"))
     )
     grouped, descending, none = (
         rows(keyed.orderBy(F.desc("k"))),
@@ -215,6 +215,9 @@ def test_queries_asked_together_run_as_one_job_each_answer_as_its_own(spark: Spa
     assert [r.k for r in got[grouped]] == list(range(6, -1, -1))
     assert sorted(got[grouped][-1].ids) == list(range(0, 100, 7))  # a Row of its own columns, an array kept
     assert got[descending] == list(range(29, -1, -1)) and got[none] == [] and got[both] == (5, 7)
+    twice = own.range(2).alias("a").join(own.range(2).alias("b"), F.col("a.id") == F.col("b.id"))
+    named = rows(twice)  # a name twice: its rows as a collect gives them
+    assert together(named)[named] == twice.collect()
 
 
 def test_the_workbenchs_own_errors_share_one_base() -> None:

@@ -1,10 +1,11 @@
 """Queries asked together: what an answer needs from Spark, asked in one job.
 
-Every Spark job costs tens of milliseconds to schedule whatever the size of its data, and on a bundle of
-a few megabytes that is most of a triage's time (bench/README.md). So a model or an analysis says what it
-wants as `Ask`s (a query and how its rows are read) and asks them `together`: each query is one branch of
-a union, its rows tagged with the branch, so Spark runs them side by side in one job and each comes back
-as its own rows, in its own order and types. An answer that builds on another's rows is asked after it.
+Each Spark job is scheduled on its own, tens of milliseconds whatever the size of its data, and a job per
+question took a triage of a small bundle to 80 jobs (bench/README.md). So a model or an analysis says what
+it wants as `Ask`s (a query and how its rows are read) and asks them `together`: each query is a branch
+of one union, its rows tagged with the branch, so that Spark runs them side by side in one job and each
+comes back as its own rows, in its own order and types. An answer that builds on another's rows is
+asked after it.
 """
 
 from __future__ import annotations
@@ -56,15 +57,13 @@ def _leaves(asks: tuple[Ask[Any], ...]) -> list[Ask[Any]]:
 
 
 def together(*asks: Ask[Any]) -> Answers:
-    """Several small queries asked in one Spark job: each job costs tens of milliseconds to schedule
-    whatever its size, so what an answer needs is asked at once. Each frame is a branch of one union,
-    tagged with its position, its columns one struct (null in the other branches); its rows come back in
-    its own order, as its own `Row`s."""
+    """The asks' answers, their queries in one Spark job: each frame a branch of one union, tagged with
+    its position, its columns one struct (null in the other branches)."""
     leaves = list(dict.fromkeys(_leaves(asks)))  # an ask given twice (alone and in a Joined) is asked once
     rows: dict[Ask[Any], list[Row]] = {a: [] for a in leaves}
     asked = [(a, a.frame) for a in leaves if a.frame is not None]
-    branches = [
-        frame.select(F.lit(i).alias("_q"), F.struct(*[F.col(f"`{c}`") for c in frame.columns]).alias(f"_{i}"))
+    branches = [  # struct("*"): every column as the frame has it (a name twice, a dot in a name)
+        frame.select(F.lit(i).alias("_q"), F.struct(F.col("*")).alias(f"_{i}"))
         for i, (_, frame) in enumerate(asked)
     ]
     if branches:
