@@ -239,7 +239,7 @@ def _flapped(bundle: Bundle) -> Ask[list[Flapped]]:
     flaps = flapping(bundle)
     if flaps is None:
         return given([])
-    rows = (
+    per_broker = (
         flaps.groupBy("broker")
         .agg(
             F.count("*").alias("n"),
@@ -252,7 +252,7 @@ def _flapped(bundle: Bundle) -> Ask[list[Flapped]]:
         .orderBy("broker")  # one row per broker
     )
     return Ask(
-        rows,
+        per_broker,
         lambda rs: [
             Flapped(
                 r.broker,

@@ -82,7 +82,7 @@ def chain(bundle: Bundle) -> Ask[list[Election]]:
     return Ask(elected_lines(bundle).orderBy("epoch", "ts"), _linked(_from_lines))
 
 
-def _from_history(rows: list[Row]) -> list[Election]:
+def _from_history(found: list[Row]) -> list[Election]:
     return [
         Election(
             r.epoch,
@@ -96,13 +96,13 @@ def _from_history(rows: list[Row]) -> list[Election]:
             r.gone_by,
             r.session_id,
         )
-        for r in rows
+        for r in found
     ]
 
 
-def _from_lines(rows: list[Row]) -> list[Election]:
+def _from_lines(found: list[Row]) -> list[Election]:
     out: list[Election] = []
-    for r in rows:
+    for r in found:
         if out and out[-1].epoch == r.epoch:
             continue
         out.append(Election(r.epoch, r.broker_id, None, r.ts, file_ref(r.file, r.line_no)))
@@ -112,8 +112,8 @@ def _from_lines(rows: list[Row]) -> list[Election]:
 def _linked(read: Callable[[list[Row]], list[Election]]) -> Callable[[list[Row]], list[Election]]:
     """`read`, each election given the one before it."""
 
-    def linked(rows: list[Row]) -> list[Election]:
-        out = read(rows)
+    def linked(found: list[Row]) -> list[Election]:
+        out = read(found)
         for before, after in itertools.pairwise(out):
             after.previous = before
         return out
@@ -190,7 +190,7 @@ def picked_lines(bundle: Bundle) -> Ask[list[Picked]]:
         .otherwise(names)
     )
     kind = F.create_map(*[x for k, v in kinds.items() for x in (F.lit(k), F.lit(v))])[F.col("event")]
-    rows = (
+    lines = (
         picked.select("broker_id", "file", "line_no", "ts", kind.alias("kind"), what.alias("what"))
         .join(elected, ["broker_id", "file"])
         .where(F.col("ts") >= F.col("from_ts"))
@@ -200,7 +200,7 @@ def picked_lines(bundle: Bundle) -> Ask[list[Picked]]:
         .select("broker_id", "epoch", "kind", "what")
         .distinct()
     )
-    return Ask(rows, lambda rs: [Picked(r.broker_id, r.epoch, r.kind, r.what) for r in rs])
+    return Ask(lines, lambda rs: [Picked(r.broker_id, r.epoch, r.kind, r.what) for r in rs])
 
 
 LISTED = "listed deletions"
