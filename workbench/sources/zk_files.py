@@ -217,9 +217,12 @@ def read_zk_state(
     usable = [s for s in snapshots if upto is None or s.zxid <= upto]
     if not usable and not logs:
         return empty(spark, schemas.ZNODES), empty(spark, schemas.BAD_RECORDS)
-    # One task replays the tree: one partition, or every (empty) partition would replay it again.
-    raw = spark.range(1, numPartitions=1).mapInArrow(
-        lambda _: _arrow_batches(state_rows(usable, logs, upto), ZNODES_RAW), ZNODES_RAW
+    # One task replays the tree: one partition, or every (empty) partition would replay it again. Kept, as
+    # the history is: every query that reads the tree would replay it again in a Python worker.
+    raw = kept(
+        spark.range(1, numPartitions=1).mapInArrow(
+            lambda _: _arrow_batches(state_rows(usable, logs, upto), ZNODES_RAW), ZNODES_RAW
+        )
     )
     good, bad = _split(raw, "zk-files")
     znodes = (
