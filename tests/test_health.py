@@ -30,6 +30,7 @@ from workbench.model.described import FailedDir, Group, Shown
 from workbench.model.health import captured_at, health
 from workbench.model.isr import OnlyInSync
 from workbench.model.log_dirs import DirFailed, Said
+from workbench.model.partition_history import partition_changes, recounted
 from workbench.model.service import PAUSED, SILENT, unserved
 
 SAMPLES = samples()
@@ -106,24 +107,53 @@ STOOD_STILL = sorted(n for n, (s, _) in MUST_FIND.items() if "leader-pause" in s
 @pytest.mark.slow
 @pytest.mark.parametrize("name", STOOD_STILL)
 def test_a_pause_the_session_survived_counts_its_partitions_unserved(stories: Stories, name: str) -> None:
-    """ZooKeeper never shows a leader that stood still and ran on in its session: its partitions count as
-    without an acting leader from a ping interval after it was last heard to its time-out line, minute by
-    minute as the truth has them, and nowhere else."""
+    """ZooKeeper never shows a leader that stood still and ran on in its session, nor one whose session
+    expired and that registered anew before any controller saw it gone (controller-hang-back-before-read
+    in the same story): its partitions count as without an acting leader from a ping interval after it
+    was last heard to its time-out line, minute by minute as the truth has them, never offline, and
+    nowhere else."""
     truth = _check_series(stories.bundle(name))
-    (pause,) = truth["pauses"]
-    during = [
-        m
-        for m in truth["health"]["minutes"]
-        if pause["paused_ms"] // 60_000 <= m["minute_ms"] // 60_000 <= pause["woke_ms"] // 60_000
-    ]
-    assert max(m["no_acting_leader_peak"] for m in during) >= pause["partitions"] > 0
+    pauses = truth["pauses"]
+    assert sorted(bool(p.get("taken_back")) for p in pauses) == [False, True]
+    for pause in pauses:
+        during = [
+            m
+            for m in truth["health"]["minutes"]
+            if pause["paused_ms"] // 60_000 <= m["minute_ms"] // 60_000 <= pause["woke_ms"] // 60_000
+        ]
+        assert max(m["no_acting_leader_peak"] for m in during) >= pause["partitions"] > 0
     # and the service timeline says why: its leader stood still, ZooKeeper showing nothing
     bundle = stories.bundle(name)
     h = health(bundle)
     assert h is not None
     stood = unserved(h.served, captured_at(bundle)).where(F.array_contains("whys", PAUSED)).collect()
-    assert len(stood) == pause["partitions"] and all(r.whys == [PAUSED] for r in stood)
-    assert all(pause["paused_ms"] <= r.began.timestamp() * 1000 < pause["woke_ms"] for r in stood)
+    assert len(stood) == sum(p["partitions"] for p in pauses) and all(r.whys == [PAUSED] for r in stood)
+    assert all(
+        any(p["paused_ms"] <= r.began.timestamp() * 1000 < p["woke_ms"] for p in pauses) for r in stood
+    )
+    # one number: each pause's finding gives its stretches' length on the timeline as its lower bound
+    told = {
+        f.subject["broker"]: f.subject["outage_ms"][0]
+        for f in stories.triage(name).findings
+        if f.kind in ("partition.leader_paused", "partition.offline") and "session" in f.subject
+    }
+    assert len(told) == len(pauses) and all(told[r.leader] == r.lasted_ms for r in stood), told
+
+
+@pytest.mark.parametrize("name", ["controller-failover-2.5", "deletion-stuck-2.8"])
+def test_a_change_recounted_from_its_own_columns_counts_as_it_did(
+    sample: Callable[[str], Bundle], name: str
+) -> None:
+    """`recounted` (how the service timeline counts a registration's gap taken back) is the one counting
+    rule read from a change's own columns: on every change with a leader it gives the counts it has,
+    offline, under-replicated and a deletion's exceptions among them."""
+    changes = partition_changes(sample(name)).where(F.col("leader").isNotNull())
+    row = changes.agg(
+        F.count("*").alias("n"),
+        F.count_if(~F.exists("counted_as", lambda x: x["count"] == "leaders")).alias("unled"),
+        F.count_if(recounted() != F.col("counted_as")).alias("differ"),
+    ).first()
+    assert row is not None and row.n > 0 and row.unled > 0 and row.differ == 0
 
 
 def _one_outage_one_finding(bundle: Bundle) -> None:

@@ -84,12 +84,17 @@ def _outages_hold(findings: Iterable[Finding], truth: dict[str, Any]) -> None:
 def leader_outages_hold(findings: Iterable[Finding], truth: dict[str, Any]) -> None:
     """A crashed leader's partitions: the outage bounds hold the model's, from the crash to the session's
     expiry, then offline until a new leader (`offline_ms`, the longest; none: elected at once); a paused
-    one's, from the pause to its waking; half a second of slack."""
+    one's, from the pause to its waking, whether its session survived or was taken back; half a second of
+    slack."""
     crashes: dict[int, list[dict[str, Any]]] = {}
     for failure in truth.get("broker_failures", []):
         if failure.get("session_expired_ms"):
             crashes.setdefault(failure["broker"], []).append(failure)
-    pauses = {p["broker"]: p for p in truth.get("pauses", [])}
+    pauses = {p["broker"]: p for p in truth.get("pauses", []) if not p.get("taken_back")}
+    taken_back: dict[int, list[int]] = {}
+    for p in truth.get("pauses", []):
+        if p.get("taken_back"):
+            taken_back.setdefault(p["broker"], []).append(p["woke_ms"] - p["paused_ms"])
     for f in findings:
         if f.kind == "partition.leader_paused":  # stood still and ran on: from the pause to its waking
             pause = pauses[f.subject["broker"]]
@@ -106,7 +111,7 @@ def leader_outages_hold(findings: Iterable[Finding], truth: dict[str, Any]) -> N
         real = [
             c["session_expired_ms"] - c["crashed_ms"] + f.subject.get("offline_ms", 0)
             for c in crashes[f.subject["broker"]]
-        ]
+        ] + taken_back.get(f.subject["broker"], [])
         assert any(lower - 500 <= r <= upper + 500 for r in real), (f.summary, real)
 
 

@@ -328,6 +328,23 @@ _FACTS = (
         ),
     ),
     Fact(
+        "expired_session_keeps_leaderships",
+        "A broker whose ZooKeeper session expired keeps every role its replica manager holds: on the new "
+        "session only the controller (it resigns, registers anew and runs for election), the config-change "
+        "listener and the feature listener react, so a process that ran again serves what it led until a "
+        "LeaderAndIsr changes that, registered or not.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/controller/KafkaController.scala", "148-159"),
+            Source("2.5.1", f"{K}/controller/KafkaController.scala", "1798-1806"),
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "161-172"),
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "2400-2408"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "208-219"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "2584-2592"),
+        ),
+    ),
+    Fact(
         "resigning_logged_by_every_expired_broker",
         "A broker whose ZooKeeper session expires runs the controller's resignation whether it was the "
         'controller or not, so "Resigning" and "Resigned" prove nothing; only the active controller has '

@@ -260,7 +260,15 @@ def _partition_rows(
     ).unionByName(per_partition.select("*", F.lit(None).cast(states.schema["st"].dataType).alias("st")))
 
 
-def _counted_as() -> Column:
+def recounted() -> Column:
+    """`counted_as` again from a change's own columns (`partition_changes`' rows), for a row whose
+    `registered` or `refused_by` was read anew."""
+    st = F.struct(F.col("leader").isNotNull().alias("present"), "leader", "isr")
+    asg = F.struct(F.col("replicas").isNotNull().alias("present"), "replicas", "adding")
+    return _counted_as(st, asg)
+
+
+def _counted_as(st: Column | None = None, asg: Column | None = None) -> Column:
     """What a partition adds to the counts at one change: (count, broker) pairs. Each partition is in at
     most one of offline (no leader, or one not registered: OfflinePartitionsCount), no_acting_leader (a
     registered leader that refused to lead, `acting`) and under_replicated / under_min_isr (its acting
@@ -269,7 +277,8 @@ def _counted_as() -> Column:
     `offline_count_leaves_out_deletions_started`), the controller's imbalance (preferred, not_leading)
     every topic queued (`auto_rebalance_leaves_topics_queued_for_deletion`), the rest nothing
     (`under_replicated_counts_every_partition_led`)."""
-    st, asg = F.col("st"), F.col("asg")
+    st = F.col("st") if st is None else st
+    asg = F.col("asg") if asg is None else asg
     assigned = F.coalesce(asg["present"], F.lit(False))
     begun = F.coalesce(F.col("deleting"), F.lit(False))
     queued = F.coalesce(F.col("queued"), F.lit(False))

@@ -6,7 +6,11 @@ shows, the stretches a leader it names did not act.
   moment the expiry proves it silent until the expiry (`acting.silent_leaders`);
 - a leader that stood still and ran on in its session (`pauses`): ZooKeeper never notices, so its
   partitions look led throughout, yet nobody served them from at most a ping interval after its client
-  was last heard until its time-out line, written as it ran again.
+  was last heard until its time-out line, written as it ran again;
+- the same where ZooKeeper expired its session but the broker registered anew before any controller saw
+  it gone (`Paused.taken_back`): no leader was elected for what it led, and the process that ran again
+  served it (`expired_session_keeps_leaderships`), so its registration's gap counts as the controller
+  that took it back counts it, registered (`taken_back`), and the pause alone as the outage.
 
 The health series, `state_at`, the plots and the report read the same rows (`served`), and each stretch
 nobody served a partition is one outage (`unserved`), so that a number is the same everywhere.
@@ -21,7 +25,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from workbench.model import acting
-from workbench.model.partition_history import count, stretches
+from workbench.model.partition_history import count, recounted, stretches
 from workbench.model.pauses import Paused, paused
 from workbench.model.skew import skew_ms
 from workbench.model.views import views
@@ -35,9 +39,33 @@ PAUSED = "paused"  # stood still and ran on in its session
 
 
 def pauses(bundle: Bundle) -> list[Paused]:
-    """The pauses brokers' clients logged and their sessions survived, on the brokers' clocks with the
-    partitions each led; made once per bundle (the health series, `state_at` and leaderless read them)."""
-    return views(bundle).memo("pauses", lambda: paused(bundle, skew_ms(bundle)))
+    """The pauses brokers' clients logged, those their sessions survived and those taken back
+    (`Paused.taken_back`), on the brokers' clocks with the partitions each led; made once per bundle (the
+    health series, `state_at` and leaderless read them)."""
+    return views(bundle).memo("pauses", lambda: paused(bundle, skew_ms(bundle), taken_back=True))
+
+
+def taken_back(bundle: Bundle) -> list[tuple[int, int, int]]:
+    """broker, ended_zxid, back_zxid: each registration ZooKeeper ended (its session expired) whose broker
+    ran again and registered anew (back_zxid) before any controller saw it gone (`Paused.taken_back`).
+    Made once per bundle: one query over the registrations, where a pause was taken back."""
+    return views(bundle).memo("taken_back", lambda: _taken_back(bundle))
+
+
+def _taken_back(bundle: Bundle) -> list[tuple[int, int, int]]:
+    sessions = {p.session for p in pauses(bundle) if p.taken_back is not None}
+    if not sessions:
+        return []
+    regs = (
+        views(bundle).registrations.select("broker_id", "session_id", "czxid", "ended_zxid").collect()
+    )  # one row per registration
+    out = []
+    for r in regs:
+        if r.session_id in sessions and r.ended_zxid is not None:
+            again = [x.czxid for x in regs if x.broker_id == r.broker_id and x.czxid > r.ended_zxid]
+            if again:
+                out.append((r.broker_id, r.ended_zxid, min(again)))
+    return out
 
 
 def silent_windows(bundle: Bundle) -> DataFrame | None:
@@ -51,6 +79,9 @@ def silent_windows(bundle: Bundle) -> DataFrame | None:
 def _silent_windows(bundle: Bundle) -> DataFrame | None:
     expired = acting.silent_leaders(bundle)
     if expired is not None:
+        # a registration taken back: its broker's pause is its outage (below), not the expiry
+        for broker, ended, _ in taken_back(bundle):
+            expired = expired.where((F.col("broker") != broker) | (F.col("until_zxid") != ended))
         expired = expired.select(
             "broker",
             "since",
@@ -106,7 +137,9 @@ def counted(bundle: Bundle, changes: DataFrame) -> DataFrame:
     partition whose leader went silent counts as without an acting leader while it was, not as
     under-replicated or healthy. One more row begins that for each partition the broker then led, at the
     moment it is proven (`time`; `zxid` the last txn before it), and for a pause one more ends it, at its
-    time-out line. Rows order by zxid, then time."""
+    time-out line. Rows order by zxid, then time. A registration's gap that was taken back (`taken_back`)
+    counts as registered."""
+    changes = _registered_as_taken_back(changes, taken_back(bundle))
     silent = silent_windows(bundle)
     if silent is None:
         return changes.withColumn("silent", F.lit(None).cast("string"))
@@ -137,6 +170,23 @@ def counted(bundle: Bundle, changes: DataFrame) -> DataFrame:
         F.lit(None).cast("string").alias("silent"),
     )
     return flagged.unionByName(begun).unionByName(ended)
+
+
+def _registered_as_taken_back(changes: DataFrame, gaps: list[tuple[int, int, int]]) -> DataFrame:
+    """`changes` with each row of a taken-back registration's gap whose leader is its broker counted as
+    registered: the controller that took it back never saw it gone, and it still led."""
+    if not gaps:
+        return changes
+    inside: Column = F.lit(False)
+    for broker, ended, again in gaps:
+        inside = inside | ((F.col("leader") == broker) & F.col("zxid").between(ended, again - 1))
+    back = F.col("_back")
+    return (
+        changes.withColumn("_back", inside & ~F.coalesce(F.col("registered"), F.lit(True)))
+        .withColumn("registered", F.when(back, F.lit(True)).otherwise(F.col("registered")))
+        .withColumn("counted_as", F.when(back, recounted()).otherwise(F.col("counted_as")))
+        .drop("_back")
+    )
 
 
 def _in_effect(c: DataFrame, w: DataFrame, upto: str) -> DataFrame:

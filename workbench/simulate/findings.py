@@ -58,7 +58,11 @@ def findings(truth: dict[str, Any]) -> Facts:
     for b in truth["brokers_down"]:
         add("broker.down", broker=b)
     for p in truth.get("pauses", []):
-        if p["partitions"]:
+        if not p["partitions"]:
+            continue
+        if p.get("taken_back"):  # its session expired, and no leader was elected: no txn began the outage
+            add("partition.offline", zxid=None, broker=p["broker"], partitions=p["partitions"])
+        else:
             add("partition.leader_paused", broker=p["broker"], partitions=p["partitions"])
     for t in truth["truncations"]:
         below = t["offset"] < t["high_watermark"] and t["logged_hw"]

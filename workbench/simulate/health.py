@@ -11,7 +11,8 @@ counts them:
 - no acting leader: a registered leader that refused the LeaderAndIsr making it leader (the simulator
   says so, `refused`), from the write of that leader epoch until another leader or its registration goes;
   or one that went silent (crashed, hung, cut off: `went_silent`), from when ZooKeeper's expiry of its
-  session proves it silent until the registration goes, or from when a pause its session survived
+  session proves it silent until the registration goes, or from when a pause its session survived (or
+  one ZooKeeper expired, its broker registering anew before any controller saw it gone: `taken_back`)
   proves it still until it runs again (`ran_again`);
 - under-replicated: an acting leader with fewer replicas in the ISR than the partition's replicas less
   those being added (the leader's UnderReplicatedPartitions, Partition.isUnderReplicated), whatever its
@@ -74,6 +75,7 @@ class HealthRecorder:
         self.epoch_written: dict[TP, tuple[int, int, int]] = {}  # leader epoch, zxid and time of its write
         self.not_acting: dict[TP, int] = {}  # the registered leader that refused to lead
         self.silent: set[int] = set()  # registered brokers surely silent (crashed, hung, cut off)
+        self.kept: set[int] = set()  # brokers whose registration's end no controller saw: still registered
         self.unserved: list[dict[str, Any]] = []  # each stretch a partition had no acting leader
         self.unserved_since: dict[TP, int] = {}  # those still open: when they began
         self.pure: dict[TP, frozenset[str]] = {}  # counted as ZooKeeper alone shows it: the episodes'
@@ -154,6 +156,12 @@ class HealthRecorder:
             led = {tp for tp, (leader, _, _) in self.states.items() if leader == broker}
             self._recount(led, self.last_zxid, time)
 
+    def taken_back(self, broker: int) -> None:
+        """The simulator's word that `broker` will register anew before any controller sees its
+        registration go (`expired_session_keeps_leaderships`): until it does, it counts as registered, as
+        the controller that takes it back counts it."""
+        self.kept.add(broker)
+
     def _data(self, path: str) -> Any:
         node = self.tree.nodes.get(path)
         return None if node is None or node.data is None else json.loads(node.data)
@@ -198,7 +206,8 @@ class HealthRecorder:
         now = {int(name) for name in self.tree.children.get("/brokers/ids", ()) if name.isdigit()}
         changed = now ^ self.registered
         self.registered = now
-        self.silent -= changed  # a registration that ends (or begins) ends its silence
+        self.silent -= changed - self.kept  # a registration that ends (or begins) ends its silence
+        self.kept -= now  # registered again: counted as it is
         return {tp for tp, (leader, _, _) in self.states.items() if leader in changed}
 
     def _counts(self, tp: TP, pure: bool = False) -> frozenset[str]:
@@ -216,7 +225,7 @@ class HealthRecorder:
         leader, isr = state[0], len(state[1])
         if leader != first and not queued:
             out.add(f"not_leading/{first}")
-        if leader < 0 or leader not in self.registered:
+        if leader < 0 or (leader not in self.registered and leader not in self.kept):
             if not begun:
                 out.add("offline")
         else:

@@ -323,6 +323,12 @@ def pause(
     if back_before_read:
         assert failure["was_controller"], "only a new controller's first read can miss its session's end"
         failure["meanwhile"] = lambda: _registers_again(c, b, hex_session)
+        # no controller sees its registration go: its pause is the outage, as a pause its session survived
+        c.health.taken_back(b.id)
+        silent = heard + round(c.session_timeout_ms * PING_EVERY_OF_TIMEOUT)
+        c.after(silent - c.now, lambda: c.health.went_silent(b.id, c.now))
+        taken = {"broker": broker, "paused_ms": c.now, "partitions": len(b.leading), "taken_back": True}
+        c.truth.setdefault("pauses", []).append(taken)
     b.alive = False  # to the cluster: nothing reaches it, nothing of it reaches anyone
     _expire_at(c, b, session, failure, expiry or heard + c.session_timeout_ms + c.jitter(0, 2_000))
     if isolated:
@@ -339,9 +345,15 @@ def pause(
         assert failure["session_expired_ms"] is not None, "back before ZooKeeper expired its session"
     woke, b.alive = c.now, failure["session_expired_ms"] is not None  # to the cluster, once ZooKeeper let go
     _appended_alone(c, b, per_second * c.rng.uniform(0.2, 0.6))
-    c.tick(c.jitter(20, 200))
+    late = c.jitter(20, 200)
+    if back_before_read and expiry is not None:  # its time-out line before it registers anew
+        late = min(late, expiry - 1 - c.now)
+    c.tick(late)
     if not isolated:
         c.say(b.id, "zk.session_timed_out", "WARN", idle_ms=c.now - heard, session=hex_session)
+    if back_before_read:  # it runs again, and leads what it led (`expired_session_keeps_leaderships`)
+        c.health.ran_again(b.id, c.now)
+        taken["woke_ms"] = woke
     _connecting(c, b)
     while failure["session_expired_ms"] is None:  # woke first: its reconnect reaches ZooKeeper after
         c.tick(c.jitter(20, 60))
