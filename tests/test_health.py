@@ -99,6 +99,9 @@ def test_other_seeds_and_versions_equal_their_truth(stories: Stories, name: str)
     truth = _check_series(stories.bundle(name))
     if name.startswith("controller-hang"):
         assert max(m["no_acting_leader_peak"] for m in truth["health"]["minutes"]) > 0
+        # one number: the hung leader's stretches begin where its finding's lower bound does, its own
+        # client's time-out line telling when it was last heard (checked in _one_outage_one_finding)
+        assert _one_outage_one_finding(stories.bundle(name)).silent
 
 
 STOOD_STILL = sorted(n for n, (s, _) in MUST_FIND.items() if "leader-pause" in s.scenario.split("+"))
@@ -156,7 +159,7 @@ def test_a_change_recounted_from_its_own_columns_counts_as_it_did(
     assert row is not None and row.n > 0 and row.unled > 0 and row.differ == 0
 
 
-def _one_outage_one_finding(bundle: Bundle) -> None:
+def _one_outage_one_finding(bundle: Bundle) -> leaderless.Facts:
     """Every stretch nobody served a partition (but a pause its session survived, told apart) is in
     exactly one leaderless group, by how it began, and each group's longest is its stretches' longest
     from the one timeline: offline from where it went offline, a refusal's for the whole outage."""
@@ -188,6 +191,7 @@ def _one_outage_one_finding(bundle: Bundle) -> None:
             assert f.silent[g.began_zxid][0].lower_ms == max(silent), g
     unknown = sum(g.partitions for g in f.offline if not g.known_start)
     assert sum(len(mine) for _, mine, _ in groups) + unknown == len(rows)
+    return f
 
 
 @pytest.mark.slow

@@ -452,13 +452,20 @@ def replica_lag_time_max_default_ms(version: str | None) -> int | None:
     return None if newer is None else (30_000 if newer else 10_000)
 
 
-def went_silent(expired_ms: int, timeout_ms: int, tick_ms: int = TICK_MS_DEFAULT) -> tuple[int, int]:
+def went_silent(
+    expired_ms: int, timeout_ms: int, tick_ms: int = TICK_MS_DEFAULT, heard_ms: int | None = None
+) -> tuple[int, int]:
     """When a client whose session ZooKeeper expired at `expired_ms` stopped being heard (it froze, died or
     lost its network), as (earliest, latest): the server last heard from it `timeout` before the expiry,
     up to a tick more, and a live client is heard at least every third of the timeout, so it went silent
-    at most that long after it was last heard."""
+    at most that long after it was last heard. `heard_ms`: when the client itself last heard from its
+    server, where its time-out line tells it: it went silent at most a third of the timeout after that
+    too."""
     last_heard = expired_ms - timeout_ms
-    return last_heard - tick_ms, last_heard + round(timeout_ms * PING_EVERY_OF_TIMEOUT)
+    earliest, latest = last_heard - tick_ms, last_heard + round(timeout_ms * PING_EVERY_OF_TIMEOUT)
+    if heard_ms is not None:
+        latest = max(earliest, min(latest, heard_ms + round(timeout_ms * PING_EVERY_OF_TIMEOUT)))
+    return earliest, latest
 
 
 def stood_still(idle_ms: int, timeout_ms: int) -> bool:

@@ -27,9 +27,16 @@ from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour
 from workbench.model.refs import file_ref_col
-from workbench.model.session_ends import SILENT_ENDINGS, negotiated_timeouts, session_ends, session_timeout
+from workbench.model.session_ends import (
+    SILENT_ENDINGS,
+    last_heard,
+    negotiated_timeouts,
+    session_ends,
+    session_timeout,
+)
+from workbench.model.skew import skew_ms
 from workbench.model.views import views
-from workbench.together import answer
+from workbench.together import together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -147,10 +154,11 @@ def mark(bundle: Bundle, rows: DataFrame, skews: dict[int, int], known_base: boo
 def silent_leaders(bundle: Bundle) -> DataFrame | None:
     """broker, since (ZooKeeper's clock), since_zxid (the last txn at or before it), until_zxid (the end of
     its registration): each registration whose broker went silent before ZooKeeper expired its session,
-    from the moment that expiry proves it silent (`behaviour.went_silent`'s latest bound, the outage's
-    lower bound): its leaderships had no acting leader from then, though ZooKeeper named it until the
-    expiry. None when there is none (or no ZooKeeper history). Made once per bundle (the health series
-    and every `state_at` read it)."""
+    from the moment that expiry proves it silent (`behaviour.went_silent`'s latest bound, its own client's
+    time-out line tightening it where it tells when it last heard from ZooKeeper: the outage's lower
+    bound, as its finding gives it): its leaderships had no acting leader from then, though ZooKeeper
+    named it until the expiry. None when there is none (or no ZooKeeper history). Made once per bundle
+    (the health series and every `state_at` read it)."""
     return views(bundle).memo("silent_leaders", lambda: _silent_leaders(bundle))
 
 
@@ -166,13 +174,17 @@ def _silent_leaders(bundle: Bundle) -> DataFrame | None:
         .collect()  # one row per registration that ended
         if ends.get(r.session_id, ("unknown", None))[0] in SILENT_ENDINGS
     ]
-    known = answer(negotiated_timeouts(bundle, [r.session_id for r in regs]))
+    negotiated = negotiated_timeouts(bundle, [r.session_id for r in regs])
+    heard = last_heard(bundle, {r.session_id: r.broker_id for r in regs}, skew_ms(bundle))
+    got = together(negotiated, heard)
     rows = []
     for r in regs:
-        timeout, _ = session_timeout(bundle, r.broker_id, r.session_id, known)
+        timeout, _ = session_timeout(bundle, r.broker_id, r.session_id, got[negotiated])
         if timeout is not None:
             ended = round(r.ended.timestamp() * 1000)
-            rows.append((r.broker_id, behaviour.went_silent(ended, timeout)[1], r.ended_zxid))
+            h = got[heard].get(r.session_id)
+            at = None if h is None else round(h.at.timestamp() * 1000)
+            rows.append((r.broker_id, behaviour.went_silent(ended, timeout, heard_ms=at)[1], r.ended_zxid))
     if not rows:
         return None
     windows = bundle.spark.createDataFrame(rows, "broker int, since_ms long, until_zxid long")

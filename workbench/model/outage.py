@@ -29,9 +29,16 @@ from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour
 from workbench.model.refs import file_ref, txn_ref
-from workbench.model.session_ends import negotiated_timeouts, session_ends, session_timeout, signs_of_life
+from workbench.model.session_ends import (
+    Heard,
+    last_heard,
+    negotiated_timeouts,
+    session_ends,
+    session_timeout,
+    signs_of_life,
+)
 from workbench.model.skew import skew_ms
-from workbench.model.views import session_of, views
+from workbench.model.views import views
 from workbench.together import Ask, given, together
 
 if TYPE_CHECKING:
@@ -125,10 +132,8 @@ def outages(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) ->
         lower = upper = _ms(end - f.gone)
         pinged_after = False
         if f.cause in SILENT_CAUSES and timeout is not None:
-            earliest, latest = behaviour.went_silent(_epoch_ms(f.gone), timeout)
-            if f.epoch in heard:  # a live client is heard at least every third of the timeout
-                pinged = _epoch_ms(heard[f.epoch][0]) + round(timeout * behaviour.PING_EVERY_OF_TIMEOUT)
-                latest = max(earliest, min(latest, pinged))
+            heard_ms = _epoch_ms(heard[f.epoch][0]) if f.epoch in heard else None
+            earliest, latest = behaviour.went_silent(_epoch_ms(f.gone), timeout, heard_ms=heard_ms)
             if last is not None:
                 pinged_after = _epoch_ms(last[0]) < earliest
                 earliest = max(earliest, min(_epoch_ms(last[0]), latest))
@@ -201,42 +206,21 @@ def _last_lines(
 
 
 def _last_heard(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) -> Ask[dict[int, Any]]:
-    """Epoch -> (time, what, ref): when the old controller's ZooKeeper client last heard from its server,
-    from its first time-out line for that session after it last (re)connected (the line's time less the
-    idle time it reports: a later line's idle counts from a connection attempt, not from the server)."""
+    """Epoch -> (time, what, ref): when the old controller's ZooKeeper client last heard from its server
+    (`session_ends.last_heard`)."""
     by_session = {f.session: f for f in failovers if f.session is not None}
-    if not by_session:
-        return given({})
-    ev = bundle.cluster_events.where(F.col("event").isin("zk.session_timed_out", "zk.session_established"))
-    out_line = F.struct("ts", F.col("attrs")["idle_ms"].cast("long").alias("idle_ms"), "file", "line_no")
-    rows = (
-        ev.withColumn("session_id", session_of(F.col("attrs")["session"]))
-        .where(F.col("session_id").isin(list(by_session)))
-        .groupBy("broker_id", "session_id")
-        .agg(
-            F.max(F.when(F.col("event") == "zk.session_established", F.col("ts"))).alias("connected"),
-            F.sort_array(F.collect_list(F.when(F.col("event") == "zk.session_timed_out", out_line))).alias(
-                "outs"
-            ),
-        )  # one row per session, with its few time-out lines
+    heard = last_heard(bundle, {s: f.old for s, f in by_session.items()}, skews)
+
+    def said(h: Heard) -> str:
+        clock = "" if h.aligned else ", on its own clock (its skew is not known)"
+        return (
+            f"when its ZooKeeper client last heard from ZooKeeper ({h.idle_ms} ms before its time-out{clock})"
+        )
+
+    return Ask(
+        heard.frame,
+        lambda rows: {by_session[s].epoch: (h.at, said(h), h.ref) for s, h in heard.read(rows).items()},
     )
-    return Ask(rows, partial(_heard, by_session, skews))
-
-
-def _heard(by_session: dict[int, Failover], skews: dict[int, int], rows: list[Row]) -> dict[int, Any]:
-    out = {}
-    for r in rows:
-        f = by_session[r.session_id]
-        t = next((o for o in r.outs if r.connected is None or o.ts > r.connected), None)
-        if r.broker_id != f.old or t is None or t.idle_ms is None:
-            continue
-        skew = skews.get(f.old)
-        at = t.ts - timedelta(milliseconds=t.idle_ms + (skew or 0))
-        clock = "" if skew is not None else ", on its own clock (its skew is not known)"
-        what = f"when its ZooKeeper client last heard from ZooKeeper ({t.idle_ms} ms before its time-out"
-        what += f"{clock})"
-        out[f.epoch] = (at, what, file_ref(t.file, t.line_no))
-    return out
 
 
 def _last_writes(bundle: Bundle, failovers: list[Failover]) -> Ask[dict[int, Any]]:

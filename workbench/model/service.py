@@ -3,7 +3,8 @@ shows, the stretches a leader it names did not act.
 
 - a leader that refused the LeaderAndIsr making it leader (`acting.mark`: `refused_by`);
 - a leader that went silent (crashed, stood still, cut off) before ZooKeeper expired its session, from the
-  moment the expiry proves it silent until the expiry (`acting.silent_leaders`);
+  moment the expiry (or its own client's time-out line) proves it silent, where its finding's outage
+  begins at the shortest, until the expiry (`acting.silent_leaders`);
 - a leader that stood still and ran on in its session (`pauses`): ZooKeeper never notices, so its
   partitions look led throughout, yet nobody served them from at most a ping interval after its client
   was last heard until its time-out line, written as it ran again;

@@ -9,15 +9,18 @@ controller analysis names an election's cause from this, and each lost session i
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour
 from workbench.model.refs import file_ref
 from workbench.model.views import fact, session_of, views
-from workbench.together import Ask, answer
+from workbench.together import Ask, answer, given
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -188,6 +191,52 @@ def negotiated_timeouts(bundle: Bundle, sessions: list[int]) -> Ask[dict[int, in
     return Ask(
         rows, lambda rs: {r.session_id: r.session_timeout for r in rs if r.session_timeout is not None}
     )
+
+
+@dataclass(frozen=True)
+class Heard:
+    """When a broker's ZooKeeper client last heard from its server in a session: `at`, on ZooKeeper's
+    clock where the broker's skew is known (`aligned`), `idle_ms` before its time-out line (`ref`)."""
+
+    at: datetime
+    idle_ms: int
+    ref: str
+    aligned: bool
+
+
+def last_heard(bundle: Bundle, owners: dict[int, int], skews: dict[int, int]) -> Ask[dict[int, Heard]]:
+    """Session -> when its broker (`owners`: session -> broker) last heard from ZooKeeper in it, from its
+    client's first time-out line for it after it last (re)connected: the line's time less the idle time
+    it reports (a later line's idle counts from a connection attempt, not from the server). A live client
+    is heard at least every third of the timeout, so it went silent at most that long after."""
+    if not owners:
+        return given({})
+    ev = bundle.cluster_events.where(F.col("event").isin("zk.session_timed_out", "zk.session_established"))
+    out_line = F.struct("ts", F.col("attrs")["idle_ms"].cast("long").alias("idle_ms"), "file", "line_no")
+    rows = (
+        ev.withColumn("session_id", session_of(F.col("attrs")["session"]))
+        .where(F.col("session_id").isin(list(owners)))
+        .groupBy("broker_id", "session_id")
+        .agg(
+            F.max(F.when(F.col("event") == "zk.session_established", F.col("ts"))).alias("connected"),
+            F.sort_array(F.collect_list(F.when(F.col("event") == "zk.session_timed_out", out_line))).alias(
+                "outs"
+            ),
+        )  # one row per session, with its few time-out lines
+    )
+    return Ask(rows, partial(_heard, owners, skews))
+
+
+def _heard(owners: dict[int, int], skews: dict[int, int], rows: list[Row]) -> dict[int, Heard]:
+    out = {}
+    for r in rows:
+        t = next((o for o in r.outs if r.connected is None or o.ts > r.connected), None)
+        if r.broker_id != owners[r.session_id] or t is None or t.idle_ms is None:
+            continue
+        skew = skews.get(r.broker_id)
+        at = t.ts - timedelta(milliseconds=t.idle_ms + (skew or 0))
+        out[r.session_id] = Heard(at, t.idle_ms, file_ref(t.file, t.line_no), skew is not None)
+    return out
 
 
 # How a session ended after which its broker had gone silent before ZooKeeper expired it: it crashed,

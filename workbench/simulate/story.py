@@ -259,11 +259,14 @@ def crash(c: Cluster, broker: int) -> None:
     _expire_at(c, b, session, failure, c.now + c.session_timeout_ms + c.jitter(0, 2_000))
 
 
-def _expire_at(c: Cluster, b: Broker, session: int | None, failure: dict[str, object], at: int) -> None:
+def _expire_at(
+    c: Cluster, b: Broker, session: int | None, failure: dict[str, object], at: int, heard: int | None = None
+) -> None:
     """ZooKeeper expires the silent broker's session at `at`; from the moment that expiry proves it
-    silent (behaviour.went_silent's latest bound, as the analysis reads it) its leaderships count as
-    without an acting leader."""
-    surely = went_silent(at, c.session_timeout_ms)[1]
+    silent (behaviour.went_silent's latest bound, as the analysis reads it: `heard`, when its client
+    last heard from ZooKeeper, where its time-out line will tell it) its leaderships count as without an
+    acting leader."""
+    surely = went_silent(at, c.session_timeout_ms, heard_ms=heard)[1]
     c.after(max(0, surely - c.now), lambda: c.health.went_silent(b.id, c.now))
     c.after(at - c.now, lambda: _expire(c, b, session, failure))
 
@@ -325,12 +328,10 @@ def pause(
         failure["meanwhile"] = lambda: _registers_again(c, b, hex_session)
         # no controller sees its registration go: its pause is the outage, as a pause its session survived
         c.health.taken_back(b.id)
-        silent = heard + round(c.session_timeout_ms * PING_EVERY_OF_TIMEOUT)
-        c.after(silent - c.now, lambda: c.health.went_silent(b.id, c.now))
         taken = {"broker": broker, "paused_ms": c.now, "partitions": len(b.leading), "taken_back": True}
         c.truth.setdefault("pauses", []).append(taken)
     b.alive = False  # to the cluster: nothing reaches it, nothing of it reaches anyone
-    _expire_at(c, b, session, failure, expiry or heard + c.session_timeout_ms + c.jitter(0, 2_000))
+    _expire_at(c, b, session, failure, expiry or heard + c.session_timeout_ms + c.jitter(0, 2_000), heard)
     if isolated:
         read_timeout = c.session_timeout_ms * 2 // 3
         c.tick(heard + read_timeout + c.jitter(1, 10) - c.now)
