@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -198,9 +200,40 @@ def zookeeper_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]
 
 
 @pytest.fixture
-def zookeeper(zookeeper_factory: Any) -> Any:
-    """One fresh standalone ZooKeeper for this test."""
+def own_zookeeper(zookeeper_factory: Any) -> Any:
+    """A fresh standalone ZooKeeper of this test's own: for a test that stops or restarts it, expires a
+    session, or reads its dataDir as holding only what the test wrote."""
     return zookeeper_factory()
+
+
+@pytest.fixture(scope="session")
+def zookeeper_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The test session's one shared ZooKeeper, a chroot of it per test (`zookeeper`)."""
+    from workbench.testing.zookeeper import ZooKeeperServer
+
+    zookeeper_or_fail()
+    server = ZooKeeperServer(tmp_path_factory.mktemp("zk-shared"))
+    server.start()
+    yield server
+    server.stop()
+
+
+# The ACL digest the tests write restricted znodes with (test_capture_zk): the chroot's removal needs it.
+ADMIN_DIGEST = [("digest", "admin:s3cret")]
+_CHROOTS = itertools.count()
+
+
+@pytest.fixture
+def zookeeper(zookeeper_server: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """This test's own chroot of the session's one ZooKeeper (kazoo's testing/harness.py), removed after
+    it: its `hosts` name the chroot, so every client sees only the test's tree."""
+    from workbench.testing.zookeeper import Chroot
+
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", request.node.name)[:80]
+    chroot = Chroot(zookeeper_server, f"/{name}-{next(_CHROOTS)}")
+    chroot.make()
+    yield chroot
+    chroot.remove(ADMIN_DIGEST)
 
 
 @pytest.fixture

@@ -1,5 +1,7 @@
-"""`workbench capture zk` against a real ZooKeeper (the `zookeeper` fixture): what it writes must be what
-the server holds, byte for byte and stat for stat, without secrets, and without writing to ZooKeeper."""
+"""`workbench capture zk` against a real ZooKeeper: what it writes must be what the server holds, byte for
+byte and stat for stat, without secrets, and without writing to ZooKeeper. Each test has a server of its
+own (`own_zookeeper`), not a chroot of the shared one: a capture walks the whole server and writes
+ZooKeeper's own paths (a chroot would be folded into them), and some tests stop, restart or expire it."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from workbench.capture.zk import add_arguments, capture_zk, connect, run
 from workbench.manifest import FORMAT, read_manifest, update_manifest
 from workbench.testing.zookeeper import txn_log_toolkit
 
-# ZooKeeper's own Stat field names (zookeeper.jute, `class Stat`); the capture must use exactly these.
+# ZooKeeper's own Stat field names (own_zookeeper.jute, `class Stat`); the capture must use exactly these.
 STAT = {"czxid", "mzxid", "pzxid", "ctime", "mtime", "version", "cversion", "aversion"}
 STAT |= {"ephemeralOwner", "dataLength", "numChildren"}
 CLUSTER_ID = "4fi2MkU0Ql2L0cPRncY20Q"
@@ -35,9 +37,9 @@ SCRAM_CAROL = "salt=Y2Fyb2xTYWx0,stored_key=Q2Fyb2xTdG9yZWQ=,server_key=Q2Fyb2xT
 
 
 @pytest.fixture
-def zk(zookeeper: Any) -> Iterator[KazooClient]:
+def zk(own_zookeeper: Any) -> Iterator[KazooClient]:
     """A writing client for setting up the server (the capture has its own, read-only session)."""
-    client = KazooClient(hosts=zookeeper.hosts, auth_data=[("digest", "admin:s3cret")])
+    client = KazooClient(hosts=own_zookeeper.hosts, auth_data=[("digest", "admin:s3cret")])
     client.start(timeout=30)
     yield client
     client.stop()
@@ -180,14 +182,16 @@ def kafka_tree(zk: KazooClient) -> None:
     zk.create("/big_text", ("é" * 450_000).encode("utf-8"))  # 900 KB of two-byte utf-8
 
 
-def test_round_trip_equals_server_and_writes_nothing(zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
+def test_round_trip_equals_server_and_writes_nothing(
+    own_zookeeper: Any, zk: KazooClient, tmp_path: Path
+) -> None:
     """Every znode on the server is one line with the same path, data bytes (null kept apart from empty)
     and every stat field; the capture's session is the only thing in the txn log, and the output order
     is stable."""
     kafka_tree(zk)
-    before = zookeeper.last_zxid()
-    capture = capture_zk(zookeeper.hosts, tmp_path / "b")
-    after = zookeeper.last_zxid()
+    before = own_zookeeper.last_zxid()
+    capture = capture_zk(own_zookeeper.hosts, tmp_path / "b")
+    after = own_zookeeper.last_zxid()
 
     server = server_tree(zk)
     got = lines(tmp_path / "b")
@@ -220,7 +224,7 @@ def test_round_trip_equals_server_and_writes_nothing(zookeeper: Any, zk: KazooCl
     assert after == before + 2
     assert capture["server_zxid"] == before + 1
     txns = []
-    for log in sorted(zookeeper.txn_dir.glob("log.*")):
+    for log in sorted(own_zookeeper.txn_dir.glob("log.*")):
         for m in re.finditer(
             r"session (0x[0-9a-f]+) cxid \S+ zxid (0x[0-9a-f]+) (\w+)", txn_log_toolkit(log)
         ):
@@ -229,7 +233,7 @@ def test_round_trip_equals_server_and_writes_nothing(zookeeper: Any, zk: KazooCl
     assert txns == [(capture["session_id"], "createSession"), (capture["session_id"], "closeSession")]
 
     first = (tmp_path / "b" / "zk" / "znodes.jsonl").read_bytes()
-    capture_zk(zookeeper.hosts, tmp_path / "again")
+    capture_zk(own_zookeeper.hosts, tmp_path / "again")
     assert (tmp_path / "again" / "zk" / "znodes.jsonl").read_bytes() == first
     order = list(got)  # breadth-first, siblings sorted
     assert [p.count("/") for p in order[1:]] == sorted(p.count("/") for p in order[1:])
@@ -238,7 +242,7 @@ def test_round_trip_equals_server_and_writes_nothing(zookeeper: Any, zk: KazooCl
         assert children == sorted(children), parent
 
 
-def test_secrets_never_leave_the_cluster(zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
+def test_secrets_never_leave_the_cluster(own_zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
     """SCRAM credentials and PASSWORD-type broker configs are replaced everywhere in the bundle (also below
     a chroot), non-secret values survive, and equal secrets share a fingerprint."""
     secrets = [SCRAM, SCRAM_CAROL, "S3cretKeyst0rePass", "TrustM3-pass!", "adminpw-jaas", "secret-garbage"]
@@ -277,7 +281,7 @@ def test_secrets_never_leave_the_cluster(zookeeper: Any, zk: KazooClient, tmp_pa
         "/config/topics/t", jsonb({"version": 1, "config": {"cleanup.policy": "compact"}}), makepath=True
     )
 
-    capture = capture_zk(zookeeper.hosts, tmp_path / "b")
+    capture = capture_zk(own_zookeeper.hosts, tmp_path / "b")
     got = lines(tmp_path / "b")
 
     blob = b"".join(p.read_bytes() for p in sorted((tmp_path / "b").rglob("*")) if p.is_file())
@@ -305,7 +309,7 @@ def test_secrets_never_leave_the_cluster(zookeeper: Any, zk: KazooClient, tmp_pa
     assert re.fullmatch(r"\[redacted:[0-9a-f]{12}\]", got["/config/users/mallory"]["data"])
 
 
-def test_no_auth_is_a_problem_and_auth_reads_it(zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
+def test_no_auth_is_a_problem_and_auth_reads_it(own_zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
     """A znode whose ACL shuts us out is listed in capture.json (with its stat, which exists() still
     gives) and the walk goes on; with the digest credentials it is read. The password is never written."""
     acl = [make_digest_acl("admin", "s3cret", all=True)]
@@ -313,7 +317,7 @@ def test_no_auth_is_a_problem_and_auth_reads_it(zookeeper: Any, zk: KazooClient,
     zk.create("/secure/inner", b"inner data", acl=acl)
     zk.create("/open/child", b"open data", makepath=True)
 
-    capture = capture_zk(zookeeper.hosts, tmp_path / "anon")
+    capture = capture_zk(own_zookeeper.hosts, tmp_path / "anon")
     got = lines(tmp_path / "anon")
     assert "/secure" not in got and "/secure/inner" not in got
     assert data_of(got["/open/child"]) == b"open data"
@@ -323,14 +327,14 @@ def test_no_auth_is_a_problem_and_auth_reads_it(zookeeper: Any, zk: KazooClient,
     assert problem["stat"] == zk.exists("/secure")._asdict()
     assert problem["stat"]["numChildren"] == 1
 
-    capture = capture_zk(zookeeper.hosts, tmp_path / "admin", auth=("digest", "admin:s3cret"))
+    capture = capture_zk(own_zookeeper.hosts, tmp_path / "admin", auth=("digest", "admin:s3cret"))
     got = lines(tmp_path / "admin")
     assert data_of(got["/secure"]) == b"locked data" and data_of(got["/secure/inner"]) == b"inner data"
     assert capture["problems"] == [] and capture["auth"] == "digest:admin"
     assert b"s3cret" not in (tmp_path / "admin" / "zk" / "capture.json").read_bytes()
 
 
-def test_vanished_znodes_are_problems(zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
+def test_vanished_znodes_are_problems(own_zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
     """A subtree deleted while the walk runs (after its parent listed it, before it was read) is recorded
     as vanished; everything written is what the server held."""
     nodes = topics_tree("/t", topics=300, partitions=4)
@@ -342,7 +346,7 @@ def test_vanished_znodes_are_problems(zookeeper: Any, zk: KazooClient, tmp_path:
         if walked >= 1000 and zk.exists(doomed):
             zk.delete(doomed, recursive=True)
 
-    capture = capture_zk(zookeeper.hosts, tmp_path / "b", progress=delete_ahead)
+    capture = capture_zk(own_zookeeper.hosts, tmp_path / "b", progress=delete_ahead)
     got = lines(tmp_path / "b")
     vanished = sorted(p["path"] for p in capture["problems"] if p["kind"] == "vanished")
     assert vanished == [f"{doomed}/partitions/{p}" for p in range(4)]
@@ -355,7 +359,7 @@ def test_vanished_znodes_are_problems(zookeeper: Any, zk: KazooClient, tmp_path:
 
 
 @pytest.mark.slow
-def test_lost_connection_keeps_what_was_walked(zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
+def test_lost_connection_keeps_what_was_walked(own_zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
     """The server stops mid-walk for good: the capture returns within its timeout with complete=false,
     says so, and keeps every znode it had read."""
     nodes = topics_tree("/t", topics=600, partitions=2)
@@ -364,10 +368,10 @@ def test_lost_connection_keeps_what_was_walked(zookeeper: Any, zk: KazooClient, 
     zk.stop()
 
     def stop_server(walked: int) -> None:
-        if walked >= 1000 and zookeeper.running:
-            zookeeper.stop()
+        if walked >= 1000 and own_zookeeper.running:
+            own_zookeeper.stop()
 
-    capture = within(30, capture_zk, zookeeper.hosts, tmp_path / "b", progress=stop_server, timeout=2)
+    capture = within(30, capture_zk, own_zookeeper.hosts, tmp_path / "b", progress=stop_server, timeout=2)
     assert capture["complete"] is False
     kinds = [p["kind"] for p in capture["problems"]]
     assert "connection_lost" in kinds and kinds[-1] == "gave_up"
@@ -383,7 +387,7 @@ def test_lost_connection_keeps_what_was_walked(zookeeper: Any, zk: KazooClient, 
 
 
 @pytest.mark.slow
-def test_restarted_server_walk_completes(zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
+def test_restarted_server_walk_completes(own_zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
     """The server restarts mid-walk: the capture reconnects (KazooRetry), notes the loss and when it
     was regained, and still holds every znode, equal to the server."""
     nodes = topics_tree("/t", topics=600, partitions=2)
@@ -395,9 +399,9 @@ def test_restarted_server_walk_completes(zookeeper: Any, zk: KazooClient, tmp_pa
     def restart_server(walked: int) -> None:
         if walked >= 1000 and not restarted:
             restarted.append(walked)
-            zookeeper.restart()
+            own_zookeeper.restart()
 
-    capture = within(60, capture_zk, zookeeper.hosts, tmp_path / "b", progress=restart_server, timeout=20)
+    capture = within(60, capture_zk, own_zookeeper.hosts, tmp_path / "b", progress=restart_server, timeout=20)
     assert restarted and capture["complete"] is True
     lost = [p for p in capture["problems"] if p["kind"] == "connection_lost"]
     assert lost and all("regained_at" in p for p in lost)
@@ -409,7 +413,7 @@ def test_restarted_server_walk_completes(zookeeper: Any, zk: KazooClient, tmp_pa
 
 @pytest.mark.slow
 def test_expired_session_walk_goes_on_in_a_new_session(
-    zookeeper: Any, zk: KazooClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    own_zookeeper: Any, zk: KazooClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The capture's session expires mid-walk: kazoo opens a new session and the walk carries on from
     where it was; the loss is noted with the new session's id and every znode is still equal."""
@@ -425,12 +429,12 @@ def test_expired_session_walk_goes_on_in_a_new_session(
         with its id and password and closes it, so the server expires it for the capture's client."""
         if walked >= 1000 and not expired:
             expired.append(clients[0].client_id[0])
-            twin = KazooClient(hosts=zookeeper.hosts, client_id=clients[0].client_id)
+            twin = KazooClient(hosts=own_zookeeper.hosts, client_id=clients[0].client_id)
             twin.start(timeout=10)
             twin.stop()
             twin.close()
 
-    capture = within(60, capture_zk, zookeeper.hosts, tmp_path / "b", progress=expire_session, timeout=20)
+    capture = within(60, capture_zk, own_zookeeper.hosts, tmp_path / "b", progress=expire_session, timeout=20)
     assert expired and capture["complete"] is True and capture["session_id"] == f"0x{expired[0]:x}"
     lost = [p for p in capture["problems"] if p["kind"] == "session_lost"]
     assert len(lost) == 1 and lost[0]["session_id"] not in (None, capture["session_id"])
@@ -441,7 +445,9 @@ def test_expired_session_walk_goes_on_in_a_new_session(
 
 
 @pytest.mark.slow
-def test_znode_gone_between_its_read_and_its_listing(zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
+def test_znode_gone_between_its_read_and_its_listing(
+    own_zookeeper: Any, zk: KazooClient, tmp_path: Path
+) -> None:
     """A znode read (its stat says it has children) and deleted before its children are listed: it is
     written as read, its children are not, and the problem says what happened."""
     nodes = topics_tree("/t", topics=600, partitions=2)
@@ -459,7 +465,7 @@ def test_znode_gone_between_its_read_and_its_listing(zookeeper: Any, zk: KazooCl
             time.sleep(0.5)  # the reads already asked are answered meanwhile; their listings are not asked
             zk.delete(target, recursive=True)
 
-    capture = capture_zk(zookeeper.hosts, tmp_path / "b", progress=delete_after_its_read)
+    capture = capture_zk(own_zookeeper.hosts, tmp_path / "b", progress=delete_after_its_read)
     got = lines(tmp_path / "b")
     assert {"kind": "vanished", "path": target, "detail": "read, then gone before listing"} in capture[
         "problems"
@@ -468,7 +474,7 @@ def test_znode_gone_between_its_read_and_its_listing(zookeeper: Any, zk: KazooCl
     assert not [p for p in got if p.startswith(target + "/")] and capture["complete"] is True
 
 
-def test_manifest_is_completed_not_replaced(zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
+def test_manifest_is_completed_not_replaced(own_zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
     """A bundle started elsewhere keeps its fields; the zk part adds the cluster id and live brokers."""
     zk.create("/cluster/id", jsonb({"version": "1", "id": CLUSTER_ID}), makepath=True)
     zk.create("/brokers/ids/1", b"{}", makepath=True, ephemeral=True)
@@ -482,21 +488,21 @@ def test_manifest_is_completed_not_replaced(zookeeper: Any, zk: KazooClient, tmp
         parts=[{"part": "broker", "broker": 3}],
     )
 
-    capture_zk(zookeeper.hosts, bundle)
-    capture_zk(zookeeper.hosts, bundle)  # again: the part is not listed twice
+    capture_zk(own_zookeeper.hosts, bundle)
+    capture_zk(own_zookeeper.hosts, bundle)  # again: the part is not listed twice
     manifest = read_manifest(bundle)
     assert manifest["format"] == FORMAT and manifest["kafka_version"] == "2.8.2"
     assert manifest["brokers"] == [1, 2, 3] and manifest["cluster"] == CLUSTER_ID
     assert manifest["captured_at"] == "2024-01-01T00:00:00.000Z" and manifest["redacted"] is True
     assert [p["part"] for p in manifest["parts"]] == ["broker", "zk"]
 
-    capture = capture_zk(zookeeper.hosts, tmp_path / "fresh")
+    capture = capture_zk(own_zookeeper.hosts, tmp_path / "fresh")
     fresh = read_manifest(tmp_path / "fresh")
     assert fresh["captured_at"] == capture["started"] and fresh["brokers"] == [1, 2]
 
 
 def test_cli(
-    zookeeper: Any, zk: KazooClient, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any
+    own_zookeeper: Any, zk: KazooClient, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: Any
 ) -> None:
     """`capture zk` as the lead wires it: arguments, a chroot in --hosts, credentials from the environment,
     exit codes, messages, no traceback."""
@@ -508,7 +514,14 @@ def test_cli(
     add_arguments(parser)
 
     args = parser.parse_args(
-        ["--hosts", f"{zookeeper.hosts}/kafka", "--out", str(tmp_path / "b"), "--auth", "digest:admin:s3cret"]
+        [
+            "--hosts",
+            f"{own_zookeeper.hosts}/kafka",
+            "--out",
+            str(tmp_path / "b"),
+            "--auth",
+            "digest:admin:s3cret",
+        ]
     )
     assert run(args) == 0
     out, err = capsys.readouterr()
@@ -517,7 +530,9 @@ def test_cli(
     assert set(lines(tmp_path / "b")) == kafka
     assert read_manifest(tmp_path / "b")["brokers"] == [7]
 
-    args = parser.parse_args(["--hosts", zookeeper.hosts, "--out", str(tmp_path / "c"), "--root", "/kafka/"])
+    args = parser.parse_args(
+        ["--hosts", own_zookeeper.hosts, "--out", str(tmp_path / "c"), "--root", "/kafka/"]
+    )
     assert run(args) == 0
     out, _ = capsys.readouterr()
     assert "problems: 1" in out and "no_auth: /kafka/secure" in out
@@ -525,11 +540,15 @@ def test_cli(
     monkeypatch.setenv("WORKBENCH_ZK_AUTH", "digest:admin:s3cret")  # keeps the password out of `ps`
     with_env = argparse.ArgumentParser()
     add_arguments(with_env)
-    args = with_env.parse_args(["--hosts", zookeeper.hosts, "--out", str(tmp_path / "f"), "--root", "/kafka"])
+    args = with_env.parse_args(
+        ["--hosts", own_zookeeper.hosts, "--out", str(tmp_path / "f"), "--root", "/kafka"]
+    )
     assert run(args) == 0
     assert "problems: 0" in capsys.readouterr().out
 
-    args = parser.parse_args(["--hosts", zookeeper.hosts, "--out", str(tmp_path / "d"), "--root", "/nope"])
+    args = parser.parse_args(
+        ["--hosts", own_zookeeper.hosts, "--out", str(tmp_path / "d"), "--root", "/nope"]
+    )
     assert run(args) == 2
     assert "/nope does not exist" in capsys.readouterr().err
     assert not (tmp_path / "d" / "zk" / "znodes.jsonl").exists()
@@ -540,18 +559,18 @@ def test_cli(
     assert "cannot connect to ZooKeeper at 127.0.0.1:1 within 1 s" in err and "Traceback" not in err
 
     with pytest.raises(SystemExit):
-        parser.parse_args(["--hosts", zookeeper.hosts, "--out", "x", "--root", "kafka"])
+        parser.parse_args(["--hosts", own_zookeeper.hosts, "--out", "x", "--root", "kafka"])
 
 
 @pytest.mark.slow
-def test_large_tree_rate(zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
+def test_large_tree_rate(own_zookeeper: Any, zk: KazooClient, tmp_path: Path) -> None:
     """~20k znodes: all captured, a sample equal to the server; the rate is printed (run with -s)."""
     nodes = topics_tree("/brokers/topics", topics=2000, partitions=4)
     started = time.monotonic()
     create_many(zk, [("/brokers", b""), *nodes])
     created = time.monotonic() - started
     started = time.monotonic()
-    capture = capture_zk(zookeeper.hosts, tmp_path / "b")
+    capture = capture_zk(own_zookeeper.hosts, tmp_path / "b")
     took = time.monotonic() - started
     print(
         f"\ncreated {len(nodes):,} znodes in {created:.2f} s; captured {capture['counts']['znodes']:,} "

@@ -33,11 +33,13 @@ def _what(t: Txn) -> tuple[Any, ...]:
 
 @pytest.mark.slow
 def test_the_real_server_logs_the_txns_the_model_logs(
-    spark: SparkSession, tmp_path: Path, zookeeper: Any
+    spark: SparkSession, tmp_path: Path, own_zookeeper: Any
 ) -> None:
     real, model = tmp_path / "real", tmp_path / "model"
     args: dict[str, Any] = {"seed": 4, "kafka_version": "2.8.2", "scale": FOUR_BROKERS}
-    truth = simulate("controller-failover", real, zk=zookeeper.hosts, zk_data_dir=zookeeper.data_dir, **args)
+    truth = simulate(
+        "controller-failover", real, zk=own_zookeeper.hosts, zk_data_dir=own_zookeeper.data_dir, **args
+    )
     assert simulate("controller-failover", model, **args)["last_zxid"] == truth["last_zxid"]
 
     got, expected = _txns(real / "zk" / "txnlog"), _txns(model / "zk" / "txnlog")
@@ -75,14 +77,14 @@ def _tree(z: dict[str, Any]) -> tuple[Any, ...]:
     return (z["path"], z["data"], sorted(stat.items()))
 
 
-def test_a_server_that_is_not_fresh_is_refused(tmp_path: Path, zookeeper: Any) -> None:
+def test_a_server_that_is_not_fresh_is_refused(tmp_path: Path, own_zookeeper: Any) -> None:
     from kazoo.client import KazooClient
 
-    client = KazooClient(hosts=zookeeper.hosts)
+    client = KazooClient(hosts=own_zookeeper.hosts)
     client.start(timeout=15)
     client.create("/someone-elses", b"data")
     client.stop()
     with pytest.raises(RealZooKeeperError, match=r"expected a fresh server"):
-        simulate("healthy", tmp_path / "x", zk=zookeeper.hosts, zk_data_dir=zookeeper.data_dir)
+        simulate("healthy", tmp_path / "x", zk=own_zookeeper.hosts, zk_data_dir=own_zookeeper.data_dir)
     with pytest.raises(ValueError, match=r"needs --zk-data-dir"):
-        simulate("healthy", tmp_path / "y", zk=zookeeper.hosts)
+        simulate("healthy", tmp_path / "y", zk=own_zookeeper.hosts)

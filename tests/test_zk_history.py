@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
@@ -176,12 +177,12 @@ SECRETS = ("salt=c2FsdA==,stored_key=U1RPUkVE", "server_key=U0VSVkVS", "s3cr3t-k
 
 @pytest.mark.slow
 def test_capture_zk_files_redacts_and_keeps_the_files_readable(
-    zookeeper, tmp_path: Path, spark: SparkSession
+    own_zookeeper: Any, tmp_path: Path, spark: SparkSession
 ) -> None:
     """Secrets written through a real server end in its txn log and snapshot; the copies hold none of
     them, every checksum holds, and ZooKeeper's own tools and a ZooKeeper server read them. Triage names
     the files of a bundle made by hand that hold them, and none of the captured bundle's."""
-    zk = KazooClient(hosts=zookeeper.hosts)
+    zk = KazooClient(hosts=own_zookeeper.hosts)
     zk.start(timeout=15)
     scram = f'{{"version":1,"config":{{"SCRAM-SHA-256":"{SECRETS[0]},{SECRETS[1]},iterations=4096"}}}}'
     zk.create("/config/users/alice", scram.encode(), makepath=True)
@@ -193,12 +194,12 @@ def test_capture_zk_files_redacts_and_keeps_the_files_readable(
     assert tx.commit() == ["/config/brokers/1"]
     zk.set("/config/users/bob", scram.encode())
     zk.stop()
-    zookeeper.restart()  # writes a snapshot holding the secrets too
-    zookeeper.stop()
-    src = zookeeper.txn_dir
+    own_zookeeper.restart()  # writes a snapshot holding the secrets too
+    own_zookeeper.stop()
+    src = own_zookeeper.txn_dir
     assert any(SECRETS[0].encode() in p.read_bytes() for p in src.glob("snapshot.*"))
     out = tmp_path / "bundle"
-    part = capture_zk_files(zookeeper.data_dir, out)
+    part = capture_zk_files(own_zookeeper.data_dir, out)
     assert part["redacted"] >= 4 and not any("damage" in f for f in part["files"])
     copied = sorted((out / "zk" / "txnlog").iterdir())
     assert {p.name for p in copied} == {p.name for p in src.iterdir() if zxid_of(p.name) is not None}
@@ -233,8 +234,8 @@ def test_capture_zk_files_redacts_and_keeps_the_files_readable(
     # a server started on the copies serves the redacted values, equal secrets with equal fingerprints
     shutil.rmtree(src)
     shutil.copytree(out / "zk" / "txnlog", src)
-    zookeeper.start()
-    zk = KazooClient(hosts=zookeeper.hosts)
+    own_zookeeper.start()
+    zk = KazooClient(hosts=own_zookeeper.hosts)
     zk.start(timeout=15)
     alice = json.loads(zk.get("/config/users/alice")[0])["config"]["SCRAM-SHA-256"]
     bob = json.loads(zk.get("/config/users/bob")[0])["config"]["SCRAM-SHA-256"]

@@ -165,6 +165,53 @@ class ZooKeeperServer:
         self.start()
 
 
+class Chroot:
+    """One test's own subtree of a server the tests share (kazoo's testing/harness.py: one server per test
+    session, a chroot per test): a client given `hosts` sees `path` as the whole tree. The server's zxids
+    and txn logs are the whole server's; a test that stops or restarts it, expires a session or reads its
+    files as its own takes a server of its own instead."""
+
+    def __init__(self, server: ZooKeeperServer, path: str) -> None:
+        self.server = server
+        self.path = path
+
+    @property
+    def hosts(self) -> str:
+        return f"{self.server.hosts}{self.path}"
+
+    @property
+    def txn_dir(self) -> Path:
+        return self.server.txn_dir
+
+    def last_zxid(self) -> int:
+        return self.server.last_zxid()
+
+    def make(self) -> None:
+        """Create the chroot (a client of it finds its root there)."""
+        from kazoo.client import KazooClient
+
+        client = KazooClient(hosts=self.server.hosts)
+        client.start(timeout=30)
+        try:
+            client.ensure_path(self.path)
+        finally:
+            client.stop()
+            client.close()
+
+    def remove(self, auth: list[tuple[str, str]] | None = None) -> None:
+        """Delete the chroot and all below it (`auth`: what its ACLs ask for), so the shared server holds
+        only the running test's tree."""
+        from kazoo.client import KazooClient
+
+        client = KazooClient(hosts=self.server.hosts, auth_data=auth)
+        client.start(timeout=30)
+        try:
+            client.delete(self.path, recursive=True)
+        finally:
+            client.stop()
+            client.close()
+
+
 def _run_tool(main_class: str, *args: str) -> str:
     """Run one of ZooKeeper's tools; its output as UTF-8 text, line ends untouched (data may hold \r)."""
     flags = ["-Duser.timezone=UTC", "-Duser.language=en", "-Dfile.encoding=UTF-8"]
