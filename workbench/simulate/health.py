@@ -205,9 +205,9 @@ class HealthRecorder:
     def _refresh_brokers(self) -> set[TP]:
         now = {int(name) for name in self.tree.children.get("/brokers/ids", ()) if name.isdigit()}
         changed = now ^ self.registered
-        self.registered = now
+        self.kept -= now - self.registered  # registered again: counted as it is
         self.silent -= changed - self.kept  # a registration that ends (or begins) ends its silence
-        self.kept -= now  # registered again: counted as it is
+        self.registered = now
         return {tp for tp, (leader, _, _) in self.states.items() if leader in changed}
 
     def _counts(self, tp: TP, pure: bool = False) -> frozenset[str]:
