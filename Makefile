@@ -11,7 +11,7 @@ NBVAL     := --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitiz
              -n 2 --dist loadfile
 export SPARK_LOCAL_IP ?= 127.0.0.1
 
-.PHONY: demo test check lint lab java clean sample-data bench notebooks
+.PHONY: demo test check lint lab java clean sample-data bench notebooks golden
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +71,11 @@ test: lint $(JAR) $(VENV)/.jvm-archive java
 # While working: lint, then the tests not marked slow (CI runs them all, `make test`).
 check: lint $(JAR) $(VENV)/.jvm-archive java
 	$(BIN)/pytest -m "not slow"
+
+# Write the golden files again (tests/golden/: each sample's triage, each sample's and story's facts), when a
+# change to what triage says or asks is meant; review their diff before committing it.
+golden: $(VENV)/.installed $(JAR) $(VENV)/.jvm-archive java
+	WORKBENCH_WRITE_GOLDEN=1 $(BIN)/pytest -p no:cacheprovider tests/test_golden.py
 
 # Execute every notebook again and keep its outputs (commit them: nbval compares against them).
 notebooks: $(VENV)/.installed $(JAR) $(VENV)/.jvm-archive java

@@ -132,7 +132,8 @@ def test_an_analysis_without_its_evidence_is_skipped_saying_what_it_lacked(
         "probe",
         needs={Need.ZK_HISTORY: "what the probe reads"},
         kinds=(),
-        run=lambda b, c: ran.append("ran") or [],
+        facts=lambda b: ran.append("ran"),
+        judge=lambda f, c: [],
     )
     coverage = Coverage()
     assert probe.findings(bundle, coverage) == [] and ran == []
@@ -149,7 +150,7 @@ def test_a_finding_off_its_declaration_is_the_analysis_s_bug(
     declared = (Kind("probe.found", (WARNING,), {"broker": int}),)
 
     def analysis(*found: Finding) -> Analysis:
-        return Analysis("probe", {Need.LOGS: "x"}, declared, run=lambda b, c: list(found))
+        return Analysis("probe", {Need.LOGS: "x"}, declared, facts=lambda b: found, judge=lambda f, _: [*f])
 
     good = Finding("probe.found", "warning", {"broker": 1}, "")
     assert analysis(good).findings(bundle, Coverage()) == [good]
@@ -173,12 +174,13 @@ def test_lacking_brokers_are_named_and_a_run_can_add_what_it_found_missing(
     shutil.rmtree(path / "brokers" / "2" / "logs")
     bundle = open_bundle(path, spark)
 
-    def run(b: object, c: Coverage) -> list[Finding]:
+    def judge(facts: object, c: Coverage) -> list[Finding]:
         c.add("probe", ["something only the run knew"])
         return []
 
+    probe = Analysis("probe", {Need.ZK_STATE: "a", Need.LOGS: "their lines"}, (), facts=id, judge=judge)
     coverage = Coverage()
-    Analysis("probe", {Need.ZK_STATE: "a", Need.LOGS: "their lines"}, (), run=run).findings(bundle, coverage)
+    probe.findings(bundle, coverage)
     check = coverage["probe"]
     assert check.status is Status.PARTIAL and check.used == ["ZooKeeper state", "broker logs"]
     assert check.missing == ["logs of broker 2: their lines", "something only the run knew"]

@@ -99,17 +99,18 @@ def test_an_analysis_that_fails_fails_triage_at_once(
     query."""
     began: list[str] = []
 
-    def broken(bundle: Any, coverage: Any) -> list[Any]:
+    def broken(bundle: Any) -> Any:
         raise RuntimeError("an analysis's bug")
 
     def counted(analysis: Analysis) -> Analysis:
-        def run(bundle: Any, coverage: Any) -> list[Any]:
+        def facts(bundle: Any) -> Any:
             began.append(analysis.name)
-            return analysis.run(bundle, coverage)
+            return analysis.facts(bundle)
 
-        return replace(analysis, run=run)
+        return replace(analysis, facts=facts)
 
-    failing = Analysis("broken", needs={n: "anything" for n in Need}, kinds=(), run=broken)
+    everything = {n: "anything" for n in Need}
+    failing = Analysis("broken", needs=everything, kinds=(), facts=broken, judge=lambda f, c: [])
     monkeypatch.setattr(runner, "ANALYSES", (failing, *map(counted, ANALYSES)))
     with pytest.raises(RuntimeError, match="an analysis's bug"):
         triage(open_bundle(SAMPLE_DATA / "handmade-2.8", spark), threads=2)

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from workbench import postmortem
-from workbench.analysis.findings import Finding, bounds
+from workbench.analysis.findings import Coverage, Finding, bounds
 from workbench.analysis.registry import kinds
 from workbench.analysis.triage import Triage
 from workbench.frames import Bundle
@@ -46,18 +46,24 @@ def observed(findings: Iterable[Finding]) -> set[tuple[Any, ...]]:
 
 
 def check(result: Triage, truth: dict[str, Any]) -> list[Finding]:
-    """A bundle's triage: its findings must equal the truth fact by fact, each with evidence, every check
-    done or not applicable, no bad record. Returns the findings."""
-    want, got = expected(truth), observed(result.findings)
+    """A bundle's triage: its findings must equal the truth fact by fact (`judged_as_true`), no bad
+    record. Returns the findings."""
+    judged_as_true(result.findings, result.coverage, truth)
+    assert result.bad_records == 0
+    return result.findings
+
+
+def judged_as_true(findings: list[Finding], coverage: Coverage, truth: dict[str, Any]) -> None:
+    """Findings that equal the truth fact by fact, each with evidence, every check done or not
+    applicable: a triage's, or what the judges make of a story's golden facts (tests/test_judges.py)."""
+    want, got = expected(truth), observed(findings)
     assert got - want == set(), f"findings without a truth fact: {sorted(got - want, key=str)}"
     assert want - got == set(), f"truth facts without their finding: {sorted(want - got, key=str)}"
-    assert result.bad_records == 0
-    for f in result.findings:
+    for f in findings:
         assert f.evidence, f"{f.kind} cites no evidence"
-    _outages_hold(result.findings, truth)
-    leader_outages_hold(result.findings, truth)
-    assert all(c.status in ("done", "not_applicable") for c in result.coverage.values()), result.coverage
-    return result.findings
+    _outages_hold(findings, truth)
+    leader_outages_hold(findings, truth)
+    assert all(c.status in ("done", "not_applicable") for c in coverage.values()), coverage
 
 
 def _outages_hold(findings: Iterable[Finding], truth: dict[str, Any]) -> None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame, Row, Window
 from pyspark.sql import functions as F
 
-from workbench.analysis.contract import NO_TXN, WARNING, Analysis, Kind, Need, two_halves
+from workbench.analysis.contract import NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import TP, Coverage, Finding, file_ref, first_refs, tp_list, txn_ref, zk_ref
 from workbench.kafka import behaviour, defaults
 from workbench.model.health import Health, health
@@ -367,7 +367,8 @@ ANALYSIS = Analysis(
     "leader_balance",
     needs={Need.ZK_HISTORY: "how long an imbalance lasted, and which replicas flapped"},
     wants={Need.ZK_STATE: "which brokers are registered at the capture"},
-    run=two_halves(facts, judge),
+    facts=facts,
+    judge=judge,
     reads=(
         "health",
         "partitions",

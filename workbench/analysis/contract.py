@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from workbench.analysis.findings import Coverage, Finding, Severity
 
@@ -90,57 +90,65 @@ class Kind:
         return out
 
 
-Run = Callable[["Bundle", Coverage], list[Finding]]
-T = TypeVar("T")
-
-
-def two_halves(facts: Callable[[Bundle], T], judge: Callable[[T, Coverage], list[Finding]]) -> Run:
-    """An analysis's run in two halves: `facts` asks Spark, in a few queries over the shared views, for the
-    few rows its findings need and returns them as plain values; `judge` makes the findings from those
-    values in plain Python (wording, thresholds, grouping, what partial evidence allows), so that its
-    tests need no Spark. `reassignment` is the worked example (docs/ARCHITECTURE.md)."""
-
-    def run(bundle: Bundle, coverage: Coverage) -> list[Finding]:
-        return judge(facts(bundle), coverage)
-
-    return run
+Facts = Callable[["Bundle"], Any]
+Judge = Callable[[Any, Coverage], list[Finding]]
 
 
 @dataclass(frozen=True)
 class Analysis:
-    """One analysis. `needs` maps each evidence it reads to what that evidence tells it: with none held
-    the check is skipped, each one lacking is said in coverage. `wants` is evidence that only sharpens it.
-    `run` finds (it may add to its check's coverage, or call it not applicable); `reads` names the shared
-    views it reads (`model.reads.view_names`: the runner makes them first, and a read of one it does
-    not name is recorded, `model.reads.UNDECLARED`); `plots` names the report's figures for it,
-    `module:function`, imported only when a report is drawn. `checks`: the checks of its own it records
-    while it runs, each listed as skipped with it where it does not run."""
+    """One analysis, in two halves. `facts(bundle)` asks Spark, in a few queries over the shared views, for
+    the few rows its findings need and returns them as plain values (dataclasses: `analysis.facts_json`
+    keeps them, tests/golden/facts/); `judge(facts, coverage)` makes the findings from those values in
+    plain Python (wording, thresholds, grouping, what partial evidence allows), so that its tests need no
+    Spark. `reassignment` is the worked example (docs/ARCHITECTURE.md).
+
+    `needs` maps each evidence it reads to what that evidence tells it: with none held the check is
+    skipped, each one lacking is said in coverage. `wants` is evidence that only sharpens it. The judge
+    may add to its check's coverage, or call it not applicable; `reads` names the shared views `facts`
+    reads (`model.reads.view_names`: the runner makes them first, and a read of one it does not name is
+    recorded, `model.reads.UNDECLARED`); `plots` names the report's figures for it, `module:function`,
+    imported only when a report is drawn. `checks`: the checks of its own it records while it runs, each
+    listed as skipped with it where it does not run."""
 
     name: str
     needs: Mapping[Need, str]
     kinds: tuple[Kind, ...]
-    run: Run
+    facts: Facts
+    judge: Judge
     reads: tuple[str, ...] = ()
     wants: Mapping[Need, str] = field(default_factory=dict)
     plots: str = ""
     checks: tuple[str, ...] = ()
 
     def findings(self, bundle: Bundle, coverage: Coverage) -> list[Finding]:
-        """Its findings, its coverage recorded from the evidence it needs; every finding checked against
-        its declared kinds (a mismatch is the analysis's bug, so it raises)."""
-        from workbench.model.reads import reading
+        """Its findings, its coverage recorded from the evidence it needs (`covered`)."""
         from workbench.model.views import views
 
-        ev = views(bundle).evidence
+        if not self.covered(views(bundle).evidence, coverage):
+            return []
+        return self.judged(self.asked(bundle), coverage)
+
+    def covered(self, ev: Held, coverage: Coverage) -> bool:
+        """Record what of the evidence it needs and wants the bundle holds and lacks; whether it runs."""
         said = {**self.needs, **self.wants}
         missing = [f"{lack}: {said[n]}" for n in said if (lack := n.lacking(ev)) is not None]
         coverage.record(self.name, [n.value for n in said if n.held(ev)], missing, needed=self.runs_on(ev))
         if not self.runs_on(ev):
             for check in self.checks:
                 coverage.record(check, [], missing, needed=False)
-            return []
+        return self.runs_on(ev)
+
+    def asked(self, bundle: Bundle) -> Any:
+        """Its facts, asked of Spark, each read of a view checked against `reads`."""
+        from workbench.model.reads import reading
+
         with reading(self.name, self.reads):
-            found = self.run(bundle, coverage)
+            return self.facts(bundle)
+
+    def judged(self, facts: Any, coverage: Coverage) -> list[Finding]:
+        """Its findings from its facts (no Spark), each checked against its declared kinds (a mismatch is
+        the analysis's bug, so it raises)."""
+        found = self.judge(facts, coverage)
         kinds = {k.name: k for k in self.kinds}
         for f in found:
             kind = kinds.get(f.kind)

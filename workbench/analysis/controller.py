@@ -23,7 +23,7 @@ from workbench.analysis.brokers import (
     shutdown_finding,
     unreachable_finding,
 )
-from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe, two_halves
+from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe
 from workbench.analysis.findings import Coverage, Finding, file_ref, hex_zxid, ranges, txn_ref
 from workbench.kafka import behaviour
 from workbench.model import failovers
@@ -253,7 +253,7 @@ def _outages(
     failovers = []
     for e in chain:
         p = e.previous
-        if p is None or p.gone_zxid is None or e.time is None or e.epoch is None or p.broker is None:
+        if p is None or p.gone_zxid is None or p.gone_time is None or e.epoch is None or p.broker is None:
             continue
         log = logs.get((e.broker, e.epoch)) if e.broker is not None else None
         ready_ms = log.ready_ms if log is not None else None
@@ -334,7 +334,8 @@ ANALYSIS = Analysis(
         Need.ZK_HISTORY: "elections and gaps from the brokers' logs only (their clocks differ)",
         Need.LOGS: "causes unknown there",
     },
-    run=two_halves(facts, judge),
+    facts=facts,
+    judge=judge,
     reads=(
         "elections",
         "elected_lines",

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, two_halves
+from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import (
     TP,
     Coverage,
@@ -391,7 +391,8 @@ ANALYSIS = Analysis(
         Need.ZK_HISTORY: "unclean leader elections in zxid order (from the controller's lines instead)",
         Need.LOGS: "truncations",
     },
-    run=two_halves(facts, judge),
+    facts=facts,
+    judge=judge,
     reads=("partition_changes", "logged_states"),
     kinds=(
         Kind(

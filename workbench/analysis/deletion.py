@@ -7,7 +7,7 @@ partition is being reassigned, or after a replica deletion failed (a storage err
 delete.topic.enable=false it drops the marker and keeps the topic. A broker renames the log to
 `<t>-<p>.<uuid>-delete` and removes it file.delete.delay.ms later (LogManager.asyncDelete).
 
-In two halves (`contract.two_halves`): `facts` asks Spark what each deletion's steps, ZooKeeper's tree and the
+In two halves (`contract.Analysis`): `facts` asks Spark what each deletion's steps, ZooKeeper's tree and the
 data dirs say; `judge` words the findings in plain Python (tests/test_deletion.py calls it without Spark).
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe, two_halves
+from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, maybe
 from workbench.analysis.deletion_lines import pasted, unfinished_findings
 from workbench.analysis.findings import (
     Coverage,
@@ -334,7 +334,8 @@ ANALYSIS = Analysis(
         Need.ZK_HISTORY: "deletion requests and completions from the logs only",
         Need.CAPTURE_TIME: "lingering -delete dirs cannot be aged",
     },
-    run=two_halves(facts, judge),
+    facts=facts,
+    judge=judge,
     reads=(
         "topics",
         "partitions",

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import functions as F
 
 from workbench.analysis.brokers import CAUSE_TEXT
-from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need, two_halves
+from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import TP, Coverage, Finding, duration, hex_zxid, tp_list, txn_ref, zk_ref
 from workbench.kafka import znodes as paths
 from workbench.model.log_dirs import Said, failed_dirs_logged
@@ -233,7 +233,8 @@ ANALYSIS = Analysis(
         Need.ZK_HISTORY: "since when a broker is down (its registration's end)",
         Need.LOGS: "why it stopped (how its session ended)",
     },
-    run=two_halves(facts, judge),
+    facts=facts,
+    judge=judge,
     reads=("live_brokers", "partitions", "registrations", "session_ends", "as_of_ms", "partition_changes"),
     kinds=(
         Kind(

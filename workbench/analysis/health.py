@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
-from workbench.analysis.contract import CRITICAL, INFO, NO_TXN, WARNING, Analysis, Kind, Need, two_halves
+from workbench.analysis.contract import CRITICAL, INFO, NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import (
     TP,
     Coverage,
@@ -119,7 +119,8 @@ ANALYSIS = Analysis(
         Need.PASTED: "under-replicated partitions (kafka-topics) and failed log dirs (kafka-log-dirs)",
         Need.LOGS: "failed log dirs and the brokers they halted (the brokers' own lines)",
     },
-    run=two_halves(facts, judge),
+    facts=facts,
+    judge=judge,
     reads=("health", "as_of_ms", "partitions", "live_brokers", "delete_markers", "partition_changes"),
     kinds=(
         Kind(

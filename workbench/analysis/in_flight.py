@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 
-from workbench.analysis.contract import INFO, WARNING, Analysis, Kind, Need, two_halves
+from workbench.analysis.contract import INFO, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, ranges, txn_ref, zk_ref
 from workbench.analysis.reassignment import reassignments
 from workbench.kafka import behaviour
@@ -223,7 +223,8 @@ ANALYSIS = Analysis(
     "in_flight",
     needs={Need.ZK_STATE: "what was under way at the capture"},
     wants={Need.ZK_HISTORY: "a reassignment's age is bounded by its topic znode"},
-    run=two_halves(facts, judge),
+    facts=facts,
+    judge=judge,
     reads=("partition_changes", "as_of_ms"),
     kinds=(
         Kind(

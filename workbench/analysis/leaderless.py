@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
-from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, maybe, two_halves
+from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, maybe
 from workbench.analysis.findings import (
     TP,
     Coverage,
@@ -214,7 +214,8 @@ ANALYSIS = Analysis(
         "zk_client_idle_beyond_read_timeout_means_it_stood_still); without ZooKeeper's history, the "
         "partitions the controller's lines leave without a leader or with one that refused them",
     },
-    run=two_halves(facts, judge),
+    facts=facts,
+    judge=judge,
     reads=(
         "health",
         "elected_lines",

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, TypeVar
 from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
-from workbench.analysis.contract import INFO, WARNING, Analysis, Kind, Need, two_halves
+from workbench.analysis.contract import INFO, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, file_ref, txn_ref, zk_ref
 from workbench.kafka import behaviour
 from workbench.kafka import znodes as paths
@@ -277,7 +277,8 @@ ANALYSIS = Analysis(
     "topic_lifecycle",
     needs={Need.ZK_STATE: "the topics and their assignments"},
     wants={Need.ZK_HISTORY: "who created each topic, and with what assignment"},
-    run=two_halves(facts, judge),
+    facts=facts,
+    judge=judge,
     checks=("topic_auto_creation",),
     reads=(
         "topics",

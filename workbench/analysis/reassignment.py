@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from workbench.analysis.contract import NO_TXN, WARNING, Analysis, Kind, Need, two_halves
+from workbench.analysis.contract import NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, txn_ref
 from workbench.model.partition_history import stretches
 from workbench.model.views import views
@@ -147,7 +147,8 @@ ANALYSIS = Analysis(
     "reassignment",
     needs={Need.ZK_HISTORY: "when each reassignment began"},
     wants={Need.ZK_STATE: "which brokers are registered at the capture"},
-    run=two_halves(facts, judge),
+    facts=facts,
+    judge=judge,
     reads=("partition_changes", "live_brokers", "as_of_ms"),
     kinds=(
         Kind(

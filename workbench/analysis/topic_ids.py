@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import functions as F
 
 from workbench.analysis import topic_id_cause
-from workbench.analysis.contract import CRITICAL, WARNING, Analysis, Kind, Need, maybe, two_halves
+from workbench.analysis.contract import CRITICAL, WARNING, Analysis, Kind, Need, maybe
 from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, ranges, taken, zk_ref
 from workbench.model.topic_ids import (
     Stale,
@@ -336,7 +336,8 @@ ANALYSIS = Analysis(
         Need.PASTED: "the topic ids a kafka-topics --describe or a ZooKeeper shell printed, at their moment",
     },
     wants={Need.ZK_HISTORY: "the root cause can only be 'likely'"},
-    run=two_halves(facts, judge),
+    facts=facts,
+    judge=judge,
     reads=(
         "topics",
         "partitions",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Row
 
     from workbench.frames import Bundle
+    from workbench.model.evidence import Held
 
 
 @dataclass
@@ -51,6 +52,8 @@ class Triage:
     bundle: str = ""
     in_clear: list[InClear] = field(default_factory=list)  # files holding credentials in clear
     not_read: list[NotRead] = field(default_factory=list)  # evidence no reader could take, and why
+    # each analysis's facts where it ran (`Analysis.asked`), by name: what its judge made the findings from
+    facts: dict[str, Any] = field(default_factory=dict)
 
     @property
     def critical(self) -> bool:
@@ -101,20 +104,21 @@ def triage(bundle: Bundle, threads: int | None = None, only: Iterable[str] = ())
     results, bad = _analysed(bundle, analyses, threads, bundle.bad_records.count)
     coverage = Coverage()
     found: list[Finding] = []
-    for each, checked in results:
-        found += each
-        coverage.update(checked)
+    for each in results:
+        found += each.findings
+        coverage.update(each.coverage)
     secrets = in_clear(bundle)
     got = checked_across(bundle, coverage, secrets)
     found += before_gaps(bundle, lambda part: _found(part, analyses, threads), found, coverage)
     found.sort(key=Finding.sort_key)
     not_read = [n for n in bundle.evidence.not_read if not n.known]
-    return Triage(found, coverage, bad, bundle.evidence.origin, got[secrets], not_read)
+    facts = {a.name: r.facts for a, r in zip(analyses, results, strict=True) if r.ran}
+    return Triage(found, coverage, bad, bundle.evidence.origin, got[secrets], not_read, facts)
 
 
 def _analysed(
     bundle: Bundle, analyses: tuple[Analysis, ...], threads: int, beside: Callable[[], T]
-) -> tuple[list[tuple[list[Finding], Coverage]], T]:
+) -> tuple[list[Ran], T]:
     """Each analysis's findings and coverage, run in `threads` threads after the views they declare,
     and what `beside` returns (run in the pool beside them, as no analysis waits for it)."""
     v = views(bundle)
@@ -140,7 +144,15 @@ def _analysed(
 
 def _found(bundle: Bundle, analyses: tuple[Analysis, ...], threads: int) -> list[Finding]:
     results, _ = _analysed(bundle, analyses, threads, lambda: None)
-    return [f for each, _checked in results for f in each]
+    return [f for each in results for f in each.findings]
+
+
+def judged(held: Held, facts: Mapping[str, Any]) -> tuple[list[Finding], Coverage]:
+    """What every analysis finds in a bundle holding `held` from its kept facts (`Triage.facts`, by
+    name), without Spark: the findings and coverage triage's analyses make, as triage makes them."""
+    coverage = Coverage()
+    found = [f for a in ANALYSES if a.covered(held, coverage) for f in a.judged(facts[a.name], coverage)]
+    return sorted(found, key=Finding.sort_key), coverage
 
 
 def chosen(only: Iterable[str] = ()) -> tuple[Analysis, ...]:
@@ -153,9 +165,22 @@ def chosen(only: Iterable[str] = ()) -> tuple[Analysis, ...]:
     return tuple(a for a in ANALYSES if not names or a.name in names)
 
 
-def _run(bundle: Bundle, analysis: Analysis) -> tuple[list[Finding], Coverage]:
+@dataclass(frozen=True)
+class Ran:
+    """One analysis's run: its findings, its coverage and, where it ran, the facts it judged."""
+
+    findings: list[Finding]
+    coverage: Coverage
+    ran: bool = False
+    facts: Any = None
+
+
+def _run(bundle: Bundle, analysis: Analysis) -> Ran:
     coverage = Coverage()
-    return analysis.findings(bundle, coverage), coverage
+    if not analysis.covered(views(bundle).evidence, coverage):
+        return Ran([], coverage)
+    facts = analysis.asked(bundle)
+    return Ran(analysis.judged(facts, coverage), coverage, True, facts)
 
 
 def _inheriting(bundle: Bundle, work: Callable[[], T]) -> Callable[[], T]:

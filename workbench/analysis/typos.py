@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from workbench.analysis.contract import WARNING, Analysis, Kind, Need, two_halves
+from workbench.analysis.contract import WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, zk_ref
 from workbench.kafka import znodes as paths
 from workbench.model.creations import creations
@@ -155,7 +155,8 @@ ANALYSIS = Analysis(
     "topic_typos",
     needs={Need.ZK_STATE: "the topics"},
     wants={Need.ZK_HISTORY: "who created each topic"},
-    run=two_halves(facts, judge),
+    facts=facts,
+    judge=judge,
     reads=("topics", "watched_history", "history_base", "brokers_known", "registrations"),
     kinds=(Kind("topic.likely_typo", (WARNING,), {"topic": str, "sibling": str}),),
 )

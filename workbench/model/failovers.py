@@ -11,7 +11,7 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pyspark.sql import Row
 from pyspark.sql import functions as F
@@ -37,11 +37,11 @@ class Election:
     epoch: int | None
     broker: int | None
     zxid: int | None
-    time: Any
+    time: datetime
     ref: str
     previous: Election | None = None
     gone_zxid: int | None = None
-    gone_time: Any = None
+    gone_time: datetime | None = None
     gone_by: int | None = None
     session: int | None = None
     cause: tuple[str, str | None] | None = None  # how its tenure ended, where the logs alone tell it
