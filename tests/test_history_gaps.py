@@ -19,7 +19,7 @@ from workbench.analysis.findings import Finding
 from workbench.analysis.gaps import kept_before, named
 from workbench.analysis.registry import kinds
 from workbench.analysis.triage import Triage, triage
-from workbench.frames import open_bundle
+from workbench.frames import Bundle, open_bundle
 from workbench.model.history_gaps import written_inside
 from workbench.model.views import views
 from workbench.zookeeper.files import Problem, read_txn_log, write_txn_entry
@@ -85,8 +85,8 @@ def test_a_missing_log_is_a_gap_no_damage_explains(spark: SparkSession, tmp_path
     assert "no txn log in the bundle holds them" in gap.describe()
 
 
-def test_an_intact_history_has_no_gap(spark: SparkSession) -> None:
-    v = views(open_bundle(SAMPLE, spark))
+def test_an_intact_history_has_no_gap(sample: Callable[[str], Bundle]) -> None:
+    v = views(sample(SAMPLE.name))
     assert v.history_gaps == [] and v.resumed_after is None and v.history_base == (0, True)
 
 
@@ -264,7 +264,7 @@ def test_registrations_a_gap_made_and_ended_none_of_are_carried_across_it(
 
 @pytest.mark.slow
 def test_partition_states_a_gap_did_not_write_are_carried_across_it(
-    spark: SparkSession, tmp_path: Path
+    spark: SparkSession, sample: Callable[[str], Bundle], triaged: Callable[[str], Triage], tmp_path: Path
 ) -> None:
     """controller-failover-2.5 without txns 0x7a-0x7c, 3.6's closeSessions (broker 1's session ended at
     0x78, just before; its seven partitions got new leaders from 0x8d): the capture holds every state
@@ -272,13 +272,13 @@ def test_partition_states_a_gap_did_not_write_are_carried_across_it(
     partitions 0-2, written inside it. Those 21 states are carried, each partition's changes after the gap
     are the intact history's, and the outage of the six carried ones broker 1 led is found from where the
     history resumes, its start said unknown. Without the capture nothing is proven."""
-    sample = REPO / "sample_data" / "controller-failover-2.5"
+    source = REPO / "sample_data" / "controller-failover-2.5"
     bundle = tmp_path / "cut"
-    shutil.copytree(sample, bundle)
+    shutil.copytree(source, bundle)
     _cut(bundle, 0x7A, 0x7C, closes_list=True)
     inside = {
         s.path
-        for t in _txns(_log(sample))
+        for t in _txns(_log(source))
         if 0x7A <= t.zxid <= 0x7C
         for s in t.ops or [t]
         if s.path and s.path.endswith("/state")
@@ -288,7 +288,7 @@ def test_partition_states_a_gap_did_not_write_are_carried_across_it(
     v = views(b)
     assert v.znodes_carried is not None and not v.history_base[1]
     carried = {r.path for r in v.znodes_carried.collect() if r.path.endswith("/state")}
-    intact = views(open_bundle(sample, spark))
+    intact = views(sample("controller-failover-2.5"))  # the session's: its history and triage made once
     states = {r.path for r in intact.bundle.znodes_at(0x79)[0].collect() if r.path.endswith("/state")}
     assert len(states) == 24 and carried == states - inside
 
@@ -304,7 +304,7 @@ def test_partition_states_a_gap_did_not_write_are_carried_across_it(
     assert "(events 0,4; topic-0 5; topic-1 1,5; topic-2 3)" in offline.summary
     # one outage across the gap, from its start before it, as the intact history tells it (less topic-0
     # 1, whose state the gap wrote): broker 1 silent from its last line, offline from 0x78 for 117 ms
-    (whole,) = [f for f in triage(intact.bundle, only=["leaderless"]).of_kind("partition.offline")]
+    (whole,) = triaged("controller-failover-2.5").of_kind("partition.offline")
     assert {**offline.subject, "partitions": 7} == {**whole.subject, "across": "0x7a-0x7c"}
     assert "one outage across it" in offline.summary and "not known" not in offline.summary
     said = t.coverage["zk_history"].missing
@@ -315,7 +315,7 @@ def test_partition_states_a_gap_did_not_write_are_carried_across_it(
     # a gap that holds the outage's start (broker 1's session's end, 0x78): nothing is carried back
     # before it, and when it began is not known
     inside = tmp_path / "cut-with-its-start"
-    shutil.copytree(sample, inside)
+    shutil.copytree(source, inside)
     _cut(inside, 0x78, 0x7C, closes_list=True)
     (unknown,) = triage(open_bundle(inside, spark), only=["leaderless"]).of_kind("partition.offline")
     assert unknown.subject["began"] == "unknown" and "when that began is not known" in unknown.summary

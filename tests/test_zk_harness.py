@@ -3,10 +3,13 @@ of it per test (`zookeeper`), removed after it, whatever ACLs the test wrote the
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import pytest
 from conftest import ADMIN_DIGEST
 from kazoo.client import KazooClient
+from kazoo.exceptions import NoAuthError
 from kazoo.security import make_digest_acl
 
 from workbench.testing.zookeeper import Chroot
@@ -27,6 +30,8 @@ def test_a_chroot_is_the_whole_tree_to_its_clients_and_goes_with_its_test(zookee
         whole.create(f"{other.path}/secure/child", b"y", acl=[locked])
         assert mine.get_children("/") == ["brokers"] and theirs.get_children("/") == ["secure"]
         assert whole.exists(f"{zookeeper.path}/brokers/ids/1") is not None
+        with pytest.raises(NoAuthError, match=f"chroot {re.escape(other.path)} of .* could not be removed"):
+            other.remove()  # without the auth its ACLs ask for: said, naming the chroot
         other.remove(ADMIN_DIGEST)  # as the fixture removes a test's chroot, ACLs and all
         assert whole.exists(other.path) is None and whole.exists(zookeeper.path) is not None
     finally:

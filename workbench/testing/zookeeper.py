@@ -202,11 +202,17 @@ class Chroot:
         """Delete the chroot and all below it (`auth`: what its ACLs ask for), so the shared server holds
         only the running test's tree."""
         from kazoo.client import KazooClient
+        from kazoo.exceptions import NoAuthError
 
         client = KazooClient(hosts=self.server.hosts, auth_data=auth)
         client.start(timeout=30)
         try:
             client.delete(self.path, recursive=True)
+        except NoAuthError as e:
+            raise NoAuthError(
+                f"chroot {self.path} of {self.server.hosts} could not be removed: a znode under it has an "
+                f"ACL the auth given ({[scheme for scheme, _ in auth or []]}) does not satisfy; pass its auth"
+            ) from e
         finally:
             client.stop()
             client.close()
