@@ -130,6 +130,23 @@ def triaged(spark: SparkSession) -> Callable[[str], Triage]:
 
 
 @pytest.fixture(scope="session")
+def twin(spark: SparkSession, stories: Stories) -> Callable[[str], Triage]:
+    """`twin(name)`: the triage of a sample's or story's logs-only twin (`WithoutZooKeeper` of the
+    session's shared bundle: its logs parsed once), made once per test session."""
+    from workbench.frames import WithoutZooKeeper
+
+    made: dict[str, Triage] = {}
+
+    def triaged(name: str) -> Triage:
+        if name not in made:
+            whole = stories.bundle(name) if "@" in name else shared(spark, SAMPLE_DATA / name)
+            made[name] = triage(WithoutZooKeeper(whole))
+        return made[name]
+
+    return triaged
+
+
+@pytest.fixture(scope="session")
 def stories(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Stories:
     """The stories of tests/stories.py, each simulated (and triaged) once per test session."""
     return Stories(tmp_path_factory.mktemp("stories"), spark)

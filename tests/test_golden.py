@@ -19,18 +19,20 @@ from stories import FRESH, HEALTH, MUST_FIND, Stories
 
 from workbench.analysis.facts_json import kept
 from workbench.analysis.triage import Triage
-from workbench.frames import Bundle
-from workbench.model.views import views
 
 GOLDEN = REPO / "tests" / "golden"
 FACTS = GOLDEN / "facts"
-# every story a test triages: its golden facts cost no triage of their own
+# every story a test triages, and every bundle whose logs-only twin a test triages (test_logs_alone): their
+# golden facts cost no triage of their own
 STORIES = sorted({*FRESH, *MUST_FIND, *HEALTH})
+TWINNED = [*samples(), *sorted(FRESH), *sorted(MUST_FIND)]
 
 
-def facts_file(name: str) -> Path:
-    """A sample's or story's golden facts ('@', '#' and '+' kept out of the file's name)."""
-    return FACTS / f"{name.replace('@', '-').replace('#', '-').replace('+', '_')}.json"
+def facts_file(name: str, logs_only: bool = False) -> Path:
+    """A sample's or story's golden facts, or its logs-only twin's ('@', '#' and '+' kept out of the file's
+    name)."""
+    file = f"{name.replace('@', '-').replace('#', '-').replace('+', '_')}.json"
+    return FACTS / "logs-only" / file if logs_only else FACTS / file
 
 
 def _same_as_golden(golden: Path, got: Any) -> None:
@@ -48,19 +50,24 @@ def test_triage_of_each_sample_is_its_golden_file(triaged: Callable[[str], Triag
     _same_as_golden(GOLDEN / f"{name}.json", triaged(name).as_dict())
 
 
-def _facts(bundle: Bundle, t: Triage) -> dict[str, Any]:
-    return kept(views(bundle).evidence, t.facts)
+def _facts(t: Triage) -> dict[str, Any]:
+    assert t.held is not None
+    return kept(t.held, t.facts)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", samples("manifest.json"))
-def test_the_facts_of_each_sample_are_its_golden_facts(
-    sample: Callable[[str], Bundle], triaged: Callable[[str], Triage], name: str
-) -> None:
-    _same_as_golden(facts_file(name), _facts(sample(name), triaged(name)))
+def test_the_facts_of_each_sample_are_its_golden_facts(triaged: Callable[[str], Triage], name: str) -> None:
+    _same_as_golden(facts_file(name), _facts(triaged(name)))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", STORIES)
 def test_the_facts_of_each_story_are_its_golden_facts(stories: Stories, name: str) -> None:
-    _same_as_golden(facts_file(name), _facts(stories.bundle(name), stories.triage(name)))
+    _same_as_golden(facts_file(name), _facts(stories.triage(name)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", TWINNED)
+def test_the_facts_of_each_logs_only_twin_are_golden(twin: Callable[[str], Triage], name: str) -> None:
+    _same_as_golden(facts_file(name, logs_only=True), _facts(twin(name)))

@@ -1,25 +1,27 @@
 """The judges on the facts Spark gave, kept (tests/golden/facts/, held equal to Spark's by
 tests/test_golden.py), without Spark: every analysis's findings and coverage of each sample word for word
-as its golden triage, and of each story fact by fact as its simulated truth."""
+as its golden triage, of each story fact by fact as its simulated truth, and of each logs-only twin as the
+truth's facts the logs show (test_logs_alone holds the twins' triage to the same)."""
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 import pytest
-from conftest import samples
+from conftest import SAMPLE_DATA, samples
 from stories import MUST_FIND, Stories
-from test_golden import GOLDEN, STORIES, facts_file
-from truth_facts import judged_as_true
+from test_golden import GOLDEN, STORIES, TWINNED, facts_file
+from truth_facts import BY_NAME, judged_as_true, key, leader_outages_hold
 
 from workbench.analysis.facts_json import given
 from workbench.analysis.findings import Coverage, Finding
 from workbench.analysis.triage import judged
 
 
-def _judged(name: str) -> tuple[list[Finding], Coverage]:
-    held, facts = given(json.loads(facts_file(name).read_text(encoding="utf-8")))
+def _judged(name: str, logs_only: bool = False) -> tuple[list[Finding], Coverage]:
+    held, facts = given(json.loads(facts_file(name, logs_only).read_text(encoding="utf-8")))
     return judged(held, facts)
 
 
@@ -47,3 +49,16 @@ def test_the_judges_give_each_storys_truth(truths: Stories, name: str) -> None:
     judged_as_true(found, coverage, truths.truth(name))
     must = MUST_FIND.get(name, (None, ()))[1]
     assert set(must) <= {f.kind for f in found}
+
+
+@pytest.mark.parametrize("name", TWINNED)
+def test_the_judges_give_each_logs_only_twin_the_facts_its_logs_show(truths: Stories, name: str) -> None:
+    truth = truths.truth(name) if "@" in name else json.loads((SAMPLE_DATA / name / "truth.json").read_text())
+    found, coverage = _judged(name, logs_only=True)
+    want = Counter(key(kind, fact) for kind, facts in truth["logs_findings"].items() for fact in facts)
+    got = Counter(key(f.kind, f.subject) for f in found if f.kind in BY_NAME)
+    assert got - want == Counter(), f"findings without a truth fact: {sorted(got - want, key=str)}"
+    assert want - got == Counter(), f"truth facts without their finding: {sorted(want - got, key=str)}"
+    assert all(f.evidence for f in found)
+    leader_outages_hold(found, truth)
+    assert all(c.status != "done" for c in coverage.values() if c.missing), coverage

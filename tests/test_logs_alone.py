@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SAMPLE_DATA, samples, shared
+from conftest import SAMPLE_DATA, samples
 from pyspark.sql import SparkSession
 from stories import FRESH, MUST_FIND, Stories
 from truth_facts import BY_NAME, key, leader_outages_hold, told_alone
@@ -342,21 +342,6 @@ def test_coverage_names_the_log_a_check_would_read_where_no_broker_has_it() -> N
     assert coverage["deletion"].status == "partial" and coverage["deletion"].missing == [
         "controller.log, where Kafka logs each deletion's steps: no broker's is in the bundle"
     ]
-
-
-@pytest.fixture(scope="module")
-def twin(spark: SparkSession, stories: Stories) -> Callable[[str], Triage]:
-    """The logs-only twin of a sample or a story (`WithoutZooKeeper` of the session's shared bundle: its
-    logs parsed once), triaged once for the module."""
-    made: dict[str, Triage] = {}
-
-    def triaged(name: str) -> Triage:
-        if name not in made:
-            whole = shared(spark, SAMPLE_DATA / name) if name in SAMPLES else stories.bundle(name)
-            made[name] = triage(WithoutZooKeeper(whole))
-        return made[name]
-
-    return triaged
 
 
 def _as_found(evidence: Evidence) -> dict[str, Any]:

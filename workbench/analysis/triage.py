@@ -52,8 +52,10 @@ class Triage:
     bundle: str = ""
     in_clear: list[InClear] = field(default_factory=list)  # files holding credentials in clear
     not_read: list[NotRead] = field(default_factory=list)  # evidence no reader could take, and why
-    # each analysis's facts where it ran (`Analysis.asked`), by name: what its judge made the findings from
+    # each analysis's facts where it ran (`Analysis.asked`), by name, and what the bundle held (its
+    # coverage is recorded from it): what the judges made the findings from (`judged`)
     facts: dict[str, Any] = field(default_factory=dict)
+    held: Held | None = None
 
     @property
     def critical(self) -> bool:
@@ -113,7 +115,7 @@ def triage(bundle: Bundle, threads: int | None = None, only: Iterable[str] = ())
     found.sort(key=Finding.sort_key)
     not_read = [n for n in bundle.evidence.not_read if not n.known]
     facts = {a.name: r.facts for a, r in zip(analyses, results, strict=True) if r.ran}
-    return Triage(found, coverage, bad, bundle.evidence.origin, got[secrets], not_read, facts)
+    return Triage(found, coverage, bad, bundle.evidence.origin, got[secrets], not_read, facts, v.evidence)
 
 
 def _analysed(
