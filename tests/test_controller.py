@@ -11,7 +11,8 @@ from datetime import datetime, timedelta, timezone
 from workbench.analysis.controller import Facts, judge
 from workbench.analysis.findings import Coverage
 from workbench.model.channel import NoEndpoint, Unreachable
-from workbench.model.failovers import Election, Expired, FailoverLog, Line, Picked, picked_up
+from workbench.model.failovers import Expired, FailoverLog, Line, Picked, picked_up
+from workbench.model.history.controllers import Election
 from workbench.model.history_gaps import Gap
 from workbench.model.outage import Outage
 from workbench.model.refs import Said

@@ -1,11 +1,11 @@
 """Controller elections and failovers, and the ZooKeeper sessions brokers lost (seeds 002, 003).
 
-The elections themselves, from ZooKeeper's history or the controllers' logs, are `elections.py`'s views
-(re-exported here for the notebooks: `controller.elections(bundle)`); the chain of them, each new
-controller's own log (its onControllerFailover steps and what it resumed) and the sessions brokers lost are
-the facts of `model/failovers.py`. Why the previous controller went is read from that broker's own log
-(`model/session_ends.py`); without ZooKeeper's history, who it was and why its tenure ended are read from
-the brokers' lines alone (`model/tenures.py`). In two halves: `facts` asks Spark, `judge` words the findings;
+The elections as each source tells them are `elections.py`'s views (re-exported here for the notebooks:
+`controller.elections(bundle)`); the chain of them is the history's (`model/history/controllers.py`), each
+new controller's own log (its onControllerFailover steps and what it resumed) and the sessions brokers lost
+are `model/failovers.py`'s. Why the previous controller went is read from that broker's own log
+(`model/session_ends.py`); where ZooKeeper's history does not tell who it was and how its tenure ended,
+from the brokers' lines (`model/tenures.py`). In two halves: `facts` asks Spark, `judge` words the findings;
 those about single brokers (lost sessions, controlled shutdowns, reach) are worded in `brokers.py`.
 """
 
@@ -30,7 +30,9 @@ from workbench.model import failovers
 from workbench.model.channel import NoEndpoint, Unreachable, no_endpoint, unreachable
 from workbench.model.elections import elected, elected_lines, elections, failover_steps
 from workbench.model.evidence import Held
-from workbench.model.failovers import Election, Expired, FailoverLog, Line, expiries
+from workbench.model.failovers import Expired, FailoverLog, Line, expiries
+from workbench.model.history import controllers
+from workbench.model.history.controllers import Election
 from workbench.model.history_gaps import Gap
 from workbench.model.outage import Failover, Outage, outages
 from workbench.model.session_ends import session_ends
@@ -54,8 +56,9 @@ __all__ = ["ANALYSIS", "elected", "elected_lines", "elections", "failover_steps"
 class Facts:
     """What the controller analysis judges: the elections in order; per (broker, epoch) its failover log;
     how each session ended (`session_ends`); the brokers with logs; the gap the history resumed after;
-    each failover's outage (epoch -> `outage.Outage`); the sessions brokers lost; without ZooKeeper's
-    history, how the tenure before each election ended as the brokers' lines tell (epoch -> TenureEnd)."""
+    each failover's outage (epoch -> `outage.Outage`); the sessions brokers lost; where ZooKeeper's
+    history does not tell it, how the tenure before each election ended as the brokers' lines tell (epoch ->
+    TenureEnd)."""
 
     chain: list[Election]
     logs: dict[tuple[int, int], FailoverLog]
@@ -66,7 +69,7 @@ class Facts:
     expired: list[Expired]
     ended: dict[int, TenureEnd] = field(default_factory=dict)
     shutdowns: list[ControlledShutdown] = field(default_factory=list)  # retried or failed
-    # without ZooKeeper's history: the log the version writes elections to, and whether a broker's is held
+    # the log the version writes elections to, and whether a broker's is held
     election_log: tuple[str, bool] | None = None
     unreachable: list[Unreachable] = field(default_factory=list)  # registered brokers it could not reach
     no_endpoint: list[NoEndpoint] = field(default_factory=list)
@@ -76,7 +79,7 @@ def facts(bundle: Bundle) -> Facts:
     v = views(bundle)
     ends = session_ends(bundle)
     held = v.evidence.with_logs
-    elected, failed_over = failovers.chain(bundle), failovers.election_logs(bundle)
+    elected, failed_over = controllers.chain(bundle), failovers.election_logs(bundle)
     expired = expiries(bundle, ends)
     retried = troubled(bundle, SHOWN) if held else given([])
     not_reached = unreachable(bundle, SHOWN) if held else given([])
@@ -84,9 +87,9 @@ def facts(bundle: Bundle) -> Facts:
     got = together(elected, failed_over, expired, retried, not_reached, no_listener)
     chain, logs = got[elected], got[failed_over]
     lost = _outages(bundle, chain, ends, logs)
-    ended = {}
-    if not v.evidence.zk_history:
-        ended = ended_before(bundle, [(e.epoch, e.time) for e in chain if e.epoch is not None])
+    ended = ended_before(
+        bundle, [(e.epoch, e.logged_time) for e in chain if e.epoch is not None and _end_untold(e)]
+    )
     return Facts(
         chain,
         logs,
@@ -97,10 +100,21 @@ def facts(bundle: Bundle) -> Facts:
         got[expired] + _controllers_lost(chain, ended),
         ended,
         got[retried],
-        None if v.evidence.zk_history else _election_log(v.evidence),
+        _election_log(v.evidence),
         got[not_reached],
         got[no_listener],
     )
+
+
+def _end_untold(e: Election) -> bool:
+    """Whether ZooKeeper's history does not tell how the tenure before `e` ended, so the brokers' lines are
+    read for it. Epoch 1 is the cluster's first controller in every release: before 2.1 the first election
+    creates /controller_epoch with 1 (KafkaController.incrementControllerEpoch 1.1.1:616-629), from 2.1
+    with 0 and adds one (KafkaZkClient.registerControllerAndIncrementControllerEpoch 2.8.2:108-118,
+    159-163; KafkaController.InitialControllerEpoch 2.8.2:61)."""
+    if e.epoch is None or e.epoch == 1:
+        return False
+    return e.previous is None or e.previous.gone_zxid is None
 
 
 def _election_log(ev: Held) -> tuple[str, bool]:
@@ -125,9 +139,11 @@ def _controllers_lost(chain: list[Election], ended: dict[int, TenureEnd]) -> lis
         if t is None or t.how != "crash" or (e.previous is not None and e.previous.broker != t.broker):
             continue
         seen = (
-            f"broker {e.broker} was elected controller in its place at {e.time:%Y-%m-%d %H:%M:%S} (its clock)"
+            f"broker {e.broker} was elected controller in its place at {e.logged_time:%Y-%m-%d %H:%M:%S} "
+            "(its clock)"
         )
-        out.append(Expired(t.broker, None, t.how, t.said.ref if t.said else None, e.time, e.ref, seen=seen))
+        at, ref = e.logged_time, e.line or e.ref
+        out.append(Expired(t.broker, None, t.how, t.said.ref if t.said else None, at, ref, seen=seen))
     return out
 
 
@@ -135,14 +151,16 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
     out: list[Finding] = []
     if not f.chain and f.election_log is not None and not f.election_log[1]:
         coverage.add(CHECK, [f"{f.election_log[0]}: no broker's is in the bundle, so no election was read"])
-    for e in f.chain:
+    first_txn = next((e for e in f.chain if e.zxid is not None), None)
+    for before, e in zip([None, *f.chain], f.chain, strict=False):
         log = f.logs.get((e.broker, e.epoch)) if e.broker is not None and e.epoch is not None else None
-        after_gap = f.resumed_after if e is f.chain[0] and e.zxid is not None else None
+        after_gap = f.resumed_after if e is first_txn and e.previous is None else None
         outage = f.outages.get(e.epoch) if e.epoch is not None else None
         ended = f.ended.get(e.epoch) if e.epoch is not None else None
         if ended is not None:
             e, outage = _logged_previous(e, ended, log)
-        out.append(_election_finding(e, f.ends, log or FailoverLog(), f.with_logs, after_gap, outage))
+        unseen = _unseen(before, e)
+        out.append(_election_finding(e, f.ends, log or FailoverLog(), f.with_logs, after_gap, outage, unseen))
     out += _flapping(f.chain) + expiry_findings(f.expired) + [shutdown_finding(c) for c in f.shutdowns]
     out += [unreachable_finding(u) for u in f.unreachable]
     return out + [no_endpoint_finding(n) for n in f.no_endpoint]
@@ -155,19 +173,25 @@ def _election_finding(
     with_logs: frozenset[int],
     after_gap: Gap | None = None,
     outage: Outage | None = None,
+    unseen: list[int] | None = None,
 ) -> Finding:
     """An election's finding; `after_gap`: the gap the history resumed after, when this is the first
-    election read after it (a later epoch than 1 then had a controller before it that the gap hides)."""
-    refs = [e.ref]
+    election read after it (a later epoch than 1 then had a controller before it that the gap hides);
+    `unseen`: the epochs between the election before it in the evidence and this one."""
+    refs = [e.ref, *([e.line] if e.line else [])]
     subject: dict[str, Any] = {"epoch": e.epoch, "broker": e.broker}
     if e.zxid is not None:
         subject["zxid"] = hex_zxid(e.zxid)
     p = e.previous
-    if p is None and after_gap is not None and (e.epoch is None or e.epoch > 1):
+    if p is None and (after_gap is not None or unseen) and (e.epoch is None or e.epoch > 1):
         kind, severity, cause = "controller.failover", WARNING, "unknown"
-        text = f"Controller moved to broker {e.broker} (epoch {e.epoch}) from a controller ZooKeeper's "
-        text += f"readable history does not show: {after_gap.describe()}"
-        refs += [file_ref(d.file) for d in after_gap.damage]
+        text = f"Controller moved to broker {e.broker} (epoch {e.epoch}) from a controller "
+        if after_gap is not None:
+            text += f"ZooKeeper's readable history does not show: {after_gap.describe()}"
+            refs += [file_ref(d.file) for d in after_gap.damage]
+        else:
+            text += f"the evidence does not show: no txn or line tells epoch{'s' * (len(unseen or []) > 1)} "
+            text += f"{ranges(unseen or [])} before it"
     elif p is None:
         text = f"Broker {e.broker} was elected controller with epoch {e.epoch}: "
         text += "the first election in the evidence"
@@ -222,9 +246,17 @@ def _election_finding(
     return Finding(kind, severity, subject, text + ".", tuple(dict.fromkeys(refs)))
 
 
+def _unseen(before: Election | None, e: Election) -> list[int]:
+    """The epochs between the election before `e` in the evidence and `e`, which neither source shows."""
+    if before is None or before.epoch is None or e.epoch is None:
+        return []
+    return list(range(before.epoch + 1, e.epoch))
+
+
 def _logged_previous(e: Election, t: TenureEnd, log: FailoverLog | None) -> tuple[Election, Outage | None]:
-    """Without ZooKeeper's history: the election with the tenure before it as the brokers' lines tell it
-    (the broker that last acted as controller, and why it stopped), and the outage they bound."""
+    """Where ZooKeeper's history does not tell it: the election with the tenure before it as the brokers'
+    lines tell it (the broker that last acted as controller, and why it stopped), and the outage they
+    bound."""
     p = e.previous
     if p is not None and p.broker != t.broker:  # the lines do not tell that controller's end
         return e, None
@@ -240,7 +272,7 @@ def _logged_previous(e: Election, t: TenureEnd, log: FailoverLog | None) -> tupl
     )
     logged = dataclasses.replace(e, previous=before)
     ready = log.ready.ts if log is not None and log.ready is not None else None
-    return logged, logged_outage(t, e.time, ready) if ready is not None else None
+    return logged, logged_outage(t, e.logged_time, ready) if ready is not None else None
 
 
 def _outages(

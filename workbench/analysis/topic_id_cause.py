@@ -19,10 +19,11 @@ from pyspark.sql import functions as F
 from workbench.analysis.contract import CRITICAL, WARNING, Kind, maybe
 from workbench.analysis.findings import Finding, file_ref, hex_zxid, ranges, txn_ref, zk_ref
 from workbench.kafka import behaviour
-from workbench.model.elections import elected
+from workbench.model.history import controllers
+from workbench.model.history.controllers import Election
 from workbench.model.topic_ids import Impact, Stale, Write, Znode, foreign_cluster, id_changes, impact
 from workbench.model.views import views
-from workbench.together import Ask, given, together
+from workbench.together import Ask, Joined, given, together
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -71,7 +72,7 @@ def facts(
     )
     foreign = foreign_cluster(bundle)
     changes = id_changes(writes, affected) if writes is not None else given({})
-    epochs = _elections(bundle) if v.evidence.zk_history else given({})
+    epochs = _elections(bundle)
     hurt = impact(bundle, ids, with_stale) if stale else given([])
     got = together(known, foreign, changes, epochs, hurt)
     return Facts(
@@ -109,9 +110,12 @@ def causes(f: Facts, affected: list[str], stale: Sequence[Stale]) -> list[Findin
 
 # -- evidence ---------------------------------------------------------------------------------------
 def _elections(bundle: Bundle) -> Ask[dict[int, tuple[int, int | None]]]:
-    """Controller epoch -> (zxid of its election, the elected broker), from ZooKeeper's history."""
-    rows = elected(bundle).where(F.col("epoch").isNotNull()).select("epoch", "zxid", "broker")
-    return Ask(rows, lambda rs: {r.epoch: (r.zxid, r.broker) for r in rs})
+    """Controller epoch -> (zxid of its election, the elected broker), where ZooKeeper's history holds it."""
+
+    def by_epoch(chain: list[Election]) -> dict[int, tuple[int, int | None]]:
+        return {e.epoch: (e.zxid, e.broker) for e in chain if e.epoch is not None and e.zxid is not None}
+
+    return Joined(by_epoch, controllers.chain(bundle))
 
 
 def _session(r: Write) -> str:

@@ -1,14 +1,12 @@
-"""The controllers one after another and what each new one's own log tells, and the ZooKeeper sessions
-brokers lost: the facts `analysis/controller.py` judges, as plain values (a query or two each).
+"""What each new controller's own log tells of its failover, and the ZooKeeper sessions brokers lost:
+facts `analysis/controller.py` judges, as plain values (a query or two each).
 
-The elections themselves, from ZooKeeper's history or the controllers' logs, are `elections.py`'s views;
-how each session ended is `session_ends.py`'s.
+The controllers one after another are the history's (`history/controllers.py`); how each session ended is
+`session_ends.py`'s.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -17,34 +15,14 @@ from pyspark.sql import Row
 from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour, printed
-from workbench.model.elections import elected_lines, elections, failover_steps
-from workbench.model.refs import file_ref, txn_ref
+from workbench.model.elections import elected_lines, failover_steps
+from workbench.model.refs import file_ref
 from workbench.model.session_ends import ENDINGS, expiry_said, lived_through
 from workbench.model.views import session_of, views
 from workbench.together import Ask, Joined, given, rows
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
-
-
-@dataclass
-class Election:
-    """One election, linked to the one before it (`previous`), with how its controller's tenure ended:
-    `gone_zxid`/`gone_time` the close of its session or /controller's delete, `gone_by` the session that
-    deleted it, `session` the controller's own; without ZooKeeper's history, `cause` and the line saying it
-    (model.tenures)."""
-
-    epoch: int | None
-    broker: int | None
-    zxid: int | None
-    time: datetime
-    ref: str
-    previous: Election | None = None
-    gone_zxid: int | None = None
-    gone_time: datetime | None = None
-    gone_by: int | None = None
-    session: int | None = None
-    cause: tuple[str, str | None] | None = None  # how its tenure ended, where the logs alone tell it
 
 
 @dataclass(frozen=True)
@@ -73,52 +51,6 @@ class FailoverLog:
         if self.elected is None or self.ready is None:
             return None
         return round((self.ready.ts - self.elected.ts).total_seconds() * 1000)
-
-
-def chain(bundle: Bundle) -> Ask[list[Election]]:
-    """Elections in order: from ZooKeeper's history when there is one, else from the controllers' logs."""
-    if views(bundle).evidence.zk_history:
-        return Ask(elections(bundle).orderBy("zxid"), _linked(_from_history))
-    return Ask(elected_lines(bundle).orderBy("epoch", "ts"), _linked(_from_lines))
-
-
-def _from_history(found: list[Row]) -> list[Election]:
-    return [
-        Election(
-            r.epoch,
-            r.broker,
-            r.zxid,
-            r.time,
-            txn_ref(r.zxid),
-            None,
-            r.gone_zxid,
-            r.gone_time,
-            r.gone_by,
-            r.session_id,
-        )
-        for r in found
-    ]
-
-
-def _from_lines(found: list[Row]) -> list[Election]:
-    out: list[Election] = []
-    for r in found:
-        if out and out[-1].epoch == r.epoch:
-            continue
-        out.append(Election(r.epoch, r.broker_id, None, r.ts, file_ref(r.file, r.line_no)))
-    return out
-
-
-def _linked(read: Callable[[list[Row]], list[Election]]) -> Callable[[list[Row]], list[Election]]:
-    """`read`, each election given the one before it."""
-
-    def linked(found: list[Row]) -> list[Election]:
-        out = read(found)
-        for before, after in itertools.pairwise(out):
-            after.previous = before
-        return out
-
-    return linked
 
 
 def election_logs(bundle: Bundle) -> Ask[dict[tuple[int, int], FailoverLog]]:

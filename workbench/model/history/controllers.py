@@ -1,0 +1,123 @@
+"""The controller chain: every election, from ZooKeeper's history (`elections.elections`: the create of
+/controller and the epoch it wrote, and how that znode ended) and from the elected brokers' own lines
+(`elections.elected_lines`), one election per epoch whichever tells it.
+
+An epoch is won once: it is written to /controller_epoch by a conditional update (from 2.1 in the same
+multi as the create of /controller, KafkaZkClient.registerControllerAndIncrementControllerEpoch 2.1.1:97;
+before, just after it, KafkaController.incrementControllerEpoch 1.1.1:612), so the txn and the line of an
+election name the same (epoch, broker). ZooKeeper's zxids order the elections it holds, epochs place those
+only the lines show, and an election's time is ZooKeeper's where it has one (one clock for every
+broker), else its line's (the broker's clock). An election is linked to the one before it only when no
+epoch lies between them: a chain with an epoch neither source shows does not know who held it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from pyspark.sql import Row
+
+from workbench.model.elections import elected_lines, elections
+from workbench.model.refs import file_ref, txn_ref
+from workbench.together import Ask, Joined
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+TXN, LINE = "ZooKeeper txn", "controller line"
+
+
+@dataclass
+class Election:
+    """One election, linked to the one before it (`previous`), with how its controller's tenure ended:
+    `gone_zxid`/`gone_time` the close of its session or /controller's delete, `gone_by` the session that
+    deleted it, `session` the controller's own; `line`/`line_time` the elected broker's own line where
+    its logs show it; without ZooKeeper's account of its end, `cause` and the line saying it
+    (model.tenures)."""
+
+    epoch: int | None
+    broker: int | None
+    zxid: int | None
+    time: datetime  # ZooKeeper's clock where its history holds the election, else the broker's
+    ref: str  # the txn where ZooKeeper's history holds it, else the line
+    previous: Election | None = None
+    gone_zxid: int | None = None
+    gone_time: datetime | None = None
+    gone_by: int | None = None
+    session: int | None = None
+    cause: tuple[str, str | None] | None = None  # how its tenure ended, where the lines alone tell it
+    line: str | None = None
+    line_time: datetime | None = None  # the broker's clock
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """What tells this election: ZooKeeper's txn, the controller's line, or both."""
+        return tuple(s for s, held in ((TXN, self.zxid is not None), (LINE, self.line is not None)) if held)
+
+    @property
+    def logged_time(self) -> datetime:
+        """When the broker's own clock says it was elected (ZooKeeper's time where no line tells it)."""
+        return self.line_time or self.time
+
+
+def chain(bundle: Bundle) -> Ask[list[Election]]:
+    """Every election the evidence shows, in order, each linked to the one before it where no epoch lies
+    between them. Two queries, asked together."""
+    txns = Ask(elections(bundle), from_txns)
+    lines = Ask(elected_lines(bundle), from_lines)
+    return Joined(merged, txns, lines)
+
+
+def from_txns(found: list[Row]) -> list[Election]:
+    return [
+        Election(
+            r.epoch,
+            r.broker,
+            r.zxid,
+            r.time,
+            txn_ref(r.zxid),
+            gone_zxid=r.gone_zxid,
+            gone_time=r.gone_time,
+            gone_by=r.gone_by,
+            session=r.session_id,
+        )
+        for r in sorted(found, key=lambda r: r.zxid)
+    ]
+
+
+def from_lines(found: list[Row]) -> list[Election]:
+    """One election per (epoch, broker), its first line; a line without an epoch is an election of its own."""
+    out: dict[object, Election] = {}
+    for r in sorted(found, key=lambda r: (r.ts, r.file, r.line_no)):
+        key = (r.epoch, r.broker_id) if r.epoch is not None else (r.file, r.line_no)
+        if key not in out:
+            ref = file_ref(r.file, r.line_no)
+            out[key] = Election(r.epoch, r.broker_id, None, r.ts, ref, line=ref, line_time=r.ts)
+    return list(out.values())
+
+
+def merged(txns: list[Election], lines: list[Election]) -> list[Election]:
+    """ZooKeeper's elections in zxid order, each given its line; those only the lines show placed by epoch
+    (before the first later epoch), or without one by time; then each linked to the one before it."""
+    by_epoch: dict[tuple[int | None, int | None], Election] = {
+        (e.epoch, e.broker): e for e in txns if e.epoch is not None
+    }
+    out = list(txns)
+    for e in sorted(lines, key=lambda e: (e.epoch is None, e.epoch or 0, e.time)):
+        told = by_epoch.get((e.epoch, e.broker))
+        if told is not None:
+            told.line, told.line_time = e.line, e.line_time
+            continue
+        if e.epoch is not None:
+            at = next((i for i, o in enumerate(out) if o.epoch is not None and o.epoch > e.epoch), len(out))
+        else:
+            at = bisect.bisect_right([o.logged_time for o in out], e.time)
+        out.insert(at, e)
+    for before, after in itertools.pairwise(out):
+        apart = None if before.epoch is None or after.epoch is None else after.epoch - before.epoch
+        after.previous = before if apart in (None, 1) else None
+    return out
