@@ -6,11 +6,14 @@ Issue 28's targets, both measured in this one run: at most 25 jobs a sample tria
 than Spark's own start-up (the ratio column). The jobs show where the time goes on a small bundle: each
 costs tens of milliseconds of scheduling whatever the data's size.
 
+With --logs-only it triages each sample's logs-only twin instead (`frames.WithoutZooKeeper`: what an SRE
+holds who has only the brokers' logs, data dirs and pastes).
+
 With --fresh SAMPLE it measures instead what an SRE waits for: `workbench triage SAMPLE` in a process of
 its own, against a process that only starts Spark and runs one job (the baseline), alternated --runs
 times (issue 50's target: under 30 s for topicid-mismatch-2.8).
 
-    .venv/bin/python bench/triage_jobs.py [--samples sample_data] [--fresh SAMPLE [--runs 3]]
+    .venv/bin/python bench/triage_jobs.py [--samples sample_data] [--logs-only] [--fresh SAMPLE [--runs 3]]
 """
 
 from __future__ import annotations
@@ -21,10 +24,12 @@ import sys
 import time
 from pathlib import Path
 
+from pyspark.sql import SparkSession
+
 from workbench.analysis.findings import Coverage
 from workbench.analysis.registry import ANALYSES
 from workbench.analysis.triage import checked_across, triage
-from workbench.frames import open_bundle
+from workbench.frames import Bundle, WithoutZooKeeper, open_bundle
 from workbench.model.views import release
 from workbench.spark import spark_session
 
@@ -38,6 +43,7 @@ def main() -> None:
     parser.add_argument("--samples", type=Path, default=REPO / "sample_data")
     parser.add_argument("--fresh", type=Path, help="a bundle to triage in fresh processes")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--logs-only", action="store_true", help="triage each sample's logs-only twin")
     args = parser.parse_args()
     if args.fresh:
         fresh(args.fresh, args.runs)
@@ -58,13 +64,13 @@ def main() -> None:
         def jobs(group: str = group) -> int:
             return len(tracker.getJobIdsForGroup(group))
 
-        bundle = open_bundle(path, spark)
+        bundle = opened(path, spark, args.logs_only)
         began = time.perf_counter()
         triage(bundle)  # as shipped: on small evidence, the analyses side by side in threads
         took, total = time.perf_counter() - began, jobs()
         release(bundle)
         spark.sparkContext.setJobGroup(f"{group}-each", f"{group}-each")
-        bundle, coverage, per = open_bundle(path, spark), Coverage(), []
+        bundle, coverage, per = opened(path, spark, args.logs_only), Coverage(), []
         for analysis in ANALYSES:  # again, one after another, to count each analysis's jobs
             before = jobs(f"{group}-each")
             analysis.findings(bundle, coverage)
@@ -75,6 +81,12 @@ def main() -> None:
         print(f"{path.name:<24}{total:>6}{took:>9.1f}{took / started:>13.1f}  {' '.join(map(str, per))}")
         release(bundle)
     spark.stop()
+
+
+def opened(path: Path, spark: SparkSession, logs_only: bool) -> Bundle:
+    """The sample, or its logs-only twin."""
+    bundle = open_bundle(path, spark)
+    return WithoutZooKeeper(bundle) if logs_only else bundle
 
 
 def fresh(bundle: Path, runs: int) -> None:

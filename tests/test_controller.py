@@ -11,8 +11,9 @@ from datetime import datetime, timedelta, timezone
 from workbench.analysis.controller import Facts, judge
 from workbench.analysis.findings import Coverage
 from workbench.model.channel import NoEndpoint, Unreachable
-from workbench.model.failovers import Expired, FailoverLog, Line, Picked, picked_up
+from workbench.model.failovers import FailoverLog, Line, Picked, picked_up
 from workbench.model.history.controllers import Election
+from workbench.model.history.sessions import Expired
 from workbench.model.history_gaps import Gap
 from workbench.model.outage import Outage
 from workbench.model.refs import Said
@@ -136,7 +137,7 @@ def test_a_lost_session_is_a_finding_and_a_shutdown_is_not() -> None:
     assert named.evidence == ("broker-2:logs/server.log:41", "broker-2:logs/server.log:40")
     assert bare.subject == {"broker": 4, "cause": "session_expiry"}
     assert "(2 line(s), first at 2024-03-12 09:00:00 broker time)" in bare.summary
-    # or a controller saw it fail, and its own log holds no shutdown (model.failovers.left_silently)
+    # or a controller saw it fail, and its own log holds no shutdown (model.history.sessions)
     seen = "the controller saw it fail at 2024-03-12 09:00:00 (its clock)"
     failed = Expired(3, None, "crash", None, T0, "broker-1:logs/controller.log:80", seen=seen)
     (gone,) = judge(facts([], expired=[failed]), checked())

@@ -14,6 +14,7 @@ from workbench.kafka.defaults import FILE_DELETE_DELAY_MS
 from workbench.model.deletion_log import Unfinished
 from workbench.model.deletion_steps import DeleteDir, Halt, Marker, Step, Steps, Stray
 from workbench.model.described import Marked, Registered
+from workbench.model.history.topics import Recreation
 from workbench.model.refs import Said
 
 ASKED = datetime(2024, 3, 12, 9, 0, tzinfo=timezone.utc)
@@ -161,15 +162,27 @@ def test_a_delete_dir_whose_removal_failed_is_critical_with_its_cause_and_the_wa
 
 
 def test_strays_and_recreated_topics() -> None:
-    facts = nothing(
-        strays=[Stray(2, "old", [3, 0, 1], "/data/k1")], recreated=[("payments", 0x200000010, 0x200000020)]
+    done, made = (
+        Said(ASKED + timedelta(seconds=s), "brokers/1/logs/controller.log", n) for s, n in ((1, 7), (9, 8))
     )
-    recreated, stray = sorted(judge(facts, checked()), key=lambda f: f.kind)
+    again = [
+        Recreation("payments", ASKED, 0x200000010, 0x200000020, deleted=done, created=made),
+        Recreation("audit", ASKED, deleted=done, created=made),  # only the controller's lines tell it
+    ]
+    facts = nothing(strays=[Stray(2, "old", [3, 0, 1], "/data/k1")], recreated=again)
+    audit, payments, stray = sorted(judge(facts, checked()), key=lambda f: (f.kind, f.subject["topic"]))
     assert stray.subject == {"topic": "old", "broker": 2, "partitions": [3, 0, 1]}
     assert "(partitions 0-1,3)" in stray.summary
     assert stray.evidence == ("broker-2:datadirs//data/k1/old-3", "zk:/brokers/topics")
-    assert recreated.subject == {"topic": "payments", "zxid": "0x200000020"}
-    assert recreated.evidence == ("zk:txn@0x200000010", "zk:txn@0x200000020")
+    assert payments.subject == {"topic": "payments", "zxid": "0x200000020"}
+    assert "deleted at zxid 0x200000010 and created again at zxid 0x200000020" in payments.summary
+    lines = ("broker-1:logs/controller.log:7", "broker-1:logs/controller.log:8")
+    assert payments.evidence == ("zk:txn@0x200000010", "zk:txn@0x200000020", *lines)
+    assert audit.subject == {"topic": "audit"} and audit.evidence == lines
+    assert (
+        "completed at 2024-03-12 09:00:01, the controller's clock) and created again at 2024-03-12 09:00:09"
+        in (audit.summary)
+    )
 
 
 def test_without_zookeepers_tree_a_paste_shows_the_marks() -> None:

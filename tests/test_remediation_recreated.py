@@ -5,6 +5,7 @@ controllers' lines (the topic deleted and created again)."""
 from __future__ import annotations
 
 import shutil
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -13,27 +14,30 @@ from stories import MUST_FIND, Stories
 
 from workbench import remediation
 from workbench.frames import WithoutZooKeeper, open_bundle
+from workbench.model.history.topics import Recreation
+from workbench.model.refs import Said
 from workbench.remediation.planner import RepairPlan, StaleReplica
-from workbench.remediation.recreated import Recreated, ids_of_deleted, recreated
+from workbench.remediation.recreated import Recreated, recreated, told
 
 STORY = next(n for n in MUST_FIND if n.startswith("recreated+"))
 
 
 def test_the_ids_a_deleted_topic_held_are_those_before_its_deletion() -> None:
-    writes = [
-        ("orders", 0x10, "created", "A"),
-        ("orders", 0x20, "kept", "A"),
-        ("orders", 0x30, "deleted", None),
-        ("orders", 0x40, "created", "B"),
-        ("orders", 0x50, "removed", None),
-        ("orders", 0x60, "minted", "C"),
-        ("audit", 0x15, "created", "X"),
+    at = datetime(2024, 3, 12, 8, 0)
+    logged = Said(at, "brokers/1/logs/controller.log", 9)
+    found = [
+        Recreation("orders", at, 0x30, 0x40, frozenset({"A"})),
+        Recreation("orders", at, 0x70, 0x80, frozenset({"B"}), logged, logged),  # the lines tell it too
+        Recreation("audit", at, deleted=logged, created=logged),  # only the lines
     ]
-    assert ids_of_deleted(writes) == {"orders": (frozenset({"A"}), 0x30)}
-    r = Recreated("orders", frozenset({"A"}), "its znode deleted at zxid 0x30")
-    # B, minted by the new topic and then replaced (a tool's rewrite), is the new topic's own: repaired
-    assert r.holds_old("A") and not r.holds_old("B")
-    assert Recreated("orders", None, "the controller's lines").holds_old("B")  # ids not known: any
+    got = told(found, ["orders", "audit", "never-deleted"])
+    r = got["orders"]
+    assert r == Recreated("orders", frozenset({"A", "B"}), "its znode deleted at zxid 0x70")
+    assert got["audit"] == Recreated("audit", None, "the controller's lines, broker-1:logs/controller.log:9")
+    assert "never-deleted" not in got
+    # C, minted by the new topic and then replaced (a tool's rewrite), is the new topic's own: repaired
+    assert r.holds_old("A") and not r.holds_old("C")
+    assert got["audit"].holds_old("C")  # ids not known: any
 
 
 def test_replicas_of_a_deleted_topic_are_left_out_and_said() -> None:

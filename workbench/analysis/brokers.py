@@ -9,7 +9,7 @@ from typing import Any
 from workbench.analysis.contract import CRITICAL, INFO, WARNING
 from workbench.analysis.findings import Finding, hex_zxid, txn_ref
 from workbench.model.channel import NoEndpoint, Unreachable
-from workbench.model.failovers import Expired
+from workbench.model.history.sessions import Expired
 from workbench.model.session_ends import SILENT_ENDINGS
 from workbench.model.shutdowns import ControlledShutdown
 

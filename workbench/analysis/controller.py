@@ -30,9 +30,10 @@ from workbench.model import failovers
 from workbench.model.channel import NoEndpoint, Unreachable, no_endpoint, unreachable
 from workbench.model.elections import elected, elected_lines, elections, failover_steps
 from workbench.model.evidence import Held
-from workbench.model.failovers import Expired, FailoverLog, Line, expiries
-from workbench.model.history import controllers
+from workbench.model.failovers import FailoverLog, Line
+from workbench.model.history import controllers, sessions
 from workbench.model.history.controllers import Election
+from workbench.model.history.sessions import Expired
 from workbench.model.history_gaps import Gap
 from workbench.model.outage import Failover, Outage, outages
 from workbench.model.session_ends import session_ends
@@ -80,7 +81,7 @@ def facts(bundle: Bundle) -> Facts:
     ends = session_ends(bundle)
     held = v.evidence.with_logs
     elected, failed_over = controllers.chain(bundle), failovers.election_logs(bundle)
-    expired = expiries(bundle, ends)
+    expired = sessions.lost(bundle, ends)
     retried = troubled(bundle, SHOWN) if held else given([])
     not_reached = unreachable(bundle, SHOWN) if held else given([])
     no_listener = no_endpoint(bundle, SHOWN) if held else given([])

@@ -31,11 +31,13 @@ from workbench.analysis.findings import (
 )
 from workbench.kafka.defaults import FILE_DELETE_DELAY_MS
 from workbench.model import deletion_steps
-from workbench.model.deletion_log import Recreated, Unfinished, recreated, unfinished
+from workbench.model.deletion_log import Unfinished, unfinished
 from workbench.model.deletion_steps import DeleteDir, Marker, Steps, Stray, timeline
 from workbench.model.deletion_steps import replica_progress as replica_progress  # the notebooks' name
 from workbench.model.described import Marked, marked_facts
 from workbench.model.evidence import lacking
+from workbench.model.history import topics
+from workbench.model.history.topics import Recreation
 from workbench.model.views import views
 from workbench.together import given, together
 
@@ -54,7 +56,7 @@ class Facts:
     are known, else the pastes' marks stand in); `live`: the brokers registered in it; `whole`: brokers
     whose data dirs were listed whole (a replica missing there is gone); `delays`: file.delete.delay.ms
     per broker with server.properties; `captured_ms`: the capture (None: dirs cannot be aged);
-    `recreated`: (topic, deleted at zxid, created again at zxid)."""
+    `recreated`: each topic deleted and created again (the history's, `history/topics.py`)."""
 
     zk_state: bool
     markers: list[Marker]
@@ -65,13 +67,12 @@ class Facts:
     delays: dict[int, str]
     captured_ms: int | None
     strays: list[Stray]
-    recreated: list[tuple[str, int, int]]
+    recreated: list[Recreation]
     pasted: list[Marked]
     # without ZooKeeper's state: deletions the controller's lines show begun and not completed, and when
     # the evidence ends
     unfinished: list[Unfinished] = field(default_factory=list)
     ends: datetime | None = None
-    logged_recreated: list[Recreated] = field(default_factory=list)  # without ZooKeeper's history
     lacking: list[str] = field(default_factory=list)  # the controller's log, where it stands in and is absent
 
 
@@ -83,10 +84,9 @@ def facts(bundle: Bundle) -> Facts:
     by_topic = deletion_steps.steps_by_topic(steps, v.delete_markers if ev.zk_state else None)
     dirs = deletion_steps.delete_dirs(bundle, steps) if ev.captured_ms is not None else given([])
     strays = deletion_steps.strays(bundle) if ev.zk_state else given([])
-    again = deletion_steps.recreations(bundle) if ev.zk_history else given([])
+    again = topics.recreations(bundle, SHOWN)
     begun = given([]) if ev.zk_state else unfinished(bundle, SHOWN)
-    logged_again = given([]) if ev.zk_history else recreated(bundle, SHOWN)
-    got = together(marked, by_topic, dirs, strays, again, begun, logged_again)
+    got = together(marked, by_topic, dirs, strays, again, begun)
     markers = got[marked]
     return Facts(
         ev.zk_state,
@@ -102,7 +102,6 @@ def facts(bundle: Bundle) -> Facts:
         [] if ev.zk_state else marked_facts(bundle),
         got[begun],
         v.span[1] if not ev.zk_state and v.span is not None else None,
-        got[logged_again],
         [] if ev.zk_state else lacking(ev, "controller", "each deletion's steps"),
     )
 
@@ -295,29 +294,26 @@ def _stray(f: Facts) -> list[Finding]:
 
 
 def _recreation(f: Facts) -> list[Finding]:
-    """Topics created again under a name that was deleted."""
-    return [
-        Finding(
-            "deletion.recreated",
-            INFO,
-            {"topic": topic, "zxid": hex_zxid(zxid)},
-            f"{topic} was deleted at zxid {hex_zxid(deleted)} and created again at zxid "
-            f"{hex_zxid(zxid)}: replicas offline in between keep the old topic's data and id.",
-            (txn_ref(deleted), txn_ref(zxid)),
-        )
-        for topic, deleted, zxid in sorted(f.recreated)
-    ] + [
-        Finding(
-            "deletion.recreated",
-            INFO,
-            {"topic": r.topic},
-            f"{r.topic} was deleted (completed at {r.deleted.ts:%Y-%m-%d %H:%M:%S}, the controller's clock) "
-            f"and created again at {r.created.ts:%Y-%m-%d %H:%M:%S}: replicas offline in between keep the "
-            "old topic's data and id.",
-            (r.deleted.ref, r.created.ref),
-        )
-        for r in f.logged_recreated
-    ]
+    """Topics created again under a name that was deleted: ZooKeeper's txns where its history holds them,
+    else the controller's lines."""
+    out = []
+    for r in f.recreated:
+        if r.deleted_zxid is not None and r.created_zxid is not None:
+            subject = {"topic": r.topic, "zxid": hex_zxid(r.created_zxid)}
+            said = f"{r.topic} was deleted at zxid {hex_zxid(r.deleted_zxid)} and created again at zxid "
+            said += f"{hex_zxid(r.created_zxid)}"
+            lines = [x.ref for x in (r.deleted, r.created) if x is not None]
+            refs: tuple[str, ...] = (txn_ref(r.deleted_zxid), txn_ref(r.created_zxid), *lines)
+        elif r.deleted is not None and r.created is not None:
+            subject = {"topic": r.topic}
+            said = f"{r.topic} was deleted (completed at {r.deleted.ts:%Y-%m-%d %H:%M:%S}, the controller's "
+            said += f"clock) and created again at {r.created.ts:%Y-%m-%d %H:%M:%S}"
+            refs = (r.deleted.ref, r.created.ref)
+        else:
+            continue
+        said += ": replicas offline in between keep the old topic's data and id."
+        out.append(Finding("deletion.recreated", INFO, subject, said, refs))
+    return out
 
 
 _DIRS = {"topic": str, "broker": int, "partitions": list}

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from pyspark.sql import Column, DataFrame, Row, Window
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 from workbench.kafka.znode_frames import reassignment_requested
@@ -385,19 +385,3 @@ def strays(bundle: Bundle) -> Ask[list[Stray]]:
         .agg(F.sort_array(F.collect_set("partition")).alias("partitions"), F.min("log_dir").alias("log_dir"))
     )
     return Ask(rows, lambda rs: [Stray(r.broker_id, r.topic, list(r.partitions), r.log_dir) for r in rs])
-
-
-def recreations(bundle: Bundle) -> Ask[list[tuple[str, int, int]]]:
-    """Each create of a topic znode whose previous write to it was its delete (ZooKeeper's history)."""
-    h = (
-        views(bundle)
-        .history.where(
-            F.col("applied") & F.col("path").rlike(TOPIC_PATH) & F.col("op").isin("create", "delete")
-        )
-        .select(F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"), "op", "zxid")
-    )
-    w = Window.partitionBy("topic").orderBy("zxid")
-    again = h.select("*", F.lag("op").over(w).alias("before"), F.lag("zxid").over(w).alias("deleted")).where(
-        (F.col("op") == "create") & (F.col("before") == "delete")
-    )
-    return Ask(again, lambda rs: [(r.topic, r.deleted, r.zxid) for r in rs])

@@ -136,12 +136,19 @@ def lived_through(
     a time-out, from the longest idle time it reported (`behaviour.stood_still`) against the session's
     timeout: `timeouts` (ZooKeeper's createSession), else the one its established line reports, else
     `default_timeout_ms`. Events: any brokers' typed lines (`cluster_events`, or `read_logs`' events)."""
+    rows = timed_out(events, sessions).collect()  # one row per session that timed out
+    return read_timed_out(rows, timeouts, default_timeout_ms)
+
+
+def timed_out(events: DataFrame, sessions: list[int] | None = None) -> DataFrame:
+    """Per session whose client logged a time-out (of `sessions`, None: any): its longest idle time and
+    where it said so (`out`), and the timeout its established line reports (`logged_timeout`)."""
     ev = events.where(F.col("event").isin("zk.session_timed_out", "zk.session_established")).withColumn(
         "session_id", session_of(F.col("attrs")["session"])
     )
     if sessions is not None:
         ev = ev.where(F.col("session_id").isin(sessions))
-    rows = (
+    return (
         ev.groupBy("session_id")
         .agg(
             F.max_by(
@@ -154,8 +161,13 @@ def lived_through(
             F.max(F.col("attrs")["timeout_ms"].cast("long")).alias("logged_timeout"),
         )
         .where(F.col("out").isNotNull())
-        .collect()  # one row per session that timed out
     )
+
+
+def read_timed_out(
+    rows: list[Row], timeouts: dict[int, int] | None = None, default_timeout_ms: int | None = None
+) -> dict[int, tuple[str, str, int]]:
+    """`lived_through` of `timed_out`'s rows."""
     found = {}
     for r in rows:
         timeout = (timeouts or {}).get(r.session_id) or r.logged_timeout or default_timeout_ms

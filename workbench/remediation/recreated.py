@@ -11,13 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pyspark.sql import functions as F
-
 from workbench.analysis.findings import ranges
-from workbench.model.deletion_log import recreated as recreated_in_logs
-from workbench.model.refs import file_ref
-from workbench.model.topic_ids import znode_history
-from workbench.model.views import views
+from workbench.model.history.topics import Recreation, recreations
 from workbench.together import answer
 from workbench.zookeeper.txns import hex_zxid
 
@@ -56,42 +51,28 @@ class Recreated:
         )
 
 
-def ids_of_deleted(writes: list[tuple[str, int, str, str | None]]) -> dict[str, tuple[frozenset[str], int]]:
-    """Per topic, from its znode's writes in order (topic, zxid, change, topic_id): the ids its incarnations
-    held before a deletion, and the zxid of the last deletion."""
-    out: dict[str, tuple[frozenset[str], int]] = {}
-    held: dict[str, set[str]] = {}
-    for topic, zxid, change, topic_id in sorted(writes, key=lambda w: (w[0], w[1])):
-        if change == "deleted":
-            old = out.get(topic, (frozenset(), zxid))[0] | held.pop(topic, set())
-            out[topic] = (frozenset(old), zxid)
-        elif topic_id:
-            held.setdefault(topic, set()).add(topic_id)
-    return out
-
-
 def recreated(bundle: Bundle, topics: list[str]) -> dict[str, Recreated]:
-    """The `topics` the evidence shows deleted and created again: from ZooKeeper's history with the ids of
-    what was deleted, else from the controllers' lines (ids not known)."""
+    """The `topics` the evidence shows deleted and created again (the history's `history/topics.py`): with
+    the ids of what was deleted where ZooKeeper's history holds the deletions, else from the controllers'
+    lines (ids not known)."""
     if not topics:
         return {}
+    return told(answer(recreations(bundle, LIMIT)), topics)
+
+
+def told(found: list[Recreation], topics: list[str]) -> dict[str, Recreated]:
+    """Per topic of `topics`: the ids every deleted incarnation ZooKeeper's history holds had, and its last
+    deletion; or where only the lines show one, its first."""
     out: dict[str, Recreated] = {}
-    ev = views(bundle).evidence
-    if ev.zk_history:
-        writes = [
-            (r.topic, r.zxid, r.change, r.topic_id)
-            for r in znode_history(bundle)
-            .where(F.col("topic").isin(*topics))
-            .select("topic", "zxid", "change", "topic_id")
-            .collect()
-        ]
-        for topic, (old, zxid) in ids_of_deleted(writes).items():
-            out[topic] = Recreated(topic, old, f"its znode deleted at zxid {hex_zxid(zxid)}")
-    if ev.with_logs:
-        for r in answer(recreated_in_logs(bundle, LIMIT)):
-            if r.topic in topics and r.topic not in out:
-                where = f"the controller's lines, {file_ref(r.created.file, r.created.line_no)}"
-                out[r.topic] = Recreated(r.topic, None, where)
+    for topic in topics:
+        mine = [r for r in found if r.topic == topic]
+        txns = [r for r in mine if r.deleted_zxid is not None]
+        if txns:
+            old = frozenset().union(*(r.old_ids for r in txns))
+            last = max(r.deleted_zxid for r in txns if r.deleted_zxid is not None)
+            out[topic] = Recreated(topic, old, f"its znode deleted at zxid {hex_zxid(last)}")
+        elif mine and mine[0].created is not None:
+            out[topic] = Recreated(topic, None, f"the controller's lines, {mine[0].created.ref}")
     return out
 
 

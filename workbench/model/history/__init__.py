@@ -4,8 +4,13 @@ lines add what they alone tell. Readers take the history as it is and never ask 
 holds (coverage says what is missing).
 
 - `controllers`: the controller chain, each election from ZooKeeper's txns, the elected broker's own
-  line, or both.
+  line, or both;
+- `sessions`: the ZooKeeper sessions brokers lost, from ZooKeeper's ended registrations and the brokers'
+  and controllers' lines;
+- `topics`: topics deleted and created again, from ZooKeeper's deletes and creates of their znodes and
+  the controller's lines.
 
-The partitions' states (`partition_history`, `partition_log`) and the brokers' lives are still read per
-source elsewhere in `model/`, to be gathered here (issue 74).
+The partitions' states (`partition_history`, `partition_log`), the rest of the brokers' lives and of
+the topics' (creations, deletions under way) are still read per source elsewhere in `model/`, to be
+gathered here (issue 74).
 """

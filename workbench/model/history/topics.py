@@ -1,0 +1,115 @@
+"""Topics deleted and created again under the same name, from ZooKeeper's history and the controller's lines
+together: ZooKeeper's delete of a topic's znode and its next create (with the ids the deleted incarnation
+held), and the controller's completion of a deletion followed by its "New topics" line naming the topic
+(`deletion_log.recreated`). One re-creation whichever tells it: a line's creation matches ZooKeeper's of
+the same topic within CLOCKS_APART_MS (the controller's clock against ZooKeeper's); what only the lines
+show (before the txn logs begin, inside a gap) is theirs alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import pairwise
+from typing import TYPE_CHECKING
+
+from pyspark.sql import DataFrame, Row, Window
+from pyspark.sql import functions as F
+
+from workbench.kafka.znodes import TOPIC_PATH
+from workbench.model.deletion_log import Recreated, recreated
+from workbench.model.history.sessions import CLOCKS_APART_MS
+from workbench.model.refs import Said
+from workbench.model.views import views
+from workbench.together import Ask, Joined
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+
+@dataclass(frozen=True)
+class Recreation:
+    """A topic deleted and created again: ZooKeeper's delete and create of its znode (`deleted_zxid`,
+    `created_zxid`) and the ids the deleted incarnation held (`old_ids`) where its history holds them;
+    the controller's completion and "New topics" lines (`deleted`, `created`) where its log shows them.
+    `at`: the creation, on ZooKeeper's clock where it holds it, else the controller's."""
+
+    topic: str
+    at: datetime
+    deleted_zxid: int | None = None
+    created_zxid: int | None = None
+    old_ids: frozenset[str] = frozenset()
+    deleted: Said | None = None
+    created: Said | None = None
+
+
+def recreations(bundle: Bundle, limit: int) -> Ask[list[Recreation]]:
+    """Every re-creation the evidence shows (at most `limit` from the lines), by topic and time. Two
+    queries, asked together."""
+    return Joined(merged, Ask(_lives(bundle), _from_txns), recreated(bundle, limit))
+
+
+def _lives(bundle: Bundle) -> DataFrame:
+    """Per topic and incarnation (`life`: how many creates of its znode came before, in the history read):
+    its create's zxid and time, its delete's zxid, and the topic ids its writes held."""
+    h = views(bundle).history.where(
+        F.col("applied") & F.col("path").rlike(TOPIC_PATH) & F.col("op").isin("create", "setData", "delete")
+    )
+    created = F.col("op") == "create"
+    upto = Window.partitionBy("topic").orderBy("zxid").rowsBetween(Window.unboundedPreceding, 0)
+    return (
+        h.select(
+            F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"),
+            "zxid",
+            "time",
+            "op",
+            F.get_json_object("data", "$.topic_id").alias("topic_id"),
+        )
+        .withColumn("life", F.sum(F.when(created, 1).otherwise(0)).over(upto))
+        .groupBy("topic", "life")
+        .agg(
+            F.min(F.when(created, F.col("zxid"))).alias("created_zxid"),
+            F.min(F.when(created, F.col("time"))).alias("created_time"),
+            F.max(F.when(F.col("op") == "delete", F.col("zxid"))).alias("deleted_zxid"),
+            F.collect_set("topic_id").alias("ids"),
+        )
+    )  # one row per topic and incarnation
+
+
+def _from_txns(lives: list[Row]) -> list[Recreation]:
+    """Each incarnation that ended in a delete, followed by one its create began."""
+    by_topic: dict[str, list[Row]] = {}
+    for r in sorted(lives, key=lambda r: (r.topic, r.life)):
+        by_topic.setdefault(r.topic, []).append(r)
+    return [
+        Recreation(
+            topic,
+            after.created_time,
+            before.deleted_zxid,
+            after.created_zxid,
+            frozenset(before.ids),
+        )
+        for topic, rs in by_topic.items()
+        for before, after in pairwise(rs)
+        if before.deleted_zxid is not None and after.created_zxid is not None
+    ]
+
+
+def merged(txns: list[Recreation], lines: list[Recreated]) -> list[Recreation]:
+    """ZooKeeper's re-creations, each given the controller's lines of the same topic that created it within
+    CLOCKS_APART_MS (the nearest); the lines' other re-creations as they are."""
+    out = list(txns)
+    for r in lines:
+        near = [
+            (abs((t.at - r.created.ts).total_seconds()), i)
+            for i, t in enumerate(out)
+            if t.topic == r.topic and t.created is None and t.created_zxid is not None
+        ]
+        near = [(s, i) for s, i in near if s * 1000 <= CLOCKS_APART_MS]
+        if near:
+            i = min(near)[1]
+            out[i] = dataclasses.replace(out[i], deleted=r.deleted, created=r.created)
+        else:
+            out.append(Recreation(r.topic, r.created.ts, deleted=r.deleted, created=r.created))
+    return sorted(out, key=lambda r: (r.topic, r.at))
