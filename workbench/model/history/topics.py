@@ -51,8 +51,9 @@ def recreations(bundle: Bundle, limit: int) -> Ask[list[Recreation]]:
 
 
 def _lives(bundle: Bundle) -> DataFrame:
-    """Per topic and incarnation (`life`: how many creates of its znode came before, in the history read):
-    its create's zxid and time, its delete's zxid, and the topic ids its writes held."""
+    """Per topic whose znode was deleted and incarnation (`life`: how many creates of its znode came before,
+    in the history read): its create's zxid and time, its delete's zxid, and the topic ids its writes held.
+    A topic never deleted has no row: the rows are as many as the deletions and what followed them."""
     h = views(bundle).history.where(
         F.col("applied") & F.col("path").rlike(TOPIC_PATH) & F.col("op").isin("create", "setData", "delete")
     )
@@ -74,7 +75,9 @@ def _lives(bundle: Bundle) -> DataFrame:
             F.max(F.when(F.col("op") == "delete", F.col("zxid"))).alias("deleted_zxid"),
             F.collect_set("topic_id").alias("ids"),
         )
-    )  # one row per topic and incarnation
+        .withColumn("deleted", F.max("deleted_zxid").over(Window.partitionBy("topic")))
+        .where(F.col("deleted").isNotNull())
+    )  # one row per incarnation of a topic deleted
 
 
 def _from_txns(lives: list[Row]) -> list[Recreation]:
