@@ -179,7 +179,7 @@ def _election_finding(
     """An election's finding; `after_gap`: the gap the history resumed after, when this is the first
     election read after it (a later epoch than 1 then had a controller before it that the gap hides);
     `unseen`: the epochs between the election before it in the evidence and this one."""
-    refs = [e.ref, *([e.line] if e.line else [])]
+    refs = [e.ref]
     subject: dict[str, Any] = {"epoch": e.epoch, "broker": e.broker}
     if e.zxid is not None:
         subject["zxid"] = hex_zxid(e.zxid)
@@ -231,6 +231,7 @@ def _election_finding(
             refs.append(why_ref)
         subject["previous"] = p.broker
     subject["cause"] = cause
+    refs += [e.line] if e.line else []  # the elected broker's own line, after what its cause cites
     if log.elected is not None and log.ready is not None:
         subject["ready_ms"] = log.ready_ms
         slow = _slowest(log.steps)
