@@ -1,11 +1,12 @@
-"""Records lost: unclean leader elections (ZooKeeper's history, else the controller's own lines) and
-truncations that dropped records (the brokers' logs).
+"""Records lost: unclean leader elections (the one history's, `model/history/partitions.py`: ZooKeeper's
+txns, and the controller's own lines where no txn read holds the election) and truncations that dropped
+records (the brokers' logs).
 
 - Unclean election: a new leader that was not in the ISR of the state before, with an ISR of itself alone.
   Only the offline election with unclean.leader.election.enable picks such a leader, and it writes exactly
   that ISR (behaviour fact `only_unclean_election_leaves_the_isr`). What the ISR held beyond the new
   leader's log end is gone; its "starts at leader epoch E from offset O" line says where that log ended.
-  Without ZooKeeper's history, the controller's lines tell the same (`model/partition_log.py`): its words
+  Where no txn read holds it, the controller's lines tell the same (`model/partition_log.py`): its words
   until 1.0, RECOVERING from 3.2, else the ISR the lines printed before the election.
 - Truncation below the high watermark: at least H - X committed records are gone from that replica. Its
   fetcher warned "Truncating <tp> to offset X below high watermark H" from 2.0 to 2.3
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need
@@ -39,45 +40,15 @@ from workbench.analysis.findings import (
     txn_ref,
 )
 from workbench.kafka import behaviour
-from workbench.model.evidence import lacking
-from workbench.model.partition_log import OfflineElection, leader_starts, offline_elections
+from workbench.model.history.partitions import UncleanElection, unclean
+from workbench.model.partition_log import OfflineElection
 from workbench.model.views import views
-from workbench.together import Ask, given, rows, together
+from workbench.together import rows, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 SHOWN = 100  # findings of each kind at most; coverage counts any beyond
-
-
-def unclean_elections(bundle: Bundle) -> DataFrame | None:
-    """topic, partition, zxid, time, leader, leader_epoch, isr_before, before_zxid: each election of a
-    leader outside the ISR before it. None without ZooKeeper's history."""
-    changes = views(bundle).partition_changes
-    if changes is None:
-        return None
-    w = Window.partitionBy("topic", "partition").orderBy("zxid", "time")
-    prev = F.lag(F.struct("zxid", "leader", "isr")).over(w)
-    return (
-        changes.select("topic", "partition", "zxid", "time", "leader", "leader_epoch", "isr", prev.alias("p"))
-        .where(
-            (F.col("leader") >= 0)
-            & F.col("p.isr").isNotNull()
-            & (F.col("leader") != F.col("p.leader"))
-            & ~F.array_contains("p.isr", F.col("leader"))
-            & (F.col("isr") == F.array(F.col("leader")))
-        )
-        .select(
-            "topic",
-            "partition",
-            "zxid",
-            "time",
-            "leader",
-            "leader_epoch",
-            F.col("p.isr").alias("isr_before"),
-            F.col("p.zxid").alias("before_zxid"),
-        )
-    )
 
 
 def truncations(bundle: Bundle) -> DataFrame:
@@ -135,24 +106,6 @@ def truncations(bundle: Bundle) -> DataFrame:
 
 
 @dataclass(frozen=True)
-class UncleanElection:
-    """An election of a leader outside the ISR before it, with its "starts at leader epoch" line where
-    its log has one."""
-
-    topic: str
-    partition: int
-    zxid: int
-    time: datetime
-    leader: int
-    leader_epoch: int
-    isr_before: list[int]
-    before_zxid: int
-    from_offset: str | None
-    file: str | None
-    line_no: int | None
-
-
-@dataclass(frozen=True)
 class Truncation:
     """A truncation that dropped committed records (below the replica's high watermark) or records the
     broker took as leader; its high watermark and log end before it where its lines give them."""
@@ -178,7 +131,7 @@ class Facts:
     elections: list[UncleanElection]  # the first SHOWN by zxid
     truncations: list[Truncation]  # the first SHOWN by time
     no_txn: bool  # ZooKeeper's history is held but none of its txns could be read
-    # without ZooKeeper's history: leaders the controller's lines elected alone from OfflinePartition
+    # leaders the controller's lines elected alone from OfflinePartition, at epochs no txn read holds
     logged: list[OfflineElection] = dataclasses.field(default_factory=list)
     logged_total: int = 0
     lacking: list[str] = dataclasses.field(default_factory=list)  # the controller's journal, where absent
@@ -186,23 +139,10 @@ class Facts:
 
 
 def facts(bundle: Bundle) -> Facts:
-    """The unclean elections (ZooKeeper's, else the controller's lines) and the truncations, asked
-    together."""
-    elected = unclean_elections(bundle)
+    """The unclean elections (the one history's: ZooKeeper's txns, and the controller's lines where no txn
+    read holds them) and the truncations, asked together."""
     ev = views(bundle).evidence
-    absent = []
-    from_offline: Ask[tuple[list[OfflineElection], int]] = given(([], 0))
-    if elected is None and not ev.zk_history:
-        from_offline = offline_elections(bundle, SHOWN)
-        absent = lacking(ev, "state-change", "the leaders the controller elects, with the ISR before")
-    shown_elections = None
-    if elected is not None:
-        shown_elections = (
-            elected.join(leader_starts(bundle), ["leader", "topic", "partition", "leader_epoch"], "left")
-            .orderBy("zxid", "topic", "partition")
-            .select(*[f.name for f in dataclasses.fields(UncleanElection)])
-            .limit(SHOWN)
-        )
+    elected = unclean(bundle, SHOWN)
     every = truncations(bundle)
     cut = (F.col("offset") < F.col("high_watermark")) | F.col("led_before")
     order = ["ts", "broker", "topic", "partition"]
@@ -215,17 +155,17 @@ def facts(bundle: Bundle) -> Facts:
             "tps"
         ),
     )
-    unclean, truncated = rows(shown_elections), rows(first)
-    got = together(unclean, truncated, from_offline)
-    logged, total = got[from_offline]
+    truncated = rows(first)
+    got = together(elected, truncated)
+    u = got[elected]
     (row,) = got[truncated]
     return Facts(
-        [UncleanElection(**r.asDict()) for r in got[unclean]],
+        u.txns,
         [Truncation(**r.asDict()) for r in row.cut],
-        elected is None and views(bundle).evidence.zk_history,
-        logged,
-        total,
-        absent,
+        u.unread,
+        u.lines,
+        u.lines_total,
+        u.lacking,
         _unseen([TP(r.topic, r.partition) for r in row.tps], row.n, ev.kafka_version),
     )
 

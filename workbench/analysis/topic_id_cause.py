@@ -58,9 +58,10 @@ class Facts:
 
 
 def facts(
-    bundle: Bundle, affected: list[str], stale: Sequence[Stale], ids: DataFrame, writes: DataFrame | None
+    bundle: Bundle, affected: list[str], stale: Sequence[Stale], ids: DataFrame, writes: DataFrame
 ) -> Facts:
-    """`ids` and `writes` are topic_ids' replica_ids and znode_history (None without ZooKeeper's history)."""
+    """`ids` and `writes` are topic_ids' replica_ids and znode_history (no rows without ZooKeeper's
+    history)."""
     v = views(bundle)
     version = behaviour.parse(v.evidence.kafka_version)
     with_stale = sorted({r.topic for r in stale} & set(affected))
@@ -71,7 +72,7 @@ def facts(
         lambda rs: {r.topic: Znode(**r.asDict()) for r in rs},
     )
     foreign = foreign_cluster(bundle)
-    changes = id_changes(writes, affected) if writes is not None else given({})
+    changes = id_changes(writes, affected)
     epochs = _elections(bundle)
     hurt = impact(bundle, ids, with_stale) if stale else given([])
     got = together(known, foreign, changes, epochs, hurt)

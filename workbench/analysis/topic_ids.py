@@ -190,8 +190,9 @@ def facts(bundle: Bundle) -> Facts:
         | {t.topic for t in f.absent}
     )
     if f.affected:
-        writes = znode_history(bundle) if ev.zk_history else None
-        f.causes = topic_id_cause.facts(bundle, f.affected, f.mismatches, replica_ids(bundle), writes)
+        f.causes = topic_id_cause.facts(
+            bundle, f.affected, f.mismatches, replica_ids(bundle), znode_history(bundle)
+        )
     return f
 
 

@@ -130,9 +130,13 @@ class OfflineElection:
     from_offset: str | None = None  # the new leader's "starts at leader epoch E from offset O"
 
 
-def offline_elections(bundle: Bundle, limit: int) -> Ask[tuple[list[OfflineElection], int]]:
+def offline_elections(
+    bundle: Bundle, limit: int, held: DataFrame | None = None
+) -> Ask[tuple[list[OfflineElection], int]]:
     """The first `limit` leaders elected for offline partitions with an ISR of themselves alone (by time),
-    each with the ISR before it; and how many there are."""
+    each with the ISR before it; and how many there are. Those of a partition whose state at that leader
+    epoch `held` holds (topic, partition, leader_epoch: ZooKeeper's), or any of its states where the line
+    prints no epoch, are left out: that account is authoritative."""
     s = logged_states(bundle)
     alone = (F.size("isr") == 1) & (F.element_at("isr", 1) == F.col("leader"))
     from_offline = (
@@ -153,6 +157,14 @@ def offline_elections(bundle: Bundle, limit: int) -> Ask[tuple[list[OfflineElect
         "said_unclean",
     ]
     elected = s.where(from_offline | F.col("said_unclean")).select(*key)
+    if held is not None:
+        h = held.select(*[F.col(c).alias(f"h_{c}") for c in ("topic", "partition", "leader_epoch")])
+        same = (
+            (F.col("h_topic") == F.col("topic"))
+            & (F.col("h_partition") == F.col("partition"))
+            & (F.col("leader_epoch").isNull() | (F.col("h_leader_epoch") == F.col("leader_epoch")))
+        )
+        elected = elected.join(h, same, "left_anti")
     before = s.select(
         "topic",
         "partition",

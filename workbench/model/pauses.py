@@ -28,10 +28,10 @@ from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour
 from workbench.model.elections import elected_lines
-from workbench.model.partition_log import logged_states
+from workbench.model.history.partitions import led_at
 from workbench.model.refs import TP, Said
-from workbench.model.session_ends import negotiated_timeouts, session_timeout
-from workbench.model.views import session_of, views
+from workbench.model.session_ends import negotiated, session_timeout
+from workbench.model.views import session_of
 from workbench.together import answer
 
 if TYPE_CHECKING:
@@ -87,22 +87,17 @@ def paused(bundle: Bundle, skews: dict[int, int], taken_back: bool = False) -> l
                         "file",
                         "event",
                         F.col("attrs")["idle_ms"].cast("long").alias("idle_ms"),
-                        F.col("attrs")["timeout_ms"].cast("long").alias("timeout_ms"),
                     )
                 )
             ).alias("lines")
         )
+        .join(negotiated(bundle), "session_id", "left")
         .collect()  # one row per session a client line names, with its few lines
-    )
-    known = (
-        answer(negotiated_timeouts(bundle, [r.session_id for r in rows]))
-        if views(bundle).evidence.zk_history
-        else {}
     )
     found = []
     for r in rows:
-        logged = max((x.timeout_ms for x in r.lines if x.timeout_ms is not None), default=None)
-        timeout = known.get(r.session_id) or logged or session_timeout(bundle, r.broker_id, None, {})[0]
+        known = {r.session_id: (r.negotiated.ms, r.negotiated.told)} if r.negotiated is not None else {}
+        timeout = session_timeout(bundle, r.broker_id, r.session_id, known)[0]
         if timeout is None:
             continue
         for out, after in zip(r.lines, r.lines[1:], strict=False):
@@ -117,15 +112,12 @@ def paused(bundle: Bundle, skews: dict[int, int], taken_back: bool = False) -> l
                 said, resumed = Said(out.ts, out.file, out.line_no), Said(after.ts, after.file, after.line_no)
                 found.append((r.broker_id, r.session_id, heard, said, resumed, timeout, kept))
     listed = _listed_after(bundle, [(f[0], f[2], f[3].ts) for f in found if not f[6]])
-    found = [f for f in found if f[6] or (f[0], f[2]) in listed]
+    found = sorted((f for f in found if f[6] or (f[0], f[2]) in listed), key=lambda f: (f[2], f[0]))
     if not found:
         return []
     asked = [(i, f[0], f[2] - timedelta(milliseconds=skews.get(f[0], 0))) for i, f in enumerate(found)]
-    led, source = _led(bundle, asked)
-    return [
-        Paused(*f[:6], led=led.get(i, []), led_from=source, taken_back=listed.get((f[0], f[2])))
-        for i, f in enumerate(found)
-    ]
+    led = answer(led_at(bundle, asked))
+    return [Paused(*f[:6], *led[i], taken_back=listed.get((f[0], f[2]))) for i, f in enumerate(found)]
 
 
 def _listed_after(
@@ -164,28 +156,3 @@ def _listed_after(
         if first is not None and broker in {int(x) for x in re.findall(r"\d+", first.l.brokers or "")}:
             out[(broker, heard)] = Said(first.l.l_ts, first.l.l_file, first.l.l_line)
     return out
-
-
-def _led(bundle: Bundle, asked: list[tuple[int, int, datetime]]) -> tuple[dict[int, list[TP]], str]:
-    """Pause -> the partitions its broker led at `heard`, and what said so."""
-    wanted = bundle.spark.createDataFrame(asked, "i int, broker int, at timestamp")
-    changes = views(bundle).partition_changes
-    if changes is not None:
-        states = changes.select(
-            "topic", "partition", "leader", F.col("time").alias("ts"), F.col("zxid").alias("o")
-        )
-        source = "ZooKeeper's partition states"
-    else:
-        states = logged_states(bundle).where(F.col("leader").isNotNull())
-        states = states.select("topic", "partition", "leader", "ts", F.struct("ts", "line_no").alias("o"))
-        source = "the states the brokers' lines print"
-    rows = (
-        states.join(F.broadcast(wanted), F.col("ts") <= F.col("at"))
-        .groupBy("i", "broker", "topic", "partition")
-        .agg(F.max_by("leader", "o").alias("leader"))
-        .where(F.col("leader") == F.col("broker"))
-        .groupBy("i")
-        .agg(F.sort_array(F.collect_list(F.struct("topic", "partition"))).alias("tps"))
-        .collect()  # one row per pause
-    )
-    return {r.i: [TP(t.topic, t.partition) for t in r.tps] for r in rows}, source

@@ -18,7 +18,7 @@ from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour
-from workbench.model.refs import file_ref
+from workbench.model.refs import file_ref, file_ref_col
 from workbench.model.views import fact, session_of, views
 from workbench.together import Ask, answer, given
 
@@ -122,7 +122,8 @@ def _lived_through(bundle: Bundle, sessions: list[int]) -> dict[int, tuple[str, 
     """Session -> (hang or network_partition, the time-out line), for the expired sessions asked for."""
     if not sessions:
         return {}
-    found = lived_through(bundle.cluster_events, answer(negotiated_timeouts(bundle, sessions)), sessions)
+    negotiated = answer(negotiated_timeouts(bundle, sessions))
+    found = lived_through(bundle.cluster_events, {s: ms for s, (ms, _) in negotiated.items()}, sessions)
     return {sid: (how, file_ref(f, n)) for sid, (how, f, n) in found.items()}
 
 
@@ -179,12 +180,13 @@ def read_timed_out(
 
 
 def session_timeout(
-    bundle: Bundle, broker: int, session: int | None, known: dict[int, int]
+    bundle: Bundle, broker: int, session: int | None, known: dict[int, tuple[int, str]]
 ) -> tuple[int | None, str]:
-    """A broker's session timeout: as ZooKeeper negotiated it (`known`, its createSession), else what the
-    broker asked for (server.properties, else Kafka's default for the version)."""
+    """A broker's session timeout: as ZooKeeper negotiated it (`known`: `negotiated_timeouts`), else what
+    the broker asked for (server.properties, else Kafka's default for the version)."""
     if session is not None and session in known:
-        return known[session], "negotiated, ZooKeeper's createSession"
+        ms, told = known[session]
+        return ms, f"negotiated, {told}"
     ev = views(bundle).evidence
     asked = ev.configs.get(broker, {}).get("zookeeper.session.timeout.ms")
     if asked is not None and asked.strip().isdigit():
@@ -193,16 +195,43 @@ def session_timeout(
     return (default, f"Kafka {ev.kafka_version}'s default") if default is not None else (None, "")
 
 
-def negotiated_timeouts(bundle: Bundle, sessions: list[int]) -> Ask[dict[int, int]]:
-    """Session -> the timeout ZooKeeper negotiated for it (its createSession txn)."""
-    rows = (
+# The lines that print the timeout ZooKeeper negotiated for a session: the client's as it is established
+# (ClientCnxn), the server's as it grants it (ZooKeeperServer)
+NEGOTIATED_LINES = ("zk.session_established", "zk.server.session_established")
+
+
+def negotiated(bundle: Bundle) -> DataFrame:
+    """session_id, negotiated (ms, told): the timeout ZooKeeper negotiated for each session and what tells
+    it: its createSession txn, else a line that prints it (the broker's ZooKeeper client, or the server),
+    whichever evidence the bundle holds."""
+    txns = (
         views(bundle)
-        .history.where((F.col("op") == "createSession") & F.col("session_id").isin(sessions))
-        .select("session_id", "session_timeout")  # one row per session asked for
+        .history.where(F.col("op") == "createSession")
+        .select(
+            "session_id",
+            F.col("session_timeout").cast("long").alias("ms"),
+            F.lit(0).alias("rank"),
+            F.lit("ZooKeeper's createSession").alias("told"),
+        )
     )
-    return Ask(
-        rows, lambda rs: {r.session_id: r.session_timeout for r in rs if r.session_timeout is not None}
+    lines = bundle.cluster_events.where(F.col("event").isin(*NEGOTIATED_LINES)).select(
+        session_of(F.col("attrs")["session"]).alias("session_id"),
+        F.col("attrs")["timeout_ms"].try_cast("long").alias("ms"),
+        F.lit(1).alias("rank"),
+        F.concat(F.lit("as "), file_ref_col("file", "line_no"), F.lit(" prints")).alias("told"),
     )
+    return (
+        txns.unionByName(lines)
+        .where(F.col("ms").isNotNull() & F.col("session_id").isNotNull())
+        .groupBy("session_id")
+        .agg(F.min_by(F.struct("ms", "told"), F.struct("rank", "told")).alias("negotiated"))
+    )
+
+
+def negotiated_timeouts(bundle: Bundle, sessions: list[int]) -> Ask[dict[int, tuple[int, str]]]:
+    """Session -> its negotiated timeout and what tells it (`negotiated`), for the sessions asked for."""
+    asked = negotiated(bundle).where(F.col("session_id").isin(sessions))  # one row per session
+    return Ask(asked, lambda rs: {r.session_id: (r.negotiated.ms, r.negotiated.told) for r in rs})
 
 
 @dataclass(frozen=True)

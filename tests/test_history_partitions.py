@@ -1,0 +1,46 @@
+"""The partitions' leaders in the one history (`model/history/partitions.py`): ZooKeeper's states where its
+history holds them, the lines' where it does not, each answer naming which told it, and what ZooKeeper
+holds never told twice."""
+
+from __future__ import annotations
+
+from stories import MUST_FIND, Stories
+
+from workbench.analysis.data_loss import verdict
+from workbench.frames import WithoutZooKeeper
+from workbench.model.history.partitions import FROM_LINES, FROM_TXNS, unclean
+from workbench.model.pauses import paused
+from workbench.model.skew import skew_ms
+from workbench.together import answer
+
+UNCLEAN = "unclean-election@2.5.1"
+PAUSED = next(n for n in MUST_FIND if "leader-pause" in n and n.endswith("@3.6.2"))
+
+
+def test_an_unclean_election_is_zookeepers_where_its_history_holds_it_else_the_lines(
+    stories: Stories,
+) -> None:
+    whole = stories.bundle(UNCLEAN)
+    said = stories.truth(UNCLEAN)["unclean_elections"]
+    truth = [(u["topic"], u["partition"], u["leader"], u["leader_epoch"]) for u in said]
+    assert truth
+    both = answer(unclean(whole, 100))
+    assert [(e.topic, e.partition, e.leader, e.leader_epoch) for e in both.txns] == truth
+    # the controller's lines print the same elections at the epochs the txns hold: not told again
+    assert (both.lines, both.lines_total, both.lacking, both.unread) == ([], 0, [], False)
+    alone = answer(unclean(WithoutZooKeeper(whole), 100))
+    assert alone.txns == [] and not alone.unread
+    told = [(e.topic, e.partition, e.leader, e.leader_epoch) for e in alone.lines if verdict(e) == "unclean"]
+    assert told == truth
+
+
+def test_a_pauses_partitions_are_those_zookeepers_states_or_else_the_lines_give_its_broker(
+    stories: Stories,
+) -> None:
+    whole = stories.bundle(PAUSED)
+    zk = [p for p in paused(whole, skew_ms(whole)) if p.led]
+    assert zk and {p.led_from for p in zk} == {FROM_TXNS}
+    lines = paused(WithoutZooKeeper(whole), {})
+    assert {p.led_from for p in lines} == {FROM_LINES}
+    told = [(p.broker, p.session, p.led) for p in zk]
+    assert [(p.broker, p.session, p.led) for p in lines if p.led] == told

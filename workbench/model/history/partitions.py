@@ -1,0 +1,169 @@
+"""The partitions' leaders, from ZooKeeper's history and the brokers' lines together: who led a partition
+at a moment, and the leaders elected from outside the ISR before them (unclean elections).
+
+ZooKeeper's partition states (`partition_history`) are authoritative where its history holds them: they
+are what the controller wrote, in zxid order. The states the controller's and brokers' lines print
+(`partition_log`) tell the rest: a moment before ZooKeeper's history begins (or after the gap it resumes
+from), an election at a leader epoch no txn read holds, or every moment where the bundle has no txn logs.
+Each answer says which told it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from pyspark.sql import DataFrame, Row, Window
+from pyspark.sql import functions as F
+
+from workbench.model.evidence import lacking
+from workbench.model.partition_log import OfflineElection, leader_starts, logged_states, offline_elections
+from workbench.model.refs import TP
+from workbench.model.views import views
+from workbench.together import Ask, Joined, given, rows
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+FROM_TXNS, FROM_LINES = "ZooKeeper's partition states", "the states the brokers' lines print"
+
+
+def led_at(bundle: Bundle, asked: list[tuple[int, int, datetime]]) -> Ask[dict[int, tuple[list[TP], str]]]:
+    """For each (i, broker, at) asked: the partitions that broker led at `at` (on ZooKeeper's clock where
+    the broker's skew is known), and what told it: ZooKeeper's partition states where its history began
+    before `at`, else the last states the lines print before it. One query."""
+    if not asked:
+        return given({})
+    v = views(bundle)
+    changes, span = v.partition_changes, v.history_span
+    began = span.began if changes is not None and span is not None else None
+    wanted = bundle.spark.createDataFrame(
+        [(i, b, at, began is not None and began <= at) for i, b, at in asked],
+        "i int, broker int, at timestamp, by_txns boolean",
+    )
+    told = F.broadcast(wanted)
+    states = (
+        logged_states(bundle)
+        .where(F.col("leader").isNotNull())
+        .join(told.where(~F.col("by_txns")), F.col("ts") <= F.col("at"))
+        .select(
+            "i",
+            "broker",
+            "topic",
+            "partition",
+            "leader",
+            F.struct(F.unix_micros("ts").alias("at"), F.col("line_no").alias("n")).alias("o"),
+        )
+    )
+    if changes is not None:
+        in_order = F.struct(F.col("zxid").alias("at"), F.lit(0).cast("long").alias("n"))  # zxid order
+        from_txns = changes.join(told.where("by_txns"), F.col("time") <= F.col("at")).select(
+            "i", "broker", "topic", "partition", "leader", in_order.alias("o")
+        )
+        states = states.unionByName(from_txns)
+    led = (
+        states.groupBy("i", "broker", "topic", "partition")
+        .agg(F.max_by("leader", "o").alias("leader"))
+        .where(F.col("leader") == F.col("broker"))
+        .groupBy("i")
+        .agg(F.sort_array(F.collect_list(F.struct("topic", "partition"))).alias("tps"))
+    )  # one row per moment asked
+    told_by = {i: FROM_TXNS if began is not None and began <= at else FROM_LINES for i, _, at in asked}
+
+    def read(rs: list[Row]) -> dict[int, tuple[list[TP], str]]:
+        tps = {r.i: [TP(t.topic, t.partition) for t in r.tps] for r in rs}
+        return {i: (tps.get(i, []), source) for i, source in told_by.items()}
+
+    return Ask(led, read)
+
+
+@dataclass(frozen=True)
+class UncleanElection:
+    """An election of a leader outside the ISR before it, as ZooKeeper's txns hold it, with its "starts at
+    leader epoch" line where its log has one."""
+
+    topic: str
+    partition: int
+    zxid: int
+    time: datetime
+    leader: int
+    leader_epoch: int
+    isr_before: list[int]
+    before_zxid: int
+    from_offset: str | None
+    file: str | None
+    line_no: int | None
+
+
+@dataclass(frozen=True)
+class Unclean:
+    """The leaders elected from outside the ISR: those ZooKeeper's txns hold (`txns`), and the offline
+    elections of a leader alone in its ISR that only the controller's lines show (`lines`, at leader epochs
+    no txn read holds; `lines_total` of them in all), to be told clean or unclean from what the lines
+    print. `unread`: ZooKeeper's txn logs are held but none could be read; `lacking`: the evidence missing
+    to tell the lines' elections."""
+
+    txns: list[UncleanElection]
+    lines: list[OfflineElection]
+    lines_total: int
+    unread: bool
+    lacking: list[str] = dataclasses.field(default_factory=list)
+
+
+def unclean(bundle: Bundle, limit: int) -> Ask[Unclean]:
+    """The unclean elections the evidence shows, at most `limit` of each source, asked together."""
+    v = views(bundle)
+    changes = v.partition_changes
+    held = None if changes is None else changes.select("topic", "partition", "leader_epoch").distinct()
+    txns = rows(
+        None
+        if changes is None
+        else _from_txns(changes)
+        .join(leader_starts(bundle), ["leader", "topic", "partition", "leader_epoch"], "left")
+        .orderBy("zxid", "topic", "partition")
+        .select(*[f.name for f in dataclasses.fields(UncleanElection)])
+        .limit(limit)
+    )
+    lines = offline_elections(bundle, limit, held)
+    unread = changes is None and v.evidence.zk_history
+    absent = (
+        lacking(v.evidence, "state-change", "the leaders the controller elects, with the ISR before")
+        if changes is None
+        else []
+    )
+    return Joined(
+        lambda found, logged: Unclean(
+            [UncleanElection(**r.asDict()) for r in found], logged[0], logged[1], unread, absent
+        ),
+        txns,
+        lines,
+    )
+
+
+def _from_txns(changes: DataFrame) -> DataFrame:
+    """topic, partition, zxid, time, leader, leader_epoch, isr_before, before_zxid: each state ZooKeeper's
+    txns hold of a leader alone in its ISR that was not in the ISR of the state before."""
+    w = Window.partitionBy("topic", "partition").orderBy("zxid", "time")
+    prev = F.lag(F.struct("zxid", "leader", "isr")).over(w)
+    return (
+        changes.select("topic", "partition", "zxid", "time", "leader", "leader_epoch", "isr", prev.alias("p"))
+        .where(
+            (F.col("leader") >= 0)
+            & F.col("p.isr").isNotNull()
+            & (F.col("leader") != F.col("p.leader"))
+            & ~F.array_contains("p.isr", F.col("leader"))
+            & (F.col("isr") == F.array(F.col("leader")))
+        )
+        .select(
+            "topic",
+            "partition",
+            "zxid",
+            "time",
+            "leader",
+            "leader_epoch",
+            F.col("p.isr").alias("isr_before"),
+            F.col("p.zxid").alias("before_zxid"),
+        )
+    )
