@@ -9,6 +9,7 @@ with what the logs cannot say left unknown.
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -38,6 +39,8 @@ __all__ = ["ClusterState", "StateDiff", "diff", "state_at"]
 def state_at(bundle: Bundle, at: int | datetime | str | None = None) -> ClusterState:
     """The cluster as of a zxid (int), a time (datetime, or ISO text; UTC unless it says), or now (None:
     the newest state the bundle holds)."""
+    if isinstance(at, numbers.Integral) and not isinstance(at, (int, bool)):
+        at = int(at)  # a zxid from a pandas frame (numpy's int64)
     v = views(bundle)
     when = _as_time(at) if isinstance(at, (datetime, str)) else None
     if v.evidence.zk_history and at is not None:

@@ -25,13 +25,13 @@ from workbench.plots.base import (
     frame,
     moments,
 )
-from workbench.plots.controller import controller_epochs, failover_durations, leader_balance
+from workbench.plots.controller import chain_frame, controller_epochs, failover_durations, leader_balance
 from workbench.plots.deletion import deletion_gantt
 from workbench.plots.health import isr_sizes, partition_health
 from workbench.plots.topic_ids import topic_id_matrix, znode_versions
 
 __all__ = [
     "BLACK", "BLUE", "GREEN", "GREY", "MAX_ROWS", "ORANGE", "PURPLE", "SKY_BLUE", "VERMILLION", "YELLOW",
-    "Moment", "controller_epochs", "deletion_gantt", "failover_durations", "frame", "isr_sizes",
-    "leader_balance", "moments", "partition_health", "topic_id_matrix", "znode_versions",
+    "Moment", "chain_frame", "controller_epochs", "deletion_gantt", "failover_durations", "frame",
+    "isr_sizes", "leader_balance", "moments", "partition_health", "topic_id_matrix", "znode_versions",
 ]  # fmt: skip

@@ -13,6 +13,7 @@ from matplotlib.patches import Patch
 from pyspark.sql import DataFrame
 
 from workbench.analysis.findings import Finding
+from workbench.model.history.controllers import Election
 from workbench.plots.base import (
     BLUE,
     GREY,
@@ -31,18 +32,35 @@ from workbench.plots.base import (
 )
 
 
+def chain_frame(chain: Iterable[Election]) -> pd.DataFrame:
+    """The controller chain (`model/history/controllers.py`) as a plot takes it, in its order: epoch,
+    broker, zxid (none where only the elected broker's line tells it), time (ZooKeeper's clock where its
+    txn tells it, else that broker's), its tenure's end where ZooKeeper's history holds it (gone_zxid,
+    gone_time, and gone_by: the session that deleted /controller, none where its own session closed) and
+    told (its sources)."""
+    columns = ["epoch", "broker", "zxid", "time", "gone_zxid", "gone_time", "gone_by", "told"]
+    rows = [
+        (e.epoch, e.broker, e.zxid, e.time, e.gone_zxid, e.gone_time, e.gone_by, " and ".join(e.sources))
+        for e in chain
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
 def controller_epochs(
     elections: DataFrame | pd.DataFrame, span: Span | None = None, failovers: Iterable[Finding] = ()
 ) -> Figure:
-    """The controller epoch over time (controller.elections), each step labelled with its winner, on
-    ZooKeeper's clock. The headline is each failover's outage (`failovers`: the controller analysis's
-    findings with `outage_ms`), from the old controller's last sign of life to the new one's "Ready to
-    serve": shaded solid from its latest possible start, lighter where only its bounds place the start.
-    The stretch without a /controller znode (its session or znode gone, nobody elected yet) is a line
-    inside that outage: a hang of seconds ends in a gap of milliseconds, so the gap alone understates it.
-    Where no finding bounds an outage, the gap is shaded instead, drawn wide enough to see and its length
-    written."""
-    e = frame(elections).sort_values("zxid").reset_index(drop=True)
+    """The controller epoch over time (the controller chain, `chain_frame`), each step labelled with its
+    winner, on ZooKeeper's clock (the elected broker's where only its line tells an election). The
+    headline is each failover's outage (`failovers`: the controller analysis's findings with `outage_ms`),
+    from the old controller's last sign of life to the new one's "Ready to serve": shaded solid from its
+    latest possible start, lighter where only its bounds place the start. The stretch without a
+    /controller znode (its session or znode gone, nobody elected yet) is a line inside that outage: a hang
+    of seconds ends in a gap of milliseconds, so the gap alone understates it. Where no finding bounds an
+    outage, the gap is shaded instead, drawn wide enough to see and its length written."""
+    e = frame(elections)
+    if e.zxid.notna().all():  # else in the order given: the chain's (`chain_frame`)
+        e = e.sort_values("zxid")
+    e = e[e.epoch.notna()].reset_index(drop=True)
     if e.empty:
         raise ValueError("no elections to draw")
     fig, ax = new_figure(11, 3.8)
@@ -50,7 +68,7 @@ def controller_epochs(
     time_axis(ax, span, *e.time, *e.gone_time, *(x[0] for x in out.values()))
     last = pd.Timestamp(span[1]) if span is not None else utc(mdates.num2date(ax.get_xlim()[1]))
     xs, ys = [*e.time, max(last, e.time.iloc[-1])], [*e.epoch, e.epoch.iloc[-1]]
-    label = "controller epoch (/controller_epoch)"
+    label = "controller epoch (/controller_epoch)" if e.zxid.notna().any() else "controller epoch"
     (step,) = ax.step(xs, ys, where="post", color=BLUE, linewidth=2, label=label)
     gaps = []
     for i, r in e.iterrows():
@@ -80,7 +98,10 @@ def controller_epochs(
     ax.set_ylabel("controller epoch")
     ax.yaxis.get_major_locator().set_params(integer=True)
     ax.set_ylim(e.epoch.min() - 0.5, e.epoch.max() + 0.8)
-    handles = [step, Patch(color=ORANGE, alpha=0.5, label="no /controller znode")]
+    by_txns = e.zxid.notna()
+    handles = [step]
+    if by_txns.any():
+        handles.append(Patch(color=ORANGE, alpha=0.5, label="no /controller znode"))
     if out:
         handles += [
             Patch(color=VERMILLION, alpha=0.35, label="no working controller:\nfrom the old one's last sign "
@@ -88,7 +109,12 @@ def controller_epochs(
             Patch(color=VERMILLION, alpha=0.12, label="where the last sign of life\nfell (its bounds)"),
         ]  # fmt: skip
     legend_beside(ax, handles)
-    ax.set_title("Controller elections (ZooKeeper's clock)")
+    clock = (
+        "ZooKeeper's clock" if by_txns.all()
+        else "the elected brokers' clocks" if not by_txns.any()
+        else "ZooKeeper's clock; a broker's where only its line tells an election"
+    )  # fmt: skip
+    ax.set_title(f"Controller elections ({clock})")
     return fig
 
 

@@ -17,6 +17,7 @@ from workbench.analysis import topic_ids as ids_of
 from workbench.kafka import defaults
 from workbench.model import elections as elections_of
 from workbench.model import health as health_of
+from workbench.model.history import controllers
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -39,24 +40,21 @@ class Drawing:
     result: Triage
 
     @cached_property
-    def history(self) -> bool:
-        return views(self.bundle).evidence.zk_history
-
-    @cached_property
     def span(self) -> tuple[datetime, datetime] | None:
         return views(self.bundle).span
 
     @cached_property
-    def offline(self) -> DataFrame | None:
-        return health_of.offline_windows(self.bundle).cache() if self.history else None
+    def offline(self) -> DataFrame:
+        return health_of.offline_windows(self.bundle).cache()
 
     @cached_property
-    def elections(self) -> DataFrame | None:
-        return elections_of.elections(self.bundle).orderBy("zxid").cache() if self.history else None
+    def elections(self) -> pd.DataFrame:
+        """The controller chain, from whichever evidence tells each election (`history/controllers.py`)."""
+        return plots.chain_frame(controllers.told(self.bundle))
 
     @cached_property
     def marks(self) -> list[plots.Moment]:
-        return plots.moments(self.elections, self.offline) if self.history else []
+        return plots.moments(self.elections, self.offline)
 
     def topics(self, *prefixes: str) -> list[str]:
         """The topics the findings of these kinds name, most severe first, at most MAX_TOPIC_PLOTS."""
@@ -91,13 +89,13 @@ def health(d: Drawing) -> Figures:
 def controller(d: Drawing) -> Figures:
     """The controller epochs, and each failover's steps where the new controller's log has them."""
     out: Figures = []
-    if d.elections is None or not d.elections.count():
+    if d.elections.epoch.isna().all():
         return out
     failovers = [f for f in d.result.findings if f.kind == "controller.failover"]
     _add(out, "Controller elections", plots.controller_epochs, d.elections, d.span, failovers)
     steps = elections_of.failover_steps(d.bundle).cache()
     logged = {(r.broker_id, r.epoch) for r in steps.select("broker_id", "epoch").distinct().collect()}
-    for e in d.elections.collect()[1:]:
+    for e in d.elections.iloc[1:].itertuples():
         if (e.broker, e.epoch) in logged:
             title = f"Failover to broker {e.broker} (epoch {e.epoch})"
             _add(out, title, plots.failover_durations, steps, e.broker, e.epoch)
@@ -111,12 +109,11 @@ def topic_ids(d: Drawing) -> Figures:
     if not mismatched:
         return out
     ids = ids_of.replica_ids(d.bundle).cache()
-    writes = ids_of.znode_history(d.bundle).cache() if d.history else None
+    writes = ids_of.znode_history(d.bundle).cache()
     h = health_of.health(d.bundle)
     for t in mismatched:
         _add(out, f"Topic ids of {t}", plots.topic_id_matrix, ids, t, views(d.bundle).partitions)
-        if writes is not None:
-            _add(out, f"Writes to /brokers/topics/{t}", plots.znode_versions, writes, t, d.marks, d.span)
+        _add(out, f"Writes to /brokers/topics/{t}", plots.znode_versions, writes, t, d.marks, d.span)
         if h is not None:
             of_t = h.partitions.where(h.partitions.topic == t)
             _add(out, f"ISR sizes of {t}", plots.isr_sizes, of_t, t, d.span, d.marks)

@@ -23,7 +23,7 @@ from pyspark.sql import Row
 
 from workbench.model.elections import elected_lines, elections
 from workbench.model.refs import file_ref, txn_ref
-from workbench.together import Ask, Joined
+from workbench.together import Ask, Joined, answer
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -70,6 +70,11 @@ def chain(bundle: Bundle) -> Ask[list[Election]]:
     txns = Ask(elections(bundle), from_txns)
     lines = Ask(elected_lines(bundle), from_lines)
     return Joined(merged, txns, lines)
+
+
+def told(bundle: Bundle) -> list[Election]:
+    """The chain asked on its own (a notebook's, a figure's)."""
+    return answer(chain(bundle))
 
 
 def from_txns(found: list[Row]) -> list[Election]:
