@@ -333,7 +333,7 @@ ANALYSIS = Analysis(
     },
     facts=facts,
     judge=judge,
-    reads=("partition_changes", "logged_states"),
+    reads=("partition_changes", "logged_states", "history_span", "resumed_after"),
     kinds=(
         Kind(
             "data_loss.unclean_election",

@@ -134,9 +134,9 @@ def offline_elections(
     bundle: Bundle, limit: int, held: DataFrame | None = None
 ) -> Ask[tuple[list[OfflineElection], int]]:
     """The first `limit` leaders elected for offline partitions with an ISR of themselves alone (by time),
-    each with the ISR before it; and how many there are. Those of a partition whose state at that leader
-    epoch `held` holds (topic, partition, leader_epoch: ZooKeeper's), or any of its states where the line
-    prints no epoch, are left out: that account is authoritative."""
+    each with the ISR before it; and how many there are. Those at a leader epoch whose beginning `held`
+    holds (topic, partition, leader_epoch: ZooKeeper's), or of a partition it holds any such epoch of where
+    the line prints none, are left out: that account is authoritative."""
     s = logged_states(bundle)
     alone = (F.size("isr") == 1) & (F.element_at("isr", 1) == F.col("leader"))
     from_offline = (

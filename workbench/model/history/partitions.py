@@ -4,7 +4,8 @@ at a moment, and the leaders elected from outside the ISR before them (unclean e
 ZooKeeper's partition states (`partition_history`) are authoritative where its history holds them: they
 are what the controller wrote, in zxid order. The states the controller's and brokers' lines print
 (`partition_log`) tell the rest: a moment before ZooKeeper's history begins (or after the gap it resumes
-from), an election at a leader epoch no txn read holds, or every moment where the bundle has no txn logs.
+from), an election whose leader epoch's beginning no txn read holds, or every moment where the bundle has
+no txn logs. Where that history runs whole from the server's first txn, the lines have nothing to add.
 Each answer says which told it.
 """
 
@@ -101,9 +102,9 @@ class UncleanElection:
 class Unclean:
     """The leaders elected from outside the ISR: those ZooKeeper's txns hold (`txns`), and the offline
     elections of a leader alone in its ISR that only the controller's lines show (`lines`, at leader epochs
-    no txn read holds; `lines_total` of them in all), to be told clean or unclean from what the lines
-    print. `unread`: ZooKeeper's txn logs are held but none could be read; `lacking`: the evidence missing
-    to tell the lines' elections."""
+    whose beginning no txn read holds; `lines_total` of them in all), to be told clean or unclean from what
+    the lines print. `unread`: ZooKeeper's txn logs are held but none could be read; `lacking`: the
+    evidence missing to tell the lines' elections."""
 
     txns: list[UncleanElection]
     lines: list[OfflineElection]
@@ -116,7 +117,6 @@ def unclean(bundle: Bundle, limit: int) -> Ask[Unclean]:
     """The unclean elections the evidence shows, at most `limit` of each source, asked together."""
     v = views(bundle)
     changes = v.partition_changes
-    held = None if changes is None else changes.select("topic", "partition", "leader_epoch").distinct()
     txns = rows(
         None
         if changes is None
@@ -126,7 +126,14 @@ def unclean(bundle: Bundle, limit: int) -> Ask[Unclean]:
         .select(*[f.name for f in dataclasses.fields(UncleanElection)])
         .limit(limit)
     )
-    lines = offline_elections(bundle, limit, held)
+    # From the server's first txn on and with no gap, ZooKeeper's history holds every state a line prints:
+    # the lines have nothing to add, and are not asked.
+    span = v.history_span
+    whole = changes is not None and span is not None and span.first <= 1 and v.resumed_after is None
+    if whole:
+        lines: Ask[tuple[list[OfflineElection], int]] = given(([], 0))
+    else:
+        lines = offline_elections(bundle, limit, None if changes is None else _elected_in(changes))
     unread = changes is None and v.evidence.zk_history
     absent = (
         lacking(v.evidence, "state-change", "the leaders the controller elects, with the ISR before")
@@ -139,6 +146,19 @@ def unclean(bundle: Bundle, limit: int) -> Ask[Unclean]:
         ),
         txns,
         lines,
+    )
+
+
+def _elected_in(changes: DataFrame) -> DataFrame:
+    """topic, partition, leader_epoch: each leader epoch whose beginning ZooKeeper's txns hold (a state at a
+    lower epoch before it). A later state at the same epoch (an ISR change) does not show how it began."""
+    w = Window.partitionBy("topic", "partition").orderBy("zxid", "time")
+    before = F.lag("leader_epoch").over(w)
+    return (
+        changes.select("topic", "partition", "leader_epoch", before.alias("before"))
+        .where(F.col("before") < F.col("leader_epoch"))
+        .select("topic", "partition", "leader_epoch")
+        .distinct()
     )
 
 
