@@ -208,7 +208,8 @@ def tenure(how: str, **kw: object) -> TenureEnd:
     fields: dict[str, object] = dict(
         broker=1, epoch=4, last_act=said(10, 204, "brokers/1/logs/state-change.log"),
         last_event="replica.state_change", how=how, said=said(45, 30), resigned=said(45.5, 7, LOG),
-        timed_out=None, idle_ms=None, timeout_ms=18_000, timeout_from="logged as negotiated",
+        timed_out=None, idle_ms=None, timeout_ms=18_000,
+        timeout_from="negotiated, as broker-1:logs/server.log:4 prints",
     )  # fmt: skip
     return TenureEnd(**{**fields, **kw})  # type: ignore[arg-type]
 

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta, timezone
 from workbench.analysis.contract import NO_TXN
 from workbench.analysis.findings import TP, Coverage
 from workbench.analysis.leaderless import Facts, NotActing, Offline, judge
+from workbench.analysis.leaderless_lines import Succeeded
 from workbench.analysis.not_acting import moved_by, not_acting_finding
 from workbench.analysis.triage import Triage
 from workbench.frames import Bundle
@@ -20,6 +21,7 @@ from workbench.model.leaderless_log import Leaderless, Refused
 from workbench.model.outage import Outage
 from workbench.model.pauses import Paused
 from workbench.model.refs import Said
+from workbench.model.tenures import TenureEnd
 
 AT = datetime(2024, 3, 12, 9, 0, tzinfo=timezone.utc)
 TPS = [TP("orders", 0), TP("orders", 1)]
@@ -199,6 +201,36 @@ def test_from_the_controllers_lines_partitions_without_a_leader() -> None:
     ]
     # txn logs held but unreadable are said; logs alone are not called unreadable txn logs
     assert judge(Facts(False), checked()) == []
+
+
+def test_from_the_lines_a_lost_leader_that_was_the_controller_before_is_gone_from_its_last_sign() -> None:
+    """From the lines alone, partitions whose leader was the controller a new one took over from had no
+    working leader from that controller's last sign of life, as the failover's outage (tenures), to the
+    election that gave them one; a leader that was not that controller, or an election a minute later, is
+    not joined to it."""
+    last_act = Said(AT.replace(second=3), "brokers/1/logs/state-change.log", 204)
+    crashed_controller = TenureEnd(
+        1, 1, last_act, "replica.state_change", "crash", None, None, None, None, 18_000
+    )
+    elected = AT.replace(second=25)
+    succeeded = [Succeeded(elected, 2, crashed_controller)]
+    unseen = [stretch(2, None, 26, lost=1), stretch(3, None, 26, lost=1)]
+    (found,) = judge(Facts(False, logged=unseen, logged_total=2, succeeded=succeeded), checked())
+    # its session expired by the election (09:00:25): ZooKeeper last heard it a timeout before (09:00:07), a
+    # tick earlier at most, and it was heard every third of the timeout while it lived: silent from
+    # 09:00:05-09:00:13 (after its last act, 09:00:03) to the partitions' election at 09:00:26
+    assert found.subject == {"partitions": 2, "broker": 1, "began": "unknown", "outage_ms": [13_000, 21_000]}
+    assert "broker 1, their leader, was the controller before broker 2 (elected at 09:00:25" in found.summary
+    assert "no working leader for 13.0 s to 21.0 s in all (the two brokers' clocks)" in found.summary
+    assert found.evidence[-1] == "broker-1:logs/state-change.log:204"
+    for other in (
+        [Succeeded(elected, 2, replace(crashed_controller, broker=3))],  # another broker was the controller
+        [Succeeded(elected - timedelta(minutes=2), 2, crashed_controller)],  # an election long before
+        [Succeeded(elected, 2, replace(crashed_controller, how="unknown"))],  # how it ended is not told
+    ):
+        (plain,) = judge(Facts(False, logged=unseen, logged_total=2, succeeded=other), checked())
+        assert "outage_ms" not in plain.subject
+        assert "when they lost their leader is not in its lines" in plain.summary
 
 
 def test_from_the_lines_a_stretch_whose_new_leader_refused_runs_on_to_its_end() -> None:

@@ -39,7 +39,7 @@ from workbench.model.outage import Failover, Outage, outages
 from workbench.model.session_ends import session_ends
 from workbench.model.shutdowns import ControlledShutdown, troubled
 from workbench.model.skew import skew_ms
-from workbench.model.tenures import TenureEnd, ended_before, logged_outage
+from workbench.model.tenures import TenureEnd, logged_outage
 from workbench.model.views import views
 from workbench.together import given, together
 
@@ -80,17 +80,15 @@ def facts(bundle: Bundle) -> Facts:
     v = views(bundle)
     ends = session_ends(bundle)
     held = v.evidence.with_logs
-    elected, failed_over = controllers.chain(bundle), failovers.election_logs(bundle)
+    chain, ended = controllers.controller_chain(bundle), controllers.tenure_ends(bundle)
+    failed_over = failovers.election_logs(bundle)
     expired = sessions.lost(bundle, ends)
     retried = troubled(bundle, SHOWN) if held else given([])
     not_reached = unreachable(bundle, SHOWN) if held else given([])
     no_listener = no_endpoint(bundle, SHOWN) if held else given([])
-    got = together(elected, failed_over, expired, retried, not_reached, no_listener)
-    chain, logs = got[elected], got[failed_over]
+    got = together(failed_over, expired, retried, not_reached, no_listener)
+    logs = got[failed_over]
     lost = _outages(bundle, chain, ends, logs)
-    ended = ended_before(
-        bundle, [(e.epoch, e.logged_time) for e in chain if e.epoch is not None and _end_untold(e)]
-    )
     return Facts(
         chain,
         logs,
@@ -105,17 +103,6 @@ def facts(bundle: Bundle) -> Facts:
         got[not_reached],
         got[no_listener],
     )
-
-
-def _end_untold(e: Election) -> bool:
-    """Whether ZooKeeper's history does not tell how the tenure before `e` ended, so the brokers' lines are
-    read for it. Epoch 1 is the cluster's first controller in every release: before 2.1 the first election
-    creates /controller_epoch with 1 (KafkaController.incrementControllerEpoch 1.1.1:616-629), from 2.1
-    with 0 and adds one (KafkaZkClient.registerControllerAndIncrementControllerEpoch 2.8.2:108-118,
-    159-163; KafkaController.InitialControllerEpoch 2.8.2:61)."""
-    if e.epoch is None or e.epoch == 1:
-        return False
-    return e.previous is None or e.previous.gone_zxid is None
 
 
 def _election_log(ev: Held) -> tuple[str, bool]:
@@ -373,6 +360,8 @@ ANALYSIS = Analysis(
     reads=(
         "elections",
         "elected_lines",
+        "controller_chain",
+        "tenure_ends",
         "failover_steps",
         "registrations",
         "session_ends",

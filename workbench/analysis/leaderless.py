@@ -34,7 +34,7 @@ from workbench.analysis.findings import (
     tp_list,
     txn_ref,
 )
-from workbench.analysis.leaderless_lines import SHOWN, logged, pasted, paused_finding
+from workbench.analysis.leaderless_lines import SHOWN, STOPPED, Succeeded, logged, pasted, paused_finding
 from workbench.analysis.not_acting import (
     Moved,
     NotActing,
@@ -48,6 +48,7 @@ from workbench.model.channel import Quiet, went_quiet
 from workbench.model.described import Shown, offline_facts
 from workbench.model.evidence import lacking
 from workbench.model.health import captured_at, grouped, health
+from workbench.model.history import controllers
 from workbench.model.leaderless_log import Leaderless, Refused, leaderless, refused_leaders
 from workbench.model.outage import Outage, silent_leaders
 from workbench.model.pauses import ELECTED_WITHIN_S, Paused, paused
@@ -111,6 +112,9 @@ class Facts:
     paused: list[Paused] = field(default_factory=list)  # leaders that stood still and ran on in their session
     moved: dict[str, Moved] = field(default_factory=dict)  # a refusal's naming line -> the election before it
     gap: str = ""  # the txns missing in the gap the history read resumes after ('0x7a-0x7c')
+    # the controllers whose tenure the lines end, where a stretch's start is not in them: its leader lost
+    # may be one of them, gone from its last sign of life
+    succeeded: list[Succeeded] = field(default_factory=list)
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -126,9 +130,11 @@ def facts(bundle: Bundle) -> Facts:
         starts = [(x.lost, x.began or x.ended) for x in logged if x.lost is not None]
         quiet = went_quiet(bundle, [(b, at) for b, at in starts if at is not None])
         stood = _not_moved(paused(bundle, {}, taken_back=True), logged)
+        succeeded = _succeeded(bundle) if any(x.began is None for x in logged) else []
         return Facts(False, offline_facts(bundle), logged=logged, logged_total=total, refused=refused,
                      refused_total=refused_total, ends=ends, unread=v.evidence.zk_history, lacking=absent,
-                     quiet=quiet, paused=stood, moved=_moved(bundle, refused))  # fmt: skip
+                     quiet=quiet, paused=stood, moved=_moved(bundle, refused),
+                     succeeded=succeeded)  # fmt: skip
     # one outage per stretch nobody served a partition (`service.unserved`), told by how it began: gone
     # offline (or its leader silent until its session's expiry took it offline), or refused by a leader
     # ZooKeeper names; a pause its session survived is told apart (`paused_finding`)
@@ -150,6 +156,14 @@ def facts(bundle: Bundle) -> Facts:
     not_acting = moved_by(bundle, got[refused_first])
     gap = v.resumed_after.missing if v.resumed_after is not None else ""
     return Facts(True, None, offline, silent, not_acting, v.history_read, paused=stood, gap=gap)
+
+
+def _succeeded(bundle: Bundle) -> list[Succeeded]:
+    """Each election after a tenure the brokers' lines end (the history's controller chain and tenure
+    ends), on the elected broker's clock."""
+    ends = controllers.tenure_ends(bundle)
+    chain = controllers.controller_chain(bundle)
+    return [Succeeded(e.logged_time, e.broker, ends[e.epoch]) for e in chain if e.epoch in ends]
 
 
 def _not_moved(stood: list[Paused], logged: list[Leaderless]) -> list[Paused]:
@@ -219,6 +233,8 @@ ANALYSIS = Analysis(
     reads=(
         "health",
         "elected_lines",
+        "controller_chain",
+        "tenure_ends",
         "registrations",
         "session_ends",
         "skew",
@@ -413,16 +429,3 @@ def _offline_finding(g: Offline, f: Facts) -> Finding:
             + ": one outage across it."
         )
     return Finding("partition.offline", severity, subject, summary, refs)
-
-
-# How a leader whose session ZooKeeper expired stopped leading (model.session_ends)
-STOPPED = {
-    "crash": "stopped without a shutdown (a crash, or a hang ended by a restart) and did no leader's work",
-    # no line after: nothing says it ran again (session_ends' "crash" without the start that told it)
-    "gone": "stopped without a shutdown and logged nothing after (a crash, or a hang it has not come back "
-    "from) and did no leader's work",
-    "hang": "stood still (a long GC pause, a stalled disk or VM) and did no leader's work",
-    "network_partition": "was cut off from ZooKeeper and its followers: nothing it accepted was replicated",
-    "session_expiry": "lost its ZooKeeper session without a shutdown and did no leader's work",
-    "unknown": "stopped without a shutdown and did no leader's work",
-}

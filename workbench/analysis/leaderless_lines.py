@@ -8,7 +8,8 @@ collects."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from workbench.analysis.contract import CRITICAL, WARNING
@@ -25,14 +26,38 @@ from workbench.analysis.findings import (
 from workbench.model.channel import Quiet
 from workbench.model.described import DESCRIBE, Shown
 from workbench.model.leaderless_log import Leaderless, Refused
-from workbench.model.pauses import Paused
+from workbench.model.pauses import ELECTED_WITHIN_S, Paused
 from workbench.model.refs import Said
+from workbench.model.tenures import TenureEnd, logged_outage
 
 if TYPE_CHECKING:
     from workbench.analysis.leaderless import Facts
     from workbench.analysis.not_acting import Moved
 
 SHOWN = 500  # stretches without a leader read from the logs at most; coverage counts any beyond
+
+# How a leader stopped leading, as a finding says it (its session's end: `session_ends`, `tenures`).
+STOPPED = {
+    "crash": "stopped without a shutdown (a crash, or a hang ended by a restart) and did no leader's work",
+    # no line after: nothing says it ran again (session_ends' "crash" without the start that told it)
+    "gone": "stopped without a shutdown and logged nothing after (a crash, or a hang it has not come back "
+    "from) and did no leader's work",
+    "hang": "stood still (a long GC pause, a stalled disk or VM) and did no leader's work",
+    "network_partition": "was cut off from ZooKeeper and its followers: nothing it accepted was replicated",
+    "session_expiry": "lost its ZooKeeper session without a shutdown and did no leader's work",
+    "unknown": "stopped without a shutdown and did no leader's work",
+    "shutdown": "shut down and led them no more",
+}
+
+
+@dataclass(frozen=True)
+class Succeeded:
+    """An election after a tenure the brokers' lines end (`tenures.TenureEnd`): when broker `by` was
+    elected, on its own clock, and how the controller before it stopped."""
+
+    elected: datetime
+    by: int | None
+    ended: TenureEnd
 
 
 def logged(f: Facts, coverage: Coverage) -> list[Finding]:
@@ -71,9 +96,11 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
         if (at, lost_id) not in groups:
             subject["began"] = "unknown"
             text = f"{len(xs)} partition(s) ({tp_list(xs)}) had no leader until the controller elected one "
-            text += f"from OfflinePartition at {at:%Y-%m-%d %H:%M:%S} (its clock){who}"
+            text += f"from OfflinePartition at {at:%Y-%m-%d %H:%M:%S} (its clock)"
             said, refs = _silent(q, lost, start, 0, subject)
-            text += said or "; when they lost their leader is not in its lines"
+            gone, gone_refs = _controller_gone(f.succeeded, lost, start, subject) if not said else ("", ())
+            text += gone or who + (said or "; when they lost their leader is not in its lines")
+            refs += gone_refs
             first = min(xs, key=lambda x: x.ended_ref or "")
             out.append(
                 Finding("partition.offline", WARNING, subject, text + ".", (first.ended_ref or "", *refs))
@@ -269,6 +296,32 @@ def _silent(
             subject["outage_ms"] = [lower, upper]
         text += f": no working leader for {span} in all"
     return text, refs
+
+
+def _controller_gone(
+    succeeded: list[Succeeded], lost: int | None, at: datetime, subject: dict[str, Any]
+) -> tuple[str, tuple[str, ...]]:
+    """Where the leader lost was the controller the new one (the broker electing at `at`) took over from
+    within ELECTED_WITHIN_S before, and the lines tell how its tenure ended: the partitions had no working
+    leader from its last sign of life (`tenures.logged_outage`, to this election instead of the new
+    controller's readiness), on the two brokers' clocks."""
+    for s in succeeded:
+        if lost is None or s.ended.broker != lost or not s.elected <= at <= s.elected + WITHIN:
+            continue
+        o = logged_outage(s.ended, s.elected, at)
+        if o is None:
+            continue
+        subject["outage_ms"] = [o.lower_ms, o.upper_ms]
+        detail = o.detail()
+        text = f"; broker {lost}, their leader, was the controller before broker {s.by} (elected at "
+        text += f"{s.elected:%H:%M:%S}, its clock) and {STOPPED.get(s.ended.how, STOPPED['unknown'])}"
+        text += f" from then{': ' + detail if detail else ''}: no working leader for "
+        text += f"{bounds(o.lower_ms, o.upper_ms)} in all (the two brokers' clocks)"
+        return text, o.refs
+    return "", ()
+
+
+WITHIN = timedelta(seconds=ELECTED_WITHIN_S)
 
 
 def pasted(shown: Shown | None, coverage: Coverage, check: str) -> list[Finding]:

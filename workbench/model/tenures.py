@@ -24,8 +24,8 @@ from pyspark.sql import functions as F
 from workbench.kafka import behaviour
 from workbench.model.outage import Outage
 from workbench.model.refs import Said
-from workbench.model.session_ends import expiry_said
-from workbench.model.views import views
+from workbench.model.session_ends import expiry_said, negotiated
+from workbench.model.views import session_of, views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -135,15 +135,17 @@ def ended_before(bundle: Bundle, elections: list[tuple[int, datetime]]) -> dict[
         said.alias("line"),
         F.col("attrs")["idle_ms"].try_cast("long").alias("idle_ms"),
         F.col("attrs")["timeout_ms"].try_cast("long").alias("timeout_ms"),
+        session_of(F.col("attrs")["session"]).alias("session_id"),
     )
-    after = (F.col("b") == F.col("broker_id")) & (F.col("at") > F.col("from_ts"))
+    after = F.col("at") > F.col("from_ts")
     how = F.create_map(*[x for k, v in ENDS.items() for x in (F.lit(k), F.lit(v))])[F.col("said")]
+    established = F.col("said") == "zk.session_established"
 
     def first(cond: F.Column, value: F.Column) -> F.Column:
-        return F.min_by(F.when(cond, value), F.when(cond, F.struct("at", "line.line_no")))
+        return F.min_by(F.when(cond & after, value), F.when(cond & after, F.struct("at", "line.line_no")))
 
-    rows = (
-        last.join(endings, after, "left")
+    ended = (
+        last.join(endings, F.col("b") == F.col("broker_id"), "left")
         .groupBy("e_epoch", "broker_id", "ts", "file", "line_no", "event", "epoch")
         .agg(
             first(how.isNotNull(), F.struct(how.alias("how"), F.col("line").alias("line"))).alias("end"),
@@ -152,17 +154,23 @@ def ended_before(bundle: Bundle, elections: list[tuple[int, datetime]]) -> dict[
             first(
                 F.col("said") == "zk.session_timed_out", F.struct(F.col("line").alias("line"), "idle_ms")
             ).alias("timed_out"),
-            F.max("timeout_ms").alias("timeout_ms"),
+            # the session it held at its last act: the last it established before (its id, in its line)
+            F.max_by(F.col("session_id"), F.when(established & ~after, F.struct("at", "line.line_no"))).alias(
+                "session_id"
+            ),
+            F.max(F.when(after, F.col("timeout_ms"))).alias("timeout_ms"),  # the sessions it made after
         )
-        .collect()  # one row per election
     )
+    rows = ended.join(negotiated(bundle), "session_id", "left").collect()  # one row per election
     version = views(bundle).evidence.kafka_version
     default_timeout = behaviour.zk_session_timeout_default_ms(version)
     out = {}
     for r in rows:
         timed_out = Said(**r.timed_out.line.asDict()) if r.timed_out else None
         idle = r.timed_out.idle_ms if r.timed_out else None
-        timeout = r.timeout_ms or default_timeout
+        # its session's negotiated timeout (`session_ends.negotiated`), else that of a session it made after
+        # (the broker's own setting, as a rule unchanged by a restart), else the version's default
+        timeout = r.negotiated.ms if r.negotiated else r.timeout_ms or default_timeout
         cause: str = r.end.how if r.end else "unknown"
         if cause == "session_expiry" and idle is not None and timeout is not None:
             cause = "hang" if behaviour.stood_still(idle, timeout) else "network_partition"
@@ -177,7 +185,13 @@ def ended_before(bundle: Bundle, elections: list[tuple[int, datetime]]) -> dict[
             timed_out,
             idle,
             timeout,
-            "logged as negotiated" if r.timeout_ms else f"Kafka {version}'s default" if timeout else "",
+            f"negotiated, {r.negotiated.told}"
+            if r.negotiated
+            else "negotiated for a later session"
+            if r.timeout_ms
+            else f"Kafka {version}'s default"
+            if timeout
+            else "",
             Said(**r.closed.asDict()) if r.closed else None,
         )
     return out

@@ -50,7 +50,7 @@ class Drawing:
     @cached_property
     def elections(self) -> pd.DataFrame:
         """The controller chain, from whichever evidence tells each election (`history/controllers.py`)."""
-        return plots.chain_frame(controllers.told(self.bundle))
+        return plots.chain_frame(controllers.controller_chain(self.bundle))
 
     @cached_property
     def marks(self) -> list[plots.Moment]:

@@ -22,7 +22,10 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Row
 
 from workbench.model.elections import elected_lines, elections
+from workbench.model.reads import declare
 from workbench.model.refs import file_ref, txn_ref
+from workbench.model.tenures import TenureEnd, ended_before
+from workbench.model.views import views
 from workbench.together import Ask, Joined, answer
 
 if TYPE_CHECKING:
@@ -72,9 +75,37 @@ def chain(bundle: Bundle) -> Ask[list[Election]]:
     return Joined(merged, txns, lines)
 
 
-def told(bundle: Bundle) -> list[Election]:
-    """The chain asked on its own (a notebook's, a figure's)."""
-    return answer(chain(bundle))
+def controller_chain(bundle: Bundle) -> list[Election]:
+    """The chain, asked once per bundle: what the controller and leaderless analyses, the report's chart
+    and the notebooks read."""
+    return views(bundle).memo("controller_chain", lambda: answer(chain(bundle)), "controller_chain")
+
+
+def tenure_ends(bundle: Bundle) -> dict[int, TenureEnd]:
+    """Epoch -> how the tenure before each election ended, where ZooKeeper's history does not tell it, as
+    the brokers' lines tell it (`tenures.ended_before`): the old controller's last act, how it stopped and
+    its session timeout. One query, made once per bundle."""
+
+    def made() -> dict[int, TenureEnd]:
+        elected = controller_chain(bundle)
+        return ended_before(bundle, [(e.epoch, e.logged_time) for e in elected if e.epoch and end_untold(e)])
+
+    return views(bundle).memo("tenure_ends", made, "tenure_ends")
+
+
+declare(controller_chain)
+declare(tenure_ends)
+
+
+def end_untold(e: Election) -> bool:
+    """Whether ZooKeeper's history does not tell how the tenure before `e` ended, so the brokers' lines are
+    read for it. Epoch 1 is the cluster's first controller in every release: before 2.1 the first election
+    creates /controller_epoch with 1 (KafkaController.incrementControllerEpoch 1.1.1:616-629), from 2.1
+    with 0 and adds one (KafkaZkClient.registerControllerAndIncrementControllerEpoch 2.8.2:108-118,
+    159-163; KafkaController.InitialControllerEpoch 2.8.2:61)."""
+    if e.epoch is None or e.epoch == 1:
+        return False
+    return e.previous is None or e.previous.gone_zxid is None
 
 
 def from_txns(found: list[Row]) -> list[Election]:
