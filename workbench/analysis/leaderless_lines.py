@@ -101,10 +101,9 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
             gone, gone_refs = _controller_gone(f.succeeded, lost, start, subject) if not said else ("", ())
             text += gone or who + (said or "; when they lost their leader is not in its lines")
             refs += gone_refs
+            text += ". No client could produce to or consume from them meanwhile."
             first = min(xs, key=lambda x: x.ended_ref or "")
-            out.append(
-                Finding("partition.offline", WARNING, subject, text + ".", (first.ended_ref or "", *refs))
-            )
+            out.append(Finding("partition.offline", WARNING, subject, text, (first.ended_ref or "", *refs)))
             continue
         first, xs = opening, xs + at_once
         ended = [x for x in xs if x.ended is not None]
