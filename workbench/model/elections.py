@@ -18,7 +18,8 @@ from pyspark.sql import functions as F
 
 from workbench.kafka.znode_frames import controller_of, epoch_of
 from workbench.kafka.znodes import CONTROLLER, CONTROLLER_EPOCH
-from workbench.model.views import view, views
+from workbench.model.reads import view
+from workbench.model.views import views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

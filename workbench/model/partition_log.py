@@ -25,7 +25,7 @@ from pyspark.sql import DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from workbench.kafka import printed
-from workbench.model.views import view
+from workbench.model.reads import view
 from workbench.together import Ask
 
 if TYPE_CHECKING:

@@ -2,8 +2,8 @@
 first (each a first task of its threads' pool), as Deequ's AnalysisRunner shares one pass among its
 analyzers.
 
-A view is an attribute of `views.ClusterViews` or a function of the bundle made one (`views.view`,
-`views.fact`, `declare`). While an analysis runs (`reading`), a read of a view it does not declare is
+A view is an attribute of `views.ClusterViews` or a function of the bundle made one (`view`, `fact`,
+`declare`). While an analysis runs (`reading`), a read of a view it does not declare is
 recorded in `UNDECLARED`: the view is made on demand all the same, so a user's triage goes on, and the test
 that caused it fails (tests/conftest.py).
 """
@@ -11,11 +11,14 @@ that caused it fails (tests/conftest.py).
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
     from workbench.frames import Bundle
 
 T = TypeVar("T")
@@ -62,6 +65,35 @@ def declare(made: Callable[[Bundle], T]) -> Callable[[Bundle], T]:
         raise ValueError(f"two views named {made.__name__}: in {made.__module__} and {other.__module__}")
     MADE_BY[made.__name__] = made
     return made
+
+
+def view(make: Callable[[Bundle], DataFrame]) -> Callable[[Bundle], DataFrame]:
+    """A view derived from a bundle that several analyses (and the report) read: made on first use,
+    kept (`spark.kept`) and shared while the bundle's views live, so that each reader plans against one
+    leaf instead of rebuilding it. Declared by its function's name."""
+    from workbench.spark import kept
+
+    return shared(lambda bundle: kept(make(bundle)), make)
+
+
+def fact(make: Callable[[Bundle], T]) -> Callable[[Bundle], T]:
+    """What several analyses learn from a bundle in a query and read as plain values (how each broker
+    session ended): asked once while the bundle's views live. Its readers must not change it. Declared
+    by its function's name."""
+    return shared(make, make)
+
+
+def shared(make: Callable[[Bundle], T], named: Callable[..., Any]) -> Callable[[Bundle], T]:
+    """`make` as the view named by `named` (its function): made once per bundle, read where declared."""
+    key, name = f"{named.__module__}.{named.__qualname__}", named.__name__
+
+    @functools.wraps(named)
+    def made(bundle: Bundle) -> T:
+        from workbench.model.views import views
+
+        return views(bundle).memo(key, lambda: make(bundle), name)
+
+    return declare(made)
 
 
 def view_names() -> frozenset[str]:

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from pyspark.sql import functions as F
 
+from workbench.model.reads import fact
 from workbench.model.refs import Said, txn_ref
-from workbench.model.views import fact, views
+from workbench.model.views import views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

@@ -18,8 +18,9 @@ from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour
+from workbench.model.reads import fact
 from workbench.model.refs import file_ref, file_ref_col
-from workbench.model.views import fact, session_of, views
+from workbench.model.views import session_of, views
 from workbench.together import Ask, answer, given
 
 if TYPE_CHECKING:

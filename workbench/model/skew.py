@@ -1,4 +1,4 @@
-"""Each broker's clock against ZooKeeper's, measured once per bundle (`views.fact`).
+"""Each broker's clock against ZooKeeper's, measured once per bundle (`reads.fact`).
 
 Brokers' clocks drift; ZooKeeper's txns carry its leader's clock and a total order (zxid). A broker's skew
 (its clock minus ZooKeeper's) is bounded by pairs of a log line and a txn that must come in one order:
@@ -24,7 +24,8 @@ from pyspark.sql import Column, DataFrame, Window, WindowSpec
 from pyspark.sql import functions as F
 
 from workbench.kafka.znodes import BROKER_PATH, STATE_PATH
-from workbench.model.views import fact, session_of, views
+from workbench.model.reads import fact
+from workbench.model.views import session_of, views
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle

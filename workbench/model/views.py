@@ -22,7 +22,7 @@ from workbench.kafka.znode_frames import partitions_in, topics_in
 from workbench.kafka.znodes import BROKER_IDS, BROKER_PATH, DELETE_MARKER_PATH, STATE_PATH, TOPIC_PATH
 from workbench.model.evidence import Held, evidence_of
 from workbench.model.history_gaps import Gap, history_gaps, unchanged_children, unchanged_znodes
-from workbench.model.reads import declare, read
+from workbench.model.reads import read
 from workbench.once import lock_for, once
 from workbench.spark import kept, small_evidence
 from workbench.together import Ask, together
@@ -414,31 +414,6 @@ def views(bundle: Bundle) -> ClusterViews:
         if bundle not in _VIEWS:
             _VIEWS[bundle] = ClusterViews(bundle, small_evidence(bundle.evidence.size_bytes()))
         return _VIEWS[bundle]
-
-
-def view(make: Callable[[Bundle], DataFrame]) -> Callable[[Bundle], DataFrame]:
-    """A view derived from a bundle that several analyses (and the report) read: made on first use,
-    kept (`spark.kept`) and shared while the bundle's views live, so that each reader plans against one
-    leaf instead of rebuilding it. Declared by its function's name."""
-    return shared(lambda bundle: kept(make(bundle)), make)
-
-
-def fact(make: Callable[[Bundle], T]) -> Callable[[Bundle], T]:
-    """What several analyses learn from a bundle in a query and read as plain values (how each broker
-    session ended): asked once while the bundle's views live. Its readers must not change it. Declared
-    by its function's name."""
-    return shared(make, make)
-
-
-def shared(make: Callable[[Bundle], T], named: Callable[..., Any]) -> Callable[[Bundle], T]:
-    """`make` as the view named by `named` (its function): made once per bundle, read where declared."""
-    key, name = f"{named.__module__}.{named.__qualname__}", named.__name__
-
-    @functools.wraps(named)
-    def made(bundle: Bundle) -> T:
-        return views(bundle).memo(key, lambda: make(bundle), name)
-
-    return declare(made)
 
 
 def forget(bundle: Bundle) -> None:
