@@ -37,6 +37,7 @@ PINNED = {
     "auto_rebalance_waits_for_reassignments": (("2.5.1", "2.8.2", "3.3.2"), ("3.4.0", "3.6.2")),
     "auto_rebalance_leaves_topics_queued_for_deletion": (("2.5.1", "3.6.2"), ()),
     "offline_count_leaves_out_deletions_started": (("2.3.0", "2.8.2", "3.6.2"), ("2.2.2", "1.1.1")),
+    "offline_count_set_after_each_event": (("1.1.1", "2.5.1", "2.8.2", "3.6.2"), ()),
     "deletion_starts_when_eligible": (("2.3.0", "2.8.2", "3.6.2"), ("2.2.2", "1.1.1")),
     "under_replicated_counts_every_partition_led": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "auto_rebalance_elects_a_stale_replica_in_the_isr": (("2.8.0", "2.8.2", "3.6.2"), ("2.7.2", "2.5.1")),

@@ -325,6 +325,44 @@ def test_each_delete_and_recreate_cycle_is_one(spark: SparkSession, tmp_path: Pa
     assert going.severity.name == "WARNING" and "last (re)started it at 2024-03-12 09:54:00" in going.summary
 
 
+def test_a_deletion_a_new_controller_holds_back_is_stuck_without_a_halt(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A new controller lists a pending topic ineligible at its start (a replica offline or a reassignment
+    in progress, KafkaController.fetchTopicDeletionsInProgress 2.8.2:964-975): no halt line, yet nothing
+    deletes it. Not where a later line (re)starts it, nor for a topic listed ineligible but not pending."""
+    copy = logs_only(SAMPLE_DATA / "healthy-3.6", tmp_path / "logs-only")
+    tdm, kc = "kafka.controller.TopicDeletionManager", "kafka.controller.KafkaController"
+    lines = [
+        ("10:00:00,000", "INFO", "[Controller id=1] List of topics to be deleted: held,resumed", kc),
+        (
+            "10:00:00,000",
+            "INFO",
+            "[Controller id=1] List of topics ineligible for deletion: held,resumed,orders",
+            kc,
+        ),
+        (
+            "10:00:00,001",
+            "INFO",
+            "[Topic Deletion Manager 1] Initializing manager with initial deletions: Set(held, resumed), "
+            "initial ineligible deletions: HashSet(held, resumed, orders)",
+            tdm,
+        ),
+        ("10:00:20,000", "INFO", "[Topic Deletion Manager 1] Deletion of topic resumed (re)started", tdm),
+    ]
+    with (copy / "brokers" / "1" / "logs" / "controller.log").open("a", encoding="utf-8") as out:
+        out.write("".join(_log4j(*line) for line in lines))
+    found = triage(open_bundle(copy, spark), only=["deletion"]).findings
+    by_topic = {f.subject["topic"]: f for f in of(found, "deletion.unfinished")}
+    assert set(by_topic) == {"held", "resumed"}
+    held, resumed = by_topic["held"], by_topic["resumed"]
+    assert held.severity.name == "CRITICAL" and held.subject.get("held_at_start") is True
+    assert "listing it ineligible for deletion" in held.summary and "stuck" in held.summary
+    assert "controller.log:" in held.evidence[-1]
+    assert resumed.severity.name == "WARNING" and "held_at_start" not in resumed.subject
+    assert "still under way" in resumed.summary
+
+
 def test_coverage_names_the_log_a_check_would_read_where_no_broker_has_it() -> None:
     """The controller's journals go to their own logs (Kafka's shipped log4j.properties): where no
     broker's is held, the checks that read it say which, and nothing where one is."""

@@ -204,10 +204,14 @@ def test_partition_health_counts_and_marks(with_truth: Any) -> None:
         "controller: broker 2 (epoch 2)",
     ]
     fig = plots.partition_health(h.minutes, marks)
-    lines = {x.get_label(): list(x.get_ydata()) for x in fig.axes[0].get_lines()}
+    lines = {x.get_label().split(" (")[0]: list(x.get_ydata()) for x in fig.axes[0].get_lines()}
     want = [m["under_replicated"] for m in truth["health"]["minutes"]]
-    assert lines["under replicated"] == want and max(want) > 0
+    assert lines["under-replicated"] == want and max(want) > 0
     assert lines["offline"] == [m["offline"] for m in truth["health"]["minutes"]]
+    # each count names the metric Kafka keeps for it, or says none does
+    labels = [x.get_label() for x in fig.axes[0].get_lines()]
+    assert any("OfflinePartitionsCount" in x for x in labels)
+    assert any("UnderReplicatedPartitions" in x for x in labels)
     assert len([x for x in fig.axes[0].get_lines() if x.get_linestyle() == "--"]) == len(marks)
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 
+from workbench.jvm_lookups import remember_lookups
+
 APP_NAME = "kafka-forensic-workbench"
 DEFAULT_DRIVER_MEMORY = "2g"
 # Generated classes Spark keeps for reuse (default 100): one triage compiles several hundred, so with the
@@ -111,6 +113,7 @@ def spark_session(
     """
     active = SparkSession.getActiveSession()
     if active is not None:
+        remember_lookups(active)
         return active
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     # Python workers (ZooKeeper files parse in them) run this interpreter, with its pyarrow, unless
@@ -148,6 +151,7 @@ def spark_session(
     else:
         spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    remember_lookups(spark)
     return spark
 
 

@@ -367,7 +367,7 @@ ANALYSIS = Analysis(
             "deletion.unfinished",
             (CRITICAL, WARNING),
             {"topic": str, "halted": list, "pending_at_start": bool},
-            {"failed_on": list, "errors": list},
+            {"failed_on": list, "errors": list, "held_at_start": bool},
             key=("topic",),
         ),
         Kind(

@@ -74,6 +74,13 @@ def unfinished_findings(unfinished: list[Unfinished], ends: datetime | None) -> 
             "halted": u.halts,
             "pending_at_start": u.pending_at_start,
         }
+        if u.held is not None:  # offline_replicas_halt_deletion, reassignment_blocks_deletion
+            subject["held_at_start"] = True
+            text += (
+                " and held it back there, listing it ineligible for deletion (one of its replicas on a "
+                "broker not registered, or a reassignment of it in progress), which it logs as no halt"
+            )
+            refs.append(u.held.ref)
         if u.halt is not None:
             why = "; ".join(u.halts) if u.halts else "no reason logged"
             text += f", and halted it at {u.halt.ts:%H:%M:%S} ({why})"
@@ -89,14 +96,18 @@ def unfinished_findings(unfinished: list[Unfinished], ends: datetime | None) -> 
         halted = u.halt is not None and _after(u.halt, u.started)
         until = f" (the evidence ends {ends:%Y-%m-%d %H:%M:%S})" if ends is not None else ""
         text += f". Its last line about it was at {u.last.ts:%H:%M:%S}{until}"
-        text += (
-            ": no (re)start followed the halt, so it was stuck as far as the evidence goes"
-            if halted
-            else ": it was still under way when the lines end"
-        )
+        if halted:
+            text += ": no (re)start followed the halt, so it was stuck as far as the evidence goes"
+        elif u.held is not None:  # halted_deletion_resumes
+            text += (
+                ": no (re)start followed, so it was stuck as far as the evidence goes (that broker "
+                "registering, or that reassignment completing, resumes it)"
+            )
+        else:
+            text += ": it was still under way when the lines end"
         text += ". Whether it is still pending needs ZooKeeper's /admin/delete_topics."
         refs.append(u.last.ref)
-        severity = CRITICAL if halted else WARNING
+        severity = CRITICAL if halted or u.held is not None else WARNING
         out.append(Finding("deletion.unfinished", severity, subject, text, tuple(dict.fromkeys(refs))))
     return out
 

@@ -102,6 +102,7 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
             text += gone or who + (said or "; when they lost their leader is not in its lines")
             refs += gone_refs
             text += ". No client could produce to or consume from them meanwhile."
+            text += _kafka_counted(at) if "outage_ms" in subject else ""
             first = min(xs, key=lambda x: x.ended_ref or "")
             out.append(Finding("partition.offline", WARNING, subject, text, (first.ended_ref or "", *refs)))
             continue
@@ -124,6 +125,7 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
             text += f"; no later line of the controller's names a leader for {which}{ends}"
         said, silent = _silent(q, lost, start, longest if not still else None, subject)
         text += said + ". No client could produce to or consume from them meanwhile."
+        text += _kafka_counted(at + timedelta(milliseconds=longest)) if "outage_ms" in subject else ""
         refs = (first.began_ref or "", *sorted({x.ended_ref for x in ended if x.ended_ref})[:2], *silent)
         out.append(Finding("partition.offline", CRITICAL if still else WARNING, subject, text, tuple(refs)))
     if f.logged_total > len(f.logged):
@@ -321,6 +323,17 @@ def _controller_gone(
 
 
 WITHIN = timedelta(seconds=ELECTED_WITHIN_S)
+
+
+def _kafka_counted(elected: datetime) -> str:
+    """Where the lines bound an outage from its leader's last sign of life, how Kafka's own count departs
+    from it (`offline_count_set_after_each_event`): an SRE's alert on it saw a part at most."""
+    return (
+        " Kafka's OfflinePartitionsCount counted them for less, if at all: the active controller sets it "
+        "after each event it handles, so it counted them only from when a controller learned their leader "
+        f"was gone to their election at {elected:%H:%M:%S} (the controller's clock), and not where one "
+        "event did both."
+    )
 
 
 def pasted(shown: Shown | None, coverage: Coverage, check: str) -> list[Finding]:

@@ -241,6 +241,31 @@ _FACTS = (
         ),
     ),
     Fact(
+        "offline_count_set_after_each_event",
+        "OfflinePartitionsCount is the active controller's count as it stood after the last event it handled "
+        "(0 on every other broker, and frozen on a controller that stands still). A broker's failure "
+        "(onReplicasBecomeOffline) and a new controller's start (partitionStateMachine.startup) take "
+        "partitions offline and elect their new leaders within one event, so a partition led again there is "
+        "never counted: before the event the controller did not know its leader was gone, after it it had "
+        "a leader.",
+        None,
+        None,
+        (
+            Source("1.1.1", f"{K}/controller/ControllerEventManager.scala", "61-75"),
+            Source("1.1.1", f"{K}/controller/KafkaController.scala", "426-437"),
+            Source("2.5.1", f"{K}/controller/KafkaController.scala", "439-450"),
+            Source("2.5.1", f"{K}/controller/KafkaController.scala", "1868-1875"),
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "262"),
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "610-621"),
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "1426-1431"),
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "2475-2480"),
+            Source("2.8.2", f"{K}/controller/PartitionStateMachine.scala", "83-97"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "664-673"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "1478-1500"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "2660-2666"),
+        ),
+    ),
+    Fact(
         "deletion_starts_when_eligible",
         "A queued topic's deletion begins (onTopicDeletion, beginTopicDeletion) when resumeDeletions finds "
         "it eligible: at its queueing, whatever reassignment is in progress (processTopicDeletion marks a "

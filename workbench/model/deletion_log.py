@@ -6,14 +6,18 @@ start ("Starting topic deletion", "Deletion of topic t (re)started"), each halt 
 deletion of topics t due to ..."), the replicas whose deletion failed ("Deletion failed for replicas
 [Topic=t,Partition=p,Replica=r],..."), the brokers' answers to its StopReplica ("partition errors =
 HashMap(t-0 -> KAFKA_STORAGE_ERROR, ...)"), the topics it found pending when it started ("List of topics
-to be deleted: ..."), and the end ("Deletion of topic t successfully completed"). A deletion is unfinished
-where its last start (or a controller finding it pending) has no completion after it, on one clock: the
-controller's lines are its own broker's, and a new controller's say only what it found pending.
+to be deleted: ...") and those of them it held back there without a halt line ("List of topics ineligible
+for deletion: ...": a replica on a broker not registered, or a reassignment in progress;
+KafkaController.fetchTopicDeletionsInProgress 2.5.1:784-795 2.8.2:964-975), and the end ("Deletion of
+topic t successfully completed"). A deletion is unfinished where its last start (or a controller finding
+it pending) has no completion after it, on one clock: the controller's lines are its own broker's, and a
+new controller's say only what it found pending.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame, Row, Window
@@ -27,6 +31,7 @@ if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 STARTS = ("deletion.started", "deletion.topic_started", "deletion.restarted_on_broker_startup")
+INELIGIBLE = "controller.topics_ineligible_for_deletion"
 _REPLICA = r"\[Topic=([^,\]]+),Partition=(\d+),Replica=(\d+)\]"
 _ANSWER = r"([^\s,()]+)-(\d+) -> ([A-Z_]+)"
 
@@ -45,12 +50,14 @@ class Unfinished:
     failed: list[str]
     errors: list[str]
     last: Said
+    held: Said | None = None  # the same start listed it ineligible: held back from then, no halt logged
 
 
 def unfinished(bundle: Bundle, limit: int) -> Ask[list[Unfinished]]:
     """The first `limit` unfinished deletions by topic (a query over the controller's deletion lines)."""
     ev = bundle.cluster_events.where(
-        F.col("event").startswith("deletion.") | (F.col("event") == "controller.topics_to_delete")
+        F.col("event").startswith("deletion.")
+        | F.col("event").isin("controller.topics_to_delete", INELIGIBLE)
     )
     a = F.col("attrs")
     named = F.coalesce(a["topics"], a["topic"], F.col("topic"))
@@ -108,6 +115,7 @@ def unfinished(bundle: Bundle, limit: int) -> Ask[list[Unfinished]]:
                 "halts"
             ),
             last(F.col("event") == "deletion.halted").alias("halt"),
+            last(F.col("event") == INELIGIBLE).alias("ineligible"),
             F.sort_array(
                 F.collect_set(F.when(F.col("event") == "deletion.replica_failed", F.col("r")))
             ).alias("failed"),
@@ -142,9 +150,22 @@ def _unfinished(rows: list[Row]) -> list[Unfinished]:
             list(r.failed),
             list(r.errors),
             Said(**r.last.asDict()),
+            _held(r),
         )
         for r in rows
     ]
+
+
+def _held(r: Row) -> Said | None:
+    """The new controller's listing of the topic as ineligible, where it is the one its start printed with
+    the pending topics (the next lines of one call, so the same file within a second) and nothing began
+    it again since: init keeps only the pending topics of that list ineligible (TopicDeletionManager.init
+    2.5.1:94-101), so the deletion waited from its start without a halt line."""
+    if not r.pending or r.ineligible is None:
+        return None
+    held, started = Said(**r.ineligible.asDict()), r.started
+    same_start = held.file == started.file and held.line_no > started.line_no
+    return held if same_start and held.ts - started.ts <= timedelta(seconds=1) else None
 
 
 def deleting(bundle: Bundle) -> DataFrame:

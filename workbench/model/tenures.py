@@ -243,4 +243,5 @@ def logged_outage(end: TenureEnd, elected: datetime, ready: datetime) -> Outage 
         end.timeout_ms,
         end.timeout_from,
         (end.last_act.ref,),
+        expiry_at_election=elected,
     )

@@ -35,6 +35,20 @@ LEADERLESS_LABELS = {
     "offline": "offline (no leader, or not registered)",
     "no_acting_leader": "led by a replica that refuses or is silent",
 }
+# Each count with the metric Kafka keeps for it, and where it departs from that metric:
+# OfflinePartitionsCount is set after each controller event, so it never shows partitions one event took
+# offline and led again (`offline_count_set_after_each_event`); no metric counts a leader that refuses to
+# lead or stands still.
+COUNTS = {
+    "offline": ("offline (OfflinePartitionsCount)", VERMILLION),
+    "no_acting_leader": ("no acting leader (no Kafka metric)", BLACK),
+    "under_replicated": ("under-replicated (UnderReplicatedPartitions)", ORANGE),
+    "under_min_isr": ("under min ISR (UnderMinIsrPartitionCount)", PURPLE),
+}
+DEPARTS = (
+    "offline counted txn by txn; Kafka's gauge is set after each controller event,\nso it misses partitions "
+    "one event took offline and led again"
+)
 
 
 def partition_health(
@@ -70,15 +84,10 @@ def partition_health(
             of = f", of {partitions} at the capture" if partitions else ""
             label = f"no acting leader:\n{LEADERLESS_LABELS[count]}\nat most {most} partition(s) at once{of}"
             handles.append(Patch(color=colour, alpha=0.1, label=label))
-    for name, colour in (
-        ("offline", VERMILLION),
-        ("no_acting_leader", BLACK),
-        ("under_replicated", ORANGE),
-        ("under_min_isr", PURPLE),
-    ):
+    for name, (label, colour) in COUNTS.items():
         if name not in m or m[name].isna().all():
             continue
-        (line,) = ax.step(m.minute, m[name], where="post", color=colour, label=name.replace("_", " "))
+        (line,) = ax.step(m.minute, m[name], where="post", color=colour, label=label)
         handles.append(line)
         if f"{name}_peak" in m:
             ax.fill_between(m.minute, m[name], m[f"{name}_peak"], step="post", color=colour, alpha=0.2)
@@ -88,7 +97,7 @@ def partition_health(
     key = mark_moments(ax, marks)
     title = "lines: count at each bucket's end\nbands: its peak within the bucket"
     legend_beside(ax, [*handles, *key], title)
-    ax.set_title("Partition health (ZooKeeper's history)")
+    ax.set_title(f"Partition health (ZooKeeper's history)\n{DEPARTS}", fontsize="medium")
     return fig
 
 
