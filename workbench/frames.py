@@ -107,17 +107,18 @@ class Bundle:
 
         return events_of(self._parsed_logs[0])
 
-    @property
+    @once
     def cluster_events(self) -> DataFrame:
         """The typed events about the cluster's state, cached: log_events without untyped lines and the
-        background areas (`kafka.messages.BACKGROUND_AREAS`). What every analysis reads."""
+        background areas (`kafka.messages.BACKGROUND_AREAS`). What every analysis reads, so the frame is
+        made once (each making is a select Spark analyses and a few dozen round trips to the JVM)."""
         from pyspark.sql import functions as F
 
         from workbench.sources.logs import events_of
 
         return events_of(self._kept_logs).where(F.col("event").isNotNull())
 
-    @property
+    @once
     def untyped_lines(self) -> DataFrame:
         """The lines no template types, of loggers whose lines should all be typed (not those
         `messages.source.UNLISTED` says why), cached: what the catalog misses, said in coverage."""
@@ -213,8 +214,9 @@ class Bundle:
         """The log dirs' bad records alone (cached with their frames): files a check could not read."""
         return self._datadirs.bad_records
 
-    @property
+    @once
     def bad_records(self) -> DataFrame:
+        """Every source's bad records, one frame (made once: a union Spark analyses anew at each making)."""
         from workbench.sources.logs import bad_lines_of
 
         return (
