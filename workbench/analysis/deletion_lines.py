@@ -77,8 +77,9 @@ def unfinished_findings(unfinished: list[Unfinished], ends: datetime | None) -> 
         if u.held is not None:  # offline_replicas_halt_deletion, reassignment_blocks_deletion
             subject["held_at_start"] = True
             text += (
-                " and held it back there, listing it ineligible for deletion (one of its replicas on a "
-                "broker not registered, or a reassignment of it in progress), which it logs as no halt"
+                " and held it back there, listing it ineligible for deletion (a replica of it offline: its "
+                "broker not registered or its log dir failed; or a reassignment of it in progress), which it "
+                "logs as no halt"
             )
             refs.append(u.held.ref)
         if u.halt is not None:
@@ -100,8 +101,8 @@ def unfinished_findings(unfinished: list[Unfinished], ends: datetime | None) -> 
             text += ": no (re)start followed the halt, so it was stuck as far as the evidence goes"
         elif u.held is not None:  # halted_deletion_resumes
             text += (
-                ": no (re)start followed, so it was stuck as far as the evidence goes (that broker "
-                "registering, or that reassignment completing, resumes it)"
+                ": no (re)start followed, so it was stuck as far as the evidence goes (that replica's broker "
+                "registering again, or that reassignment completing, resumes it)"
             )
         else:
             text += ": it was still under way when the lines end"

@@ -7,11 +7,11 @@ deletion of topics t due to ..."), the replicas whose deletion failed ("Deletion
 [Topic=t,Partition=p,Replica=r],..."), the brokers' answers to its StopReplica ("partition errors =
 HashMap(t-0 -> KAFKA_STORAGE_ERROR, ...)"), the topics it found pending when it started ("List of topics
 to be deleted: ...") and those of them it held back there without a halt line ("List of topics ineligible
-for deletion: ...": a replica on a broker not registered, or a reassignment in progress;
-KafkaController.fetchTopicDeletionsInProgress 2.5.1:784-795 2.8.2:964-975), and the end ("Deletion of
-topic t successfully completed"). A deletion is unfinished where its last start (or a controller finding
-it pending) has no completion after it, on one clock: the controller's lines are its own broker's, and a
-new controller's say only what it found pending.
+for deletion: ...": a replica offline, its broker not registered or its log dir failed, or a reassignment
+in progress; KafkaController.fetchTopicDeletionsInProgress 2.5.1:784-795 2.8.2:964-975), and the end
+("Deletion of topic t successfully completed"). A deletion is unfinished where its last start (or a
+controller finding it pending) has no completion after it, on one clock: the controller's lines are its
+own broker's, and a new controller's say only what it found pending.
 """
 
 from __future__ import annotations
