@@ -237,5 +237,13 @@ def test_without_zookeepers_state_a_deletion_the_controller_halted_for_good_is_c
         assert going.severity.name == "WARNING" and "still under way when the lines end" in going.summary
     assert "a controller found it pending at its start" in going.summary
     assert "answered its StopReplica with KAFKA_STORAGE_ERROR" in going.summary
+    assert "Whether it is still pending needs ZooKeeper's /admin/delete_topics." in stuck.summary
+    # a paste showing it marked says it is still pending: the two findings agree, citing the paste
+    shown = Marked("clickstream-old", "kafka-topics --describe printed MarkedForDeletion", "notes.txt", 3,
+                   ASKED, [])  # fmt: skip
+    found = judge(nothing(zk_state=False, unfinished=[begun(True)], ends=ends, pasted=[shown]), checked())
+    (still,) = [f for f in found if f.kind == "deletion.unfinished"]
+    assert "A paste taken at 2024-03-12 09:00:00 UTC shows it still marked for deletion" in still.summary
+    assert "needs ZooKeeper" not in still.summary and still.evidence[-1] == "notes.txt:3"
     # with ZooKeeper's tree, its markers say what is pending: the lines' view is not asked for
     assert judge(nothing(unfinished=[begun(True)]), checked()) == []

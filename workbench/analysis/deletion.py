@@ -111,7 +111,7 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
     out = (
         _stuck(f)
         if f.zk_state
-        else pasted(f.pasted, coverage, CHECK) + unfinished_findings(f.unfinished, f.ends)
+        else pasted(f.pasted, coverage, CHECK) + unfinished_findings(f.unfinished, f.ends, f.pasted)
     )
     coverage.add(CHECK, f.lacking)
     out += _completed(f)

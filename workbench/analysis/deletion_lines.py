@@ -56,11 +56,15 @@ def pasted(rows: list[Marked], coverage: Coverage, check: str) -> list[Finding]:
     return out
 
 
-def unfinished_findings(unfinished: list[Unfinished], ends: datetime | None) -> list[Finding]:
+def unfinished_findings(
+    unfinished: list[Unfinished], ends: datetime | None, marked: list[Marked] | None = None
+) -> list[Finding]:
     """Without ZooKeeper's state: deletions the controller's lines show begun and not completed. Halted
     after its last (re)start, the deletion was stuck as far as the evidence goes (critical): the replies
     to requests already sent still come in, but only a "(re)started" line resumes it
-    (TopicDeletionManager.resumeDeletions 2.8.2:342-344); else it was under way when the lines end."""
+    (TopicDeletionManager.resumeDeletions 2.8.2:342-344); else it was under way when the lines end.
+    Whether it is still pending is ZooKeeper's marker, or a paste that shows the topic marked (`marked`)."""
+    shown = {m.topic: m for m in marked or []}
     out = []
     for u in unfinished:
         began = "a controller found it pending at its start"
@@ -106,8 +110,13 @@ def unfinished_findings(unfinished: list[Unfinished], ends: datetime | None) -> 
             )
         else:
             text += ": it was still under way when the lines end"
-        text += ". Whether it is still pending needs ZooKeeper's /admin/delete_topics."
         refs.append(u.last.ref)
+        paste = shown.get(u.topic)
+        if paste is not None:
+            text += f". A paste {taken(paste.taken_at)} shows it still marked for deletion ({paste.how})."
+            refs.append(file_ref(paste.file, paste.line_no))
+        else:
+            text += ". Whether it is still pending needs ZooKeeper's /admin/delete_topics."
         severity = CRITICAL if halted or u.held is not None else WARNING
         out.append(Finding("deletion.unfinished", severity, subject, text, tuple(dict.fromkeys(refs))))
     return out
