@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 from workbench.analysis.contract import NO_TXN
 from workbench.analysis.findings import TP, Coverage
 from workbench.analysis.leaderless import Facts, NotActing, Offline, judge
-from workbench.analysis.leaderless_lines import Succeeded
+from workbench.analysis.leaderless_lines import Succeeded, kafka_counted
 from workbench.analysis.not_acting import moved_by, not_acting_finding
 from workbench.analysis.triage import Triage
 from workbench.frames import Bundle
@@ -109,6 +109,42 @@ def test_a_silent_leaders_outage_leads_the_finding() -> None:
         in (again.summary)
     )
     assert again.subject == found.subject
+
+
+def test_what_kafkas_offline_count_saw_of_an_outage_is_said() -> None:
+    """OfflinePartitionsCount is set after each controller event (`offline_count_set_after_each_event`):
+    partitions the event that learned their leader was gone elected were never counted, the rest only from
+    then to their election, and a refusal after it by no metric at all."""
+    gauge = "Kafka's OfflinePartitionsCount"
+
+    def said(o: Offline) -> str:
+        (found,) = judge(Facts(True, offline=[o]), checked())
+        return found.summary
+
+    assert f"{gauge} never counted them: the active controller sets it after each event it handles, and " in (
+        said(replace(crashed(), at_once=2))
+    )
+    some = said(replace(crashed(), at_once=1))
+    assert f"{gauge} counted them for less: the active controller" in some
+    assert "to their election (the longest's at zxid 0x48), and never the 1 that event elected." in some
+    assert "never the" not in said(replace(crashed(), at_once=0))
+    assert "counted them for less, if at all:" in said(replace(crashed(), at_once=None))  # a leader unknown
+    # still at the capture, or no leader set (-1) by a controller's event: counted as long as they lasted
+    assert gauge not in said(replace(crashed(still=2), at_once=0))
+    assert gauge not in said(Offline(1, TPS[:1], 500, 0, AT, 0x41, 0x42, leader=-1))
+    refused = said(replace(crashed(), refused=2, refused_by=[2], at_once=0))
+    assert f"{gauge} counted them at most until that election, and no Kafka metric counts a leader" in refused
+    assert "never counted" not in refused
+
+
+def test_from_the_lines_what_kafkas_offline_count_saw_is_said() -> None:
+    """From the lines alone, partitions elected at once (no state without a leader printed before) were
+    never counted; a new controller's start takes them offline and elects them in one event."""
+    assert "never counted them" in kafka_counted("at 09:00:01 (the controller's clock)", 2, 2)
+    assert "and never the 1 that event elected." in kafka_counted("at 09:00:01", 1, 3)
+    assert ", if at all:" in kafka_counted("at 09:00:01") and "not where one event did both." in (
+        kafka_counted("at 09:00:01")
+    )
 
 
 def test_a_start_the_history_does_not_show_is_said_unknown() -> None:

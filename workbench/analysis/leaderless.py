@@ -34,7 +34,15 @@ from workbench.analysis.findings import (
     tp_list,
     txn_ref,
 )
-from workbench.analysis.leaderless_lines import SHOWN, STOPPED, Succeeded, logged, pasted, paused_finding
+from workbench.analysis.leaderless_lines import (
+    SHOWN,
+    STOPPED,
+    Succeeded,
+    kafka_counted,
+    logged,
+    pasted,
+    paused_finding,
+)
 from workbench.analysis.not_acting import (
     Moved,
     NotActing,
@@ -83,6 +91,9 @@ class Offline:
     across: bool = False  # one outage across the gap the history read resumes after (`model.across_gap`)
     queued: int = 0  # of them, those of topics queued for deletion whose deletion had not begun
     back: int = 0  # of them, those their leader took again as it registered anew, at the same leader epoch
+    # of them, those led again by a broker in their ISR and registered since before they went offline:
+    # elected in the event in which the controller learned their leader was gone
+    at_once: int | None = 0  # None: not known (a registration the history does not hold)
 
 
 @dataclass
@@ -299,6 +310,26 @@ def _offline(ep: DataFrame, v: ClusterViews, captured: Any) -> Ask[list[Offline]
     in the tree the history starts from is counted from the history's first txn, its first sight."""
     first = F.lit(v.history_span.began if v.history_span is not None else None).cast("timestamp")
     began = F.coalesce(F.col("off_began"), first)
+    # led again by a broker in their ISR and registered since before they went offline: elected in the
+    # event that learned their leader was gone, so Kafka's count never held them
+    # (`offline_count_set_after_each_event`; one outside the ISR may have waited for a change of config)
+    regs = v.registrations.select(
+        F.col("broker_id").alias("r_broker"),
+        F.col("czxid").alias("r_from"),
+        F.col("ended_zxid").alias("r_to"),
+    )
+    ep = ep.join(
+        F.broadcast(regs),
+        (F.col("r_broker") == F.col("ended_leader"))
+        & (F.col("r_from") < F.col("ended_zxid"))
+        & (F.col("r_to").isNull() | (F.col("r_to") > F.col("ended_zxid"))),
+        "left",
+    )  # the registration of the leader that ended it, as it was elected (none found: not known)
+    at_once = (
+        (F.col("r_from") < F.col("off_zxid"))
+        & ~F.array_contains("out_of_isr", F.col("ended_leader"))
+        & ~F.array_contains("whys", "refused")
+    )
     ended = F.coalesce(F.col("ended"), F.lit(captured).cast("timestamp"))
     ep = ep.select(
         "topic",
@@ -311,6 +342,8 @@ def _offline(ep: DataFrame, v: ClusterViews, captured: Any) -> Ask[list[Offline]
         F.col("off_registered").alias("registered"),
         F.coalesce("off_queued", F.lit(False)).alias("queued"),
         F.coalesce("back", F.lit(False)).alias("back"),
+        F.coalesce(at_once, F.lit(False)).alias("at_once"),
+        F.col("r_broker").isNotNull().alias("told"),
         "first_seen",
         "across",
         F.array_contains("whys", "refused").alias("ran_on"),
@@ -319,6 +352,8 @@ def _offline(ep: DataFrame, v: ClusterViews, captured: Any) -> Ask[list[Offline]
     refused = [
         F.count_if("queued").alias("queued"),
         F.count_if("back").alias("back"),
+        F.count_if("at_once").alias("at_once"),
+        F.count_if("told").alias("told"),
         F.count_if("ran_on").alias("refused"),
         F.sort_array(F.array_distinct(F.flatten(F.collect_list("refusers")))).alias("by"),
     ]
@@ -341,6 +376,7 @@ def _group(g: Any, began_zxid: int, **kw: Any) -> Offline:
     """An offline group from `health.grouped`'s row."""
     tps = [TP(t.topic, t.partition) for t in g.tps]
     kw.update(refused=g.refused, refused_by=list(g.by), queued=g.queued, back=g.back)
+    kw["at_once"] = g.at_once if g.told == g.n - g.still else None  # every election's leader known
     return Offline(g.n, tps, g.longest, g.still, g.began, began_zxid, g.worst.ended_zxid, **kw)
 
 
@@ -412,8 +448,21 @@ def _offline_finding(g: Offline, f: Facts) -> Finding:
                 f" {which} had broker {g.leader} as their leader again, at the same leader epoch, once it "
                 "registered anew: no leader was elected for them, as the controller elected in its place "
                 "found it registered when it read the live brokers, so only its session's end shows in "
-                "ZooKeeper's partition states."
+                "ZooKeeper's partition states, and Kafka's OfflinePartitionsCount never counted them (no "
+                "controller saw them offline)."
             )
+    led_again = g.partitions - g.still - g.back
+    if g.refused:  # no Kafka metric counts a registered leader that will not lead
+        summary += (
+            " Kafka's OfflinePartitionsCount counted them at most until that election, and no Kafka metric "
+            "counts a leader that refuses: an alert on Kafka's metrics has been quiet since."
+        )
+    elif (
+        g.leader is not None and g.leader >= 0 and not g.registered and g.ended_zxid is not None and led_again
+    ):
+        # ZooKeeper ended the leader's session before any controller learned it: Kafka's count saw less
+        elected = f"(the longest's at zxid {hex_zxid(g.ended_zxid)})"
+        summary += kafka_counted(elected, g.at_once, led_again)
     if g.queued:  # however the episode is told: Kafka's count leaves out only a deletion begun
         summary += (  # (offline_count_leaves_out_deletions_started)
             f" {g.queued} of them belong to topic(s) queued for deletion whose deletion the controller had "

@@ -102,7 +102,9 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
             text += gone or who + (said or "; when they lost their leader is not in its lines")
             refs += gone_refs
             text += ". No client could produce to or consume from them meanwhile."
-            text += _kafka_counted(at) if "outage_ms" in subject else ""
+            if "outage_ms" in subject:  # a new controller's start takes them offline and elects them at once
+                elected = f"at {at:%H:%M:%S} (the controller's clock)"
+                text += kafka_counted(elected, len(xs) if gone else None, len(xs))
             first = min(xs, key=lambda x: x.ended_ref or "")
             out.append(Finding("partition.offline", WARNING, subject, text, (first.ended_ref or "", *refs)))
             continue
@@ -125,7 +127,9 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
             text += f"; no later line of the controller's names a leader for {which}{ends}"
         said, silent = _silent(q, lost, start, longest if not still else None, subject)
         text += said + ". No client could produce to or consume from them meanwhile."
-        text += _kafka_counted(at + timedelta(milliseconds=longest)) if "outage_ms" in subject else ""
+        if "outage_ms" in subject:
+            elected = f"at {at + timedelta(milliseconds=longest):%H:%M:%S} (the controller's clock)"
+            text += kafka_counted(elected, len(at_once), len(ended))
         refs = (first.began_ref or "", *sorted({x.ended_ref for x in ended if x.ended_ref})[:2], *silent)
         out.append(Finding("partition.offline", CRITICAL if still else WARNING, subject, text, tuple(refs)))
     if f.logged_total > len(f.logged):
@@ -325,15 +329,28 @@ def _controller_gone(
 WITHIN = timedelta(seconds=ELECTED_WITHIN_S)
 
 
-def _kafka_counted(elected: datetime) -> str:
-    """Where the lines bound an outage from its leader's last sign of life, how Kafka's own count departs
-    from it (`offline_count_set_after_each_event`): an SRE's alert on it saw a part at most."""
-    return (
-        " Kafka's OfflinePartitionsCount counted them for less, if at all: the active controller sets it "
-        "after each event it handles, so it counted them only from when a controller learned their leader "
-        f"was gone to their election at {elected:%H:%M:%S} (the controller's clock), and not where one "
-        "event did both."
+def kafka_counted(elected: str, at_once: int | None = None, total: int = 0) -> str:
+    """Where an outage is bounded from before a controller learned its leader was gone (its last sign of
+    life, or ZooKeeper's end of its session), how Kafka's own count departs from it
+    (`offline_count_set_after_each_event`): an SRE's alert on it saw a part at most. `elected`: when they
+    were led again, and on which clock; `at_once`, of the `total` led again, those elected in the event
+    in which the controller learned it (None: not known)."""
+    gauge = " Kafka's OfflinePartitionsCount"
+    sets = "the active controller sets it after each event it handles"
+    if at_once is not None and at_once == total:
+        return (
+            f"{gauge} never counted them: {sets}, and the event in which a controller learned their leader "
+            "was gone elected their new leaders."
+        )
+    text = f"{gauge} counted them for less{'' if at_once is not None else ', if at all'}: {sets}, so it "
+    text += (
+        f"counted them only from when a controller learned their leader was gone to their election {elected}"
     )
+    if at_once is None:
+        return text + ", and not where one event did both."
+    if at_once:
+        text += f", and never the {at_once} that event elected"
+    return text + "."
 
 
 def pasted(shown: Shown | None, coverage: Coverage, check: str) -> list[Finding]:

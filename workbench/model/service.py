@@ -231,7 +231,8 @@ def unserved(rows: DataFrame, captured: Any) -> DataFrame:
     offline, the first such change (off_zxid, off_began, off_leader, off_registered, off_queued: its topic
     marked for deletion; null: never) and
     off_ms, from then to its end; `back`: that leader ended it, registered anew at the same leader epoch
-    (no leader was elected: `new_controller_takes_registrations_as_it_finds_them`); `refusers`, the
+    (no leader was elected: `new_controller_takes_registrations_as_it_finds_them`); `ended_leader`, the
+    leader of the change that ended it (null: still); `refusers`, the
     leaders that refused it within, in order, and `refusals`, their lines (the first five)."""
     off = F.exists("counted_as", lambda x: x["count"] == "offline")
     nobody = F.exists("counted_as", lambda x: x["count"].isin("offline", "no_acting_leader"))
@@ -289,6 +290,7 @@ def unserved(rows: DataFrame, captured: Any) -> DataFrame:
                 & (F.col("e.next_led.leader_epoch") == F.col("o.leader_epoch"))
                 & F.coalesce(F.col("e.next_led.registered"), F.lit(False))
             ).alias("back"),
+            F.col("e.next_led.leader").alias("ended_leader"),
             F.array_distinct(F.filter("all_refusers", lambda x: x.isNotNull())).alias("refusers"),
             "refusals",
         )
