@@ -95,10 +95,11 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
         q = f.quiet.get((lost_id, start))
         if (at, lost_id) not in groups:
             subject["began"] = "unknown"
-            text = f"{len(xs)} partition(s) ({tp_list(xs)}) had no leader until the controller elected one "
-            text += f"from OfflinePartition at {at:%Y-%m-%d %H:%M:%S} (its clock)"
             said, refs = _silent(q, lost, start, 0, subject)
             gone, gone_refs = _controller_gone(f.succeeded, lost, start, subject) if not said else ("", ())
+            text = _led_with(xs, subject, " (the two brokers' clocks)" if gone else "")
+            text += "had no leader until the controller elected one "
+            text += f"from OfflinePartition at {at:%Y-%m-%d %H:%M:%S} (its clock)"
             text += gone or who + (said or "; when they lost their leader is not in its lines")
             refs += gone_refs
             text += ". No client could produce to or consume from them meanwhile."
@@ -113,7 +114,8 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
         still = len(xs) - len(ended)
         longest = max((round((x.ended - at).total_seconds() * 1000) for x in ended if x.ended), default=0)
         subject.update(partitions=len(xs), began=moment(at), still=still)
-        text = f"{len(xs)} partition(s) ({tp_list(xs)}) had no leader from {at:%Y-%m-%d %H:%M:%S} "
+        said, silent = _silent(q, lost, start, longest if not still else None, subject)
+        text = _led_with(xs, subject) + f"had no leader from {at:%Y-%m-%d %H:%M:%S} "
         text += f"(the controller's clock){who}"
         if at_once:
             text += f"; {len(at_once)} of them got a new leader at once, from OfflinePartition"
@@ -125,7 +127,6 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
             ends = f" (the evidence ends {f.ends:%Y-%m-%d %H:%M:%S})" if f.ends is not None else ""
             which = "them" if still == len(xs) else f"{still} of them"
             text += f"; no later line of the controller's names a leader for {which}{ends}"
-        said, silent = _silent(q, lost, start, longest if not still else None, subject)
         text += said + ". No client could produce to or consume from them meanwhile."
         if "outage_ms" in subject:
             elected = f"at {at + timedelta(milliseconds=longest):%H:%M:%S} (the controller's clock)"
@@ -268,6 +269,16 @@ def _ran_on(ran: list[Leaderless], at: datetime, lost: int | None, f: Facts) -> 
     return Finding("partition.offline", CRITICAL if still else WARNING, subject, text, tuple(refs))
 
 
+def _led_with(xs: list[Leaderless], subject: dict[str, Any], clocks: str = "") -> str:
+    """A finding's opening: the partitions, and where their outage is bounded (`outage_ms`, from their
+    leader's last sign of life), how long they had no working leader, as the finding from ZooKeeper's
+    history opens; then what the controller's lines show of it."""
+    head = f"{len(xs)} partition(s) ({tp_list(xs)}) "
+    if "outage_ms" not in subject:
+        return head
+    return head + f"had no working leader for {bounds(*subject['outage_ms'])}{clocks}: they "
+
+
 def _silent(
     q: Quiet | None, lost: int | None, at: datetime, after_ms: int | None, subject: dict[str, Any]
 ) -> tuple[str, tuple[str, ...]]:
@@ -290,16 +301,10 @@ def _silent(
         text += "its time-out line: it stood still or was cut off from then)"
     elif q.last_line is not None:
         text += f" and its last line was at {q.last_line.ts:%H:%M:%S} (its clock)"
-    if after_ms is not None:
-        span = f"at least {duration(lower)}"
-        if upper is not None:
-            span = (
-                duration(lower)
-                if duration(lower) == duration(upper)
-                else f"{duration(lower)} to {duration(upper)}"
-            )
-            subject["outage_ms"] = [lower, upper]
-        text += f": no working leader for {span} in all"
+    if after_ms is not None and upper is not None:
+        subject["outage_ms"] = [lower, upper]  # the finding leads with it (`_led_with`)
+    elif after_ms is not None:
+        text += f": no working leader for at least {duration(lower)} in all"
     return text, refs
 
 
@@ -320,8 +325,7 @@ def _controller_gone(
         detail = o.detail()
         text = f"; broker {lost}, their leader, was the controller before broker {s.by} (elected at "
         text += f"{s.elected:%H:%M:%S}, its clock) and {STOPPED.get(s.ended.how, STOPPED['unknown'])}"
-        text += f" from then{': ' + detail if detail else ''}: no working leader for "
-        text += f"{bounds(o.lower_ms, o.upper_ms)} in all (the two brokers' clocks)"
+        text += f" from then{': ' + detail if detail else ''}"
         return text, o.refs
     return "", ()
 
