@@ -310,9 +310,10 @@ def _offline(ep: DataFrame, v: ClusterViews, captured: Any) -> Ask[list[Offline]
     in the tree the history starts from is counted from the history's first txn, its first sight."""
     first = F.lit(v.history_span.began if v.history_span is not None else None).cast("timestamp")
     began = F.coalesce(F.col("off_began"), first)
-    # led again by a broker in their ISR and registered since before they went offline: elected in the
-    # event that learned their leader was gone, so Kafka's count never held them
-    # (`offline_count_set_after_each_event`; one outside the ISR may have waited for a change of config)
+    # led again by a broker in their ISR and registered since before they went offline: the event that
+    # learned their leader was gone elected it (`leader_is_first_live_isr_replica`), so Kafka's count never
+    # held them (`offline_count_set_after_each_event`); one outside the ISR may have waited for a change
+    # of config (unclean election)
     regs = v.registrations.select(
         F.col("broker_id").alias("r_broker"),
         F.col("czxid").alias("r_from"),
