@@ -134,7 +134,8 @@ def test_what_kafkas_offline_count_saw_of_an_outage_is_said() -> None:
     assert gauge not in said(Offline(1, TPS[:1], 500, 0, AT, 0x41, 0x42, leader=-1))
     refused = said(replace(crashed(), refused=2, refused_by=[2], at_once=0))
     assert f"{gauge} counted them at most until that election, and no Kafka metric counts a leader" in refused
-    assert "never counted" not in refused
+    assert "never counted" not in refused and refused.endswith("stayed quiet until they were led again.")
+    assert said(replace(crashed(still=2), refused=2, refused_by=[2])).endswith("has been quiet since.")
 
 
 def test_from_the_lines_what_kafkas_offline_count_saw_is_said() -> None:

@@ -454,9 +454,10 @@ def _offline_finding(g: Offline, f: Facts) -> Finding:
             )
     led_again = g.partitions - g.still - g.back
     if g.refused:  # no Kafka metric counts a registered leader that will not lead
+        quiet = "has been quiet since" if g.still else "stayed quiet until they were led again"
         summary += (
             " Kafka's OfflinePartitionsCount counted them at most until that election, and no Kafka metric "
-            "counts a leader that refuses: an alert on Kafka's metrics has been quiet since."
+            f"counts a leader that refuses: an alert on Kafka's metrics {quiet}."
         )
     elif (
         g.leader is not None and g.leader >= 0 and not g.registered and g.ended_zxid is not None and led_again
