@@ -33,7 +33,7 @@ from workbench.model.isr import OnlyInSync, only_in_sync
 from workbench.model.log_dirs import DirFailed, failed_dirs_logged
 from workbench.model.partition_history import min_isr
 from workbench.model.views import views
-from workbench.together import answer, given, rows, together
+from workbench.together import given, rows, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -75,12 +75,14 @@ def facts(bundle: Bundle) -> Facts:
     logged = failed_dirs_logged(bundle) if views(bundle).evidence.with_logs else given([])
     h = health(bundle)
     if h is None:
-        return Facts(failed, None, under_replicated_facts(bundle), False, answer(logged))
+        shown = under_replicated_facts(bundle)
+        got = together(failed, logged, shown)
+        return Facts(got[failed], None, got[shown], False, got[logged])
     ep = episodes(h.partitions, "under_replicated", captured_at(bundle)).where(
         F.col("lasted_ms") >= SUSTAINED_MS
     )
     groups, alone = rows(grouped(ep, ["out_of_isr"])), only_in_sync(bundle)
-    got = together(groups, logged, alone)
+    got = together(groups, logged, alone, failed)
     found = [
         Episodes(
             sorted(g.out_of_isr or []),
@@ -93,7 +95,7 @@ def facts(bundle: Bundle) -> Facts:
         )
         for g in got[groups]
     ]
-    return Facts(failed, found, None, min_isr(bundle)[1] is not None, got[logged], got[alone])
+    return Facts(got[failed], found, None, min_isr(bundle)[1] is not None, got[logged], got[alone])
 
 
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:

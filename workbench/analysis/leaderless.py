@@ -134,7 +134,8 @@ def facts(bundle: Bundle) -> Facts:
     if h is None:
         stretches = leaderless(bundle, SHOWN) if v.evidence.with_logs else given(([], 0))
         windows = refused_leaders(bundle, SHOWN) if v.evidence.with_logs else given(([], 0))
-        got = together(stretches, windows)
+        shown = offline_facts(bundle)
+        got = together(stretches, windows, shown)
         (logged, total), (refused, refused_total) = got[stretches], got[windows]
         ends = v.span[1] if (logged or refused) and v.span is not None else None
         absent = lacking(v.evidence, "state-change", "the controller's partition states")
@@ -142,7 +143,7 @@ def facts(bundle: Bundle) -> Facts:
         quiet = went_quiet(bundle, [(b, at) for b, at in starts if at is not None])
         stood = _not_moved(paused(bundle, {}, taken_back=True), logged)
         succeeded = _succeeded(bundle) if any(x.began is None for x in logged) else []
-        return Facts(False, offline_facts(bundle), logged=logged, logged_total=total, refused=refused,
+        return Facts(False, got[shown], logged=logged, logged_total=total, refused=refused,
                      refused_total=refused_total, ends=ends, unread=v.evidence.zk_history, lacking=absent,
                      quiet=quiet, paused=stood, moved=_moved(bundle, refused),
                      succeeded=succeeded)  # fmt: skip

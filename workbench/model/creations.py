@@ -35,7 +35,7 @@ def creations(bundle: Bundle) -> DataFrame | None:
     watched = views(bundle).watched_history
     if watched is None:
         return None
-    h, base, base_zxid = watched
+    h, base, base_zxid, _ = watched
     w = Window.partitionBy("topic").orderBy("zxid")
     topic = F.regexp_extract("path", TOPIC_PATH, 1).alias("topic")
     writes = h.where(

@@ -191,7 +191,7 @@ def deletions_started(bundle: Bundle) -> DataFrame | None:
 def _as_rows(bundle: Bundle) -> DataFrame | None:
     v = views(bundle)
     watched = v.watched_history
-    if watched is None:
+    if watched is None or not watched.marked:  # nothing was ever marked for deletion: nothing to ask
         return None
     # delete.topic.enable: true by default from 1.0 (KafkaConfig Defaults 0.11.0.2:182, 1.0.0:185)
     old = (behaviour.parse(v.evidence.kafka_version) or (1, 0)) < (1, 0)
@@ -258,7 +258,7 @@ def changes(bundle: Bundle) -> Ask[list[Change] | None]:
     v = views(bundle)
     watched = v.watched_history
     assert watched is not None
-    _, base, at = watched
+    _, base, at, _ = watched
     ops = v.history.where(F.col("applied") & F.col("op").isin(*CREATES, "setData", *DELETES)).select(
         "zxid", "time", "path", "data", F.col("op").isin(*DELETES).alias("gone")
     )

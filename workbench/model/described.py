@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 from workbench.kafka.znodes import BROKER_IDS, DELETE_MARKER_PATH
 from workbench.model.refs import TP
 from workbench.model.views import views
+from workbench.together import Ask, Joined, count, given
+from workbench.together import rows as rows_of
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -151,10 +153,11 @@ class Shown:
     described: bool
 
 
-def _shown(bundle: Bundle, rows: DataFrame, *keys: str) -> Shown | None:
-    """Per paste (and keys) the partitions `rows` holds; None for a bundle without pastes (no query)."""
+def _shown(bundle: Bundle, rows: DataFrame, *keys: str) -> Ask[Shown | None]:
+    """Per paste (and keys) the partitions `rows` holds, and whether any describe was pasted, in one
+    query; None for a bundle without pastes (no query)."""
     if not bundle.evidence.pasted:
-        return None
+        return given(None)
     found = (
         rows.groupBy("file", "taken_at", *keys)
         .agg(
@@ -164,29 +167,32 @@ def _shown(bundle: Bundle, rows: DataFrame, *keys: str) -> Shown | None:
             F.slice(F.sort_array(F.collect_list("line_no")), 1, 5).alias("lines"),
         )
         .orderBy("file", *keys)
-        .collect()
     )
-    groups = [
-        Group(
-            g.file,
-            g.taken_at,
-            g.n,
-            [TP(t.topic, t.partition) for t in g.tps],
-            list(g.brokers),
-            list(g.lines),
-            list(g.out_of_isr) if "out_of_isr" in keys else [],
-            g.leader if "leader" in keys else None,
-        )
-        for g in found
-    ]
-    return Shown(groups, bool(groups) or not bundle.partition_descriptions.isEmpty())
+
+    def read(found: list[Row], described: int) -> Shown:
+        groups = [
+            Group(
+                g.file,
+                g.taken_at,
+                g.n,
+                [TP(t.topic, t.partition) for t in g.tps],
+                list(g.brokers),
+                list(g.lines),
+                list(g.out_of_isr) if "out_of_isr" in keys else [],
+                g.leader if "leader" in keys else None,
+            )
+            for g in found
+        ]
+        return Shown(groups, bool(groups) or described > 0)
+
+    return Joined(read, rows_of(found), count(bundle.partition_descriptions.limit(1)))
 
 
-def offline_facts(bundle: Bundle) -> Shown | None:
+def offline_facts(bundle: Bundle) -> Ask[Shown | None]:
     return _shown(bundle, offline(bundle), "leader")
 
 
-def under_replicated_facts(bundle: Bundle) -> Shown | None:
+def under_replicated_facts(bundle: Bundle) -> Ask[Shown | None]:
     return _shown(bundle, under_replicated(bundle), "out_of_isr")
 
 
@@ -269,14 +275,17 @@ class FailedDir:
     line_no: int
 
 
-def failed_dir_facts(bundle: Bundle) -> list[FailedDir]:
+def failed_dir_facts(bundle: Bundle) -> Ask[list[FailedDir]]:
+    """The log dirs pasted kafka-log-dirs output shows failed (none without pastes)."""
     if not bundle.evidence.pasted:
-        return []
-    rows = (
+        return given([])
+    found = (
         bundle.log_dir_descriptions.where(F.col("error").isNotNull())
         .groupBy("file", "taken_at", "broker_id", "log_dir", "error")
         .agg(F.min("line_no").alias("line_no"))
         .orderBy("broker_id", "log_dir", "file")
-        .collect()
     )
-    return [FailedDir(r.file, r.taken_at, r.broker_id, r.log_dir, r.error, r.line_no) for r in rows]
+    return Ask(
+        found,
+        lambda rs: [FailedDir(r.file, r.taken_at, r.broker_id, r.log_dir, r.error, r.line_no) for r in rs],
+    )

@@ -34,7 +34,7 @@ def partition_changes(bundle: Bundle) -> DataFrame:
     adds to the counts)."""
     watched = views(bundle).watched_history
     assert watched is not None, "partition_changes needs ZooKeeper's txn logs"
-    raw = _partition_rows(*watched, deletions_started(bundle))
+    raw = _partition_rows(watched.txns, watched.before, watched.before_zxid, deletions_started(bundle))
     # per txn (a moment between txns, where the controller's line times a deletion's begin, is a row of
     # its own: the last txn before it, and its time)
     per_txn = raw.groupBy("topic", "partition", "zxid", "time").agg(

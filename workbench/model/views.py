@@ -39,11 +39,14 @@ T = TypeVar("T")
 
 
 class Watched(NamedTuple):
-    """`views.watched_history`: the txns, and the tree as of zxid `before_zxid` (None: zxid 0, empty)."""
+    """`views.watched_history`: the txns, the tree as of zxid `before_zxid` (None: zxid 0, empty), and
+    whether either holds a deletion marker (asked in the pass that keeps them: a bundle without one asks
+    nothing of deletions)."""
 
     txns: DataFrame
     before: DataFrame | None
     before_zxid: int
+    marked: bool = False
 
 
 def _registered(znodes: DataFrame) -> DataFrame:
@@ -283,16 +286,15 @@ class ClusterViews:
                 "zxid", "time", "op", "path", "data", "session_id"
             )
         )
-        txns.count()  # one decode of the txn logs, rather than one per concurrent reader
+        marked = _any_marker(txns)  # one decode of the txn logs, rather than one per concurrent reader
         at, known = self.history_base
         if at <= 0:
-            return Watched(txns, None, 0)
+            return Watched(txns, None, 0, marked)
         carried = self.znodes_carried
         unknown = carried if carried is not None else self.bundle.znodes.limit(0)
         tree = self.bundle.znodes_at(at)[0] if known else unknown
         before = kept(tree.where(watched).select("path", "data", "czxid", "ctime", "ephemeral_owner"))
-        before.count()
-        return Watched(txns, before, at)
+        return Watched(txns, before, at, _any_marker(before) or marked)
 
     @once
     def registrations(self) -> DataFrame:
@@ -307,7 +309,7 @@ class ClusterViews:
         ]
         if self.watched_history is None:
             return kept(_by_broker(alive.select("*", *not_ended)))
-        h, base, _ = self.watched_history
+        h, base, *_ = self.watched_history
         # KafkaZkClient.registerBroker creates the znode empty and sets its data in the same multi txn.
         written = h.where(F.col("op").isin(*CREATES, "setData") & F.col("path").rlike(BROKER_PATH))
         created = _registered(
@@ -401,6 +403,12 @@ class ClusterViews:
 
 
 _VIEWS: weakref.WeakKeyDictionary[Bundle, ClusterViews] = weakref.WeakKeyDictionary()
+
+
+def _any_marker(znodes: DataFrame) -> bool:
+    """Whether any of `znodes` (kept, and made by this pass over them) is a deletion marker."""
+    marker = F.col("path").rlike(DELETE_MARKER_PATH).cast("int")
+    return bool(znodes.agg(F.coalesce(F.max(marker), F.lit(0)).alias("m")).first()[0])  # type: ignore[index]
 
 
 def _naive_utc(ms: int) -> datetime:
