@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
+from conftest import REPO, shared
 from pyspark.sql import SparkSession
 
 import workbench
@@ -20,6 +20,8 @@ from workbench.analysis.gaps import kept_before, named
 from workbench.analysis.registry import kinds
 from workbench.analysis.triage import Triage, triage
 from workbench.frames import Bundle, open_bundle
+from workbench.model import health
+from workbench.model.history.brokers import FROM_LINES, FROM_TXNS
 from workbench.model.history_gaps import written_inside
 from workbench.model.views import views
 from workbench.zookeeper.files import Problem, read_txn_log, write_txn_entry
@@ -131,14 +133,19 @@ def _made_by(f: Finding, intact: Iterable[Finding]) -> bool:
     ],
 )
 def test_a_gap_makes_no_finding_the_intact_history_does_not(
-    spark: SparkSession, triaged: Callable[[str], Triage], tmp_path: Path, sample: str, zxid: int
+    spark: SparkSession,
+    triaged: Callable[[str], Triage],
+    tmp_path: Path,
+    sample: str,
+    zxid: int,
 ) -> None:
     source = REPO / "sample_data" / sample
     intact = triaged(sample).findings
     bundle = tmp_path / "damaged"
     shutil.copytree(source, bundle)
     at = _damage(bundle, zxid)
-    t = triage(open_bundle(bundle, spark))
+    damaged = open_bundle(bundle, spark)
+    t = triage(damaged)
     invented = [f.summary for f in t.findings if not _made_by(f, intact)]
     assert invented == []
     # What the gap hides is said, with the file and byte offset of the damage ...
@@ -168,6 +175,19 @@ def test_a_gap_makes_no_finding_the_intact_history_does_not(
     assert before and before <= {named(f) for f in t.findings}
     first = [f.subject["epoch"] for f in t.findings if f.subject.get("cause") == "first"]
     assert first == [1]  # the election before the gap, never the failover after it
+
+    # Each time a broker was without a registration is still told: by ZooKeeper's history where the history
+    # read holds the registration and its end, else by the controllers' lines (`history/brokers`), a
+    # little after it (here every registration ended began before the gap, or ended in it).
+    def windows(b: Bundle) -> list[tuple[int, float, int | None, str]]:
+        rows = health.offline_windows(b).collect()  # a row per broker's stretch: a few
+        return sorted((r.broker, r.down.timestamp(), r.down_zxid, r.source) for r in rows)
+
+    whole, cut = windows(shared(spark, source)), windows(damaged)
+    assert [w[0] for w in cut] == [w[0] for w in whole] and whole
+    for (_, down, _, source), (_, was, _, _) in zip(cut, whole, strict=True):
+        assert source == FROM_LINES and 0 <= down - was < 5
+    assert {w[3] for w in whole} == {FROM_TXNS}
 
 
 def test_before_a_gap_only_what_was_over_there_is_kept() -> None:

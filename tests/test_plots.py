@@ -22,8 +22,9 @@ from workbench import plots, report
 from workbench.analysis import controller, deletion, topic_ids
 from workbench.analysis.findings import Coverage, Finding
 from workbench.analysis.triage import Triage
-from workbench.frames import Bundle
+from workbench.frames import Bundle, WithoutZooKeeper
 from workbench.model import health
+from workbench.model.history.brokers import FROM_LINES
 from workbench.model.views import views
 from workbench.plots import layout
 
@@ -51,7 +52,8 @@ def _bars(fig: Figure, colour: str) -> list[Rectangle]:
 @pytest.mark.parametrize("name", samples("zk"))
 def test_offline_windows_are_the_crashes_and_restarts(with_truth: Any, name: str) -> None:
     """Every time a broker was without a registration, and no other: a crash until its session expired
-    and it came back (or not), a clean restart from its stop to its start."""
+    and it came back (or not), a clean restart from its stop to its start; from ZooKeeper's registrations,
+    and from the controllers' lines alone."""
     bundle, truth = with_truth(name)
     got = sorted(
         (r.broker, _ms(r.down), r.up and _ms(r.up)) for r in health.offline_windows(bundle).collect()
@@ -62,6 +64,15 @@ def test_offline_windows_are_the_crashes_and_restarts(with_truth: Any, name: str
     )
     assert [(b, d, u is None) for b, d, u in got] == [(b, d, u is None) for b, d, u in want]
     assert all(abs(gu - wu) < 1000 for (_, _, gu), (_, _, wu) in zip(got, want, strict=True) if wu)
+    # From the controllers' lines alone, the same stretches, each when a controller handled it (a failure
+    # or startup callback, or a new controller's start that left the lost controller out): a little later
+    lines = sorted(
+        (r.broker, _ms(r.down), r.up and _ms(r.up), r.source)
+        for r in health.offline_windows(WithoutZooKeeper(bundle)).collect()
+    )
+    assert [(b, u is None, s) for b, _, u, s in lines] == [(b, u is None, FROM_LINES) for b, _, u in want]
+    for (_, down, up, _), (_, d, u) in zip(lines, want, strict=True):
+        assert 0 <= down - d < 5_000 and (u is None or 0 <= up - u < 5_000)
 
 
 def test_deletion_gantt_shows_the_replicas_still_waiting(with_truth: Any) -> None:

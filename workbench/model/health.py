@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from workbench.model.history.brokers import offline_windows as offline_windows  # the notebooks' name
 from workbench.model.partition_history import WHOLE_CLUSTER, min_isr, stretches
 from workbench.model.reads import declare
 from workbench.model.service import served, unserved
@@ -191,26 +192,6 @@ def _series(deltas: DataFrame, first: int, last: int, bucket_ms: int) -> DataFra
 
 def _ms(t: Any) -> int:
     return int(t.timestamp() * 1000) if t is not None else 0
-
-
-def offline_windows(bundle: Bundle) -> DataFrame:
-    """Each broker's time without a registration: broker, down (its registration ended: session closed
-    or znode deleted) with down_zxid, and up (its next registration, null: still down at the capture) with
-    up_zxid; on ZooKeeper's clock."""
-    regs = views(bundle).registrations
-    w = Window.partitionBy("broker_id").orderBy("czxid")
-    nxt = F.lead(F.struct(F.col("czxid").alias("zxid"), F.col("registered").alias("time"))).over(w)
-    return (
-        regs.select("broker_id", "ended_zxid", "ended", nxt.alias("next"))
-        .where(F.col("ended_zxid").isNotNull())
-        .select(
-            F.col("broker_id").alias("broker"),
-            F.col("ended").alias("down"),
-            F.col("ended_zxid").alias("down_zxid"),
-            F.col("next.time").alias("up"),
-            F.col("next.zxid").alias("up_zxid"),
-        )
-    )
 
 
 def episodes(changes: DataFrame, count: str, captured: Any) -> DataFrame:
