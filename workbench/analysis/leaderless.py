@@ -248,7 +248,7 @@ ANALYSIS = Analysis(
         "controller_chain",
         "tenure_ends",
         "registrations",
-        "session_ends",
+        "ended_registrations",
         "skew",
         "history",
         "history_base",

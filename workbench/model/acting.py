@@ -29,9 +29,9 @@ from workbench.kafka import behaviour
 from workbench.model.refs import file_ref_col
 from workbench.model.session_ends import (
     SILENT_ENDINGS,
+    ended_registrations,
     last_heard,
     negotiated_timeouts,
-    session_ends,
     session_timeout,
 )
 from workbench.model.skew import skew_ms
@@ -167,16 +167,9 @@ def silent_leaders(bundle: Bundle) -> DataFrame | None:
 
 def _silent_leaders(bundle: Bundle) -> DataFrame | None:
     v = views(bundle)
-    ends = session_ends(bundle)
-    if not ends:
+    regs = [r for r in ended_registrations(bundle) if r.how in SILENT_ENDINGS]
+    if not regs:
         return None
-    regs = [
-        r
-        for r in v.registrations.where(F.col("ended_zxid").isNotNull())
-        .select("broker_id", "session_id", "ended_zxid", "ended")
-        .collect()  # one row per registration that ended
-        if ends.get(r.session_id, ("unknown", None))[0] in SILENT_ENDINGS
-    ]
     negotiated = negotiated_timeouts(bundle, [r.session_id for r in regs])
     heard = last_heard(bundle, {r.session_id: r.broker_id for r in regs}, skew_ms(bundle))
     got = together(negotiated, heard)

@@ -24,16 +24,16 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pyspark.sql import Row
+from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour
 from workbench.model.refs import file_ref, txn_ref
 from workbench.model.session_ends import (
     Heard,
+    ended_registrations,
     last_heard,
     negotiated_timeouts,
-    session_ends,
     session_timeout,
     signs_of_life,
 )
@@ -129,9 +129,9 @@ def outages(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) ->
         return {}
     negotiated = negotiated_timeouts(bundle, [f.session for f in failovers if f.session is not None])
     last_heard, last_writes = _last_heard(bundle, failovers, skews), _last_writes(bundle, failovers)
-    got = together(negotiated, last_heard, last_writes)
-    timeouts, heard, writes = got[negotiated], got[last_heard], got[last_writes]
-    lines = _last_lines(bundle, failovers, skews, {e: h[0] for e, h in heard.items()})
+    last_lines = _last_lines(bundle, failovers, skews, last_heard.frame)
+    got = together(negotiated, last_heard, last_writes, last_lines)
+    timeouts, heard, writes, lines = got[negotiated], got[last_heard], got[last_writes], got[last_lines]
     out = {}
     for f in failovers:
         end = f.elected + timedelta(milliseconds=f.ready_ms or 0)
@@ -178,21 +178,30 @@ def _epoch_ms(t: datetime) -> int:
 
 
 def _last_lines(
-    bundle: Bundle, failovers: list[Failover], skews: dict[int, int], heard: dict[int, datetime]
-) -> dict[int, Any]:
+    bundle: Bundle, failovers: list[Failover], skews: dict[int, int], heard: DataFrame | None
+) -> Ask[dict[int, Any]]:
     """Epoch -> (time on ZooKeeper's clock, what, ref) of the old controller's last log line that shows it
     at work (`signs_of_life`) before its session ended, and before its client last heard from ZooKeeper
-    (`heard`, where its time-out line tells it): what it logged after, it logged when it ran again or cut
-    off. Its clock is corrected by its skew where known."""
-    spark = bundle.spark
-    wanted = spark.createDataFrame(
-        [(f.epoch, f.old, min(f.gone, heard.get(f.epoch, f.gone)), skews.get(f.old, 0)) for f in failovers],
-        "epoch int, broker_id int, gone timestamp, skew_ms long",
+    (`heard`: `session_ends.last_heard`'s rows, where its time-out line tells it, read as `_heard` reads
+    them): what it logged after, it logged when it ran again or cut off. Its clock is corrected by its skew
+    where known. Asked with `heard`, not after it."""
+    wanted = bundle.spark.createDataFrame(
+        [(f.epoch, f.old, f.session, f.gone, skews.get(f.old, 0)) for f in failovers],
+        "epoch int, broker_id int, session_id long, gone timestamp, skew_ms long",
     )
+    gone = F.col("gone")
+    if heard is not None:  # its first time-out line after it last (re)connected, as `_heard` takes it
+        after = F.get(
+            F.filter("outs", lambda o: F.col("connected").isNull() | (o["ts"] > F.col("connected"))), 0
+        )
+        told = heard.select("broker_id", "session_id", after.alias("t")).where(F.col("t.idle_ms").isNotNull())
+        wanted = wanted.join(told, ["broker_id", "session_id"], "left")
+        last_heard = F.unix_millis("t.ts") - F.col("t.idle_ms") - F.col("skew_ms")
+        gone = F.least(gone, F.timestamp_millis(last_heard))  # least skips a null: no line tells it
     ev = signs_of_life(bundle.cluster_events).select("broker_id", "ts", "file", "line_no", "event")
     at_zk = F.timestamp_millis(F.unix_millis("ts") - F.col("skew_ms"))
     rows = (
-        ev.join(wanted, "broker_id")
+        ev.join(wanted.select("epoch", "broker_id", "skew_ms", gone.alias("gone")), "broker_id")
         .withColumn("zk_ts", at_zk)
         .where(F.col("zk_ts") <= F.col("gone"))
         .groupBy("epoch")
@@ -200,20 +209,22 @@ def _last_lines(
             F.max_by(
                 F.struct("zk_ts", "file", "line_no", "event"), F.struct("zk_ts", "file", "line_no")
             ).alias("last")
-        )
-        .collect()  # one row per failover
+        )  # one row per failover
     )
     clock = {
         f.epoch: "" if f.old in skews else ", on its own clock (its skew is not known)" for f in failovers
     }
-    return {
-        r.epoch: (
-            r.last.zk_ts,
-            f"its last log line ({r.last.event}{clock[r.epoch]})",
-            file_ref(r.last.file, r.last.line_no),
-        )
-        for r in rows
-    }
+    return Ask(
+        rows,
+        lambda rs: {
+            r.epoch: (
+                r.last.zk_ts,
+                f"its last log line ({r.last.event}{clock[r.epoch]})",
+                file_ref(r.last.file, r.last.line_no),
+            )
+            for r in rs
+        },
+    )
 
 
 def _last_heard(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) -> Ask[dict[int, Any]]:
@@ -280,14 +291,9 @@ def silent_leaders(bundle: Bundle, groups: Sequence[Lost]) -> dict[int, tuple[Ou
     session ended without a shutdown (the leaderless analysis's offline groups)."""
     if not groups:
         return {}
-    regs = {
-        (r.broker_id, r.ended_zxid): r.session_id
-        for r in views(bundle)
-        .registrations.where(F.col("ended_zxid").isin([g.began_zxid for g in groups]))
-        .select("broker_id", "ended_zxid", "session_id")
-        .collect()  # one per broker whose registration ended there
-    }
-    ends = session_ends(bundle)
+    ended = ended_registrations(bundle)
+    regs = {(r.broker_id, r.ended_zxid): r.session_id for r in ended}
+    ends = {r.session_id: (r.how, r.told) for r in ended}
     failovers, causes = [], {}
     for i, g in enumerate(groups):
         if g.leader is None:

@@ -57,13 +57,34 @@ def expiry_said() -> Column:
     return F.when(failed_on_expiry(), F.lit("zk.client_session_expired")).otherwise(F.col("event"))
 
 
+@dataclass(frozen=True)
+class Ended:
+    """A registration ZooKeeper's history saw end, and how its session ended (`session_ends`)."""
+
+    broker_id: int
+    session_id: int
+    ended_zxid: int
+    ended: datetime
+    how: str  # shutdown, session_expiry, hang, network_partition, crash, unknown
+    told: str | None  # the log ref that says so
+
+
 @fact
 def session_ends(bundle: Bundle) -> dict[int, tuple[str, str | None]]:
-    """Session id -> (how it ended: shutdown, session_expiry, crash, unknown; the log ref that says so),
-    for every broker session ZooKeeper's history saw end. Read from that broker's own log only."""
+    """Session id -> (how it ended: shutdown, session_expiry, hang, network_partition, crash, unknown;
+    the log ref that says so), for every broker session ZooKeeper's history saw end. Read from that
+    broker's own log only."""
+    ended = sorted(ended_registrations(bundle), key=lambda e: e.session_id)
+    return {e.session_id: (e.how, e.told) for e in ended}
+
+
+@fact
+def ended_registrations(bundle: Bundle) -> list[Ended]:
+    """Every registration ZooKeeper's history saw end (its broker, session, end) with how its session
+    ended (`session_ends`): asked in one query, so that no reader asks the registrations again."""
     v = views(bundle)
     if not v.evidence.zk_history:
-        return {}
+        return []
     regs = v.registrations.where(F.col("ended_zxid").isNotNull())
     ev = bundle.cluster_events
     began = (
@@ -91,7 +112,7 @@ def session_ends(bundle: Bundle) -> dict[int, tuple[str, str | None]]:
         .select("broker_id", "ts", "file", "line_no", ending.alias("how"))
     )
     first = (
-        regs.select("broker_id", "session_id")
+        regs.select("broker_id", "session_id", "ended_zxid", "ended")
         .join(began, ["broker_id", "session_id"], "left")
         .join(marks, ["broker_id"], "left")
         .withColumn(
@@ -101,7 +122,7 @@ def session_ends(bundle: Bundle) -> dict[int, tuple[str, str | None]]:
                 F.struct("how", "file", "line_no"),
             ),
         )
-        .groupBy("broker_id", "session_id", "began")
+        .groupBy("broker_id", "session_id", "ended_zxid", "ended", "began")
         .agg(F.min_by("m", F.when(F.col("m").isNotNull(), F.struct("ts", "file", "line_no"))).alias("m"))
         .collect()
     )
@@ -116,7 +137,8 @@ def session_ends(bundle: Bundle) -> dict[int, tuple[str, str | None]]:
             out[r.session_id] = (r.m.how, file_ref(r.m.file, r.m.line_no))
     expired = [sid for sid, (how, _) in out.items() if how == "session_expiry"]
     out.update(_lived_through(bundle, expired))
-    return out
+    ordered = sorted(first, key=lambda r: (r.ended_zxid, r.broker_id, r.session_id))
+    return [Ended(r.broker_id, r.session_id, r.ended_zxid, r.ended, *out[r.session_id]) for r in ordered]
 
 
 def _lived_through(bundle: Bundle, sessions: list[int]) -> dict[int, tuple[str, str | None]]:
