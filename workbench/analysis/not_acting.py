@@ -15,7 +15,7 @@ from workbench.analysis.contract import CRITICAL
 from workbench.analysis.findings import TP, Finding, duration, hex_zxid, tp_list, txn_ref
 from workbench.model.health import grouped
 from workbench.model.refs import file_ref_col
-from workbench.model.skew import skew_ms
+from workbench.model.skew import skew_col, skew_ms
 from workbench.together import Ask
 
 if TYPE_CHECKING:
@@ -138,9 +138,7 @@ def preferred_elections(
         return {}
     rows = [(key, at, f"{t.topic}-{t.partition}") for key, t, at in wanted]
     asked = bundle.spark.createDataFrame(rows, "key int, at timestamp, tp string")
-    skew = F.lit(0)
-    for broker, ms in (skew_ms(bundle) if on_zk_clock else {}).items():
-        skew = F.when(F.col("broker_id") == broker, F.lit(ms)).otherwise(skew)
+    skew = F.coalesce(skew_col(skew_ms(bundle) if on_zk_clock else {}), F.lit(0))
     lines = bundle.cluster_events.where(
         (F.col("event") == "leader_election.started")
         & (F.coalesce(F.col("attrs")["election_type"], F.lit("PREFERRED")) == "PREFERRED")

@@ -34,7 +34,7 @@ from workbench.model.session_ends import (
     negotiated_timeouts,
     session_timeout,
 )
-from workbench.model.skew import skew_ms
+from workbench.model.skew import skew_col, skew_ms
 from workbench.model.views import views
 from workbench.together import together
 
@@ -52,7 +52,7 @@ def refusals(bundle: Bundle, skews: dict[int, int]) -> DataFrame:
     """broker, topic, partition, at_ms (ZooKeeper's clock where the skew is known), slack_ms, error, ref:
     each LeaderAndIsr a broker refused for a partition, as its log says."""
     ev = bundle.cluster_events.where(F.col("event").isin(*REFUSALS) & F.col("partition").isNotNull())
-    skew = _skew_col(skews)
+    skew = skew_col(skews)
     return ev.select(
         F.col("broker_id").alias("broker"),
         "topic",
@@ -74,14 +74,9 @@ def acceptances(bundle: Bundle, skews: dict[int, int]) -> DataFrame:
         "topic",
         "partition",
         F.col("attrs")["leader_epoch"].try_cast("int").alias("leader_epoch"),
-        (F.unix_millis("ts") - F.coalesce(_skew_col(skews), F.lit(0))).alias("at_ms"),
+        (F.unix_millis("ts") - F.coalesce(skew_col(skews), F.lit(0))).alias("at_ms"),
         file_ref_col("file", "line_no").alias("ref"),
     )
-
-
-def _skew_col(skews: dict[int, int]) -> Column:
-    mapping = F.create_map(*[x for b, ms in sorted(skews.items()) for x in (F.lit(b), F.lit(ms))])
-    return mapping[F.col("broker_id")] if skews else F.lit(None).cast("long")
 
 
 def mark(bundle: Bundle, rows: DataFrame, skews: dict[int, int], known_base: bool) -> DataFrame:

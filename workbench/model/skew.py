@@ -56,6 +56,15 @@ def skew_ms(bundle: Bundle) -> dict[int, int]:
     return {s.broker: s.estimate_ms for s in skew(bundle) if s.estimate_ms is not None}
 
 
+def skew_col(skews: dict[int, int], broker: str = "broker_id") -> Column:
+    """Each row's broker's skew (`skew_ms`: its clock minus ZooKeeper's, ms) by its `broker` column; null
+    where it is not known."""
+    if not skews:
+        return F.lit(None).cast("long")
+    mapping = F.create_map(*[x for b, ms in sorted(skews.items()) for x in (F.lit(b), F.lit(ms))])
+    return mapping[F.col(broker)]
+
+
 def _skew(bundle: Bundle) -> list[Skew]:
     v = views(bundle)
     if not v.evidence.zk_history:

@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 
 from workbench.kafka import printed
 from workbench.model.history.sessions import CLOCKS_APART_MS
-from workbench.model.skew import skew_ms
+from workbench.model.skew import skew_col, skew_ms
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -77,9 +77,7 @@ def _from_lines(bundle: Bundle, skews: dict[int, int]) -> DataFrame:
     it had run before (its own lines, or a controller's naming it, began earlier): gone by then, the lost
     controller's own case, whose loss no controller logs. The same change logged twice (an old controller
     not yet resigned) is one."""
-    skew = F.lit(0)
-    for broker, ms in skews.items():
-        skew = F.when(F.col("broker_id") == broker, F.lit(ms)).otherwise(skew)
+    skew = F.coalesce(skew_col(skews), F.lit(0))
     at = F.timestamp_millis(F.unix_millis("ts") - skew).alias("at")
     ev = bundle.cluster_events
     lines = ev.where(F.col("event").isin(GONE, NEW, LIVE)).select(
