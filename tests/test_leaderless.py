@@ -12,10 +12,11 @@ from datetime import datetime, timedelta, timezone
 from workbench.analysis.contract import NO_TXN
 from workbench.analysis.findings import TP, Coverage
 from workbench.analysis.leaderless import Facts, NotActing, Offline, judge
-from workbench.analysis.leaderless_lines import Succeeded, kafka_counted
+from workbench.analysis.leaderless_lines import Down, Succeeded, kafka_counted
 from workbench.analysis.not_acting import moved_by, not_acting_finding
 from workbench.analysis.triage import Triage
 from workbench.frames import Bundle
+from workbench.model.channel import Quiet
 from workbench.model.described import Group, Shown
 from workbench.model.leaderless_log import Leaderless, Refused
 from workbench.model.outage import Outage
@@ -238,6 +239,47 @@ def test_from_the_controllers_lines_partitions_without_a_leader() -> None:
     ]
     # txn logs held but unreadable are said; logs alone are not called unreadable txn logs
     assert judge(Facts(False), checked()) == []
+
+
+def test_from_the_lines_kafkas_count_is_told_by_the_event_that_handled_the_loss() -> None:
+    """From the lines alone, partitions elected from OfflinePartition with no line of their going offline:
+    where the controller logged their leader's failure callback first and each new leader was registered
+    then (in an ISR of more than it), that event elected them and OfflinePartitionsCount never counted
+    them; a new leader that registered again after the loss waited for its return (counted until then);
+    a leader elected alone in its ISR, or no failure line, leaves it not known."""
+    gauge = "Kafka's OfflinePartitionsCount"
+    loss = Down(AT.replace(second=20), "broker-1:logs/controller.log:80", None)
+
+    def said(elected: int, down: dict[int, list[Down]], alone: bool = False) -> tuple[str, tuple[str, ...]]:
+        at = AT.replace(second=elected)
+        xs = [replace(stretch(p, None, elected), leader=1, alone=alone) for p in (0, 1)]
+        last = Said(AT.replace(second=1), "brokers/2/logs/state-change.log", 38)
+        sent = Said(AT.replace(second=2), "brokers/1/logs/controller.log", 45)
+        (found,) = judge(
+            Facts(False, logged=xs, logged_total=2, quiet={(2, at): Quiet(last, sent)}, down=down), checked()
+        )
+        assert found.subject["outage_ms"]  # bounded from the lost leader's last line: Kafka's count is said
+        return found.summary, found.evidence
+
+    text, refs = said(20, {2: [loss]})
+    assert f"{gauge} never counted them: the active controller sets it after each event it handles" in text
+    assert loss.ref in refs  # the failure callback a person opens
+    # broker 1, their new leader, was not registered from 09:00:10 to 09:00:25: elected as it came back
+    back = {
+        2: [loss],
+        1: [Down(AT.replace(second=10), "broker-1:logs/controller.log:70", AT.replace(second=25))],
+    }
+    text, refs = said(25, back)
+    assert f"{gauge} counted them for less: the active controller" in text and "if at all" not in text
+    assert "to their election at 09:00:25" in text and "never the" not in text and loss.ref in refs
+    # not known: a leader alone in its ISR (it may have waited for unclean election), no loss in the lines,
+    # or an election long after the loss whose event the lines do not show
+    for unknown in (
+        said(20, {2: [loss]}, alone=True),
+        said(20, {}),
+        said(20, {2: [loss._replace(down=AT - timedelta(minutes=2))]}),
+    ):
+        assert f"{gauge} counted them for less, if at all:" in unknown[0] and loss.ref not in unknown[1]
 
 
 def test_from_the_lines_a_lost_leader_that_was_the_controller_before_is_gone_from_its_last_sign() -> None:

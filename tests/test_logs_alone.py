@@ -605,6 +605,26 @@ def test_partitions_left_without_a_leader_are_told_from_the_controllers_lines(
     assert (left.severity.name, left.subject["partitions"], left.subject["still"]) == ("CRITICAL", 29, 29)
 
 
+def test_kafkas_offline_count_is_told_alike_from_the_lines_and_from_zookeeper(
+    alone: Callable[[str], list[Finding]], triaged: Callable[[str], Triage]
+) -> None:
+    """deletion-stuck-2.8: the controller logged broker 3's failure callback, then elected new leaders for
+    the partitions it led, in one event: with or without ZooKeeper's history the finding says Kafka's
+    OfflinePartitionsCount never held them, the lines' citing that callback."""
+    name = "deletion-stuck-2.8"
+    (logged,) = of(alone(name), "partition.offline")
+    (known,) = of(triaged(name).findings, "partition.offline")
+    never = "Kafka's OfflinePartitionsCount never counted them"
+    assert never in known.summary and never in logged.summary, logged.summary
+    (callback,) = [
+        f"broker-1:logs/{log.name}:{n}"
+        for log in (SAMPLE_DATA / name / "brokers" / "1" / "logs").glob("controller.log*")
+        for n, line in enumerate(log.read_text(encoding="utf-8").splitlines(), 1)
+        if "Broker failure callback for 3 " in line
+    ]
+    assert callback in logged.evidence
+
+
 def test_the_preferred_election_before_a_refusal_is_named_from_the_lines(
     alone: Callable[[str], list[Finding]], triaged: Callable[[str], Triage]
 ) -> None:

@@ -37,6 +37,7 @@ from workbench.analysis.findings import (
 from workbench.analysis.leaderless_lines import (
     SHOWN,
     STOPPED,
+    Down,
     Succeeded,
     kafka_counted,
     logged,
@@ -57,6 +58,7 @@ from workbench.model.described import Shown, offline_facts
 from workbench.model.evidence import lacking
 from workbench.model.health import captured_at, grouped, health
 from workbench.model.history import controllers
+from workbench.model.history.brokers import offline_windows
 from workbench.model.leaderless_log import Leaderless, Refused, leaderless, refused_leaders
 from workbench.model.outage import Outage, silent_leaders
 from workbench.model.pauses import ELECTED_WITHIN_S, Paused, paused
@@ -126,6 +128,10 @@ class Facts:
     # the controllers whose tenure the lines end, where a stretch's start is not in them: its leader lost
     # may be one of them, gone from its last sign of life
     succeeded: list[Succeeded] = field(default_factory=list)
+    # each broker's stretches without a registration the lines tell (`history.brokers`): (down, its line,
+    # up), on the controller's clock; whether an election's new leader was registered as the loss was
+    # handled
+    down: dict[int, list[Down]] = field(default_factory=dict)
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -135,7 +141,8 @@ def facts(bundle: Bundle) -> Facts:
         stretches = leaderless(bundle, SHOWN) if v.evidence.with_logs else given(([], 0))
         windows = refused_leaders(bundle, SHOWN) if v.evidence.with_logs else given(([], 0))
         shown = offline_facts(bundle)
-        got = together(stretches, windows, shown)
+        lives = _down(bundle) if v.evidence.with_logs and v.history_span is None else given({})
+        got = together(stretches, windows, shown, lives)
         (logged, total), (refused, refused_total) = got[stretches], got[windows]
         ends = v.span[1] if (logged or refused) and v.span is not None else None
         absent = lacking(v.evidence, "state-change", "the controller's partition states")
@@ -146,7 +153,7 @@ def facts(bundle: Bundle) -> Facts:
         return Facts(False, got[shown], logged=logged, logged_total=total, refused=refused,
                      refused_total=refused_total, ends=ends, unread=v.evidence.zk_history, lacking=absent,
                      quiet=quiet, paused=stood, moved=_moved(bundle, refused),
-                     succeeded=succeeded)  # fmt: skip
+                     succeeded=succeeded, down=got[lives])  # fmt: skip
     # one outage per stretch nobody served a partition (`service.unserved`), told by how it began: gone
     # offline (or its leader silent until its session's expiry took it offline), or refused by a leader
     # ZooKeeper names; a pause its session survived is told apart (`paused_finding`)
@@ -168,6 +175,18 @@ def facts(bundle: Bundle) -> Facts:
     not_acting = moved_by(bundle, got[refused_first])
     gap = v.resumed_after.missing if v.resumed_after is not None else ""
     return Facts(True, None, offline, silent, not_acting, v.history_read, paused=stood, gap=gap)
+
+
+def _down(bundle: Bundle) -> Ask[dict[int, list[Down]]]:
+    """The brokers' stretches without a registration, as the lines tell them (one row per stretch)."""
+
+    def read(rs: list[Row]) -> dict[int, list[Down]]:
+        out: dict[int, list[Down]] = {}
+        for r in sorted(rs, key=lambda r: (r.broker, r.down)):
+            out.setdefault(r.broker, []).append(Down(r.down, r.down_ref, r.up))
+        return out
+
+    return Ask(offline_windows(bundle).select("broker", "down", "down_ref", "up"), read)
 
 
 def _succeeded(bundle: Bundle) -> list[Succeeded]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from workbench.analysis.contract import CRITICAL, WARNING
 from workbench.analysis.findings import (
@@ -48,6 +48,15 @@ STOPPED = {
     "unknown": "stopped without a shutdown and did no leader's work",
     "shutdown": "shut down and led them no more",
 }
+
+
+class Down(NamedTuple):
+    """A broker's stretch without a registration, as the controllers' lines tell it (`history.brokers`):
+    from the line that says it gone (`ref`) until one says it back (None: no line does)."""
+
+    down: datetime
+    ref: str
+    up: datetime | None
 
 
 @dataclass(frozen=True)
@@ -105,7 +114,9 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
             text += ". No client could produce to or consume from them meanwhile."
             if "outage_ms" in subject:  # a new controller's start takes them offline and elects them at once
                 elected = f"at {at:%H:%M:%S} (the controller's clock)"
-                text += kafka_counted(elected, len(xs) if gone else None, len(xs))
+                handled = (len(xs), None) if gone else _handled(xs, f.down)
+                text += kafka_counted(elected, handled[0], len(xs))
+                refs += (handled[1],) if handled[1] else ()
             first = min(xs, key=lambda x: x.ended_ref or "")
             out.append(Finding("partition.offline", WARNING, subject, text, (first.ended_ref or "", *refs)))
             continue
@@ -331,6 +342,32 @@ def _controller_gone(
 
 
 WITHIN = timedelta(seconds=ELECTED_WITHIN_S)
+
+
+def _handled(xs: list[Leaderless], down: dict[int, list[Down]]) -> tuple[int | None, str | None]:
+    """Of `xs`, elected from OfflinePartition with no line of their going offline, how many the event in
+    which the controller handled their leader's loss elected, and the line that tells that loss (its
+    "Broker failure callback"); (None, None) where that is not known of every one. That event takes them
+    offline and elects every one it can (onReplicasBecomeOffline, `offline_count_set_after_each_event`):
+    one whose new leader was registered then was elected in it, unless elected alone in its ISR (it may
+    have waited for unclean election to be enabled) or more than WITHIN after the loss (an event the lines
+    do not show): not known; one whose new leader was not registered then waited for its return."""
+    at_once, told = 0, set()
+    for x in xs:
+        if x.lost is None or x.ended is None or x.leader is None:
+            return None, None
+        failed = [d for d in down.get(x.lost, []) if d.down <= x.ended]
+        if not failed:
+            return None, None
+        loss = max(failed)  # the last loss of the lost leader the lines tell before the election
+        told.add(loss.ref)
+        live = not any(
+            d.down <= loss.down and (d.up is None or d.up > loss.down) for d in down.get(x.leader, [])
+        )
+        if live and (x.alone is not False or x.ended - loss.down > WITHIN):  # else the lines miss events
+            return None, None
+        at_once += live
+    return at_once, min(told)
 
 
 def kafka_counted(elected: str, at_once: int | None = None, total: int = 0) -> str:

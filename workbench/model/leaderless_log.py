@@ -47,7 +47,8 @@ class Leaderless:
     """A stretch in which the controller's lines left a partition without a leader: from the first line
     saying so (leader -1, a failed election, OfflinePartition; None: its start is not in the lines, only
     the election that ended it, from OfflinePartition) to the next naming a leader (None: none did before
-    the lines end), with the leader it had before (None: no line named one) and the one that line names."""
+    the lines end), with the leader it had before (None: no line named one) and the one that line names,
+    and whether that line's ISR is its leader alone (None: it prints no ISR)."""
 
     topic: str
     partition: int
@@ -63,6 +64,7 @@ class Leaderless:
     refused_ref: str | None = None
     led_again: datetime | None = None
     led_again_ref: str | None = None
+    alone: bool | None = None
 
 
 def leaderless(bundle: Bundle, limit: int) -> Ask[tuple[list[Leaderless], int]]:
@@ -72,7 +74,9 @@ def leaderless(bundle: Bundle, limit: int) -> Ask[tuple[list[Leaderless], int]]:
     w = Window.partitionBy("topic", "partition").orderBy("ts", "line_no")
     before = w.rowsBetween(Window.unboundedPreceding, -1)
     line = F.struct("ts", "file", "line_no")
-    named = F.struct("ts", "file", "line_no", "leader")  # a line naming a leader, with the leader
+    # a line naming a leader, with the leader and whether the ISR it prints is that leader alone
+    alone = F.when(F.col("isr").isNotNull(), F.col("isr") == F.array("leader")).alias("alone")
+    named = F.struct("ts", "file", "line_no", "leader", alone)
     marked = s.select(
         "topic",
         "partition",
@@ -133,6 +137,7 @@ def _leaderless(rows: list[Row]) -> tuple[list[Leaderless], int]:
             r.refusal.ref if r.refusal else None,
             r.again.ts if r.again else None,
             r.again.ref if r.again else None,
+            r.next_on.alone if r.next_on else None,
         )
         for r in rows
     ], total

@@ -25,6 +25,7 @@ from pyspark.sql import functions as F
 
 from workbench.kafka import printed
 from workbench.model.history.sessions import CLOCKS_APART_MS
+from workbench.model.refs import file_ref_col, hex_col
 from workbench.model.skew import skew_col, skew_ms
 from workbench.model.views import views
 
@@ -36,12 +37,13 @@ GONE, NEW, LIVE = "controller.broker_failure", "controller.broker_startup", "con
 
 
 def offline_windows(bundle: Bundle) -> DataFrame:
-    """Each broker's time without a registration: broker, down (its registration ended) with down_zxid,
-    up (its next registration; null: still down at the capture, or, from the lines, no line says it came
-    back) with up_zxid, and source (FROM_TXNS, FROM_LINES); on ZooKeeper's clock where the history or a
-    broker's skew gives it. The zxids are null where the lines alone tell it: a stretch is ZooKeeper's
-    where its history holds the registration's end, the lines' where no end of that broker's is within
-    CLOCKS_APART_MS of theirs (before the history begins, in a gap, after it stops, or without it)."""
+    """Each broker's time without a registration: broker, down (its registration ended) with down_zxid, up
+    (its next registration; null: still down at the capture, or, from the lines, no line says it came
+    back) with up_zxid, source (FROM_TXNS, FROM_LINES) and down_ref (the txn or the line that tells its
+    end); on ZooKeeper's clock where the history or a broker's skew gives it. The zxids are null where the
+    lines alone tell it: a stretch is ZooKeeper's where its history holds the registration's end, the
+    lines' where no end of that broker's is within CLOCKS_APART_MS of theirs (before the history begins,
+    in a gap, after it stops, or without it)."""
     if views(bundle).history_span is None:
         return _from_lines(bundle, {})
     txns = _from_registrations(bundle)
@@ -66,6 +68,7 @@ def _from_registrations(bundle: Bundle) -> DataFrame:
             F.col("next.time").alias("up"),
             F.col("next.zxid").alias("up_zxid"),
             F.lit(FROM_TXNS).alias("source"),
+            F.concat(F.lit("zk:txn@"), hex_col("ended_zxid")).alias("down_ref"),
         )
     )
 
@@ -105,7 +108,14 @@ def _from_lines(bundle: Bundle, skews: dict[int, int]) -> DataFrame:
         w.rowsBetween(1, Window.unboundedFollowing)
     )
     return (
-        said.select("broker", "at", "gone", F.lag("gone").over(w).alias("was_gone"), back.alias("up"))
+        said.select(
+            "broker",
+            "at",
+            "gone",
+            F.lag("gone").over(w).alias("was_gone"),
+            back.alias("up"),
+            file_ref_col("file", "line_no").alias("down_ref"),
+        )
         .where(F.col("gone") & ~F.coalesce("was_gone", F.lit(False)))
         .select(
             "broker",
@@ -114,5 +124,6 @@ def _from_lines(bundle: Bundle, skews: dict[int, int]) -> DataFrame:
             "up",
             F.lit(None).cast("long").alias("up_zxid"),
             F.lit(FROM_LINES).alias("source"),
+            "down_ref",
         )
     )
