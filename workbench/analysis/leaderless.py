@@ -128,9 +128,9 @@ class Facts:
     # the controllers whose tenure the lines end, where a stretch's start is not in them: its leader lost
     # may be one of them, gone from its last sign of life
     succeeded: list[Succeeded] = field(default_factory=list)
-    # each broker's stretches without a registration the lines tell (`history.brokers`): (down, its line,
-    # up), on the controller's clock; whether an election's new leader was registered as the loss was
-    # handled
+    # without ZooKeeper's history: each broker's stretches without a registration (`history.brokers`, told
+    # by the controllers' lines), on their clock: whether an election's new leader was registered as the
+    # loss was handled
     down: dict[int, list[Down]] = field(default_factory=dict)
 
 
@@ -141,7 +141,7 @@ def facts(bundle: Bundle) -> Facts:
         stretches = leaderless(bundle, SHOWN) if v.evidence.with_logs else given(([], 0))
         windows = refused_leaders(bundle, SHOWN) if v.evidence.with_logs else given(([], 0))
         shown = offline_facts(bundle)
-        lives = _down(bundle) if v.evidence.with_logs and v.history_span is None else given({})
+        lives = _down(bundle) if v.evidence.with_logs else given({})
         got = together(stretches, windows, shown, lives)
         (logged, total), (refused, refused_total) = got[stretches], got[windows]
         ends = v.span[1] if (logged or refused) and v.span is not None else None
