@@ -130,3 +130,18 @@ def test_from_the_brokers_lines_alone_a_refused_outage_is_linked_to_the_refusal(
     blip = Finding("partition.offline", "warning", {"partitions": 7, "broker": 1, "began": "x"}, "b")
     (link,) = links([refused, other, offline, blip])
     assert (link.effect, link.cause) == (offline, refused)
+
+
+def test_from_the_lines_alone_an_outage_is_its_leaders_session_end_where_both_cite_one_line() -> None:
+    """Without ZooKeeper's history no zxid names a broker's loss: an outage of the partitions it led is its
+    session end's where both cite the controller's line that handled the loss, and no other broker's."""
+    callback = "broker-1:logs/controller.log:80"
+    expired = Finding("broker.session_expired", "warning", {"broker": 3}, "x", (callback,))
+    offline = Finding("partition.offline", "warning", {"partitions": 6, "broker": 3, "began": "unknown"}, "y",
+                      ("broker-1:logs/state-change.log:127", callback))  # fmt: skip
+    (link,) = links([expired, offline])
+    assert (link.effect, link.cause) == (offline, expired)
+    assert links([expired, Finding("partition.offline", "warning", {"broker": 3}, "z", ("other:1",))]) == []
+    assert (
+        links([Finding("broker.session_expired", "warning", {"broker": 2}, "x", (callback,)), offline]) == []
+    )

@@ -31,6 +31,11 @@ def _same(*keys: str) -> Match:
     return lambda e, c: all(k in e.subject and e.subject.get(k) == c.subject.get(k) for k in keys)
 
 
+def _cite_alike(e: Finding, c: Finding) -> bool:
+    """The two cite a line in common: the same moment of the evidence tells both."""
+    return bool(set(e.evidence) & set(c.evidence))
+
+
 def _broker_is(key: str) -> Match:
     """The effect's `key` (a broker, or a list of them) names the cause's broker."""
 
@@ -106,6 +111,13 @@ RULES: tuple[tuple[str, str, Match, str], ...] = (
         "their leader stood still until its session ended",
     ),
     ("partition.offline", "broker.down", _same("broker", "zxid"), "their leader went down"),
+    # from the lines alone, where no zxid names the loss: both cite the controller's one line handling it
+    (
+        "partition.offline",
+        "broker.session_expired",
+        _both(_same("broker"), _cite_alike),
+        "their leader's session ended (the controller's line handling its loss)",
+    ),
     ("broker.down", "log_dir.offline", _same("broker"), "it halted when its only log dir failed"),
     (
         "broker.down",
