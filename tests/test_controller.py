@@ -228,6 +228,12 @@ def test_a_logged_tenures_outage_runs_from_its_last_sign_of_life_to_ready() -> N
     shutdown = logged_outage(closed, elected_at, ready)
     assert shutdown is not None and shutdown.lower_ms == shutdown.upper_ms == 11_000
     assert shutdown.refs == ("broker-1:logs/server.log:123",)
+    # one that halted for failed log dirs stopped at its halt line (`halted_broker_leaves_its_session_to_
+    # expire`), though ZooKeeper expired its session a timeout later
+    halted = logged_outage(tenure("halted", said=said(25, 88)), elected_at, ready)
+    assert halted is not None and halted.lower_ms == halted.upper_ms == 17_000
+    assert halted.refs == ("broker-1:logs/server.log:88",) and halted.timeout_ms is None
+    assert "its halt for failed log dirs" in halted.detail()
     assert logged_outage(tenure("unknown"), elected_at, ready) is None
 
 

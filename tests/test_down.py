@@ -57,10 +57,12 @@ def test_a_broker_leaving_partitions_under_replicated_is_a_warning_and_one_hosti
 
 def test_a_broker_that_halted_for_its_failed_log_dir_says_so_and_to_repair_it_first() -> None:
     halted = Down(
-        4, ENDED, 0x76, "crash", None, None, "broker-4:logs/server.log:73", 7, under=7,
-        halted_for="/var/lib/kafka/data", halted_ref="broker-4:logs/server.log:73",
+        4, ENDED, 0x76, "halted", "broker-4:logs/server.log:73", None, "broker-4:logs/server.log:73", 7,
+        under=7, halted_for="/var/lib/kafka/data", halted_ref="broker-4:logs/server.log:73",
     )  # fmt: skip
     (found,) = judge(Facts([halted], CAPTURED_MS), checked())
+    assert "broker 4 halted for failed log dirs (at once, without a shutdown" in found.summary
+    assert "a crash or hang" not in found.summary
     assert "It halted because its log dir /var/lib/kafka/data failed (log_dir.offline)" in found.summary
     assert found.summary.endswith("before starting broker 4 again, or it fails the same way.")
     assert "its log's last lines say why" not in found.summary

@@ -28,10 +28,11 @@ from workbench.analysis.triage import Triage, triage
 from workbench.frames import Bundle, open_bundle
 from workbench.model.described import FailedDir, Group, Shown
 from workbench.model.health import captured_at, health
+from workbench.model.history.brokers import PAUSED, SILENT
 from workbench.model.isr import OnlyInSync
 from workbench.model.log_dirs import DirFailed, Said
 from workbench.model.partition_history import partition_changes, recounted
-from workbench.model.service import PAUSED, SILENT, unserved
+from workbench.model.service import unserved
 
 SAMPLES = samples()
 

@@ -435,3 +435,25 @@ def test_the_preferred_election_that_named_a_refusing_leader_is_said_first(
     assert later.moved is None
     assert "trigger" not in not_acting_finding(later).subject
     assert "chosen by" not in not_acting_finding(later).summary
+
+
+def test_from_the_lines_a_leader_that_halted_left_its_partitions_from_its_halt_line() -> None:
+    """A lost leader whose last line is its halt for failed log dirs stopped then
+    (`halted_broker_leaves_its_session_to_expire`): from the lines alone its partitions had no working
+    leader from that line to their election, exactly, with no failed send of the controller's needed; a
+    last line that is not a halt says only that the broker lived then."""
+    xs = [stretch(p, None, 30) for p in (0, 1)]
+    halt = Said(AT.replace(second=12), "brokers/2/logs/server.log", 34)
+
+    def judged(quiet: Quiet) -> tuple[dict[str, object], str, tuple[str, ...]]:
+        facts = Facts(False, logged=xs, logged_total=2, quiet={(2, AT.replace(second=30)): quiet})
+        (found,) = judge(facts, checked())
+        return found.subject, found.summary, found.evidence
+
+    subject, text, refs = judged(Quiet(halt, None, halted=True))
+    assert subject["outage_ms"] == [18_000, 18_000] and halt.ref in refs
+    assert "had no working leader for 18.0 s" in text and "halted for failed log dirs" in text
+    assert "when they lost their leader is not in its lines" not in text
+    subject, text, refs = judged(Quiet(halt, None))
+    assert "outage_ms" not in subject and halt.ref not in refs
+    assert "when they lost their leader is not in its lines" in text

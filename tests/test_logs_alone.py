@@ -637,3 +637,24 @@ def test_the_preferred_election_before_a_refusal_is_named_from_the_lines(
     by = ", chosen by the controller's automatic preferred-replica election (auto.leader.rebalance.enable),"
     assert by in refused.summary.split(". ")[0] and by in known.summary.split(". ")[0]
     assert refused.evidence[1] == known.evidence[1] == "broker-2:logs/controller.log.2024-03-12-08:50"
+
+
+def test_a_broker_that_halted_for_its_log_dirs_lost_its_session_halted_with_or_without_zookeeper(
+    stories: Stories, twin: Callable[[str], Triage]
+) -> None:
+    """deletion-denied@3.6.2: the broker whose only log dir failed halts (Exit.halt: no shutdown, its
+    session left to expire, `halted_broker_leaves_its_session_to_expire`). Its lost session says it halted
+    and cites its halt line, from ZooKeeper's history and from the lines alone, not "a crash or hang"."""
+    name = "deletion-denied@3.6.2"
+    (halt,) = [f for f in stories.truth(name)["log_dirs_failed"] if f["halted"]]
+    b = halt["broker"]
+    (said,) = [
+        f"broker-{b}:logs/{log.name}:{n}"
+        for log in (stories.path(name) / "brokers" / str(b) / "logs").glob("server.log*")
+        for n, line in enumerate(log.read_text(encoding="utf-8").splitlines(), 1)
+        if "Shutdown broker because all log dirs in" in line
+    ]
+    for result in (stories.triage(name), twin(name)):
+        (lost,) = [f for f in of(result.findings, "broker.session_expired") if f.subject["broker"] == b]
+        assert lost.subject["cause"] == "halted" and said in lost.evidence, (lost.summary, lost.evidence)
+        assert "halted for failed log dirs" in lost.summary and "a crash or hang" not in lost.summary

@@ -17,6 +17,8 @@ CAUSE_TEXT = {
     "shutdown": "broker {b} shut down",
     "session_expiry": "broker {b}'s ZooKeeper session expired",
     "crash": "broker {b} stopped without a shutdown (a crash or hang) and ZooKeeper expired its session",
+    "halted": "broker {b} halted for failed log dirs (at once, without a shutdown: its session was not "
+    "closed) and ZooKeeper expired its session",
     "hang": "broker {b} stood still (its ZooKeeper client heard nothing for about the whole session timeout: "
     "a long GC pause, a stalled disk or a frozen VM), ZooKeeper expired its session, and it learned so when "
     "it ran again",

@@ -36,7 +36,7 @@ from workbench.model.history.controllers import Election
 from workbench.model.history.sessions import Expired
 from workbench.model.history_gaps import Gap
 from workbench.model.outage import Failover, Outage, outages
-from workbench.model.session_ends import session_ends
+from workbench.model.session_ends import HALTED, session_ends
 from workbench.model.shutdowns import ControlledShutdown, troubled
 from workbench.model.skew import skew_ms
 from workbench.model.tenures import TenureEnd, logged_outage
@@ -117,14 +117,19 @@ def _election_log(ev: Held) -> tuple[str, bool]:
 
 
 def _controllers_lost(chain: list[Election], ended: dict[int, TenureEnd]) -> list[Expired]:
-    """Logs only: a controller whose lines stop and that started again without a shutdown (`crash`) lost
-    its ZooKeeper session, which the next election shows: /controller is ephemeral, and a new controller
-    is elected only once it is gone (a crashed broker's client never closes its session, so ZooKeeper
-    expires it). Its own client's expiry line, where it ran again to log one, is found as such."""
+    """Logs only: a controller whose lines stop and that started again without a shutdown (`crash`), or
+    that halted for failed log dirs, lost its ZooKeeper session, which the next election shows: /controller
+    is ephemeral, and a new controller is elected only once it is gone (a crashed or halted broker's
+    client never closes its session, so ZooKeeper expires it). Its own client's expiry line, where it ran
+    again to log one, is found as such."""
     out = []
     for e in chain:
         t = ended.get(e.epoch) if e.epoch is not None else None
-        if t is None or t.how != "crash" or (e.previous is not None and e.previous.broker != t.broker):
+        if (
+            t is None
+            or t.how not in ("crash", HALTED)
+            or (e.previous is not None and e.previous.broker != t.broker)
+        ):
             continue
         seen = (
             f"broker {e.broker} was elected controller in its place at {e.logged_time:%Y-%m-%d %H:%M:%S} "

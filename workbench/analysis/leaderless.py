@@ -58,11 +58,11 @@ from workbench.model.described import Shown, offline_facts
 from workbench.model.evidence import lacking
 from workbench.model.health import captured_at, grouped, health
 from workbench.model.history import controllers
-from workbench.model.history.brokers import offline_windows
+from workbench.model.history.brokers import SILENT, offline_windows, pauses
 from workbench.model.leaderless_log import Leaderless, Refused, leaderless, refused_leaders
 from workbench.model.outage import Outage, silent_leaders
 from workbench.model.pauses import ELECTED_WITHIN_S, Paused, paused
-from workbench.model.service import SILENT, pauses, unserved
+from workbench.model.service import unserved
 from workbench.model.views import ClusterViews, views
 from workbench.together import Ask, Joined, given, rows, together
 

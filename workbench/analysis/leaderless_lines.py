@@ -43,6 +43,7 @@ STOPPED = {
     "gone": "stopped without a shutdown and logged nothing after (a crash, or a hang it has not come back "
     "from) and did no leader's work",
     "hang": "stood still (a long GC pause, a stalled disk or VM) and did no leader's work",
+    "halted": "halted for failed log dirs (at once, without a shutdown) and did no leader's work",
     "network_partition": "was cut off from ZooKeeper and its followers: nothing it accepted was replicated",
     "session_expiry": "lost its ZooKeeper session without a shutdown and did no leader's work",
     "unknown": "stopped without a shutdown and did no leader's work",
@@ -296,10 +297,17 @@ def _silent(
     """The signs that the leader lost at `at` was gone before (model.channel.went_quiet): the controller's
     first failed send to it (gone by then) and its own last line before that (alive then; its clock). With
     both, and `after_ms` (how long they stayed without a leader from `at`), the outage's bounds go in the
-    subject."""
+    subject. A leader whose last line is its halt for failed log dirs stopped then: the outage is exact."""
+    ms = lambda said: round((at - said.ts).total_seconds() * 1000) + (after_ms or 0)  # noqa: E731
+    if q is not None and lost is not None and q.halted and q.last_line is not None:
+        if after_ms is not None:
+            subject["outage_ms"] = [ms(q.last_line)] * 2  # the finding leads with it (`_led_with`)
+        text = (
+            f"; broker {lost} {STOPPED['halted']} from {q.last_line.ts:%H:%M:%S} (its clock: its last line)"
+        )
+        return text, (q.last_line.ref,)
     if q is None or lost is None or q.unreachable is None:
         return "", ()  # a last line alone says the broker lived, not that it led them until then
-    ms = lambda said: round((at - said.ts).total_seconds() * 1000) + (after_ms or 0)  # noqa: E731
     refs = tuple(x.ref for x in (q.unreachable, q.last_line) if x is not None)
     lower = ms(q.unreachable)
     upper = max(lower, ms(q.last_line)) if q.last_line is not None else None

@@ -4,7 +4,7 @@ the rest, and tests/test_behaviour.py pins each."""
 
 from __future__ import annotations
 
-from workbench.kafka.fact import Fact, K, Source
+from workbench.kafka.fact import CLIENTS, Fact, K, Source
 
 LOG_FACTS = (
     Fact(
@@ -219,6 +219,31 @@ LOG_FACTS = (
             Source("2.5.1", f"{K}/log/LogManager.scala", "274-275"),
             Source("2.8.2", f"{K}/log/LogManager.scala", "275-276"),
             Source("3.6.2", f"{K}/log/LogManager.scala", "313-314"),
+        ),
+    ),
+    Fact(
+        "halted_broker_leaves_its_session_to_expire",
+        "A broker that halts for a failed log dir ('Halting broker because dir D is offline', 'Shutdown "
+        "broker because all log dirs in ... have failed', at FATAL) calls Exit.halt, which is "
+        "Runtime.halt: the JVM stops at once without running its shutdown hooks, so KafkaServer.shutdown "
+        "(the 'kafka-shutdown-hook') never runs and never closes its ZooKeeper session. The halt line is "
+        "its last, and ZooKeeper expires the session a session timeout later.",
+        None,
+        None,
+        (
+            Source("1.1.1", f"{K}/log/LogManager.scala", "190-191"),
+            Source("1.1.1", f"{K}/server/ReplicaManager.scala", "196-197"),
+            Source("1.1.1", f"{K}/Kafka.scala", "71-72"),
+            Source("1.1.1", f"{CLIENTS}/common/utils/Exit.java", "29-32"),
+            Source("2.8.2", f"{K}/log/LogManager.scala", "193-194"),
+            Source("2.8.2", f"{K}/server/ReplicaManager.scala", "272-273"),
+            Source("2.8.2", f"{K}/utils/Exit.scala", "32-35"),
+            Source("2.8.2", f"{CLIENTS}/common/utils/Exit.java", "33-36"),
+            Source("2.8.2", f"{K}/Kafka.scala", "99-100"),
+            Source("3.6.2", f"{K}/log/LogManager.scala", "221-222"),
+            Source("3.6.2", f"{K}/server/ReplicaManager.scala", "311-312"),
+            Source("3.6.2", f"{CLIENTS}/common/utils/Exit.java", "35"),
+            Source("3.6.2", f"{K}/Kafka.scala", "103-104"),
         ),
     ),
     Fact(

@@ -47,4 +47,5 @@ def parse(version: str | None) -> Version | None:
 
 
 K = "core/src/main/scala/kafka"
+CLIENTS = "clients/src/main/java/org/apache/kafka"
 ZK = "zookeeper-server/src/main/java/org/apache/zookeeper"  # apache/zookeeper

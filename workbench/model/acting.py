@@ -154,9 +154,10 @@ def silent_leaders(bundle: Bundle) -> DataFrame | None:
     its registration): each registration whose broker went silent before ZooKeeper expired its session,
     from the moment that expiry proves it silent (`behaviour.went_silent`'s latest bound, its own client's
     time-out line tightening it where it tells when it last heard from ZooKeeper: the outage's lower
-    bound, as its finding gives it): its leaderships had no acting leader from then, though ZooKeeper
-    named it until the expiry. None when there is none (or no ZooKeeper history). Made once per bundle
-    (the health series and every `state_at` read it)."""
+    bound, as its finding gives it), or from its halt line where it halted for failed log dirs (an exact
+    moment, `halted_broker_leaves_its_session_to_expire`): its leaderships had no acting leader from then,
+    though ZooKeeper named it until the expiry. None when there is none (or no ZooKeeper history). Made
+    once per bundle (the health series and every `state_at` read it)."""
     return views(bundle).memo("silent_leaders", lambda: _silent_leaders(bundle))
 
 
@@ -166,13 +167,17 @@ def _silent_leaders(bundle: Bundle) -> DataFrame | None:
     if not regs:
         return None
     negotiated = negotiated_timeouts(bundle, [r.session_id for r in regs])
-    heard = last_heard(bundle, {r.session_id: r.broker_id for r in regs}, skew_ms(bundle))
+    skews = skew_ms(bundle)
+    heard = last_heard(bundle, {r.session_id: r.broker_id for r in regs}, skews)
     got = together(negotiated, heard)
     rows = []
     for r in regs:
         timeout, _ = session_timeout(bundle, r.broker_id, r.session_id, got[negotiated])
-        if timeout is not None:
-            ended = round(r.ended.timestamp() * 1000)
+        ended = round(r.ended.timestamp() * 1000)
+        if r.halted_at is not None:  # it stopped at its halt line (its clock; by the expiry at the latest)
+            halted = round(r.halted_at.timestamp() * 1000) - skews.get(r.broker_id, 0)
+            rows.append((r.broker_id, min(halted, ended), r.ended_zxid))
+        elif timeout is not None:
             h = got[heard].get(r.session_id)
             at = None if h is None else round(h.at.timestamp() * 1000)
             rows.append((r.broker_id, behaviour.went_silent(ended, timeout, heard_ms=at)[1], r.ended_zxid))

@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 
 from workbench.kafka import printed
 from workbench.model.refs import Said
-from workbench.model.session_ends import signs_of_life, unheard
+from workbench.model.session_ends import halted, signs_of_life, unheard
 from workbench.together import Ask
 
 if TYPE_CHECKING:
@@ -148,6 +148,7 @@ class Quiet:
     last_line: Said | None
     unreachable: Said | None
     heard: bool = False  # `last_line` is its time-out line, at when its client last heard from ZooKeeper
+    halted: bool = False  # `last_line` is its halt for failed log dirs: it stopped then
 
 
 def went_quiet(bundle: Bundle, asked: list[tuple[int, datetime]]) -> dict[tuple[int, datetime], Quiet]:
@@ -156,13 +157,19 @@ def went_quiet(bundle: Bundle, asked: list[tuple[int, datetime]]) -> dict[tuple[
         return {}
     wanted = bundle.spark.createDataFrame(sorted(set(asked)), "broker int, at timestamp")
     ev = bundle.cluster_events
-    line = F.struct("ts", "file", "line_no", F.lit(False).alias("heard"))
+    line = F.struct("ts", "file", "line_no", F.lit(False).alias("heard"), halted().alias("halted"))
     target = F.regexp_extract(F.col("attrs")["broker_node"], r"\(id: (-?\d+)", 1).cast("int")
     sends = ev.where(F.col("event").isin(*SENDS)).select(
         target.alias("broker"), line.alias("line"), F.lit(True).alias("send")
     )
     # its own lines that show it at work, and the moments its ZooKeeper client last heard from ZooKeeper
-    heard = F.struct(F.col("heard").alias("ts"), "file", "line_no", F.lit(True).alias("heard"))
+    heard = F.struct(
+        F.col("heard").alias("ts"),
+        "file",
+        "line_no",
+        F.lit(True).alias("heard"),
+        F.lit(False).alias("halted"),
+    )
     own = (
         signs_of_life(ev)
         .select(F.col("broker_id").alias("broker"), line.alias("line"))
@@ -184,7 +191,10 @@ def went_quiet(bundle: Bundle, asked: list[tuple[int, datetime]]) -> dict[tuple[
     said = lambda x: Said(x.ts, x.file, x.line_no) if x is not None else None  # noqa: E731
     return {
         (r.broker, r.at): Quiet(
-            said(r.last_line), said(r.unreachable), bool(r.last_line and r.last_line.heard)
+            said(r.last_line),
+            said(r.unreachable),
+            bool(r.last_line and r.last_line.heard),
+            bool(r.last_line and r.last_line.halted),
         )
         for r in rows
     }

@@ -30,6 +30,8 @@ from pyspark.sql import functions as F
 from workbench.kafka import behaviour
 from workbench.model.refs import file_ref, txn_ref
 from workbench.model.session_ends import (
+    HALTED,
+    SILENT_ENDINGS,
     Heard,
     ended_registrations,
     last_heard,
@@ -45,7 +47,7 @@ if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 # Causes after which the old controller may have stopped working before ZooKeeper noticed.
-SILENT_CAUSES = ("crash", "hang", "network_partition", "session_expiry", "unknown")
+SILENT_CAUSES = (*SILENT_ENDINGS, "unknown")
 
 
 @dataclass(frozen=True)
@@ -142,7 +144,9 @@ def outages(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) ->
         last = max(signs, key=lambda s: s[0]) if signs else None
         lower = upper = _ms(end - f.gone)
         pinged_after = False
-        if f.cause in SILENT_CAUSES and timeout is not None:
+        if f.cause == HALTED and last is not None:  # it stopped at its last line, its halt
+            lower = upper = _ms(end - last[0])
+        elif f.cause in SILENT_CAUSES and timeout is not None:
             heard_ms = _epoch_ms(heard[f.epoch][0]) if f.epoch in heard else None
             earliest, latest = behaviour.went_silent(_epoch_ms(f.gone), timeout, heard_ms=heard_ms)
             if last is not None:

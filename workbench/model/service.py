@@ -2,16 +2,16 @@
 shows, the stretches a leader it names did not act.
 
 - a leader that refused the LeaderAndIsr making it leader (`acting.mark`: `refused_by`);
-- a leader that went silent (crashed, stood still, cut off) before ZooKeeper expired its session, from the
-  moment the expiry (or its own client's time-out line) proves it silent, where its finding's outage
-  begins at the shortest, until the expiry (`acting.silent_leaders`);
-- a leader that stood still and ran on in its session (`pauses`): ZooKeeper never notices, so its
-  partitions look led throughout, yet nobody served them from at most a ping interval after its client
-  was last heard until its time-out line, written as it ran again;
+- a leader whose broker did no work while registered (the brokers' lives, `history.brokers.silent_windows`):
+  it went silent before ZooKeeper expired its session, from the moment the expiry (or its own client's
+  time-out line) proves it silent, where its finding's outage begins at the shortest, until the expiry; or
+  it stood still and ran on in its session, which ZooKeeper never notices, so its partitions look led
+  throughout, yet nobody served them from at most a ping interval after its client was last heard until
+  its time-out line, written as it ran again;
 - the same where ZooKeeper expired its session but the broker registered anew before any controller saw
-  it gone (`Paused.taken_back`): no leader was elected for what it led, and the process that ran again
-  served it (`expired_session_keeps_leaderships`), so its registration's gap counts as the controller
-  that took it back counts it, registered (`taken_back`), and the pause alone as the outage.
+  it gone (`history.brokers.taken_back`): no leader was elected for what it led, and the process that ran
+  again served it (`expired_session_keeps_leaderships`), so its registration's gap counts as the
+  controller that took it back counts it, registered, and the pause alone as the outage.
 
 The health series, `state_at`, the plots and the report read the same rows (`served`), and each stretch
 nobody served a partition is one outage (`unserved`), so that a number is the same everywhere.
@@ -19,108 +19,18 @@ nobody served a partition is one outage (`unserved`), so that a number is the sa
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from workbench.model import acting
+from workbench.model.history.brokers import silent_windows, taken_back
 from workbench.model.partition_history import count, recounted, stretches
-from workbench.model.pauses import Paused, paused
-from workbench.model.skew import skew_ms
 from workbench.model.views import views
 from workbench.spark import kept
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
-
-SILENT = "session_expired"  # went silent, and ZooKeeper expired its session
-PAUSED = "paused"  # stood still and ran on in its session
-
-
-def pauses(bundle: Bundle) -> list[Paused]:
-    """The pauses brokers' clients logged, those their sessions survived and those taken back
-    (`Paused.taken_back`), on the brokers' clocks with the partitions each led; made once per bundle (the
-    health series, `state_at` and leaderless read them)."""
-    return views(bundle).memo("pauses", lambda: paused(bundle, skew_ms(bundle), taken_back=True))
-
-
-def taken_back(bundle: Bundle) -> list[tuple[int, int, int]]:
-    """broker, ended_zxid, back_zxid: each registration ZooKeeper ended (its session expired) whose broker
-    ran again and registered anew (back_zxid) before any controller saw it gone (`Paused.taken_back`).
-    Made once per bundle: one query over the registrations, where a pause was taken back."""
-    return views(bundle).memo("taken_back", lambda: _taken_back(bundle))
-
-
-def _taken_back(bundle: Bundle) -> list[tuple[int, int, int]]:
-    sessions = {p.session for p in pauses(bundle) if p.taken_back is not None}
-    if not sessions:
-        return []
-    regs = (
-        views(bundle).registrations.select("broker_id", "session_id", "czxid", "ended_zxid").collect()
-    )  # one row per registration
-    out = []
-    for r in regs:
-        if r.session_id in sessions and r.ended_zxid is not None:
-            again = [x.czxid for x in regs if x.broker_id == r.broker_id and x.czxid > r.ended_zxid]
-            if again:
-                out.append((r.broker_id, r.ended_zxid, min(again)))
-    return out
-
-
-def silent_windows(bundle: Bundle) -> DataFrame | None:
-    """broker, since (ZooKeeper's clock), since_zxid (the last txn at or before it), until (a pause's end:
-    its time-out line, on ZooKeeper's clock; null: to `until_zxid`) with until_last (the last txn at or
-    before it), until_zxid (the end of its registration; null for a pause) and why (SILENT, PAUSED): each
-    stretch a registered broker surely did no work. None when there is none."""
-    return views(bundle).memo("silent_windows", lambda: _silent_windows(bundle))
-
-
-def _silent_windows(bundle: Bundle) -> DataFrame | None:
-    expired = acting.silent_leaders(bundle)
-    if expired is not None:
-        # a registration taken back: its broker's pause is its outage (below), not the expiry
-        for broker, ended, _ in taken_back(bundle):
-            expired = expired.where((F.col("broker") != broker) | (F.col("until_zxid") != ended))
-        expired = expired.select(
-            "broker",
-            "since",
-            "since_zxid",
-            F.lit(None).cast("timestamp").alias("until"),
-            F.lit(None).cast("long").alias("until_last"),
-            "until_zxid",
-            F.lit(SILENT).alias("why"),
-        )
-    stood = pauses(bundle)
-    if not stood:
-        return expired
-    skews = skew_ms(bundle)
-    rows = []
-    for p in stood:
-        skew = timedelta(milliseconds=skews.get(p.broker, 0))
-        lower, _ = p.bounds_ms
-        rows.append((p.broker, p.said.ts - timedelta(milliseconds=lower) - skew, p.said.ts - skew))
-    windows = bundle.spark.createDataFrame(rows, "broker int, since timestamp, until timestamp")
-    txns = views(bundle).history.select("zxid", F.col("time").alias("t"))
-    ran = (
-        windows.join(txns, F.col("t") <= F.col("until"), "left")
-        .groupBy("broker", "since", "until")
-        .agg(
-            F.max(F.when(F.col("t") <= F.col("since"), F.col("zxid"))).alias("since_zxid"),
-            F.max("zxid").alias("until_last"),
-        )
-        .select(
-            "broker",
-            "since",
-            F.coalesce("since_zxid", F.lit(0)).alias("since_zxid"),
-            "until",
-            F.coalesce("until_last", F.lit(0)).alias("until_last"),
-            F.lit(None).cast("long").alias("until_zxid"),
-            F.lit(PAUSED).alias("why"),
-        )
-    )
-    return ran if expired is None else expired.unionByName(ran)
 
 
 def served(bundle: Bundle) -> DataFrame | None:
@@ -134,12 +44,12 @@ def served(bundle: Bundle) -> DataFrame | None:
 
 def counted(bundle: Bundle, changes: DataFrame) -> DataFrame:
     """`changes` as the counts and the service timeline read them, with `silent` (why its leader did no
-    work, SILENT or PAUSED; null where it did, or where ZooKeeper and the refusals show why not): a
-    partition whose leader went silent counts as without an acting leader while it was, not as
-    under-replicated or healthy. One more row begins that for each partition the broker then led, at the
-    moment it is proven (`time`; `zxid` the last txn before it), and for a pause one more ends it, at its
-    time-out line. Rows order by zxid, then time. A registration's gap that was taken back (`taken_back`)
-    counts as registered."""
+    work, SILENT or PAUSED of `history.brokers`; null where it did, or where ZooKeeper and the refusals
+    show why not): a partition whose leader went silent counts as without an acting leader while it was,
+    not as under-replicated or healthy. One more row begins that for each partition the broker then led,
+    at the moment it is proven (`time`; `zxid` the last txn before it), and for a pause one more ends it,
+    at its time-out line. Rows order by zxid, then time. A registration's gap that was taken back
+    (`taken_back`) counts as registered."""
     changes = _registered_as_taken_back(changes, taken_back(bundle))
     silent = silent_windows(bundle)
     if silent is None:

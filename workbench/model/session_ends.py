@@ -18,6 +18,7 @@ from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour
+from workbench.model.log_dirs import HALTS
 from workbench.model.reads import fact
 from workbench.model.refs import file_ref, file_ref_col
 from workbench.model.views import session_of, views
@@ -33,7 +34,8 @@ if TYPE_CHECKING:
 # read; the expiry as Kafka's ZooKeeperClient logs it, 1.1+: "Session expired" in ZooKeeperClient.scala at
 # 1.1.1 and 2.0.1, as 101tec's ZkClient did in 0.10-1.x, or as ZooKeeper's ClientCnxn does). "starting"
 # with neither before it is our reading, not a line of Kafka's: nothing is logged when a process is
-# killed or its host dies, so the next start is the first trace of that end.
+# killed or its host dies, so the next start is the first trace of that end. A halt for failed log dirs
+# (`halted`) ends it too.
 ENDINGS = {
     "broker.shutting_down": "shutdown",
     "controlled_shutdown.started": "shutdown",
@@ -41,6 +43,30 @@ ENDINGS = {
     "zk.session_expired": "session_expiry",
     "broker.starting": "crash",
 }
+HALTED = "halted"
+
+
+def halted() -> Column:
+    """A line after which its broker halted for failed log dirs (`log_dirs.HALTS`): it stopped at once,
+    without a shutdown, and left its session to expire (`halted_broker_leaves_its_session_to_expire`)."""
+    return (F.col("event") == "log_dir.failed") & F.col("attrs")["step"].isin(*HALTS)
+
+
+def ends_session() -> Column:
+    """A line of `ENDINGS`, or a halt."""
+    return F.col("event").isin(list(ENDINGS)) | halted()
+
+
+def ending() -> Column:
+    """How a line that `ends_session` says its session ended (null for any other line)."""
+    told = F.create_map(*[x for k, e in ENDINGS.items() for x in (F.lit(k), F.lit(e))])[F.col("event")]
+    return F.when(halted(), F.lit(HALTED)).otherwise(told)
+
+
+def lived_as(idle_ms: int, timeout_ms: int) -> str:
+    """How a broker lived through its session's expiry, from its client's time-out line: it stood still
+    (a hang) or ran on cut off from ZooKeeper (a network partition), `behaviour.stood_still`."""
+    return "hang" if behaviour.stood_still(idle_ms, timeout_ms) else "network_partition"
 
 
 def failed_on_expiry() -> Column:
@@ -65,15 +91,16 @@ class Ended:
     session_id: int
     ended_zxid: int
     ended: datetime
-    how: str  # shutdown, session_expiry, hang, network_partition, crash, unknown
+    how: str  # shutdown, session_expiry, hang, network_partition, crash, halted, unknown
     told: str | None  # the log ref that says so
+    halted_at: datetime | None = None  # its halt line's time (its broker's clock), where it halted
 
 
 @fact
 def session_ends(bundle: Bundle) -> dict[int, tuple[str, str | None]]:
-    """Session id -> (how it ended: shutdown, session_expiry, hang, network_partition, crash, unknown;
-    the log ref that says so), for every broker session ZooKeeper's history saw end. Read from that
-    broker's own log only."""
+    """Session id -> (how it ended: shutdown, session_expiry, hang, network_partition, crash, halted,
+    unknown; the log ref that says so), for every broker session ZooKeeper's history saw end. Read from
+    that broker's own log only."""
     ended = sorted(ended_registrations(bundle), key=lambda e: e.session_id)
     return {e.session_id: (e.how, e.told) for e in ended}
 
@@ -105,11 +132,10 @@ def ended_registrations(bundle: Bundle) -> list[Ended]:
         .groupBy("broker_id", "session_id")
         .agg(F.min("began").alias("began"))
     )
-    ending = F.create_map(*[x for k, e in ENDINGS.items() for x in (F.lit(k), F.lit(e))])[F.col("event")]
     marks = (
         ev.withColumn("event", expiry_said())
-        .where(F.col("event").isin(list(ENDINGS)))
-        .select("broker_id", "ts", "file", "line_no", ending.alias("how"))
+        .where(ends_session())
+        .select("broker_id", "ts", "file", "line_no", ending().alias("how"))
     )
     first = (
         regs.select("broker_id", "session_id", "ended_zxid", "ended")
@@ -119,7 +145,7 @@ def ended_registrations(bundle: Bundle) -> list[Ended]:
             "m",
             F.when(
                 F.col("began").isNotNull() & (F.col("ts") > F.col("began")),
-                F.struct("how", "file", "line_no"),
+                F.struct("how", "file", "line_no", "ts"),
             ),
         )
         .groupBy("broker_id", "session_id", "ended_zxid", "ended", "began")
@@ -138,7 +164,17 @@ def ended_registrations(bundle: Bundle) -> list[Ended]:
     expired = [sid for sid, (how, _) in out.items() if how == "session_expiry"]
     out.update(_lived_through(bundle, expired))
     ordered = sorted(first, key=lambda r: (r.ended_zxid, r.broker_id, r.session_id))
-    return [Ended(r.broker_id, r.session_id, r.ended_zxid, r.ended, *out[r.session_id]) for r in ordered]
+    return [
+        Ended(
+            r.broker_id,
+            r.session_id,
+            r.ended_zxid,
+            r.ended,
+            *out[r.session_id],
+            r.m.ts if out[r.session_id][0] == HALTED else None,
+        )
+        for r in ordered
+    ]
 
 
 def _lived_through(bundle: Bundle, sessions: list[int]) -> dict[int, tuple[str, str | None]]:
@@ -197,8 +233,7 @@ def read_timed_out(
         timeout = (timeouts or {}).get(r.session_id) or r.logged_timeout or default_timeout_ms
         if r.out.idle_ms is None or timeout is None:
             continue
-        how = "hang" if behaviour.stood_still(r.out.idle_ms, timeout) else "network_partition"
-        found[r.session_id] = (how, r.out.file, r.out.line_no)
+        found[r.session_id] = (lived_as(r.out.idle_ms, timeout), r.out.file, r.out.line_no)
     return found
 
 
@@ -304,8 +339,8 @@ def _heard(owners: dict[int, int], skews: dict[int, int], rows: list[Row]) -> di
 
 
 # How a session ended after which its broker had gone silent before ZooKeeper expired it: it crashed,
-# stood still, was cut off, or (its client's time-out line absent) at least did not shut down.
-SILENT_ENDINGS = ("crash", "hang", "network_partition", "session_expiry")
+# halted, stood still, was cut off, or (its client's time-out line absent) at least did not shut down.
+SILENT_ENDINGS = ("crash", HALTED, "hang", "network_partition", "session_expiry")
 
 
 WAKE_MS = 1_000  # what a process that ran again logs around its client's time-out line, queued meanwhile

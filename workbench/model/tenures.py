@@ -8,9 +8,9 @@ threads to the brokers ("[RequestSendThread controllerId=N]"), which it stops wh
 saying "Resigning" is no such sign: every broker whose session expires logs it (behaviour
 `resigning_logged_by_every_expired_broker`).
 
-Why it ended: the first of its session's expiry, its shutdown, or its start again (a crash) after its
-last act; an expiry its ZooKeeper client lived through is a hang or a cut-off network
-(`session_ends.lived_through`). Each broker's lines are on its own clock.
+Why it ended: the first of its session's expiry, its shutdown, its halt for failed log dirs, or its start
+again (a crash) after its last act; an expiry its ZooKeeper client lived through is a hang or a cut-off
+network (`session_ends.lived_through`). Each broker's lines are on its own clock.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from workbench.kafka import behaviour
 from workbench.model.outage import Outage
 from workbench.model.refs import Said
-from workbench.model.session_ends import expiry_said, negotiated
+from workbench.model.session_ends import HALTED, ending, ends_session, expiry_said, lived_as, negotiated
 from workbench.model.views import session_of, views
 
 if TYPE_CHECKING:
@@ -42,13 +42,6 @@ ACT_EVENTS = (
 )
 # its request threads, which it stops as it resigns: proof it was the controller, not of when it worked
 CHANNEL = "RequestSendThread controllerId="
-ENDS = {
-    "broker.shutting_down": "shutdown",
-    "controlled_shutdown.started": "shutdown",
-    "zk.client_session_expired": "session_expiry",
-    "zk.session_expired": "session_expiry",
-    "broker.starting": "crash",
-}
 RESIGNED = ("controller.resigning", "controller.resigned")
 CLOSED = "broker.shut_down"  # "shut down completed": its session closed then (KafkaServer.shutdown)
 WITHIN_S = 60  # a controller resigning stops its threads within this long of its session's expiry
@@ -58,8 +51,8 @@ WITHIN_S = 60  # a controller resigning stops its threads within this long of it
 class TenureEnd:
     """The controller before an election as its lines tell: its broker, the epoch its lines print (None:
     none do), its last act as controller, how its tenure ended (`how`: shutdown, session_expiry, hang,
-    network_partition, crash, unknown) and the line saying so, its resignation, and its ZooKeeper client's
-    time-out (`idle_ms` before `timed_out`)."""
+    network_partition, crash, halted, unknown) and the line saying so, its resignation, and its ZooKeeper
+    client's time-out (`idle_ms` before `timed_out`)."""
 
     broker: int
     epoch: int | None
@@ -126,19 +119,20 @@ def ended_before(bundle: Bundle, elections: list[tuple[int, datetime]]) -> dict[
     said = F.struct("ts", "file", "line_no")
     endings = (
         ev.withColumn("event", expiry_said()).where(
-            F.col("event").isin(*ENDS, *RESIGNED, CLOSED, "zk.session_timed_out", "zk.session_established")
+            ends_session()
+            | F.col("event").isin(*RESIGNED, CLOSED, "zk.session_timed_out", "zk.session_established")
         )
     ).select(
         F.col("broker_id").alias("b"),
         F.col("ts").alias("at"),
         F.col("event").alias("said"),
+        ending().alias("how"),
         said.alias("line"),
         F.col("attrs")["idle_ms"].try_cast("long").alias("idle_ms"),
         F.col("attrs")["timeout_ms"].try_cast("long").alias("timeout_ms"),
         session_of(F.col("attrs")["session"]).alias("session_id"),
     )
     after = F.col("at") > F.col("from_ts")
-    how = F.create_map(*[x for k, v in ENDS.items() for x in (F.lit(k), F.lit(v))])[F.col("said")]
     established = F.col("said") == "zk.session_established"
 
     def first(cond: F.Column, value: F.Column) -> F.Column:
@@ -148,7 +142,7 @@ def ended_before(bundle: Bundle, elections: list[tuple[int, datetime]]) -> dict[
         last.join(endings, F.col("b") == F.col("broker_id"), "left")
         .groupBy("e_epoch", "broker_id", "ts", "file", "line_no", "event", "epoch")
         .agg(
-            first(how.isNotNull(), F.struct(how.alias("how"), F.col("line").alias("line"))).alias("end"),
+            first(F.col("how").isNotNull(), F.struct("how", "line")).alias("end"),
             first(F.col("said").isin(*RESIGNED), F.col("line")).alias("resigned"),
             first(F.col("said") == CLOSED, F.col("line")).alias("closed"),
             first(
@@ -173,7 +167,7 @@ def ended_before(bundle: Bundle, elections: list[tuple[int, datetime]]) -> dict[
         timeout = r.negotiated.ms if r.negotiated else r.timeout_ms or default_timeout
         cause: str = r.end.how if r.end else "unknown"
         if cause == "session_expiry" and idle is not None and timeout is not None:
-            cause = "hang" if behaviour.stood_still(idle, timeout) else "network_partition"
+            cause = lived_as(idle, timeout)
         out[r.e_epoch] = TenureEnd(
             r.broker_id,
             r.epoch,
@@ -228,6 +222,9 @@ def logged_outage(end: TenureEnd, elected: datetime, ready: datetime) -> Outage 
         last = max((x for x in (end.closed, end.said, end.last_act) if x is not None), key=lambda x: x.ts)
         gone = "its shutdown's end (on its own clock)" if last is end.closed else what
         return Outage(ms(last.ts), ms(last.ts), last.ts, gone, None, "", (last.ref,))
+    if end.how == HALTED and end.said is not None:  # it stopped at its halt line, whatever its session did
+        gone = "its halt for failed log dirs (on its own clock)"
+        return Outage(ms(end.said.ts), ms(end.said.ts), end.said.ts, gone, None, "", (end.said.ref,))
     if end.timeout_ms is None:
         upper = ms(end.last_act.ts)
         return Outage(upper, upper, end.last_act.ts, what, None, "", (end.last_act.ref,))

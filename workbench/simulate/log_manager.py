@@ -96,7 +96,7 @@ def removal_failed(c: Cluster, b: Broker, r: Any, dir_name: str) -> None:
     c.say(b.id, "log_dir.failed", "WARN", pick="Stopping serving logs", dir=DATA_DIR)
     c.say(b.id, "log_dir.failed", "FATAL", pick="Shutdown broker", dir=DATA_DIR)
     c.truth["log_dirs_failed"].append(dict(broker=b.id, log_dir=DATA_DIR, halted=True, at_ms=c.now))
-    story.crash(c, b.id)
+    story.crash(c, b.id, halted=True)
 
 
 def delete_dir_name(topic: str, partition: int, unique_id: str) -> str:

@@ -247,26 +247,34 @@ def start(c: Cluster, broker: int) -> None:
     ctl.on_broker_startup(c, b)
 
 
-def crash(c: Cluster, broker: int) -> None:
-    """A broker dies without shutting down. Nothing happens until ZooKeeper expires its session
-    (zookeeper.session.timeout.ms): then its registration goes and the controller reacts, or, if it was
-    the controller, /controller goes and the other brokers elect a new one."""
+def crash(c: Cluster, broker: int, halted: bool = False) -> None:
+    """A broker dies without shutting down (or halts, `halted`: its last line says so). Nothing happens
+    until ZooKeeper expires its session (zookeeper.session.timeout.ms): then its registration goes and the
+    controller reacts, or, if it was the controller, /controller goes and the other brokers elect a new
+    one."""
     b = c.brokers[broker]
     session = brokers.crash(c, b)
     failure: dict[str, object] = {"broker": broker, "crashed_ms": c.now, "session_expired_ms": None}
     failure["was_controller"] = c.controller == broker
     c.truth["broker_failures"].append(failure)
-    _expire_at(c, b, session, failure, c.now + c.session_timeout_ms + c.jitter(0, 2_000))
+    at = c.now + c.session_timeout_ms + c.jitter(0, 2_000)
+    _expire_at(c, b, session, failure, at, silent_at=c.now if halted else None)
 
 
 def _expire_at(
-    c: Cluster, b: Broker, session: int | None, failure: dict[str, object], at: int, heard: int | None = None
+    c: Cluster,
+    b: Broker,
+    session: int | None,
+    failure: dict[str, object],
+    at: int,
+    heard: int | None = None,
+    silent_at: int | None = None,
 ) -> None:
     """ZooKeeper expires the silent broker's session at `at`; from the moment that expiry proves it
     silent (behaviour.went_silent's latest bound, as the analysis reads it: `heard`, when its client
-    last heard from ZooKeeper, where its time-out line will tell it) its leaderships count as without an
-    acting leader."""
-    surely = went_silent(at, c.session_timeout_ms, heard_ms=heard)[1]
+    last heard from ZooKeeper, where its time-out line will tell it), or from `silent_at` where its own
+    last line tells when it stopped (a halt), its leaderships count as without an acting leader."""
+    surely = went_silent(at, c.session_timeout_ms, heard_ms=heard)[1] if silent_at is None else silent_at
     c.after(max(0, surely - c.now), lambda: c.health.went_silent(b.id, c.now))
     c.after(at - c.now, lambda: _expire(c, b, session, failure))
 

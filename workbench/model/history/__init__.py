@@ -5,16 +5,18 @@ holds (coverage says what is missing).
 
 - `controllers`: the controller chain, each election from ZooKeeper's txns, the elected broker's own
   line, or both;
-- `sessions`: the ZooKeeper sessions brokers lost, from ZooKeeper's ended registrations and the brokers'
-  and controllers' lines;
+- `sessions`: the ZooKeeper sessions brokers lost and how (a crash, a halt for failed log dirs, a hang,
+  a cut-off network), from ZooKeeper's ended registrations and the brokers' and controllers' lines;
 - `brokers`: each stretch a broker was not registered, from ZooKeeper's registrations and the
-  controllers' lines (a failure or startup callback, a new controller's live brokers);
+  controllers' lines (a failure or startup callback, a new controller's live brokers), and each it was
+  registered and did no work (silent before its session expired, from its halt line where it halted,
+  or stood still and ran on), from ZooKeeper's expiries and the brokers' own lines;
 - `topics`: topics deleted and created again, from ZooKeeper's deletes and creates of their znodes and
   the controller's lines;
 - `partitions`: who led a partition at a moment and the leaders elected from outside the ISR, from
   ZooKeeper's partition states and the states the lines print.
 
 The partitions' states as the health series and the service timeline read them (`partition_history`,
-`leaderless_log`), the rest of the brokers' lives (stood still, halted) and of the topics' (creations,
-deletions under way) are still read per source elsewhere in `model/`, to be gathered here (issue 74).
+`leaderless_log`) and the topics' lives (creations, deletions under way) are still read per source
+elsewhere in `model/`, to be gathered here (issue 74).
 """

@@ -1,30 +1,38 @@
-"""The brokers' lives: each stretch a broker was not registered, from its registration's end (a shutdown,
-a crash, a lost session) to its next registration, from ZooKeeper's registrations where its history holds
-them, and from the controllers' lines where it does not.
+"""The brokers' lives: each stretch a broker was not registered, and each it was registered and did no work.
 
-The active controller handles each change of `/brokers/ids`: a broker gone ("Broker failure callback for
-N", KafkaController.onBrokerFailure) and one new ("New broker startup callback for N", onBrokerStartup),
-both logged at INFO in every release (1.1.1:346/399, 2.5.1:348/411, 2.8.2:519/582, 3.6.2:573/636); from
-2.5 a broker that registered anew before the controller saw it gone is both at once (a "bounced" broker,
-2.8.2:1594-1610). A controller that starts names the brokers then live ("Currently active brokers in the
-cluster"), so a broker gone before it and back by then is closed there. The lines time these on the
-controller's clock (ZooKeeper's where its skew is known), when the controller handled the change: a little
-after the registration ended or began. What no controller logged (a broker gone while no controller's log
-is held, or before a new controller started without it) is not in them.
+Not registered: from its registration's end (a shutdown, a crash, a lost session) to its next
+registration, from ZooKeeper's registrations where its history holds them, and from the controllers' lines
+where it does not (`offline_windows`). The active controller handles each change of `/brokers/ids`: a
+broker gone ("Broker failure callback for N", KafkaController.onBrokerFailure) and one new ("New broker
+startup callback for N", onBrokerStartup), both logged at INFO in every release (1.1.1:346/399,
+2.5.1:348/411, 2.8.2:519/582, 3.6.2:573/636); from 2.5 a broker that registered anew before the
+controller saw it gone is both at once (a "bounced" broker, 2.8.2:1594-1610). A controller that starts
+names the brokers then live ("Currently active brokers in the cluster"), so a broker gone before it and
+back by then is closed there. The lines time these on the controller's clock (ZooKeeper's where its skew
+is known), when the controller handled the change: a little after the registration ended or began. What
+no controller logged (a broker gone while no controller's log is held, or before a new controller started
+without it) is not in them. Each row names its source: ZooKeeper's account where its history holds the
+registration's end, the lines' where it does not (the two meet within CLOCKS_APART_MS, as a lost
+session's do in `sessions`).
 
-Each row names its source: ZooKeeper's account where its history holds the registration's end, the lines'
-where it does not (the two meet within CLOCKS_APART_MS, as a lost session's do in `sessions`).
+Registered and silent (`silent_windows`): a broker that went silent (crashed, stood still, cut off) before
+ZooKeeper expired its session, from when the expiry or its own client's time-out line proves it
+(`acting.silent_leaders`), and one that stood still and ran on in its session, which its client's lines
+alone tell (`pauses`), or whose expired session the next controller took back as live (`taken_back`).
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.kafka import printed
+from workbench.model import acting
 from workbench.model.history.sessions import CLOCKS_APART_MS
+from workbench.model.pauses import Paused, paused
 from workbench.model.refs import file_ref_col, hex_col
 from workbench.model.skew import skew_col, skew_ms
 from workbench.model.views import views
@@ -34,6 +42,8 @@ if TYPE_CHECKING:
 
 FROM_TXNS, FROM_LINES = "ZooKeeper's registrations", "the controllers' lines"
 GONE, NEW, LIVE = "controller.broker_failure", "controller.broker_startup", "controller.live_brokers"
+SILENT = "session_expired"  # went silent, and ZooKeeper expired its session
+PAUSED = "paused"  # stood still and ran on in its session
 
 
 def offline_windows(bundle: Bundle) -> DataFrame:
@@ -127,3 +137,87 @@ def _from_lines(bundle: Bundle, skews: dict[int, int]) -> DataFrame:
             "down_ref",
         )
     )
+
+
+def pauses(bundle: Bundle) -> list[Paused]:
+    """The pauses brokers' clients logged, those their sessions survived and those taken back
+    (`Paused.taken_back`), on the brokers' clocks with the partitions each led; made once per bundle (the
+    health series, `state_at` and leaderless read them)."""
+    return views(bundle).memo("pauses", lambda: paused(bundle, skew_ms(bundle), taken_back=True))
+
+
+def taken_back(bundle: Bundle) -> list[tuple[int, int, int]]:
+    """broker, ended_zxid, back_zxid: each registration ZooKeeper ended (its session expired) whose broker
+    ran again and registered anew (back_zxid) before any controller saw it gone (`Paused.taken_back`).
+    Made once per bundle: one query over the registrations, where a pause was taken back."""
+    return views(bundle).memo("taken_back", lambda: _taken_back(bundle))
+
+
+def _taken_back(bundle: Bundle) -> list[tuple[int, int, int]]:
+    sessions = {p.session for p in pauses(bundle) if p.taken_back is not None}
+    if not sessions:
+        return []
+    regs = (
+        views(bundle).registrations.select("broker_id", "session_id", "czxid", "ended_zxid").collect()
+    )  # one row per registration
+    out = []
+    for r in regs:
+        if r.session_id in sessions and r.ended_zxid is not None:
+            again = [x.czxid for x in regs if x.broker_id == r.broker_id and x.czxid > r.ended_zxid]
+            if again:
+                out.append((r.broker_id, r.ended_zxid, min(again)))
+    return out
+
+
+def silent_windows(bundle: Bundle) -> DataFrame | None:
+    """broker, since (ZooKeeper's clock), since_zxid (the last txn at or before it), until (a pause's end:
+    its time-out line, on ZooKeeper's clock; null: to `until_zxid`) with until_last (the last txn at or
+    before it), until_zxid (the end of its registration; null for a pause) and why (SILENT, PAUSED): each
+    stretch a registered broker surely did no work. None when there is none."""
+    return views(bundle).memo("silent_windows", lambda: _silent_windows(bundle))
+
+
+def _silent_windows(bundle: Bundle) -> DataFrame | None:
+    expired = acting.silent_leaders(bundle)
+    if expired is not None:
+        # a registration taken back: its broker's pause is its outage (below), not the expiry
+        for broker, ended, _ in taken_back(bundle):
+            expired = expired.where((F.col("broker") != broker) | (F.col("until_zxid") != ended))
+        expired = expired.select(
+            "broker",
+            "since",
+            "since_zxid",
+            F.lit(None).cast("timestamp").alias("until"),
+            F.lit(None).cast("long").alias("until_last"),
+            "until_zxid",
+            F.lit(SILENT).alias("why"),
+        )
+    stood = pauses(bundle)
+    if not stood:
+        return expired
+    skews = skew_ms(bundle)
+    rows = []
+    for p in stood:
+        skew = timedelta(milliseconds=skews.get(p.broker, 0))
+        lower, _ = p.bounds_ms
+        rows.append((p.broker, p.said.ts - timedelta(milliseconds=lower) - skew, p.said.ts - skew))
+    windows = bundle.spark.createDataFrame(rows, "broker int, since timestamp, until timestamp")
+    txns = views(bundle).history.select("zxid", F.col("time").alias("t"))
+    ran = (
+        windows.join(txns, F.col("t") <= F.col("until"), "left")
+        .groupBy("broker", "since", "until")
+        .agg(
+            F.max(F.when(F.col("t") <= F.col("since"), F.col("zxid"))).alias("since_zxid"),
+            F.max("zxid").alias("until_last"),
+        )
+        .select(
+            "broker",
+            "since",
+            F.coalesce("since_zxid", F.lit(0)).alias("since_zxid"),
+            "until",
+            F.coalesce("until_last", F.lit(0)).alias("until_last"),
+            F.lit(None).cast("long").alias("until_zxid"),
+            F.lit(PAUSED).alias("why"),
+        )
+    )
+    return ran if expired is None else expired.unionByName(ran)

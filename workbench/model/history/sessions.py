@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour, printed
 from workbench.model.refs import file_ref
-from workbench.model.session_ends import ENDINGS, expiry_said, read_timed_out, timed_out
+from workbench.model.session_ends import HALTED, ending, ends_session, expiry_said, read_timed_out, timed_out
 from workbench.model.views import session_of, views
 from workbench.together import Ask, Joined, rows
 
@@ -170,7 +170,8 @@ def _left_silently(bundle: Bundle, with_logs: frozenset[int]) -> DataFrame:
     KafkaController.onBrokerFailure 0.10.2.2:469, 2.8.2:582, 3.6.2:636) whose own log, held in the
     bundle and begun before, has no shutdown or expiry line in the session that ended then. A
     registration is ephemeral: it ends when the session is closed (a shutdown) or expired, so a broker that
-    did not shut down lost its session: it crashed, or stood still and has not run since."""
+    did not shut down lost its session: it crashed, halted (its last halt line, `halt`), or stood still
+    and has not run since."""
     ev = bundle.cluster_events
     failed = ev.where(F.col("event") == "controller.broker_failure").select(
         F.explode(printed.ints(F.col("attrs")["brokers"])).alias("broker"),
@@ -180,10 +181,19 @@ def _left_silently(bundle: Bundle, with_logs: frozenset[int]) -> DataFrame:
     )
     held = ev.where(F.col("broker_id").isin(sorted(with_logs))).withColumnRenamed("broker_id", "broker")
     first = held.groupBy("broker").agg(F.min("ts").alias("first"))
-    marks = held.where(F.col("event").isin(list(ENDINGS))).select("broker", F.col("ts").alias("at"), "event")
+    marks = held.where(ends_session()).select(
+        "broker",
+        F.col("ts").alias("at"),
+        "event",
+        ending().alias("how"),
+        F.struct(F.col("ts").alias("at"), "file", "line_no").alias("said"),
+    )
     apart = F.expr(f"INTERVAL {CLOCKS_APART_MS // 1000} SECONDS")
-    started = (F.col("event") == "broker.starting") & (F.col("at") <= F.col("left") - apart)
-    ended = (F.col("event") != "broker.starting") & (F.col("at") <= F.col("left") + apart)
+    starting = F.col("event") == "broker.starting"
+    started = starting & (F.col("at") <= F.col("left") - apart)
+    before = F.col("at") <= F.col("left") + apart
+    ended = ~starting & (F.col("how") != HALTED) & before
+    halt = (F.col("how") == HALTED) & before
     return (
         failed.join(first, "broker")
         .where(F.col("first") < F.col("left"))
@@ -192,18 +202,26 @@ def _left_silently(bundle: Bundle, with_logs: frozenset[int]) -> DataFrame:
         .agg(
             F.max(F.when(started, F.col("at"))).alias("began"),
             F.max(F.when(ended, F.col("at"))).alias("ended"),
+            F.max_by(F.when(halt, F.col("said")), F.when(halt, F.col("said"))).alias("halt"),
         )
         .where(F.col("ended").isNull() | (F.col("ended") <= F.col("began")))
-    )  # one row per broker failure the controllers logged without its broker's shutdown
+    )  # one row per broker failure the controllers logged without its broker's shutdown or expiry
 
 
 def _silent(found: list[Row]) -> list[Expired]:
+    """A failure without a shutdown: a crash, or a halt where the broker's last line since it started says
+    it halted for failed log dirs."""
+
+    def how(r: Row) -> tuple[str, str | None]:
+        if r.halt is not None and (r.began is None or r.halt.at > r.began):
+            return HALTED, file_ref(r.halt.file, r.halt.line_no)
+        return "crash", None
+
     return [
         Expired(
             r.broker,
             None,
-            "crash",
-            None,
+            *how(r),
             r.left,
             file_ref(r.file, r.line_no),
             seen=f"the controller saw it fail at {r.left:%Y-%m-%d %H:%M:%S} (its clock)",
