@@ -145,3 +145,25 @@ def test_from_the_lines_alone_an_outage_is_its_leaders_session_end_where_both_ci
     assert (
         links([Finding("broker.session_expired", "warning", {"broker": 2}, "x", (callback,)), offline]) == []
     )
+
+
+def test_a_session_its_broker_left_to_expire_as_it_halted_is_the_failed_log_dirs() -> None:
+    """A broker whose only log dir failed halts and leaves its session to expire
+    (`halted_broker_leaves_its_session_to_expire`): its lost session, and the outage that follows, begin at
+    the log dir's failure, the root; a session that ended otherwise is not blamed on it."""
+    failed = Finding("log_dir.offline", "critical", {"broker": 4, "halted": True}, "x", ("b4:34",))
+    halted = Finding("broker.session_expired", "warning", {"broker": 4, "cause": "halted"}, "y", ("c:62",))
+    offline = Finding("partition.offline", "warning", {"broker": 4}, "z", ("sc:87", "c:62"))
+    told = [(d, f.kind) for d, f, _ in chains([offline, halted, failed])]
+    assert told == [(0, "log_dir.offline"), (1, "broker.session_expired"), (2, "partition.offline")]
+    # and the log dir failed where removing a deleted topic's dir did (a lingering dir is critical only then)
+    dirs = {"topic": "t", "broker": 4, "partitions": [1]}
+    denied = Finding("deletion.lingering_dir", "critical", dirs, "w", ("b4:24",))
+    assert [f.kind for _, f, _ in chains([offline, halted, failed, denied])][:2] == [
+        "deletion.lingering_dir",
+        "log_dir.offline",
+    ]
+    aged = Finding("deletion.lingering_dir", "warning", dirs, "w")
+    assert ("log_dir.offline", "deletion.lingering_dir") not in _pairs([failed, aged])
+    crashed = Finding("broker.session_expired", "warning", {"broker": 4, "cause": "crash"}, "y", ("c:62",))
+    assert _pairs([failed, crashed]) == set()

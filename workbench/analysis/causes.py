@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.analysis.findings import Finding
+from workbench.analysis.findings import Finding, Severity
 
 Match = Callable[[Finding, Finding], bool]
 
@@ -120,15 +120,22 @@ RULES: tuple[tuple[str, str, Match, str], ...] = (
     ),
     ("broker.down", "log_dir.offline", _same("broker"), "it halted when its only log dir failed"),
     (
+        "broker.session_expired",
+        "log_dir.offline",
+        _both(_same("broker"), lambda e, c: e.subject.get("cause") == "halted"),
+        "it halted when its only log dir failed, leaving its session to expire",
+    ),
+    (
         "broker.down",
         "broker.session_expired",
         _same("broker", "zxid"),
         "its session ended and it did not come back",
     ),
+    # a lingering dir is critical only where removing it failed (`deletion._lingering`)
     (
         "log_dir.offline",
         "deletion.lingering_dir",
-        _both(_same("broker"), _had("failed")),
+        _both(_same("broker"), lambda e, c: c.severity == Severity.CRITICAL),
         "removing a deleted topic's dir failed",
     ),
     (

@@ -15,10 +15,11 @@ without it) is not in them. Each row names its source: ZooKeeper's account where
 registration's end, the lines' where it does not (the two meet within CLOCKS_APART_MS, as a lost
 session's do in `sessions`).
 
-Registered and silent (`silent_windows`): a broker that went silent (crashed, stood still, cut off) before
-ZooKeeper expired its session, from when the expiry or its own client's time-out line proves it
-(`acting.silent_leaders`), and one that stood still and ran on in its session, which its client's lines
-alone tell (`pauses`), or whose expired session the next controller took back as live (`taken_back`).
+Registered and silent (`silent_windows`): a broker that went silent (crashed, halted, stood still, cut off)
+before ZooKeeper expired its session, from when the expiry, its own client's time-out line or its halt line
+proves it (`acting.silent_leaders`), and one that stood still and ran on in its session, which its
+client's lines alone tell (`pauses`), or whose expired session the next controller took back as live
+(`taken_back`).
 """
 
 from __future__ import annotations
