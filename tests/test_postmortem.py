@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 from conftest import samples
@@ -29,6 +30,10 @@ def test_a_blip_shorter_than_a_scrape_most_likely_fired_no_alert() -> None:
     assert "about 67% to 100%" not in half and "may have missed it" in half  # 40 s of a 30-60 s scrape
     long = postmortem._offline_alert(35 * 60_000)
     assert "for up to 35 min: an alert on it fires" in long
+    never = postmortem._offline_alert(0)  # taken offline and elected in one event: the gauge never rose
+    assert ": never, for these partitions" in never and "no alert on it could fire" in never
+    unknown = postmortem._offline_alert(None)
+    assert "whether an alert on it fired is not known" in unknown and "fires at" not in unknown
 
 
 def test_clients_by_the_producers_delivery_timeout() -> None:
@@ -58,6 +63,12 @@ def test_without_zookeepers_history_the_report_says_the_outages_the_lines_tell()
     calm = postmortem.unmeasured(found[:1])  # none still: not proven healthy without ZooKeeper's state
     said = postmortem.summary(Triage(found[:1], Coverage(), 0), calm)
     assert "who leads each partition now is not known" in said and "every partition had" not in said
+    # the alert as the findings tell Kafka's count: unknown unless every offline finding says how long
+    said = " ".join(postmortem.detection(Triage(found, Coverage(), 0), hurt))
+    assert "whether an alert on it fired is not known" in said
+    never = [replace(found[0], subject={**offline, "offline_ms": 0})]
+    said = " ".join(postmortem.detection(Triage(never, Coverage(), 0), postmortem.unmeasured(never)))
+    assert "no alert on it could fire" in said
     nothing = postmortem.unmeasured(found[2:])
     assert nothing.outages == {} and "Not measured" in postmortem.impact_markdown(nothing)
 

@@ -128,7 +128,10 @@ def unmeasured(found: list[Finding]) -> Impact:
     if longest is None:
         return Impact(False, lost=lost)
     n = sum(int(f.subject["partitions"]) for f in told)
-    return Impact(False, {"unserved": Outage(n, [], longest, nobody_serves(told))}, lost)
+    # how long Kafka's OfflinePartitionsCount held them, where every offline finding tells it (0: never)
+    offline = [f.subject.get("offline_ms") for f in told if f.kind == "partition.offline"]
+    off = max(int(x) for x in offline if x is not None) if offline and None not in offline else None
+    return Impact(False, {"unserved": Outage(n, [], longest, nobody_serves(told), offline_ms=off)}, lost)
 
 
 def _longest_offline(served: DataFrame, captured: Any) -> int | None:
@@ -216,7 +219,11 @@ def detection(result: Triage, hurt: Impact) -> list[str]:
             "`NOT_LEADER_OR_FOLLOWER`; the brokers logged the refusal at ERROR in `state-change.log`."
         )
     if "partition.offline" in kinds:
-        out.append(_offline_alert(max((o.offline_ms or 0 for o in hurt.outages.values()), default=None)))
+        offline = [o.offline_ms for o in hurt.outages.values()]
+        if hurt.measured:  # ZooKeeper's history: an outage never counted offline has none
+            out.append(_offline_alert(max((x or 0 for x in offline), default=0)))
+        else:  # the lines: their one outage, as the findings tell Kafka's count (None: they do not)
+            out.append(_offline_alert(next(iter(offline), None)))
     if "partition.under_replicated" in kinds:
         out.append("`UnderReplicatedPartitions` > 0 on the leaders (`kafka.server:type=ReplicaManager`).")
     if kinds & {"controller.failover", "controller.flapping"}:
@@ -235,20 +242,34 @@ SCRAPES_S = (30, 60)  # how often monitoring commonly reads a gauge: a stretch s
 
 def _offline_alert(longest_ms: int | None) -> str:
     """Whether an alert on `OfflinePartitionsCount` fired, by how long the longest offline stretch lasted
-    against a scrape every 30-60 s (a gauge is read at the scrape, not summed between)."""
+    against a scrape every 30-60 s (a gauge is read at the scrape, not summed between); 0: Kafka never
+    counted them; None: not known."""
     gauge = "`OfflinePartitionsCount` > 0 on the active controller (`kafka.controller:type=KafkaController`)"
-    if not longest_ms or longest_ms >= SCRAPES_S[1] * 1000:
-        how_long = f" for up to {duration(longest_ms)}" if longest_ms else ""
-        return f"{gauge}{how_long}: an alert on it fires at a scrape every {SCRAPES_S[1]} s or less."
+    shown = (
+        "What did show it: the controller's `state-change.log` (partitions moved to OfflinePartition), "
+        "producers' retries (no leader, `NOT_LEADER_OR_FOLLOWER`) and, while it lasted, `kafka-topics "
+        "--describe --unavailable-partitions`."
+    )
+    if longest_ms == 0:  # `offline_count_set_after_each_event`: taken offline and elected in one event
+        return (
+            f"{gauge}: never, for these partitions: the controller sets the gauge after each event it "
+            "handles, and the event that took them offline elected their new leaders, so no alert on it "
+            f"could fire. {shown}"
+        )
+    if longest_ms is None:
+        return (
+            f"{gauge}: how long it counted them is not in the evidence held (the brokers' lines do not "
+            f"show every partition going offline), so whether an alert on it fired is not known. {shown}"
+        )
+    if longest_ms >= SCRAPES_S[1] * 1000:
+        every = f"at a scrape every {SCRAPES_S[1]} s or less"
+        return f"{gauge} for up to {duration(longest_ms)}: an alert on it fires {every}."
     low, high = (longest_ms / (s * 1000) for s in reversed(SCRAPES_S))
     chance = "under 1%" if high < 0.01 else f"about {low:.0%} to {high:.0%}"
     verdict = "most likely did not fire" if high < 0.5 else "may have missed it"
     return (
         f"{gauge} for at most {duration(longest_ms)}: a scrape every {SCRAPES_S[0]}-{SCRAPES_S[1]} s reads "
-        f"the gauge during a stretch that short with a chance {chance}, so an alert on it {verdict}. What "
-        "did show it: the controller's `state-change.log` (partitions moved to OfflinePartition), "
-        "producers' retries (no leader, `NOT_LEADER_OR_FOLLOWER`) and, while it lasted, `kafka-topics "
-        "--describe --unavailable-partitions`."
+        f"the gauge during a stretch that short with a chance {chance}, so an alert on it {verdict}. {shown}"
     )
 
 

@@ -118,6 +118,8 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
                 handled = (len(xs), None) if gone else _handled(xs, f.down)
                 text += kafka_counted(elected, handled[0], len(xs))
                 refs += (handled[1],) if handled[1] else ()
+                if handled[0] == len(xs):
+                    subject["offline_ms"] = 0  # what Kafka's count held them for (the report's alert)
             first = min(xs, key=lambda x: x.ended_ref or "")
             out.append(Finding("partition.offline", WARNING, subject, text, (first.ended_ref or "", *refs)))
             continue
