@@ -18,6 +18,7 @@ from workbench.analysis.triage import Triage
 from workbench.frames import Bundle
 from workbench.model.channel import Quiet
 from workbench.model.described import Group, Shown
+from workbench.model.history.sessions import Expired
 from workbench.model.leaderless_log import Leaderless, Refused
 from workbench.model.outage import Outage
 from workbench.model.pauses import Paused
@@ -460,3 +461,46 @@ def test_from_the_lines_a_leader_that_halted_left_its_partitions_from_its_halt_l
     subject, text, refs = judged(Quiet(halt, None))
     assert "outage_ms" not in subject and halt.ref not in refs
     assert "when they lost their leader is not in its lines" in text
+
+
+def test_from_the_lines_a_leader_that_crashed_left_its_partitions_a_session_timeout_before_its_loss() -> None:
+    """A lost leader that crashed (a controller handled its failure and its own log holds no shutdown:
+    `history.sessions`) went silent within `behaviour.went_silent` of its session's expiry, which came
+    before the controller's failure callback (the election's clock): from the lines alone its partitions
+    had no working leader from then to their election, as from ZooKeeper's expiry, and not before its last
+    line. A loss of another broker, one handled long before, a halt or no timeout known is not joined."""
+    xs = [stretch(p, None, 30) for p in (0, 1)]
+    callback = "broker-1:logs/controller.log:80"
+    loss = Expired(2, None, "crash", None, AT.replace(second=30), callback, timeout=(18_000, "negotiated"))
+
+    def judged(
+        lost: list[Expired], last: Said | None = None
+    ) -> tuple[dict[str, object], str, tuple[str, ...]]:
+        quiet = {(2, AT.replace(second=30)): Quiet(last, None)} if last else {}
+        facts = Facts(False, logged=xs, logged_total=2, quiet=quiet, lost=lost)
+        (found,) = judge(facts, checked())
+        return found.subject, found.summary, found.evidence
+
+    # the expiry by 09:00:30: ZooKeeper last heard it a timeout before (09:00:12), a tick earlier at most,
+    # and a live client is heard every third of the timeout: silent from 09:00:10-09:00:18 to the election
+    subject, text, refs = judged([loss], Said(AT.replace(second=5), "brokers/2/logs/server.log", 75))
+    assert subject["outage_ms"] == [12_000, 20_000] and callback in refs
+    assert text.startswith("2 partition(s) (payments 0-1) had no working leader for 12.0 s to 20.0 s: they")
+    assert "logged nothing after" in text and "counted back from the controller's handling of its" in text
+    assert "when they lost their leader is not in its lines" not in text
+    # its last line later than a timeout before: it lived until then (on its own clock)
+    last = Said(AT.replace(second=15), "brokers/2/logs/server.log", 80)
+    subject, text, refs = judged([loss], last)
+    assert subject["outage_ms"] == [12_000, 15_000] and last.ref in refs
+    assert "(the two brokers' clocks)" in text
+    # started again after: a crash (or a hang ended by a restart), as ZooKeeper's history says it
+    _, text, _ = judged([replace(loss, ref="brokers/2/logs/server.log:90")])
+    assert "a crash, or a hang ended by a restart" in text
+    for other in (
+        replace(loss, broker=3),
+        replace(loss, at=AT - timedelta(minutes=2)),
+        replace(loss, how="halted"),
+        replace(loss, timeout=None),
+    ):
+        subject, text, _ = judged([other])
+        assert "outage_ms" not in subject and "when they lost their leader is not in its lines" in text

@@ -217,7 +217,7 @@ def test_0_10_session_expiry_in_zkclient_s_words(spark: SparkSession, tmp_path: 
     assert connected.event == "zk.client_connected"
     assert recorded.event.startswith("source.partition.recorded_replica_log_end_offset")
     assert (recorded.topic, recorded.partition) == ("orders", 0), recorded.attrs
-    (found,) = controller.expiry_findings(answer(sessions.lost(bundle, {})))
+    (found,) = controller.expiry_findings(answer(sessions.lost(bundle)))
     assert found.subject == {"broker": 1, "cause": "session_expiry"}
 
 

@@ -31,7 +31,7 @@ from workbench.model.channel import NoEndpoint, Unreachable, no_endpoint, unreac
 from workbench.model.elections import elected, elected_lines, elections, failover_steps
 from workbench.model.evidence import Held
 from workbench.model.failovers import FailoverLog, Line
-from workbench.model.history import controllers, sessions
+from workbench.model.history import controllers
 from workbench.model.history.controllers import Election
 from workbench.model.history.sessions import Expired
 from workbench.model.history_gaps import Gap
@@ -82,11 +82,10 @@ def facts(bundle: Bundle) -> Facts:
     held = v.evidence.with_logs
     chain, ended = controllers.controller_chain(bundle), controllers.tenure_ends(bundle)
     failed_over = failovers.election_logs(bundle)
-    expired = sessions.lost(bundle, ends)
     retried = troubled(bundle, SHOWN) if held else given([])
     not_reached = unreachable(bundle, SHOWN) if held else given([])
     no_listener = no_endpoint(bundle, SHOWN) if held else given([])
-    got = together(failed_over, expired, retried, not_reached, no_listener)
+    got = together(failed_over, retried, not_reached, no_listener)
     logs = got[failed_over]
     lost = _outages(bundle, chain, ends, logs)
     return Facts(
@@ -96,7 +95,7 @@ def facts(bundle: Bundle) -> Facts:
         held,
         v.resumed_after,
         lost,
-        got[expired] + _controllers_lost(chain, ended),
+        controllers.sessions_lost(bundle) + _controllers_lost(chain, ended),
         ended,
         got[retried],
         _election_log(v.evidence),
@@ -366,6 +365,7 @@ ANALYSIS = Analysis(
         "elections",
         "elected_lines",
         "controller_chain",
+        "sessions_lost",
         "tenure_ends",
         "failover_steps",
         "registrations",

@@ -59,6 +59,7 @@ from workbench.model.evidence import lacking
 from workbench.model.health import captured_at, grouped, health
 from workbench.model.history import controllers
 from workbench.model.history.brokers import SILENT, offline_windows, pauses
+from workbench.model.history.sessions import Expired
 from workbench.model.leaderless_log import Leaderless, Refused, leaderless, refused_leaders
 from workbench.model.outage import Outage, silent_leaders
 from workbench.model.pauses import ELECTED_WITHIN_S, Paused, paused
@@ -132,6 +133,9 @@ class Facts:
     # by the controllers' lines), on their clock: whether an election's new leader was registered as the
     # loss was handled
     down: dict[int, list[Down]] = field(default_factory=dict)
+    # without ZooKeeper's history: the sessions brokers lost (`history.sessions`), which bound when a leader
+    # that crashed went silent
+    lost: list[Expired] = field(default_factory=list)
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -153,7 +157,8 @@ def facts(bundle: Bundle) -> Facts:
         return Facts(False, got[shown], logged=logged, logged_total=total, refused=refused,
                      refused_total=refused_total, ends=ends, unread=v.evidence.zk_history, lacking=absent,
                      quiet=quiet, paused=stood, moved=_moved(bundle, refused),
-                     succeeded=succeeded, down=got[lives])  # fmt: skip
+                     succeeded=succeeded, down=got[lives],
+                     lost=controllers.sessions_lost(bundle))  # fmt: skip
     # one outage per stretch nobody served a partition (`service.unserved`), told by how it began: gone
     # offline (or its leader silent until its session's expiry took it offline), or refused by a leader
     # ZooKeeper names; a pause its session survived is told apart (`paused_finding`)
@@ -265,6 +270,7 @@ ANALYSIS = Analysis(
         "health",
         "elected_lines",
         "controller_chain",
+        "sessions_lost",
         "tenure_ends",
         "registrations",
         "ended_registrations",

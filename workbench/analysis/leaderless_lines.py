@@ -23,9 +23,12 @@ from workbench.analysis.findings import (
     taken,
     tp_list,
 )
+from workbench.kafka import behaviour
 from workbench.model.channel import Quiet
 from workbench.model.described import DESCRIBE, Shown
+from workbench.model.history.sessions import Expired
 from workbench.model.leaderless_log import Leaderless, Refused
+from workbench.model.outage import Outage
 from workbench.model.pauses import ELECTED_WITHIN_S, Paused
 from workbench.model.refs import Said
 from workbench.model.tenures import TenureEnd, logged_outage
@@ -102,12 +105,12 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
         who = f" (their leader before was broker {lost})" if lost is not None else ""
         subject: dict[str, Any] = {"partitions": len(xs), "broker": lost}
         start = min(x.began or x.ended or at for x in xs + at_once)  # exact, on the controller's clock
-        q = f.quiet.get((lost_id, start))
+        q, loss = f.quiet.get((lost_id, start)), _loss(f.lost, lost, start)
         if (at, lost_id) not in groups:
             subject["began"] = "unknown"
-            said, refs = _silent(q, lost, start, 0, subject)
+            said, refs, clocks = _silent(q, loss, lost, start, 0, subject)
             gone, gone_refs = _controller_gone(f.succeeded, lost, start, subject) if not said else ("", ())
-            text = _led_with(xs, subject, " (the two brokers' clocks)" if gone else "")
+            text = _led_with(xs, subject, " (the two brokers' clocks)" if gone or clocks else "")
             text += "had no leader until the controller elected one "
             text += f"from OfflinePartition at {at:%Y-%m-%d %H:%M:%S} (its clock)"
             text += gone or who + (said or "; when they lost their leader is not in its lines")
@@ -117,7 +120,7 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
                 elected = f"at {at:%H:%M:%S} (the controller's clock)"
                 handled = (len(xs), None) if gone else _handled(xs, f.down)
                 text += kafka_counted(elected, handled[0], len(xs))
-                refs += (handled[1],) if handled[1] else ()
+                refs += (handled[1],) if handled[1] and handled[1] not in refs else ()
                 if handled[0] == len(xs):
                     subject["offline_ms"] = 0  # what Kafka's count held them for (the report's alert)
             first = min(xs, key=lambda x: x.ended_ref or "")
@@ -128,8 +131,9 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
         still = len(xs) - len(ended)
         longest = max((round((x.ended - at).total_seconds() * 1000) for x in ended if x.ended), default=0)
         subject.update(partitions=len(xs), began=moment(at), still=still)
-        said, silent = _silent(q, lost, start, longest if not still else None, subject)
-        text = _led_with(xs, subject) + f"had no leader from {at:%Y-%m-%d %H:%M:%S} "
+        said, silent, clocks = _silent(q, loss, lost, start, longest if not still else None, subject)
+        text = _led_with(xs, subject, " (the two brokers' clocks)" if clocks else "")
+        text += f"had no leader from {at:%Y-%m-%d %H:%M:%S} "
         text += f"(the controller's clock){who}"
         if at_once:
             text += f"; {len(at_once)} of them got a new leader at once, from OfflinePartition"
@@ -294,12 +298,19 @@ def _led_with(xs: list[Leaderless], subject: dict[str, Any], clocks: str = "") -
 
 
 def _silent(
-    q: Quiet | None, lost: int | None, at: datetime, after_ms: int | None, subject: dict[str, Any]
-) -> tuple[str, tuple[str, ...]]:
+    q: Quiet | None,
+    loss: Expired | None,
+    lost: int | None,
+    at: datetime,
+    after_ms: int | None,
+    subject: dict[str, Any],
+) -> tuple[str, tuple[str, ...], bool]:
     """The signs that the leader lost at `at` was gone before (model.channel.went_quiet): the controller's
     first failed send to it (gone by then) and its own last line before that (alive then; its clock). With
     both, and `after_ms` (how long they stayed without a leader from `at`), the outage's bounds go in the
-    subject. A leader whose last line is its halt for failed log dirs stopped then: the outage is exact."""
+    subject. A leader whose last line is its halt for failed log dirs stopped then: the outage is exact. A
+    leader that crashed (`loss`: a controller handled its failure, its log holds no shutdown) went silent
+    a session timeout before (`_counted_back`). And whether the bounds are read on two brokers' clocks."""
     ms = lambda said: round((at - said.ts).total_seconds() * 1000) + (after_ms or 0)  # noqa: E731
     if q is not None and lost is not None and q.halted and q.last_line is not None:
         if after_ms is not None:
@@ -307,9 +318,11 @@ def _silent(
         text = (
             f"; broker {lost} {STOPPED['halted']} from {q.last_line.ts:%H:%M:%S} (its clock: its last line)"
         )
-        return text, (q.last_line.ref,)
+        return text, (q.last_line.ref,), False
+    if loss is not None and lost is not None and (q is None or q.unreachable is None):
+        return _counted_back(loss, q.last_line if q is not None else None, at, after_ms, subject)
     if q is None or lost is None or q.unreachable is None:
-        return "", ()  # a last line alone says the broker lived, not that it led them until then
+        return "", (), False  # a last line alone says the broker lived, not that it led them until then
     refs = tuple(x.ref for x in (q.unreachable, q.last_line) if x is not None)
     lower = ms(q.unreachable)
     upper = max(lower, ms(q.last_line)) if q.last_line is not None else None
@@ -326,7 +339,53 @@ def _silent(
         subject["outage_ms"] = [lower, upper]  # the finding leads with it (`_led_with`)
     elif after_ms is not None:
         text += f": no working leader for at least {duration(lower)} in all"
-    return text, refs
+    return text, refs, q.last_line is not None
+
+
+def _counted_back(
+    loss: Expired, last: Said | None, at: datetime, after_ms: int | None, subject: dict[str, Any]
+) -> tuple[str, tuple[str, ...], bool]:
+    """A leader that crashed went silent within `behaviour.went_silent` of its session's expiry, which
+    came before the controller handled its failure (`loss.at`, the controller's clock, as the election at
+    `at` is), and not before its last line (its own clock): the outage from then to `after_ms` after `at`,
+    as `outage.outages` bounds it from ZooKeeper's expiry."""
+    assert loss.timeout is not None
+    timeout, told = loss.timeout
+    earliest, latest = behaviour.went_silent(_epoch_ms(loss.at), timeout)
+    pinged_after = clocks = False
+    if last is not None:
+        pinged_after = _epoch_ms(last.ts) < earliest
+        earliest = max(earliest, min(_epoch_ms(last.ts), latest))
+        clocks = earliest == _epoch_ms(last.ts)  # its last line bounds it: read on its own clock
+    end = _epoch_ms(at) + (after_ms or 0)
+    handled = f"{loss.at:%H:%M:%S.%f}"[:-3]
+    o = Outage(
+        max(0, end - latest),
+        end - earliest,
+        last.ts if last is not None else None,
+        "its last log line (on its own clock)",
+        timeout,
+        told,
+        tuple(r for r in (loss.first, last.ref if last is not None else None) if r),
+        pinged_after,
+        expiry_said=f"the controller's handling of its failure (at {handled}, its clock), which came after "
+        "it by as long as the controller took to learn of it",
+    )
+    if after_ms is not None:
+        subject["outage_ms"] = [o.lower_ms, o.upper_ms]  # the finding leads with it (`_led_with`)
+    how = "gone" if loss.ref is None else "crash"  # no start again in its log: nothing says it ran again
+    return f"; broker {loss.broker} {STOPPED[how]} from then: {o.detail()}", o.refs, clocks
+
+
+def _loss(lost: list[Expired], broker: int | None, at: datetime) -> Expired | None:
+    """The crash of `broker` a controller handled within ELECTED_WITHIN_S before `at` (its clock), where
+    the session timeout is known (`history.sessions`: its log holds no shutdown)."""
+    crashed = [e for e in lost if e.broker == broker and e.how == "crash" and e.timeout is not None]
+    return max((e for e in crashed if e.at <= at <= e.at + WITHIN), key=lambda e: e.at, default=None)
+
+
+def _epoch_ms(t: datetime) -> int:
+    return round(t.timestamp() * 1000)
 
 
 def _controller_gone(

@@ -76,10 +76,10 @@ class Outage:
     # its client was still heard after last_sign: ZooKeeper expires a session `timeout` after it last
     # heard from it, so the session's pings are a later sign of life than a line this old
     pinged_after: bool = False
-    # the lines alone: when ZooKeeper expired the session is not in them, so the election that expiry let
-    # happen (the new controller's clock) stands for it; it came after the expiry by as long as the brokers
-    # took to learn of it, so the bounds may be short by that much
-    expiry_at_election: datetime | None = None
+    # the lines alone: when ZooKeeper expired the session is not in them, so what that expiry let happen
+    # stands for it (the election of a new controller, the controller's handling of a broker's failure, on
+    # its clock), which came after it by as long as the brokers took to learn of it: what that was and when
+    expiry_said: str = ""
 
     def headline(self) -> str:
         lower, upper = _span(self.lower_ms), _span(self.upper_ms)
@@ -106,12 +106,10 @@ class Outage:
             said.append(
                 f"its ZooKeeper session timeout was {self.timeout_ms} ms ({self.timeout_from}){heard}"
             )
-        if self.expiry_at_election is not None:
-            at = f"{self.expiry_at_election:%H:%M:%S.%f}"[:-3]
+        if self.expiry_said:
             said.append(
                 "the lines do not show when ZooKeeper expired its session, so the timeout is counted back "
-                f"from the election that expiry let happen (at {at}, the new controller's clock), which came "
-                "after it by as long as the brokers took to learn of it (the longest may be that much longer)"
+                f"from {self.expiry_said} (the longest may be that much longer)"
             )
         return "; ".join(said)
 

@@ -89,6 +89,7 @@ class Ended:
 
     broker_id: int
     session_id: int
+    czxid: int  # its registration's create
     ended_zxid: int
     ended: datetime
     how: str  # shutdown, session_expiry, hang, network_partition, crash, halted, unknown
@@ -138,7 +139,7 @@ def ended_registrations(bundle: Bundle) -> list[Ended]:
         .select("broker_id", "ts", "file", "line_no", ending().alias("how"))
     )
     first = (
-        regs.select("broker_id", "session_id", "ended_zxid", "ended")
+        regs.select("broker_id", "session_id", "czxid", "ended_zxid", "ended")
         .join(began, ["broker_id", "session_id"], "left")
         .join(marks, ["broker_id"], "left")
         .withColumn(
@@ -148,7 +149,7 @@ def ended_registrations(bundle: Bundle) -> list[Ended]:
                 F.struct("how", "file", "line_no", "ts"),
             ),
         )
-        .groupBy("broker_id", "session_id", "ended_zxid", "ended", "began")
+        .groupBy("broker_id", "session_id", "czxid", "ended_zxid", "ended", "began")
         .agg(F.min_by("m", F.when(F.col("m").isNotNull(), F.struct("ts", "file", "line_no"))).alias("m"))
         .collect()
     )
@@ -168,6 +169,7 @@ def ended_registrations(bundle: Bundle) -> list[Ended]:
         Ended(
             r.broker_id,
             r.session_id,
+            r.czxid,
             r.ended_zxid,
             r.ended,
             *out[r.session_id],

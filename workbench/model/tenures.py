@@ -240,5 +240,6 @@ def logged_outage(end: TenureEnd, elected: datetime, ready: datetime) -> Outage 
         end.timeout_ms,
         end.timeout_from,
         (end.last_act.ref,),
-        expiry_at_election=elected,
+        expiry_said=f"the election that expiry let happen (at {elected:%H:%M:%S.%f}"[:-3]
+        + ", the new controller's clock), which came after it by as long as the brokers took to learn of it",
     )

@@ -6,7 +6,8 @@ holds (coverage says what is missing).
 - `controllers`: the controller chain, each election from ZooKeeper's txns, the elected broker's own
   line, or both;
 - `sessions`: the ZooKeeper sessions brokers lost and how (a crash, a halt for failed log dirs, a hang,
-  a cut-off network), from ZooKeeper's ended registrations and the brokers' and controllers' lines;
+  a cut-off network), from ZooKeeper's ended registrations and the brokers' and controllers' lines
+  (asked in the chain's job: `controllers.sessions_lost`);
 - `brokers`: each stretch a broker was not registered, from ZooKeeper's registrations and the
   controllers' lines (a failure or startup callback, a new controller's live brokers), and each it was
   registered and did no work (silent before its session expired, from its halt line where it halted,

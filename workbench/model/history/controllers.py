@@ -8,7 +8,9 @@ before, just after it, KafkaController.incrementControllerEpoch 1.1.1:612), so t
 election name the same (epoch, broker). ZooKeeper's zxids order the elections it holds, epochs place those
 only the lines show, and an election's time is ZooKeeper's where it has one (one clock for every
 broker), else its line's (the broker's clock). An election is linked to the one before it only when no
-epoch lies between them: a chain with an epoch neither source shows does not know who held it.
+epoch lies between them: a chain with an epoch neither source shows does not know who held it. The
+sessions brokers lost (`sessions.lost`) are asked in the chain's Spark job: both read only ZooKeeper's
+txns and the lines.
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Row
 
 from workbench.model.elections import elected_lines, elections
+from workbench.model.history import sessions
+from workbench.model.history.sessions import Expired
 from workbench.model.reads import declare
 from workbench.model.refs import file_ref, txn_ref
 from workbench.model.tenures import TenureEnd, ended_before
 from workbench.model.views import views
-from workbench.together import Ask, Joined, answer
+from workbench.together import Ask, Joined, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -78,7 +82,25 @@ def chain(bundle: Bundle) -> Ask[list[Election]]:
 def controller_chain(bundle: Bundle) -> list[Election]:
     """The chain, asked once per bundle: what the controller and leaderless analyses, the report's chart
     and the notebooks read."""
-    return views(bundle).memo("controller_chain", lambda: answer(chain(bundle)), "controller_chain")
+    return views(bundle).memo("controller_chain", lambda: _asked(bundle)[0], "controller_chain")
+
+
+def sessions_lost(bundle: Bundle) -> list[Expired]:
+    """Every session a broker lost (`sessions.lost`), asked once per bundle in the chain's job: what the
+    controller and leaderless analyses read of the brokers' ends."""
+    return views(bundle).memo("sessions_lost", lambda: _asked(bundle)[1], "sessions_lost")
+
+
+def _asked(bundle: Bundle) -> tuple[list[Election], list[Expired]]:
+    """The chain and the sessions lost in one Spark job: both read ZooKeeper's txns and the lines only, and
+    every triage reads both (a job costs tens of milliseconds however small its data)."""
+
+    def made() -> tuple[list[Election], list[Expired]]:
+        elected, lost = chain(bundle), sessions.lost(bundle)
+        got = together(elected, lost)
+        return got[elected], got[lost]
+
+    return views(bundle).memo("history.chain_and_sessions_lost", made)
 
 
 def tenure_ends(bundle: Bundle) -> dict[int, TenureEnd]:
@@ -94,6 +116,7 @@ def tenure_ends(bundle: Bundle) -> dict[int, TenureEnd]:
 
 
 declare(controller_chain)
+declare(sessions_lost)
 declare(tenure_ends)
 
 

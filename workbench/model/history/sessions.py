@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame, Row
@@ -17,7 +18,17 @@ from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour, printed
 from workbench.model.refs import file_ref
-from workbench.model.session_ends import HALTED, ending, ends_session, expiry_said, read_timed_out, timed_out
+from workbench.model.session_ends import (
+    HALTED,
+    ended_registrations,
+    ending,
+    ends_session,
+    expiry_said,
+    negotiated,
+    read_timed_out,
+    session_timeout,
+    timed_out,
+)
 from workbench.model.views import session_of, views
 from workbench.together import Ask, Joined, rows
 
@@ -47,37 +58,33 @@ class Expired:
     zxids: tuple[int, int] | None = None
     lines: int = 0
     seen: str = ""  # logs only, no session named: what showed it gone
+    # a controller saw it fail (`at`): its session timeout and what tells it, which bound when it went
+    # silent before (`behaviour.went_silent`)
+    timeout: tuple[int, str] | None = None
 
 
-def lost(bundle: Bundle, ends: dict[int, tuple[str, str | None]]) -> Ask[list[Expired]]:
-    """Every session a broker lost that the evidence shows (`ends`: how each session ZooKeeper's history
-    saw end ended). Five queries, asked together."""
+def lost(bundle: Bundle) -> Ask[list[Expired]]:
+    """Every session a broker lost that the evidence shows: ZooKeeper's ended registrations with how each
+    session ended (`session_ends.ended_registrations`, a fact of its own), and the lines'. Three queries,
+    asked together."""
     v = views(bundle)
-    regs = v.registrations.where(F.col("ended_zxid").isNotNull())
-    ended = Ask(
-        regs,
-        lambda rs: [
-            Expired(
-                r.broker_id,
-                r.session_id,
-                *ends.get(r.session_id, ("unknown", None)),
-                r.ended,
-                zxids=(r.czxid, r.ended_zxid),
-            )
-            for r in sorted(rs, key=lambda r: r.ended_zxid)
-        ],
-    )
     default_timeout = behaviour.zk_session_timeout_default_ms(v.evidence.kafka_version)
 
     def named(found: list[Row], out: list[Row]) -> list[Expired]:
         lived = read_timed_out(out, default_timeout_ms=default_timeout)
         return [_named(r, lived) for r in sorted(found, key=lambda r: (r.broker_id, r.first.ts))]
 
+    def told(named: list[Expired], silent: list[Expired], said: list[Expired]) -> list[Expired]:
+        ended = [
+            Expired(e.broker_id, e.session_id, e.how, e.told, e.ended, zxids=(e.czxid, e.ended_zxid))
+            for e in ended_registrations(bundle)
+        ]
+        return merged(ended, named, silent, said)
+
     return Joined(
-        merged,
-        ended,
+        told,
         Joined(named, rows(_named_sessions(bundle)), rows(timed_out(bundle.cluster_events))),
-        Ask(_left_silently(bundle, v.evidence.with_logs), _silent),
+        Ask(_left_silently(bundle, v.evidence.with_logs), partial(_silent, bundle)),
         Ask(_said_expired(bundle), _said),
     )
 
@@ -170,8 +177,10 @@ def _left_silently(bundle: Bundle, with_logs: frozenset[int]) -> DataFrame:
     KafkaController.onBrokerFailure 0.10.2.2:469, 2.8.2:582, 3.6.2:636) whose own log, held in the
     bundle and begun before, has no shutdown or expiry line in the session that ended then. A
     registration is ephemeral: it ends when the session is closed (a shutdown) or expired, so a broker that
-    did not shut down lost its session: it crashed, halted (its last halt line, `halt`), or stood still
-    and has not run since."""
+    did not shut down lost its session: it crashed (its start again, `back`, where its log holds one),
+    halted (its last halt line, `halt`), or stood still and has not run since. With the timeout
+    negotiated for the last session it established before (`session_ends.negotiated`), where a line prints
+    it."""
     ev = bundle.cluster_events
     failed = ev.where(F.col("event") == "controller.broker_failure").select(
         F.explode(printed.ints(F.col("attrs")["brokers"])).alias("broker"),
@@ -187,6 +196,15 @@ def _left_silently(bundle: Bundle, with_logs: frozenset[int]) -> DataFrame:
         "event",
         ending().alias("how"),
         F.struct(F.col("ts").alias("at"), "file", "line_no").alias("said"),
+        F.lit(None).cast("long").alias("session_id"),
+    )
+    established = held.where(F.col("event") == "zk.session_established").select(
+        "broker",
+        F.col("ts").alias("at"),
+        "event",
+        F.lit(None).cast("string").alias("how"),
+        F.lit(None).cast(marks.schema["said"].dataType).alias("said"),
+        session_of(F.col("attrs")["session"]).alias("session_id"),
     )
     apart = F.expr(f"INTERVAL {CLOCKS_APART_MS // 1000} SECONDS")
     starting = F.col("event") == "broker.starting"
@@ -194,28 +212,39 @@ def _left_silently(bundle: Bundle, with_logs: frozenset[int]) -> DataFrame:
     before = F.col("at") <= F.col("left") + apart
     ended = ~starting & (F.col("how") != HALTED) & before
     halt = (F.col("how") == HALTED) & before
+    made = (F.col("event") == "zk.session_established") & before
+    back = starting & (F.col("at") > F.col("left") - apart)
     return (
         failed.join(first, "broker")
         .where(F.col("first") < F.col("left"))
-        .join(marks, "broker", "left")
+        .join(marks.unionByName(established), "broker", "left")
         .groupBy("broker", "left", "file", "line_no")
         .agg(
             F.max(F.when(started, F.col("at"))).alias("began"),
             F.max(F.when(ended, F.col("at"))).alias("ended"),
             F.max_by(F.when(halt, F.col("said")), F.when(halt, F.col("said"))).alias("halt"),
+            F.max_by(F.when(made, F.col("session_id")), F.when(made, F.col("at"))).alias("session_id"),
+            F.min_by(F.when(back, F.col("said")), F.when(back, F.col("said"))).alias("back"),
         )
         .where(F.col("ended").isNull() | (F.col("ended") <= F.col("began")))
+        .join(negotiated(bundle), "session_id", "left")
     )  # one row per broker failure the controllers logged without its broker's shutdown or expiry
 
 
-def _silent(found: list[Row]) -> list[Expired]:
-    """A failure without a shutdown: a crash, or a halt where the broker's last line since it started says
-    it halted for failed log dirs."""
+def _silent(bundle: Bundle, found: list[Row]) -> list[Expired]:
+    """A failure without a shutdown: a crash (told by the broker's start again, where its log holds one,
+    as `session_ends` tells it), or a halt where the broker's last line since it started says it halted for
+    failed log dirs; with the session timeout that bounds when it went silent."""
 
     def how(r: Row) -> tuple[str, str | None]:
         if r.halt is not None and (r.began is None or r.halt.at > r.began):
             return HALTED, file_ref(r.halt.file, r.halt.line_no)
-        return "crash", None
+        return "crash", file_ref(r.back.file, r.back.line_no) if r.back is not None else None
+
+    def timeout(r: Row) -> tuple[int, str] | None:
+        known = {r.session_id: (r.negotiated.ms, r.negotiated.told)} if r.negotiated else {}
+        ms, told = session_timeout(bundle, r.broker, r.session_id, known)
+        return (ms, told) if ms is not None else None
 
     return [
         Expired(
@@ -225,6 +254,7 @@ def _silent(found: list[Row]) -> list[Expired]:
             r.left,
             file_ref(r.file, r.line_no),
             seen=f"the controller saw it fail at {r.left:%Y-%m-%d %H:%M:%S} (its clock)",
+            timeout=timeout(r),
         )
         for r in sorted(found, key=lambda r: (r.left, r.broker))
     ]
