@@ -468,15 +468,16 @@ def test_from_the_lines_a_leader_that_crashed_left_its_partitions_a_session_time
     `history.sessions`) went silent within `behaviour.went_silent` of its session's expiry, which came
     before the controller's failure callback (the election's clock): from the lines alone its partitions
     had no working leader from then to their election, as from ZooKeeper's expiry, and not before its last
-    line. A loss of another broker, one handled long before, a halt or no timeout known is not joined."""
+    line nor after the controller's first failed send to it. A loss of another broker, one handled long
+    before, a halt or no timeout known is not joined."""
     xs = [stretch(p, None, 30) for p in (0, 1)]
     callback = "broker-1:logs/controller.log:80"
     loss = Expired(2, None, "crash", None, AT.replace(second=30), callback, timeout=(18_000, "negotiated"))
 
     def judged(
-        lost: list[Expired], last: Said | None = None
+        lost: list[Expired], last: Said | None = None, sent: Said | None = None
     ) -> tuple[dict[str, object], str, tuple[str, ...]]:
-        quiet = {(2, AT.replace(second=30)): Quiet(last, None)} if last else {}
+        quiet = {(2, AT.replace(second=30)): Quiet(last, sent)} if last or sent else {}
         facts = Facts(False, logged=xs, logged_total=2, quiet=quiet, lost=lost)
         (found,) = judge(facts, checked())
         return found.subject, found.summary, found.evidence
@@ -493,6 +494,11 @@ def test_from_the_lines_a_leader_that_crashed_left_its_partitions_a_session_time
     subject, text, refs = judged([loss], last)
     assert subject["outage_ms"] == [12_000, 15_000] and last.ref in refs
     assert "(the two brokers' clocks)" in text
+    # the controller failed to reach it at 09:00:16: gone by then, whatever the expiry's bounds allow
+    sent = Said(AT.replace(second=16), "brokers/1/logs/controller.log", 70)
+    subject, text, refs = judged([loss], Said(AT.replace(second=5), "brokers/2/logs/server.log", 75), sent)
+    assert subject["outage_ms"] == [14_000, 20_000] and sent.ref in refs
+    assert "it was already unreachable at 09:00:16.000 (the controller's first failed connection" in text
     # started again after: a crash (or a hang ended by a restart), as ZooKeeper's history says it
     _, text, _ = judged([replace(loss, ref="brokers/2/logs/server.log:90")])
     assert "a crash, or a hang ended by a restart" in text

@@ -319,8 +319,8 @@ def _silent(
             f"; broker {lost} {STOPPED['halted']} from {q.last_line.ts:%H:%M:%S} (its clock: its last line)"
         )
         return text, (q.last_line.ref,), False
-    if loss is not None and lost is not None and (q is None or q.unreachable is None):
-        return _counted_back(loss, q.last_line if q is not None else None, at, after_ms, subject)
+    if loss is not None and lost is not None and (q is None or not q.heard):
+        return _counted_back(loss, q or Quiet(None, None), at, after_ms, subject)
     if q is None or lost is None or q.unreachable is None:
         return "", (), False  # a last line alone says the broker lived, not that it led them until then
     refs = tuple(x.ref for x in (q.unreachable, q.last_line) if x is not None)
@@ -343,16 +343,21 @@ def _silent(
 
 
 def _counted_back(
-    loss: Expired, last: Said | None, at: datetime, after_ms: int | None, subject: dict[str, Any]
+    loss: Expired, q: Quiet, at: datetime, after_ms: int | None, subject: dict[str, Any]
 ) -> tuple[str, tuple[str, ...], bool]:
     """A leader that crashed went silent within `behaviour.went_silent` of its session's expiry, which
     came before the controller handled its failure (`loss.at`, the controller's clock, as the election at
-    `at` is), and not before its last line (its own clock): the outage from then to `after_ms` after `at`,
-    as `outage.outages` bounds it from ZooKeeper's expiry."""
+    `at` is), not before its last line (its own clock) and not after the controller's first failed send
+    to it (the controller's clock): the outage from then to `after_ms` after `at`, as `outage.outages`
+    bounds it from ZooKeeper's expiry."""
     assert loss.timeout is not None
     timeout, told = loss.timeout
     earliest, latest = behaviour.went_silent(_epoch_ms(loss.at), timeout)
-    pinged_after = clocks = False
+    sent = q.unreachable
+    if sent is not None:  # gone by then: a failed send is proof, the expiry's bounds an inference
+        latest = min(latest, _epoch_ms(sent.ts))
+        earliest = min(earliest, latest)
+    last, pinged_after, clocks = q.last_line, False, False
     if last is not None:
         pinged_after = _epoch_ms(last.ts) < earliest
         earliest = max(earliest, min(_epoch_ms(last.ts), latest))
@@ -366,7 +371,7 @@ def _counted_back(
         "its last log line (on its own clock)",
         timeout,
         told,
-        tuple(r for r in (loss.first, last.ref if last is not None else None) if r),
+        tuple(r for r in (loss.first, *(x.ref for x in (sent, last) if x is not None)) if r),
         pinged_after,
         expiry_said=f"the controller's handling of its failure (at {handled}, its clock), which came after "
         "it by as long as the controller took to learn of it",
@@ -374,7 +379,11 @@ def _counted_back(
     if after_ms is not None:
         subject["outage_ms"] = [o.lower_ms, o.upper_ms]  # the finding leads with it (`_led_with`)
     how = "gone" if loss.ref is None else "crash"  # no start again in its log: nothing says it ran again
-    return f"; broker {loss.broker} {STOPPED[how]} from then: {o.detail()}", o.refs, clocks
+    text = f"; broker {loss.broker} {STOPPED[how]} from then: {o.detail()}"
+    if sent is not None:
+        text += f"; it was already unreachable at {sent.ts:%H:%M:%S.%f}"[:-3]
+        text += " (the controller's first failed connection to it)"
+    return text, o.refs, clocks
 
 
 def _loss(lost: list[Expired], broker: int | None, at: datetime) -> Expired | None:
