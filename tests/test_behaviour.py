@@ -8,6 +8,7 @@ import pytest
 
 from workbench.kafka import behaviour
 from workbench.kafka.behaviour import FACTS, holds, parse, went_silent, zk_session_timeout_default_ms
+from workbench.model.outage import silence
 
 # fact -> (versions it holds for, versions it does not), read at the tags its sources name
 PINNED = {
@@ -106,6 +107,19 @@ def test_a_session_expiry_bounds_when_the_client_went_silent() -> None:
         crash = 50_000
         earliest, latest = went_silent(crash + 18_000 + jitter, 18_000)
         assert earliest <= crash <= latest
+
+
+def test_a_silent_brokers_bounds_take_its_last_sign_and_the_controllers_failed_send() -> None:
+    """`outage.silence`, the one reckoning of when a broker whose session expired went silent, with
+    ZooKeeper's history (its expiry) and from the lines alone (the controller's handling of its failure)."""
+    assert silence(100_000, 18_000, None, None, None) == (80_000, 88_000, False)
+    # its last line after the earliest the expiry allows: it lived until then
+    assert silence(100_000, 18_000, None, 85_000, None) == (85_000, 88_000, False)
+    assert silence(100_000, 18_000, None, 70_000, None) == (80_000, 88_000, True)  # heard after it
+    # the controller failed to send to it at 83 s: gone by then
+    assert silence(100_000, 18_000, None, 70_000, 83_000) == (80_000, 83_000, True)
+    # a send before the window (the expiry's time stands for a later one): the send is the proof
+    assert silence(100_000, 18_000, None, None, 75_000) == (75_000, 75_000, False)
 
 
 def test_a_client_that_stood_still_is_told_from_one_that_heard_nothing() -> None:

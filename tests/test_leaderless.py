@@ -498,7 +498,7 @@ def test_from_the_lines_a_leader_that_crashed_left_its_partitions_a_session_time
     sent = Said(AT.replace(second=16), "brokers/1/logs/controller.log", 70)
     subject, text, refs = judged([loss], Said(AT.replace(second=5), "brokers/2/logs/server.log", 75), sent)
     assert subject["outage_ms"] == [14_000, 20_000] and sent.ref in refs
-    assert "it was already unreachable at 09:00:16.000 (the controller's first failed connection" in text
+    assert "it was already unreachable at 09:00:16.000 (the controller's first failed send" in text
     # started again after: a crash (or a hang ended by a restart), as ZooKeeper's history says it
     _, text, _ = judged([replace(loss, ref="brokers/2/logs/server.log:90")])
     assert "a crash, or a hang ended by a restart" in text

@@ -23,12 +23,11 @@ from workbench.analysis.findings import (
     taken,
     tp_list,
 )
-from workbench.kafka import behaviour
 from workbench.model.channel import Quiet
 from workbench.model.described import DESCRIBE, Shown
 from workbench.model.history.sessions import Expired
 from workbench.model.leaderless_log import Leaderless, Refused
-from workbench.model.outage import Outage
+from workbench.model.outage import Outage, silence
 from workbench.model.pauses import ELECTED_WITHIN_S, Paused
 from workbench.model.refs import Said
 from workbench.model.tenures import TenureEnd, logged_outage
@@ -352,38 +351,36 @@ def _counted_back(
     bounds it from ZooKeeper's expiry."""
     assert loss.timeout is not None
     timeout, told = loss.timeout
-    earliest, latest = behaviour.went_silent(_epoch_ms(loss.at), timeout)
-    sent = q.unreachable
-    if sent is not None:  # gone by then: a failed send is proof, the expiry's bounds an inference
-        latest = min(latest, _epoch_ms(sent.ts))
-        earliest = min(earliest, latest)
-    last, pinged_after, clocks = q.last_line, False, False
-    if last is not None:
-        pinged_after = _epoch_ms(last.ts) < earliest
-        earliest = max(earliest, min(_epoch_ms(last.ts), latest))
-        clocks = earliest == _epoch_ms(last.ts)  # its last line bounds it: read on its own clock
+    last = q.last_line
+    # a send that failed before its last line says nothing: it lived after
+    sent = q.unreachable if q.unreachable and (last is None or q.unreachable.ts > last.ts) else None
+    gone = silence(
+        _epoch_ms(loss.at),
+        timeout,
+        None,
+        _epoch_ms(last.ts) if last is not None else None,
+        _epoch_ms(sent.ts) if sent is not None else None,
+    )
+    clocks = last is not None and gone.earliest == _epoch_ms(last.ts)  # its last line bounds it: its clock
     end = _epoch_ms(at) + (after_ms or 0)
     handled = f"{loss.at:%H:%M:%S.%f}"[:-3]
     o = Outage(
-        max(0, end - latest),
-        end - earliest,
+        max(0, end - gone.latest),
+        end - gone.earliest,
         last.ts if last is not None else None,
         "its last log line (on its own clock)",
         timeout,
         told,
         tuple(r for r in (loss.first, *(x.ref for x in (sent, last) if x is not None)) if r),
-        pinged_after,
+        gone.pinged_after,
         expiry_said=f"the controller's handling of its failure (at {handled}, its clock), which came after "
         "it by as long as the controller took to learn of it",
+        unreachable=sent.ts if sent is not None else None,
     )
     if after_ms is not None:
         subject["outage_ms"] = [o.lower_ms, o.upper_ms]  # the finding leads with it (`_led_with`)
     how = "gone" if loss.ref is None else "crash"  # no start again in its log: nothing says it ran again
-    text = f"; broker {loss.broker} {STOPPED[how]} from then: {o.detail()}"
-    if sent is not None:
-        text += f"; it was already unreachable at {sent.ts:%H:%M:%S.%f}"[:-3]
-        text += " (the controller's first failed connection to it)"
-    return text, o.refs, clocks
+    return f"; broker {loss.broker} {STOPPED[how]} from then: {o.detail()}", o.refs, clocks
 
 
 def _loss(lost: list[Expired], broker: int | None, at: datetime) -> Expired | None:

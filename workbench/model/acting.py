@@ -25,18 +25,11 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from workbench.kafka import behaviour
+from workbench.model.outage import registration_outages
 from workbench.model.refs import file_ref_col
-from workbench.model.session_ends import (
-    SILENT_ENDINGS,
-    ended_registrations,
-    last_heard,
-    negotiated_timeouts,
-    session_timeout,
-)
+from workbench.model.session_ends import SILENT_ENDINGS, ended_registrations
 from workbench.model.skew import skew_col, skew_ms
 from workbench.model.views import views
-from workbench.together import together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -152,12 +145,13 @@ def mark(bundle: Bundle, rows: DataFrame, skews: dict[int, int], known_base: boo
 def silent_leaders(bundle: Bundle) -> DataFrame | None:
     """broker, since (ZooKeeper's clock), since_zxid (the last txn at or before it), until_zxid (the end of
     its registration): each registration whose broker went silent before ZooKeeper expired its session,
-    from the moment that expiry proves it silent (`behaviour.went_silent`'s latest bound, its own client's
-    time-out line tightening it where it tells when it last heard from ZooKeeper: the outage's lower
-    bound, as its finding gives it), or from its halt line where it halted for failed log dirs (an exact
-    moment, `halted_broker_leaves_its_session_to_expire`): its leaderships had no acting leader from then,
-    though ZooKeeper named it until the expiry. None when there is none (or no ZooKeeper history). Made
-    once per bundle (the health series and every `state_at` read it)."""
+    from the moment the evidence proves it silent (the outage's lower bound, as its finding gives it,
+    `outage.outages`: the latest `behaviour.went_silent` allows from the expiry, its own client's time-out
+    line or the controller's first failed send to it tightening it), or from its halt line where it
+    halted for failed log dirs (an exact moment, `halted_broker_leaves_its_session_to_expire`): its
+    leaderships had no acting leader from then, though ZooKeeper named it until the expiry. None when
+    there is none (or no ZooKeeper history). Made once per bundle (the health series and every `state_at`
+    read it)."""
     return views(bundle).memo("silent_leaders", lambda: _silent_leaders(bundle))
 
 
@@ -166,21 +160,17 @@ def _silent_leaders(bundle: Bundle) -> DataFrame | None:
     regs = [r for r in ended_registrations(bundle) if r.how in SILENT_ENDINGS]
     if not regs:
         return None
-    negotiated = negotiated_timeouts(bundle, [r.session_id for r in regs])
     skews = skew_ms(bundle)
-    heard = last_heard(bundle, {r.session_id: r.broker_id for r in regs}, skews)
-    got = together(negotiated, heard)
+    bounded = registration_outages(bundle)  # silent from the outage's lower bound, as its finding gives it
     rows = []
     for r in regs:
-        timeout, _ = session_timeout(bundle, r.broker_id, r.session_id, got[negotiated])
         ended = round(r.ended.timestamp() * 1000)
+        o = bounded.get(r.session_id)
         if r.halted_at is not None:  # it stopped at its halt line (its clock; by the expiry at the latest)
             halted = round(r.halted_at.timestamp() * 1000) - skews.get(r.broker_id, 0)
             rows.append((r.broker_id, min(halted, ended), r.ended_zxid))
-        elif timeout is not None:
-            h = got[heard].get(r.session_id)
-            at = None if h is None else round(h.at.timestamp() * 1000)
-            rows.append((r.broker_id, behaviour.went_silent(ended, timeout, heard_ms=at)[1], r.ended_zxid))
+        elif o is not None and o.timeout_ms is not None:
+            rows.append((r.broker_id, ended - o.lower_ms, r.ended_zxid))
     if not rows:
         return None
     windows = bundle.spark.createDataFrame(rows, "broker int, since_ms long, until_zxid long")

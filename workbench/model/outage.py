@@ -19,15 +19,16 @@ controller at the session's close, so the outage is the gap plus the new control
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
 from workbench.kafka import behaviour
+from workbench.model.channel import LOOKBACK_S, SENDS
 from workbench.model.refs import file_ref, txn_ref
 from workbench.model.session_ends import (
     HALTED,
@@ -80,6 +81,9 @@ class Outage:
     # stands for it (the election of a new controller, the controller's handling of a broker's failure, on
     # its clock), which came after it by as long as the brokers took to learn of it: what that was and when
     expiry_said: str = ""
+    # the controller's first failed send to it after its last sign of life (ZooKeeper's clock where the
+    # controller's skew is known): it was gone by then
+    unreachable: datetime | None = None
 
     def headline(self) -> str:
         lower, upper = _span(self.lower_ms), _span(self.upper_ms)
@@ -106,6 +110,9 @@ class Outage:
             said.append(
                 f"its ZooKeeper session timeout was {self.timeout_ms} ms ({self.timeout_from}){heard}"
             )
+        if self.unreachable is not None:
+            at = f"{self.unreachable:%H:%M:%S.%f}"[:-3]
+            said.append(f"it was already unreachable at {at} (the controller's first failed send to it)")
         if self.expiry_said:
             said.append(
                 "the lines do not show when ZooKeeper expired its session, so the timeout is counted back "
@@ -122,6 +129,34 @@ def _span(ms: int) -> str:
     return f"{ms} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
 
 
+class Silence(NamedTuple):
+    """When a broker whose session expired went silent (ms since the epoch), and whether its client was
+    still heard after its last sign of life."""
+
+    earliest: int
+    latest: int
+    pinged_after: bool
+
+
+def silence(
+    expired_ms: int, timeout_ms: int, heard_ms: int | None, last_ms: int | None, sent_ms: int | None
+) -> Silence:
+    """When a broker went silent: within `behaviour.went_silent` of its session's expiry (`expired_ms`, or
+    what stands for it), not after the controller's first failed send to it after its last sign of life
+    (`sent_ms`: proof it was gone, where the expiry's bounds are an inference), and not before its last
+    sign of life (`last_ms`). The one reckoning of a silent broker's outage, with ZooKeeper's history and
+    from the lines alone."""
+    earliest, latest = behaviour.went_silent(expired_ms, timeout_ms, heard_ms=heard_ms)
+    if sent_ms is not None:
+        latest = min(latest, sent_ms)
+        earliest = min(earliest, latest)
+    pinged_after = False
+    if last_ms is not None:
+        pinged_after = last_ms < earliest
+        earliest = max(earliest, min(last_ms, latest))
+    return Silence(earliest, latest, pinged_after)
+
+
 def outages(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) -> dict[int, Outage]:
     """Epoch -> the outage of each failover; `skews`: broker -> its clock minus ZooKeeper's (ms), where
     known (model.skew). A failover whose end is not known (no 'Ready to serve') counts to its election."""
@@ -130,7 +165,8 @@ def outages(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) ->
     negotiated = negotiated_timeouts(bundle, [f.session for f in failovers if f.session is not None])
     last_heard, last_writes = _last_heard(bundle, failovers, skews), _last_writes(bundle, failovers)
     last_lines = _last_lines(bundle, failovers, skews, last_heard.frame)
-    got = together(negotiated, last_heard, last_writes, last_lines)
+    failed_sends = _failed_sends(bundle, failovers, skews)
+    got = together(negotiated, last_heard, last_writes, last_lines, failed_sends)
     timeouts, heard, writes, lines = got[negotiated], got[last_heard], got[last_writes], got[last_lines]
     out = {}
     for f in failovers:
@@ -142,20 +178,28 @@ def outages(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) ->
         last = max(signs, key=lambda s: s[0]) if signs else None
         lower = upper = _ms(end - f.gone)
         pinged_after = False
+        # a send that failed before its last sign of life says nothing: it lived after
+        sent = got[failed_sends].get(f.epoch)
+        sent = sent if sent is not None and (last is None or sent[0] > last[0]) else None
         if f.cause == HALTED and last is not None:  # it stopped at its last line, its halt
             lower = upper = _ms(end - last[0])
         elif f.cause in SILENT_CAUSES and timeout is not None:
-            heard_ms = _epoch_ms(heard[f.epoch][0]) if f.epoch in heard else None
-            earliest, latest = behaviour.went_silent(_epoch_ms(f.gone), timeout, heard_ms=heard_ms)
-            if last is not None:
-                pinged_after = _epoch_ms(last[0]) < earliest
-                earliest = max(earliest, min(_epoch_ms(last[0]), latest))
-            upper = _epoch_ms(end) - earliest
+            silent_from = silence(
+                _epoch_ms(f.gone),
+                timeout,
+                _epoch_ms(heard[f.epoch][0]) if f.epoch in heard else None,
+                _epoch_ms(last[0]) if last is not None else None,
+                _epoch_ms(sent[0]) if sent is not None else None,
+            )
+            pinged_after = silent_from.pinged_after
+            upper = _epoch_ms(end) - silent_from.earliest
             if f.cause != "unknown":  # no log says a crash or an expiry: it may have been a clean close
-                lower = _epoch_ms(end) - latest
+                lower = _epoch_ms(end) - silent_from.latest
         elif f.cause in SILENT_CAUSES and last is not None:
             upper = max(upper, _ms(end - last[0]))
-        refs = (last[2],) if last is not None else ()
+        if f.cause not in SILENT_CAUSES or f.cause == HALTED or timeout is None:
+            sent = None  # it bounds only the silence the expiry bounds
+        refs = tuple(x[2] for x in (last, sent) if x is not None)
         if f.cause not in SILENT_CAUSES:  # it ended when its session closed: the timeout played no part
             timeout, source = None, ""
         out[f.epoch] = Outage(
@@ -167,6 +211,7 @@ def outages(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) ->
             source,
             refs,
             pinged_after,
+            unreachable=sent[0] if sent is not None else None,
         )
     return out
 
@@ -224,6 +269,41 @@ def _last_lines(
                 f"its last log line ({r.last.event}{clock[r.epoch]})",
                 file_ref(r.last.file, r.last.line_no),
             )
+            for r in rs
+        },
+    )
+
+
+def _failed_sends(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) -> Ask[dict[int, Any]]:
+    """Epoch -> (time on ZooKeeper's clock, what, ref) of a controller's first failed send to the broker gone
+    (`channel.SENDS`) within `channel.LOOKBACK_S` before its session ended; the sender's clock corrected by
+    its skew where known."""
+    wanted = bundle.spark.createDataFrame(
+        [(f.epoch, f.old, f.gone) for f in failovers], "epoch int, broker int, gone timestamp"
+    )
+    skew = F.coalesce(
+        F.create_map(*[x for b, ms in skews.items() for x in (F.lit(b), F.lit(ms))])[F.col("broker_id")]
+        if skews
+        else F.lit(None),
+        F.lit(0),
+    )
+    sends = bundle.cluster_events.where(F.col("event").isin(*SENDS)).select(
+        F.regexp_extract(F.col("attrs")["broker_node"], r"\(id: (-?\d+)", 1).cast("int").alias("broker"),
+        F.timestamp_millis(F.unix_millis("ts") - skew).alias("zk_ts"),
+        "file",
+        "line_no",
+    )
+    since = F.col("gone") - F.expr(f"INTERVAL {LOOKBACK_S} SECONDS")
+    rows = (
+        sends.join(F.broadcast(wanted), "broker")
+        .where((F.col("zk_ts") <= F.col("gone")) & (F.col("zk_ts") >= since))
+        .groupBy("epoch")
+        .agg(F.min(F.struct("zk_ts", "file", "line_no")).alias("first"))  # one row per failover
+    )
+    return Ask(
+        rows,
+        lambda rs: {
+            r.epoch: (r.first.zk_ts, "its first failed send", file_ref(r.first.file, r.first.line_no))
             for r in rs
         },
     )
@@ -290,23 +370,36 @@ class Lost(Protocol):
 def silent_leaders(bundle: Bundle, groups: Sequence[Lost]) -> dict[int, tuple[Outage, str]]:
     """began_zxid -> (the outage from the leader's last sign of life to the group's longest episode's
     end, how its session ended), for the groups whose leader's registration ended at began_zxid and whose
-    session ended without a shutdown (the leaderless analysis's offline groups)."""
+    session ended without a shutdown (the leaderless analysis's offline groups): its registration's
+    outage (`registration_outages`) carried on to that end."""
     if not groups:
         return {}
-    ended = ended_registrations(bundle)
-    regs = {(r.broker_id, r.ended_zxid): r.session_id for r in ended}
-    ends = {r.session_id: (r.how, r.told) for r in ended}
-    failovers, causes = [], {}
-    for i, g in enumerate(groups):
-        if g.leader is None:
+    ended = {(r.broker_id, r.ended_zxid): r for r in ended_registrations(bundle)}
+    bounded = registration_outages(bundle)
+    out = {}
+    for g in groups:
+        r = ended.get((g.leader, g.began_zxid)) if g.leader is not None else None
+        if r is None or r.session_id not in bounded:
             continue
-        session = regs.get((g.leader, g.began_zxid))
-        cause, told = ends.get(session, ("unknown", None)) if session is not None else (None, None)
-        if cause not in SILENT_CAUSES:
-            continue
-        said = "gone" if cause == "crash" and told is None else cause
-        end = g.began + timedelta(milliseconds=g.longest_ms)
-        failovers.append(Failover(i, g.leader, session, g.began_zxid, g.began, cause, end, 0))
-        causes[i] = (g.began_zxid, said or "unknown")
-    found = outages(bundle, failovers, skew_ms(bundle))
-    return {causes[i][0]: (o, causes[i][1]) for i, o in found.items()}
+        said = "gone" if r.how == "crash" and r.told is None else r.how
+        later = _ms(g.began + timedelta(milliseconds=g.longest_ms) - r.ended)
+        o = bounded[r.session_id]
+        out[g.began_zxid] = (replace(o, lower_ms=o.lower_ms + later, upper_ms=o.upper_ms + later), said)
+    return out
+
+
+def registration_outages(bundle: Bundle) -> dict[int, Outage]:
+    """Session -> the outage of each registration ZooKeeper's history saw end without a shutdown, from
+    its broker's last sign of life to the registration's end (`outages`, one query): what the service
+    timeline (`acting.silent_leaders`) and the leaderless findings read, so that both say one number.
+    Made once per bundle."""
+
+    def made() -> dict[int, Outage]:
+        regs = [r for r in ended_registrations(bundle) if r.how in SILENT_CAUSES]
+        gone = [
+            Failover(i, r.broker_id, r.session_id, r.ended_zxid, r.ended, r.how, r.ended, 0)
+            for i, r in enumerate(regs)
+        ]
+        return {regs[i].session_id: o for i, o in outages(bundle, gone, skew_ms(bundle)).items()}
+
+    return views(bundle).memo("registration_outages", made)

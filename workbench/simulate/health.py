@@ -11,9 +11,9 @@ counts them:
 - no acting leader: a registered leader that refused the LeaderAndIsr making it leader (the simulator
   says so, `refused`), from the write of that leader epoch until another leader or its registration goes;
   or one that went silent (crashed, hung, cut off: `went_silent`), from when ZooKeeper's expiry of its
-  session proves it silent until the registration goes, or from when a pause its session survived (or
-  one ZooKeeper expired, its broker registering anew before any controller saw it gone: `taken_back`)
-  proves it still until it runs again (`ran_again`);
+  session, or the controller's first failed send to it, proves it silent until the registration goes,
+  or from when a pause its session survived (or one ZooKeeper expired, its broker registering anew
+  before any controller saw it gone: `taken_back`) proves it still until it runs again (`ran_again`);
 - under-replicated: an acting leader with fewer replicas in the ISR than the partition's replicas less
   those being added (the leader's UnderReplicatedPartitions, Partition.isUnderReplicated), whatever its
   topic's deletion;
@@ -140,7 +140,8 @@ class HealthRecorder:
 
     def went_silent(self, broker: int, time: int) -> None:
         """The simulator's word that `broker`, still registered, has surely been silent since `time` (its
-        session's expiry less what `behaviour.went_silent` allows, as the analysis reads it): what it
+        session's expiry less what `behaviour.went_silent` allows, or the controller's failed send to it,
+        as the analysis reads them: `outage.silence`): what it
         leads counts as without an acting leader from then until its registration goes."""
         if broker not in self.registered:
             return

@@ -177,6 +177,8 @@ def send_stop_replica(
                     broker_node=target.node,
                     thrown=f"java.io.IOException: Connection to {target.node} failed.",
                 )
+                # the analysis reads that line as proof the broker is gone (`outage.silence`)
+                c.health.went_silent(broker, c.now)
                 c.after(c.jitter(2_000, 4_000), deliver)
             return
         stopped = replica_manager.handle_stop_replica(
