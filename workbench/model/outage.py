@@ -40,7 +40,7 @@ from workbench.model.session_ends import (
     session_timeout,
     signs_of_life,
 )
-from workbench.model.skew import skew_ms
+from workbench.model.skew import skew_col, skew_ms
 from workbench.model.views import views
 from workbench.together import Ask, given, together
 
@@ -281,12 +281,7 @@ def _failed_sends(bundle: Bundle, failovers: list[Failover], skews: dict[int, in
     wanted = bundle.spark.createDataFrame(
         [(f.epoch, f.old, f.gone) for f in failovers], "epoch int, broker int, gone timestamp"
     )
-    skew = F.coalesce(
-        F.create_map(*[x for b, ms in skews.items() for x in (F.lit(b), F.lit(ms))])[F.col("broker_id")]
-        if skews
-        else F.lit(None),
-        F.lit(0),
-    )
+    skew = F.coalesce(skew_col(skews), F.lit(0))  # the sender's; its own clock where not known
     sends = bundle.cluster_events.where(F.col("event").isin(*SENDS)).select(
         F.regexp_extract(F.col("attrs")["broker_node"], r"\(id: (-?\d+)", 1).cast("int").alias("broker"),
         F.timestamp_millis(F.unix_millis("ts") - skew).alias("zk_ts"),
