@@ -31,7 +31,7 @@ def checked() -> Coverage:
 
 def nothing(**kw: object) -> Facts:
     """Facts of a bundle with ZooKeeper's tree and history where nothing was deleted."""
-    empty = Facts(True, [], {}, set(), frozenset(), [], {}, CAPTURED_MS, [], [], [])
+    empty = Facts([], {}, set(), frozenset(), [], {}, CAPTURED_MS, [], [])
     return replace(empty, **kw)  # type: ignore[arg-type]
 
 
@@ -190,21 +190,19 @@ def test_without_zookeepers_tree_a_paste_shows_the_marks() -> None:
         "orders", "kafka-topics --describe printed MarkedForDeletion", "pasted/d.txt", 4, ASKED, []
     )
     coverage = checked()
-    (found,) = judge(nothing(zk_state=False, pasted=[pasted]), coverage)
+    (found,) = judge(nothing(pasted=[pasted]), coverage)
     assert found.kind == "deletion.marked" and found.evidence == ("pasted/d.txt:4",)
     assert found.subject == {"topic": "orders", "taken_at": "2024-03-12T09:00:00Z", "replicas_left": []}
     assert "the topics a pasted output shows marked for deletion" in coverage["deletion"].used
     # a pasted `ls /brokers/ids` without broker 3, which holds a replica left: the deletion waits for it
     ids = Registered("pasted/zk.txt", 9, ASKED, [1, 2])
     held = replace(pasted, replicas_left=["0@1", "1@3"], registered=ids)
-    (found,) = judge(nothing(zk_state=False, pasted=[held]), checked())
+    (found,) = judge(nothing(pasted=[held]), checked())
     assert found.subject["brokers_down"] == [3] and found.evidence == ("pasted/d.txt:4", "pasted/zk.txt:9")
     assert "the deletion waits until broker(s) 3 start again" in found.summary
     all_there = replace(held, registered=replace(ids, brokers=[1, 2, 3]))
-    (found,) = judge(nothing(zk_state=False, pasted=[all_there]), checked())
+    (found,) = judge(nothing(pasted=[all_there]), checked())
     assert "brokers_down" not in found.subject and "waits" not in found.summary
-    # a marker in ZooKeeper's tree is not read where there is no tree
-    assert judge(nothing(zk_state=False, markers=[marker()]), checked()) == []
 
 
 # -- without ZooKeeper's state: what the controller's lines show begun and not completed --------------------
@@ -222,7 +220,7 @@ def begun(halted: bool, resumed: bool = False, **kw: object) -> Unfinished:
 
 def test_without_zookeepers_state_a_deletion_the_controller_halted_for_good_is_critical() -> None:
     ends = ASKED + timedelta(hours=1)
-    (stuck,) = judge(nothing(zk_state=False, unfinished=[begun(True)], ends=ends), checked())
+    (stuck,) = judge(nothing(unfinished=[begun(True)], ends=ends), checked())
     assert stuck.kind == "deletion.unfinished" and stuck.severity.name == "CRITICAL"
     assert stuck.subject == {"topic": "clickstream-old", "halted": ["replica deletion failure"],
                              "pending_at_start": False, "failed_on": [3]}  # fmt: skip
@@ -233,7 +231,7 @@ def test_without_zookeepers_state_a_deletion_the_controller_halted_for_good_is_c
     assert stuck.evidence == tuple(f"broker-1:logs/controller.log:{n}" for n in (44, 82, 84))
     # (re)started after its halt, or never halted: under way when the lines end, a warning
     for u in (begun(True, resumed=True), begun(False, pending_at_start=True, errors=["KAFKA_STORAGE_ERROR"])):
-        (going,) = judge(nothing(zk_state=False, unfinished=[u], ends=ends), checked())
+        (going,) = judge(nothing(unfinished=[u], ends=ends), checked())
         assert going.severity.name == "WARNING" and "still under way when the lines end" in going.summary
     assert "a controller found it pending at its start" in going.summary
     assert "answered its StopReplica with KAFKA_STORAGE_ERROR" in going.summary
@@ -241,9 +239,7 @@ def test_without_zookeepers_state_a_deletion_the_controller_halted_for_good_is_c
     # a paste showing it marked says it is still pending: the two findings agree, citing the paste
     shown = Marked("clickstream-old", "kafka-topics --describe printed MarkedForDeletion", "notes.txt", 3,
                    ASKED, [])  # fmt: skip
-    found = judge(nothing(zk_state=False, unfinished=[begun(True)], ends=ends, pasted=[shown]), checked())
+    found = judge(nothing(unfinished=[begun(True)], ends=ends, pasted=[shown]), checked())
     (still,) = [f for f in found if f.kind == "deletion.unfinished"]
     assert "A paste taken at 2024-03-12 09:00:00 UTC shows it still marked for deletion" in still.summary
     assert "needs ZooKeeper" not in still.summary and still.evidence[-1] == "notes.txt:3"
-    # with ZooKeeper's tree, its markers say what is pending: the lines' view is not asked for
-    assert judge(nothing(unfinished=[begun(True)]), checked()) == []

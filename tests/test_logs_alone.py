@@ -9,6 +9,7 @@ import shutil
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +26,15 @@ from workbench.analysis.findings import Coverage, Finding, file_ref
 from workbench.analysis.triage import Triage, triage
 from workbench.bundle import Evidence, log_files
 from workbench.capture.assemble import assemble
-from workbench.frames import WithoutZooKeeper, open_bundle
+from workbench.frames import Bundle, WithoutZooKeeper, open_bundle
 from workbench.kafka import printed
+from workbench.model.channel import went_quiet
 from workbench.model.evidence import Held, lacking
+from workbench.model.history import topics
 from workbench.model.session_ends import signs_of_life, unheard
 from workbench.simulate.findings import LOGGED_AS, NOT_IN_LOGS
 from workbench.sources.logs import read_logs
+from workbench.together import answer
 
 SAMPLES = samples()
 UNCLEAN = "unclean-election@2.5.1"
@@ -375,7 +379,7 @@ def test_coverage_names_the_log_a_check_would_read_where_no_broker_has_it() -> N
     coverage = Coverage()
     coverage.record("deletion", ["broker logs"])
     none = lacking(replace(held, appenders={}), "controller", "each deletion's steps")
-    facts = deletion.Facts(False, [], {}, set(), frozenset(), [], {}, None, [], [], [], lacking=none)
+    facts = deletion.Facts([], {}, set(), frozenset(), [], {}, None, [], [], lacking=none)
     assert deletion.judge(facts, coverage) == []
     assert coverage["deletion"].status == "partial" and coverage["deletion"].missing == [
         "controller.log, where Kafka logs each deletion's steps: no broker's is in the bundle"
@@ -525,6 +529,40 @@ def test_real_failovers_after_a_pause_name_the_controller_before(incidents: dict
     assert "for 11.4 h" in again.summary
 
 
+def test_a_failed_send_proves_a_broker_gone_only_after_its_last_line(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Before an election at 09:51:30, the controller (broker 1) failed to reach broker 2 at 09:50:00 and
+    09:51:00, and broker 2 wrote a line at 09:50:30 between them: it lived after the first failed send,
+    so only the second says it was gone (`went_quiet`); a broker that wrote nothing after is gone from its
+    first failed send."""
+    copy = logs_only(SAMPLE_DATA / "healthy-3.6", tmp_path / "logs-only")
+    rst = "kafka.controller.RequestSendThread"
+
+    def unsuccessful(at: str, b: int) -> tuple[str, ...]:
+        node = f"kafka-{b}:9092 (id: {b} rack: null)"
+        said = f"Controller 1's connection to broker {node} was unsuccessful"
+        return at, "WARN", f"[RequestSendThread controllerId=1] {said}", rst
+
+    log = copy / "brokers" / "1" / "logs" / "controller.log"
+    first = len(log.read_text(encoding="utf-8").splitlines()) + 1
+    with log.open("a", encoding="utf-8") as out:
+        for line in (unsuccessful("09:50:00,000", 2), unsuccessful("09:50:01,000", 3)):
+            out.write(_log4j(*line))
+        out.write(_log4j(*unsuccessful("09:51:00,000", 2)))
+    server = copy / "brokers" / "2" / "logs" / "server.log"
+    alive = len(server.read_text(encoding="utf-8").splitlines()) + 1
+    with server.open("a", encoding="utf-8") as out:
+        rolled = "[UnifiedLog partition=orders-0, dir=/data] Rolled new log segment at offset 9 in 1 ms."
+        out.write(_log4j("09:50:30,000", "INFO", rolled, "kafka.log.UnifiedLog"))
+    at = datetime(2024, 3, 12, 9, 51, 30)
+    quiet = went_quiet(open_bundle(copy, spark), [(2, at), (3, at)])
+    ref = lambda said: said.ref if said is not None else None  # noqa: E731
+    assert ref(quiet[(2, at)].last_line) == file_ref("brokers/2/logs/server.log", alive)
+    assert ref(quiet[(2, at)].unreachable) == file_ref("brokers/1/logs/controller.log", first + 2)
+    assert ref(quiet[(3, at)].unreachable) == file_ref("brokers/1/logs/controller.log", first + 1)
+
+
 def test_lines_a_process_writes_as_it_runs_again_are_no_sign_of_life(
     spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -583,6 +621,21 @@ def test_deletions_are_told_from_the_controllers_lines(
     assert {
         (f.subject["topic"], tuple(f.subject["halted"])) for f in of(found, "deletion.completed")
     } == completed
+
+
+def test_deletions_under_way_are_zookeepers_markers_else_the_controllers_lines(
+    sample: Callable[[str], Bundle],
+) -> None:
+    """deletion-stuck-2.8: ZooKeeper's tree holds clickstream-old's marker, and the controller's lines show
+    its deletion begun and halted for good. The one history tells what is under way by the markers where
+    the tree was captured (the lines' view is not asked), by the lines where it was not (`under_way`)."""
+    whole = sample("deletion-stuck-2.8")
+    with_tree = answer(topics.under_way(whole, 50))
+    assert [m.topic for m in with_tree.markers] == ["clickstream-old"]
+    assert with_tree.unfinished == [] and with_tree.lacking == []
+    alone = answer(topics.under_way(WithoutZooKeeper(whole), 50))
+    assert alone.markers == [] and [u.topic for u in alone.unfinished] == ["clickstream-old"]
+    assert alone.ends is not None and alone.ends >= alone.unfinished[0].last.ts
 
 
 def test_partitions_left_without_a_leader_are_told_from_the_controllers_lines(

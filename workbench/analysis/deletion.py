@@ -31,11 +31,10 @@ from workbench.analysis.findings import (
 )
 from workbench.kafka.defaults import FILE_DELETE_DELAY_MS
 from workbench.model import deletion_steps
-from workbench.model.deletion_log import Unfinished, unfinished
+from workbench.model.deletion_log import Unfinished
 from workbench.model.deletion_steps import DeleteDir, Marker, Steps, Stray, timeline
 from workbench.model.deletion_steps import replica_progress as replica_progress  # the notebooks' name
-from workbench.model.described import Marked, marked_facts
-from workbench.model.evidence import lacking
+from workbench.model.described import Marked
 from workbench.model.history import topics
 from workbench.model.history.topics import Recreation
 from workbench.model.views import views
@@ -52,13 +51,12 @@ SHOWN = 50  # unfinished deletions from the logs at most
 # -- facts: what the steps, the tree and the data dirs say ---------------------------------------------------
 @dataclass(frozen=True)
 class Facts:
-    """What the deletion analysis judges. `zk_state`: the bundle has ZooKeeper's tree (markers and strays
-    are known, else the pastes' marks stand in); `live`: the brokers registered in it; `whole`: brokers
-    whose data dirs were listed whole (a replica missing there is gone); `delays`: file.delete.delay.ms
-    per broker with server.properties; `captured_ms`: the capture (None: dirs cannot be aged);
-    `recreated`: each topic deleted and created again (the history's, `history/topics.py`)."""
+    """What the deletion analysis judges: the deletions under way (`history.topics.under_way`: ZooKeeper's
+    markers, else the controller's lines' and the pastes'); `live`: the brokers registered; `whole`:
+    brokers whose data dirs were listed whole (a replica missing there is gone); `delays`:
+    file.delete.delay.ms per broker with server.properties; `captured_ms`: the capture (None: dirs cannot
+    be aged); `recreated`: each topic deleted and created again (`history.topics.recreations`)."""
 
-    zk_state: bool
     markers: list[Marker]
     steps: dict[str, Steps]
     live: set[int]
@@ -68,11 +66,9 @@ class Facts:
     captured_ms: int | None
     strays: list[Stray]
     recreated: list[Recreation]
-    pasted: list[Marked]
-    # without ZooKeeper's state: deletions the controller's lines show begun and not completed, and when
-    # the evidence ends
+    pasted: list[Marked] = field(default_factory=list)
     unfinished: list[Unfinished] = field(default_factory=list)
-    ends: datetime | None = None
+    ends: datetime | None = None  # when the lines the unfinished deletions are read from end
     lacking: list[str] = field(default_factory=list)  # the controller's log, where it stands in and is absent
 
 
@@ -80,39 +76,33 @@ def facts(bundle: Bundle) -> Facts:
     v = views(bundle)
     ev = v.evidence
     steps = timeline(bundle)
-    marked = deletion_steps.markers(bundle) if ev.zk_state else given([])
-    by_topic = deletion_steps.steps_by_topic(steps, v.delete_markers if ev.zk_state else None)
+    under = topics.under_way(bundle, SHOWN)
+    by_topic = deletion_steps.steps_by_topic(steps, topics.marked(bundle))
     dirs = deletion_steps.delete_dirs(bundle, steps) if ev.captured_ms is not None else given([])
-    strays = deletion_steps.strays(bundle) if ev.zk_state else given([])
+    strays = deletion_steps.strays(bundle)
     again = topics.recreations(bundle, SHOWN)
-    begun = given([]) if ev.zk_state else unfinished(bundle, SHOWN)
-    got = together(marked, by_topic, dirs, strays, again, begun)
-    markers = got[marked]
+    got = together(under, by_topic, dirs, strays, again)
+    u = got[under]
     return Facts(
-        ev.zk_state,
-        markers,
+        u.markers,
         got[by_topic],
-        v.live_brokers if markers else set(),
-        v.listed_whole if markers else frozenset(),
+        v.live_brokers if u.markers else set(),
+        v.listed_whole if u.markers else frozenset(),
         got[dirs],
         ev.config("file.delete.delay.ms", str(FILE_DELETE_DELAY_MS)),
         ev.captured_ms,
         got[strays],
         got[again],
-        [] if ev.zk_state else marked_facts(bundle),
-        got[begun],
-        v.span[1] if not ev.zk_state and v.span is not None else None,
-        [] if ev.zk_state else lacking(ev, "controller", "each deletion's steps"),
+        u.pasted,
+        u.unfinished,
+        u.ends,
+        u.lacking,
     )
 
 
 # -- judge: the findings, in plain Python ------------------------------------------------------------------
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:
-    out = (
-        _stuck(f)
-        if f.zk_state
-        else pasted(f.pasted, coverage, CHECK) + unfinished_findings(f.unfinished, f.ends, f.pasted)
-    )
+    out = _stuck(f) + pasted(f.pasted, coverage, CHECK) + unfinished_findings(f.unfinished, f.ends, f.pasted)
     coverage.add(CHECK, f.lacking)
     out += _completed(f)
     out += _refused(f)

@@ -351,9 +351,7 @@ def _counted_back(
     bounds it from ZooKeeper's expiry."""
     assert loss.timeout is not None
     timeout, told = loss.timeout
-    last = q.last_line
-    # a send that failed before its last line says nothing: it lived after
-    sent = q.unreachable if q.unreachable and (last is None or q.unreachable.ts > last.ts) else None
+    last, sent = q.last_line, q.unreachable  # a send after its last line (`went_quiet`)
     gone = silence(
         _epoch_ms(loss.at),
         timeout,

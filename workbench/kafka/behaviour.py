@@ -370,6 +370,26 @@ _FACTS = (
         ),
     ),
     Fact(
+        "failed_send_means_unreachable",
+        "The controller's request thread for a broker logs that its connection 'was unsuccessful' when it "
+        "could not connect within controller.socket.timeout.ms (a closed port fails at once), and that it "
+        "'fails to send request ... Reconnecting' when a request's connection broke or got no answer; it "
+        "retries every 100 ms until the broker is removed. Either line says the controller could not reach "
+        "the broker then: one that logged nothing since was gone by that line (its own clock aside).",
+        None,
+        None,
+        (
+            Source("0.10.2.2", f"{K}/controller/ControllerChannelManager.scala", "186-205"),
+            Source("0.10.2.2", f"{K}/controller/ControllerChannelManager.scala", "235-249"),
+            Source("1.1.1", f"{K}/controller/ControllerChannelManager.scala", "221-241"),
+            Source("1.1.1", f"{K}/controller/ControllerChannelManager.scala", "268-283"),
+            Source("2.8.2", f"{K}/controller/ControllerChannelManager.scala", "242-262"),
+            Source("2.8.2", f"{K}/controller/ControllerChannelManager.scala", "289-304"),
+            Source("3.6.2", f"{K}/controller/ControllerChannelManager.scala", "247-268"),
+            Source("3.6.2", f"{K}/controller/ControllerChannelManager.scala", "295-310"),
+        ),
+    ),
+    Fact(
         "resigning_logged_by_every_expired_broker",
         "A broker whose ZooKeeper session expires runs the controller's resignation whether it was the "
         'controller or not, so "Resigning" and "Resigned" prove nothing; only the active controller has '

@@ -142,8 +142,9 @@ LOOKBACK_S = 600  # how far before an election its leader's silence is looked fo
 @dataclass(frozen=True)
 class Quiet:
     """Before the controller elected new leaders for a broker's partitions at `at`: the broker's last line
-    before then (its clock) and the controller's first failed send to it within LOOKBACK_S before (the
-    controller's clock): it was gone by that send, and alive at its last line."""
+    before then (its clock) and the controller's first failed send to it after that line, within
+    LOOKBACK_S before `at` (the controller's clock): it was gone by that send
+    (`behaviour.failed_send_means_unreachable`), and alive at its last line."""
 
     last_line: Said | None
     unreachable: Said | None
@@ -183,8 +184,17 @@ def went_quiet(bundle: Bundle, asked: list[tuple[int, datetime]]) -> dict[tuple[
         .where((F.col("line.ts") <= F.col("at")) & (~F.col("send") | (F.col("line.ts") >= since)))
         .groupBy("broker", "at")
         .agg(
-            F.min(F.when(F.col("send"), F.col("line"))).alias("unreachable"),
+            F.collect_list(F.when(F.col("send"), F.col("line"))).alias("sends"),
             F.max(F.when(~F.col("send"), F.col("line"))).alias("last_line"),
+        )
+        # a send that failed before its last line proves nothing: it lived after (on two clocks, as said)
+        .select(
+            "broker",
+            "at",
+            "last_line",
+            F.array_min(
+                F.filter("sends", lambda s: F.col("last_line").isNull() | (s.ts > F.col("last_line.ts")))
+            ).alias("unreachable"),
         )
         .collect()  # one row per pair asked
     )

@@ -16,7 +16,7 @@ from workbench.kafka.znode_frames import reassignment_requested
 from workbench.kafka.znodes import DELETE_MARKER_PATH, TOPIC_PATH
 from workbench.model.refs import file_ref_col
 from workbench.model.views import views
-from workbench.together import Ask
+from workbench.together import Ask, given
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -377,7 +377,11 @@ def delete_dirs(bundle: Bundle, steps: DataFrame) -> Ask[list[DeleteDir]]:
 
 
 def strays(bundle: Bundle) -> Ask[list[Stray]]:
+    """Live replicas on disk of topics ZooKeeper's tree does not hold; none where the tree was not captured
+    (every replica would look a stray)."""
     v = views(bundle)
+    if not v.evidence.zk_state:
+        return given([])
     rows = (
         v.replicas.where(F.col("dir_state") == "live")
         .join(v.topics.select("topic"), "topic", "left_anti")

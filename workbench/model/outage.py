@@ -143,7 +143,8 @@ def silence(
 ) -> Silence:
     """When a broker went silent: within `behaviour.went_silent` of its session's expiry (`expired_ms`, or
     what stands for it), not after the controller's first failed send to it after its last sign of life
-    (`sent_ms`: proof it was gone, where the expiry's bounds are an inference), and not before its last
+    (`sent_ms`, `behaviour.failed_send_means_unreachable`: proof it was gone, where the expiry's bounds
+    are an inference), and not before its last
     sign of life (`last_ms`). The one reckoning of a silent broker's outage, with ZooKeeper's history and
     from the lines alone."""
     earliest, latest = behaviour.went_silent(expired_ms, timeout_ms, heard_ms=heard_ms)

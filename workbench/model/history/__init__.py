@@ -13,11 +13,12 @@ holds (coverage says what is missing).
   registered and did no work (silent before its session expired, from its halt line where it halted,
   or stood still and ran on), from ZooKeeper's expiries and the brokers' own lines;
 - `topics`: topics deleted and created again, from ZooKeeper's deletes and creates of their znodes and
-  the controller's lines;
+  the controller's lines; the deletions under way, from ZooKeeper's markers where its tree was captured,
+  else the controller's lines and the pastes;
 - `partitions`: who led a partition at a moment and the leaders elected from outside the ISR, from
   ZooKeeper's partition states and the states the lines print.
 
 The partitions' states as the health series and the service timeline read them (`partition_history`,
-`leaderless_log`) and the topics' lives (creations, deletions under way) are still read per source
-elsewhere in `model/`, to be gathered here (issue 74).
+`leaderless_log`) and the topics' creations are still read per source elsewhere in `model/`, to be
+gathered here (issue 74).
 """

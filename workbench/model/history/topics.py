@@ -1,9 +1,13 @@
-"""Topics deleted and created again under the same name, from ZooKeeper's history and the controller's lines
-together: ZooKeeper's delete of a topic's znode and its next create (with the ids the deleted incarnation
-held), and the controller's completion of a deletion followed by its "New topics" line naming the topic
-(`deletion_log.recreated`). One re-creation whichever tells it: a line's creation matches ZooKeeper's of
-the same topic within CLOCKS_APART_MS (the controller's clock against ZooKeeper's); what only the lines
-show (before the txn logs begin, inside a gap) is theirs alone.
+"""Topics' lives, from ZooKeeper and the controller's lines together.
+
+- Re-created: ZooKeeper's delete of a topic's znode and its next create (with the ids the deleted
+  incarnation held), and the controller's completion of a deletion followed by its "New topics" line
+  naming the topic (`deletion_log.recreated`). One re-creation whichever tells it: a line's creation
+  matches ZooKeeper's of the same topic within CLOCKS_APART_MS (the controller's clock against
+  ZooKeeper's); what only the lines show (before the txn logs begin, inside a gap) is theirs alone.
+- Deletions under way at the capture (`under_way`): ZooKeeper's markers where its tree was captured (what
+  the controller itself reads); where it was not, the deletions the controller's lines show begun and not
+  completed, and what pasted outputs show marked.
 """
 
 from __future__ import annotations
@@ -18,7 +22,11 @@ from pyspark.sql import DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from workbench.kafka.znodes import TOPIC_PATH
-from workbench.model.deletion_log import Recreated, recreated
+from workbench.model import deletion_steps
+from workbench.model.deletion_log import Recreated, Unfinished, recreated, unfinished
+from workbench.model.deletion_steps import Marker
+from workbench.model.described import Marked, marked_facts
+from workbench.model.evidence import lacking
 from workbench.model.history.sessions import CLOCKS_APART_MS
 from workbench.model.refs import Said
 from workbench.model.views import views
@@ -116,3 +124,36 @@ def merged(txns: list[Recreation], lines: list[Recreated]) -> list[Recreation]:
         else:
             out.append(Recreation(r.topic, r.created.ts, deleted=r.deleted, created=r.created))
     return sorted(out, key=lambda r: (r.topic, r.at))
+
+
+@dataclass(frozen=True)
+class UnderWay:
+    """The deletions under way at the capture, as the evidence tells them: ZooKeeper's markers (`markers`,
+    the tree captured), else the deletions the controller's lines show begun and not completed by the time
+    they end (`unfinished`, `ends`) and the topics pasted outputs show marked (`pasted`); `lacking`: the
+    logs that would tell them and are absent."""
+
+    markers: list[Marker] = dataclasses.field(default_factory=list)
+    unfinished: list[Unfinished] = dataclasses.field(default_factory=list)
+    pasted: list[Marked] = dataclasses.field(default_factory=list)
+    ends: datetime | None = None
+    lacking: list[str] = dataclasses.field(default_factory=list)
+
+
+def under_way(bundle: Bundle, limit: int) -> Ask[UnderWay]:
+    """The deletions under way (at most `limit` from the lines): one query, and the pastes' own where
+    there are pastes and no tree."""
+    v = views(bundle)
+    if v.evidence.zk_state:
+        return Joined(lambda markers: UnderWay(markers), deletion_steps.markers(bundle))
+    pasted = marked_facts(bundle)
+    ends = v.span[1] if v.span is not None else None
+    absent = lacking(v.evidence, "controller", "each deletion's steps")
+    return Joined(lambda begun: UnderWay([], begun, pasted, ends, absent), unfinished(bundle, limit))
+
+
+def marked(bundle: Bundle) -> DataFrame | None:
+    """The topics ZooKeeper's tree holds marked for deletion (topic, path, czxid, ctime); None where the
+    tree was not captured."""
+    v = views(bundle)
+    return v.delete_markers if v.evidence.zk_state else None
