@@ -17,9 +17,9 @@ from pyspark.sql import functions as F
 from test_kafka_topics import describe
 from test_zk_shell import _nodes, zkcli
 
-from workbench.analysis import topic_ids
 from workbench.analysis.triage import triage
 from workbench.frames import Bundle, open_bundle
+from workbench.model import topic_ids
 from workbench.model.views import views
 
 SAMPLES = [

@@ -9,8 +9,8 @@ from datetime import datetime, timezone
 
 from workbench.analysis import topic_id_cause
 from workbench.analysis.findings import Coverage
-from workbench.analysis.topic_ids import CHECK, Facts, Mismatch, Printed, Refusal, ShownWithout, judge
-from workbench.model.topic_ids import Impact, Write, Znode
+from workbench.analysis.topic_ids import CHECK, Facts, Refusal, judge
+from workbench.model.topic_ids import Impact, Mismatch, Printed, ShownWithout, Write, Znode
 
 AT = datetime(2024, 3, 12, 9, 0, tzinfo=timezone.utc)
 OLD, NEW = "qV3nX8cTQ2mB1d0pL9xZkw", "Zs1sD3WpQ6uLmJ0v2a9QbA"

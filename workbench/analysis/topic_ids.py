@@ -14,54 +14,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
-
-from pyspark.sql import functions as F
+from typing import TYPE_CHECKING
 
 from workbench.analysis import topic_id_cause
 from workbench.analysis.contract import CRITICAL, WARNING, Analysis, Kind, Need, maybe
 from workbench.analysis.findings import Coverage, Finding, file_ref, first_refs, ranges, taken, zk_ref
+from workbench.model.history import topics
 from workbench.model.topic_ids import (
-    Stale,
+    Mismatch,
+    ShownWithout,
     Znode,
     disagreements,
-    mismatches,
-    printed_ids,
-    printed_mismatches,
     refusals,
     unread_metadata,
 )
 from workbench.model.topic_ids import replica_ids as replica_ids  # the notebooks' and plots' names
 from workbench.model.topic_ids import znode_history as znode_history
 from workbench.model.views import views
-from workbench.together import Ask, given, together
+from workbench.together import Ask, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 CHECK = "topic_ids"
-
-
-@dataclass(frozen=True)
-class Mismatch(Stale):
-    """A broker's replicas of a topic whose partition.metadata holds another id than `said_id`: ZooKeeper's
-    (`printed` None), or the one a paste printed (`printed`: how, file, line, when it was taken)."""
-
-    said_id: str
-    partitions: list[int]
-    files: list[str]
-    printed: Printed | None = None
-
-
-@dataclass(frozen=True)
-class Printed:
-    """Where pasted output printed something: what printed it, the file and line, when it was taken."""
-
-    how: str
-    file: str
-    line_no: int
-    taken_at: datetime | None
-    command: str | None = None
 
 
 @dataclass(frozen=True)
@@ -88,16 +63,6 @@ class Refusal:
     first: datetime
     last: datetime
     refs: list[tuple[str, int]]
-
-
-@dataclass(frozen=True)
-class ShownWithout:
-    """A topic znode a pasted ZooKeeper shell showed without topic_id."""
-
-    topic: str
-    znode_version: int | None
-    mzxid: int | None
-    printed: Printed
 
 
 @dataclass
@@ -127,32 +92,11 @@ class Facts:
 
 def facts(bundle: Bundle) -> Facts:
     v = views(bundle)
-    ev = v.evidence
-    f = Facts(v.topic_ids_expected, ev.kafka_version)
+    f = Facts(v.topic_ids_expected, v.evidence.kafka_version)
     if f.expected is False:
         return f
     unread = unread_metadata(bundle)
-    stale = given(list[Mismatch]())
-    absent = given(list[Znode]())
-    known = given(dict[str, Znode]())
-    if ev.zk_state:
-        found = mismatches(bundle)
-        stale = Ask(
-            found,
-            lambda rs: [
-                Mismatch(
-                    r.topic, r.broker_id, r.disk_topic_id, r.zk_topic_id, list(r.partitions), list(r.files)
-                )
-                for r in rs
-            ],
-        )
-        absent = Ask(v.topics.where(F.col("topic_id").isNull()), lambda rs: [_znode(t) for t in rs])
-        known = Ask(  # the znodes of the topics whose replicas disagree with it
-            v.topics.join(found.select("topic").distinct(), "topic", "left_semi"),
-            lambda rs: {r.topic: _znode(r) for r in rs},
-        )
-    elif ev.pasted:  # the ids pasted output printed stand in
-        _from_pastes(bundle, f)
+    said = topics.ids_said(bundle)
     disagreeing = Ask(
         disagreements(bundle),
         lambda rs: [Disagreeing(r.topic, r.disk_topic_id, r.replicas, list(r.files)) for r in rs],
@@ -174,15 +118,12 @@ def facts(bundle: Bundle) -> Facts:
             for r in rs
         ],
     )
-    got = together(unread, stale, absent, known, disagreeing, refused)
+    got = together(unread, said, disagreeing, refused)
+    ids = got[said]
     f.unread = got[unread]
-    f.mismatches, f.absent, f.disagreements, f.refusals = (
-        got[stale],
-        got[absent],
-        got[disagreeing],
-        got[refused],
-    )
-    f.known = got[known] | {z.topic: z for z in f.absent}
+    f.mismatches, f.absent, f.known = ids.mismatches, ids.absent, ids.known
+    f.pasted, f.printed, f.shown_without = ids.pasted, ids.printed, ids.shown_without
+    f.disagreements, f.refusals = got[disagreeing], got[refused]
     f.affected = sorted(
         {r.topic for r in f.mismatches}
         | {r.topic for r in f.disagreements}
@@ -194,36 +135,6 @@ def facts(bundle: Bundle) -> Facts:
             bundle, f.affected, f.mismatches, replica_ids(bundle), znode_history(bundle)
         )
     return f
-
-
-def _znode(r: Any) -> Znode:
-    return Znode(r.topic, r.path, r.topic_id, r.znode_version, r.czxid, r.mzxid, r.data_version)
-
-
-def _from_pastes(bundle: Bundle, f: Facts) -> None:
-    """Without ZooKeeper's tree: the mismatches against the ids pasted output printed, and the topic
-    znodes a pasted shell showed without `topic_id`."""
-    printed = printed_ids(bundle).cache()
-    f.pasted = sorted(r.source for r in printed.select("source").distinct().collect())
-    f.printed = [
-        Mismatch(
-            r.topic,
-            r.broker_id,
-            r.disk_topic_id,
-            r.printed_id,
-            list(r.partitions),
-            list(r.files),
-            Printed(r.how, r.file, r.line_no, r.taken_at),
-        )
-        for r in printed_mismatches(bundle).collect()
-    ]
-    f.shown_without = [
-        ShownWithout(
-            r.topic, r.znode_version, r.mzxid, Printed(r.how, r.file, r.line_no, r.taken_at, r.command)
-        )
-        for r in printed.where(F.col("printed_id").isNull()).orderBy("topic").collect()
-    ]
-    printed.unpersist()
 
 
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:

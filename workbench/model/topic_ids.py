@@ -7,6 +7,7 @@ replicas' impact on the ISRs."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame, Row, Window
@@ -303,6 +304,38 @@ class Stale:
     topic: str
     broker_id: int
     disk_topic_id: str
+
+
+@dataclass(frozen=True)
+class Mismatch(Stale):
+    """A broker's replicas of a topic whose partition.metadata holds another id than `said_id`: ZooKeeper's
+    (`printed` None), or the one a paste printed (`printed`: how, file, line, when it was taken)."""
+
+    said_id: str
+    partitions: list[int]
+    files: list[str]
+    printed: Printed | None = None
+
+
+@dataclass(frozen=True)
+class Printed:
+    """Where pasted output printed something: what printed it, the file and line, when it was taken."""
+
+    how: str
+    file: str
+    line_no: int
+    taken_at: datetime | None
+    command: str | None = None
+
+
+@dataclass(frozen=True)
+class ShownWithout:
+    """A topic znode a pasted ZooKeeper shell showed without topic_id."""
+
+    topic: str
+    znode_version: int | None
+    mzxid: int | None
+    printed: Printed
 
 
 def foreign_cluster(bundle: Bundle) -> Ask[dict[int, tuple[str, str, str]]]:

@@ -14,7 +14,8 @@ holds (coverage says what is missing).
   or stood still and ran on), from ZooKeeper's expiries and the brokers' own lines;
 - `topics`: topics deleted and created again, from ZooKeeper's deletes and creates of their znodes and
   the controller's lines; the deletions under way, from ZooKeeper's markers where its tree was captured,
-  else the controller's lines and the pastes;
+  else the controller's lines and the pastes; and the topic ids the cluster holds, from ZooKeeper's
+  topic znodes where its tree was captured, else what pastes printed;
 - `partitions`: who led a partition at a moment and the leaders elected from outside the ISR, from
   ZooKeeper's partition states and the states the lines print.
 

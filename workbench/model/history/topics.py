@@ -8,6 +8,8 @@
 - Deletions under way at the capture (`under_way`): ZooKeeper's markers where its tree was captured (what
   the controller itself reads); where it was not, the deletions the controller's lines show begun and not
   completed, and what pasted outputs show marked.
+- The topic ids the cluster holds, against which the replicas' partition.metadata are checked
+  (`ids_said`): ZooKeeper's topic znodes where its tree was captured, else what pasted outputs printed.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame, Row, Window
 from pyspark.sql import functions as F
@@ -29,8 +31,17 @@ from workbench.model.described import Marked, marked_facts
 from workbench.model.evidence import lacking
 from workbench.model.history.sessions import CLOCKS_APART_MS
 from workbench.model.refs import Said
+from workbench.model.topic_ids import (
+    Mismatch,
+    Printed,
+    ShownWithout,
+    Znode,
+    mismatches,
+    printed_ids,
+    printed_mismatches,
+)
 from workbench.model.views import views
-from workbench.together import Ask, Joined
+from workbench.together import Ask, Joined, given
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -157,3 +168,74 @@ def marked(bundle: Bundle) -> DataFrame | None:
     tree was not captured."""
     v = views(bundle)
     return v.delete_markers if v.evidence.zk_state else None
+
+
+@dataclass(frozen=True)
+class IdsSaid:
+    """The topic ids the cluster holds, against the replicas' partition.metadata: from ZooKeeper's tree, the
+    replicas that disagree with it (`mismatches`), the znodes of their topics and of those without an id
+    (`known`, `absent`); without the tree, from what pastes printed (`pasted`: the kinds of paste read,
+    None where none was), the replicas that disagree with it (`printed`) and the topic znodes a pasted
+    shell showed without an id (`shown_without`)."""
+
+    mismatches: list[Mismatch] = dataclasses.field(default_factory=list)
+    known: dict[str, Znode] = dataclasses.field(default_factory=dict)
+    absent: list[Znode] = dataclasses.field(default_factory=list)
+    pasted: list[str] | None = None
+    printed: list[Mismatch] = dataclasses.field(default_factory=list)
+    shown_without: list[ShownWithout] = dataclasses.field(default_factory=list)
+
+
+def ids_said(bundle: Bundle) -> Ask[IdsSaid]:
+    """The topic ids the cluster holds: from ZooKeeper's tree, three queries asked together; else from the
+    pastes, their own jobs (there are pastes) or none."""
+    v = views(bundle)
+    if v.evidence.zk_state:
+        found = mismatches(bundle)
+        stale = Ask(
+            found,
+            lambda rs: [
+                Mismatch(
+                    r.topic, r.broker_id, r.disk_topic_id, r.zk_topic_id, list(r.partitions), list(r.files)
+                )
+                for r in rs
+            ],
+        )
+        absent = Ask(v.topics.where(F.col("topic_id").isNull()), lambda rs: [_znode(t) for t in rs])
+        known = Ask(  # the znodes of the topics whose replicas disagree with it
+            v.topics.join(found.select("topic").distinct(), "topic", "left_semi"),
+            lambda rs: {r.topic: _znode(r) for r in rs},
+        )
+        return Joined(lambda m, a, k: IdsSaid(m, k | {z.topic: z for z in a}, a), stale, absent, known)
+    return given(_printed(bundle) if v.evidence.pasted else IdsSaid())
+
+
+def _znode(r: Any) -> Znode:
+    return Znode(r.topic, r.path, r.topic_id, r.znode_version, r.czxid, r.mzxid, r.data_version)
+
+
+def _printed(bundle: Bundle) -> IdsSaid:
+    """The ids pasted output printed: the replicas that disagree with them, and the topic znodes a pasted
+    shell showed without `topic_id`."""
+    printed = printed_ids(bundle).cache()
+    pasted = sorted(r.source for r in printed.select("source").distinct().collect())
+    disagree = [
+        Mismatch(
+            r.topic,
+            r.broker_id,
+            r.disk_topic_id,
+            r.printed_id,
+            list(r.partitions),
+            list(r.files),
+            Printed(r.how, r.file, r.line_no, r.taken_at),
+        )
+        for r in printed_mismatches(bundle).collect()
+    ]
+    without = [
+        ShownWithout(
+            r.topic, r.znode_version, r.mzxid, Printed(r.how, r.file, r.line_no, r.taken_at, r.command)
+        )
+        for r in printed.where(F.col("printed_id").isNull()).orderBy("topic").collect()
+    ]
+    printed.unpersist()
+    return IdsSaid(pasted=pasted, printed=disagree, shown_without=without)
