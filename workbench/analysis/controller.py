@@ -41,7 +41,7 @@ from workbench.model.shutdowns import ControlledShutdown, troubled
 from workbench.model.skew import skew_ms
 from workbench.model.tenures import TenureEnd, logged_outage
 from workbench.model.views import views
-from workbench.together import given, together
+from workbench.together import together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -79,12 +79,10 @@ class Facts:
 def facts(bundle: Bundle) -> Facts:
     v = views(bundle)
     ends = session_ends(bundle)
-    held = v.evidence.with_logs
     chain, ended = controllers.controller_chain(bundle), controllers.tenure_ends(bundle)
     failed_over = failovers.election_logs(bundle)
-    retried = troubled(bundle, SHOWN) if held else given([])
-    not_reached = unreachable(bundle, SHOWN) if held else given([])
-    no_listener = no_endpoint(bundle, SHOWN) if held else given([])
+    retried, not_reached = troubled(bundle, SHOWN), unreachable(bundle, SHOWN)
+    no_listener = no_endpoint(bundle, SHOWN)
     got = together(failed_over, retried, not_reached, no_listener)
     logs = got[failed_over]
     lost = _outages(bundle, chain, ends, logs)
@@ -92,7 +90,7 @@ def facts(bundle: Bundle) -> Facts:
         chain,
         logs,
         ends,
-        held,
+        v.evidence.with_logs,
         v.resumed_after,
         lost,
         controllers.sessions_lost(bundle) + _controllers_lost(chain, ended),

@@ -32,8 +32,7 @@ from workbench.model.health import captured_at, episodes, grouped, health
 from workbench.model.isr import OnlyInSync, only_in_sync
 from workbench.model.log_dirs import DirFailed, failed_dirs_logged
 from workbench.model.partition_history import min_isr
-from workbench.model.views import views
-from workbench.together import given, rows, together
+from workbench.together import rows, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -72,7 +71,7 @@ class Facts:
 
 def facts(bundle: Bundle) -> Facts:
     failed = failed_dir_facts(bundle)
-    logged = failed_dirs_logged(bundle) if views(bundle).evidence.with_logs else given([])
+    logged = failed_dirs_logged(bundle)
     h = health(bundle)
     if h is None:
         shown = under_replicated_facts(bundle)

@@ -142,10 +142,8 @@ def facts(bundle: Bundle) -> Facts:
     h = health(bundle)
     v = views(bundle)
     if h is None:
-        stretches = leaderless(bundle, SHOWN) if v.evidence.with_logs else given(([], 0))
-        windows = refused_leaders(bundle, SHOWN) if v.evidence.with_logs else given(([], 0))
-        shown = offline_facts(bundle)
-        lives = _down(bundle) if v.evidence.with_logs else given({})
+        stretches, windows = leaderless(bundle, SHOWN), refused_leaders(bundle, SHOWN)
+        shown, lives = offline_facts(bundle), _down(bundle)
         got = together(stretches, windows, shown, lives)
         (logged, total), (refused, refused_total) = got[stretches], got[windows]
         ends = v.span[1] if (logged or refused) and v.span is not None else None
@@ -183,7 +181,10 @@ def facts(bundle: Bundle) -> Facts:
 
 
 def _down(bundle: Bundle) -> Ask[dict[int, list[Down]]]:
-    """The brokers' stretches without a registration, as the lines tell them (one row per stretch)."""
+    """The brokers' stretches without a registration, as the lines tell them (one row per stretch); none
+    without the brokers' logs."""
+    if not views(bundle).evidence.with_logs:
+        return given({})
 
     def read(rs: list[Row]) -> dict[int, list[Down]]:
         out: dict[int, list[Down]] = {}

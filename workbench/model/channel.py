@@ -22,7 +22,8 @@ from pyspark.sql import functions as F
 from workbench.kafka import printed
 from workbench.model.refs import Said
 from workbench.model.session_ends import halted, signs_of_life, unheard
-from workbench.together import Ask
+from workbench.model.views import views
+from workbench.together import Ask, given
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -61,7 +62,10 @@ class NoEndpoint:
 
 
 def unreachable(bundle: Bundle, limit: int) -> Ask[list[Unreachable]]:
-    """The first `limit` brokers the controllers could not reach while they stayed registered. One query."""
+    """The first `limit` brokers the controllers could not reach while they stayed registered. One query;
+    none without the brokers' logs."""
+    if not views(bundle).evidence.with_logs:
+        return given([])
     ev = bundle.cluster_events
     a = F.col("attrs")
     sends = ev.where(F.col("event").isin(*SENDS)).select(
@@ -96,7 +100,10 @@ def unreachable(bundle: Bundle, limit: int) -> Ask[list[Unreachable]]:
 
 
 def no_endpoint(bundle: Bundle, limit: int) -> Ask[list[NoEndpoint]]:
-    """The first `limit` brokers whose missing endpoint failed a controller's events. One query."""
+    """The first `limit` brokers whose missing endpoint failed a controller's events. One query; none
+    without the brokers' logs."""
+    if not views(bundle).evidence.with_logs:
+        return given([])
     ev = bundle.cluster_events
     said = F.coalesce(F.col("attrs")["exception"], F.col("stack_trace"), F.lit(""))
     rows = (

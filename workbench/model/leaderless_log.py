@@ -23,7 +23,8 @@ from workbench.model.acting import SLACK_UNALIGNED_MS, acceptances, refusals
 from workbench.model.deletion_log import deleting
 from workbench.model.partition_log import CONTROLLER_LINES, LINE, logged_states
 from workbench.model.refs import file_ref
-from workbench.together import Ask
+from workbench.model.views import views
+from workbench.together import Ask, given
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -69,7 +70,9 @@ class Leaderless:
 
 def leaderless(bundle: Bundle, limit: int) -> Ask[tuple[list[Leaderless], int]]:
     """The first `limit` stretches without a leader (by start, or end where the start is not logged), and
-    how many there are."""
+    how many there are; none without the brokers' logs."""
+    if not views(bundle).evidence.with_logs:
+        return given(([], 0))
     s, off, on = _marked(bundle)
     w = Window.partitionBy("topic", "partition").orderBy("ts", "line_no")
     before = w.rowsBetween(Window.unboundedPreceding, -1)
@@ -212,7 +215,10 @@ class Refused:
 def refused_leaders(bundle: Bundle, limit: int) -> Ask[tuple[list[Refused], int]]:
     """The first `limit` windows in which a leader the controller named (not from OfflinePartition)
     refused the partition, by the controller's line, and how many there are: the refusal its own line
-    within the unaligned clocks' slack, and no line of it starting to lead at that epoch."""
+    within the unaligned clocks' slack, and no line of it starting to lead at that epoch; none without
+    the brokers' logs."""
+    if not views(bundle).evidence.with_logs:
+        return given(([], 0))
     s, off, on = _marked(bundle)
     w = Window.partitionBy("topic", "partition").orderBy("ts", "line_no")
     before = w.rowsBetween(Window.unboundedPreceding, -1)

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
-from workbench.together import Ask
+from workbench.model.views import views
+from workbench.together import Ask, given
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -49,7 +50,10 @@ class DirFailed:
 
 
 def failed_dirs_logged(bundle: Bundle) -> Ask[list[DirFailed]]:
-    """Per broker and log dir, what its lines say of the dir's failure (a row per dir)."""
+    """Per broker and log dir, what its lines say of the dir's failure (a row per dir); none without the
+    brokers' logs."""
+    if not views(bundle).evidence.with_logs:
+        return given([])
     ev = bundle.cluster_events.where(F.col("event").isin("log_dir.io_error", "log_dir.failed"))
     said = F.struct("ts", "file", "line_no", "message")
     order = F.struct("ts", "file", "line_no")

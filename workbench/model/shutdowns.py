@@ -20,7 +20,8 @@ from pyspark.sql import Window
 from pyspark.sql import functions as F
 
 from workbench.model.refs import file_ref
-from workbench.together import Ask
+from workbench.model.views import views
+from workbench.together import Ask, given
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -43,7 +44,10 @@ class ControlledShutdown:
 
 
 def troubled(bundle: Bundle, limit: int) -> Ask[list[ControlledShutdown]]:
-    """The first `limit` controlled shutdowns that were retried or gave up (one query)."""
+    """The first `limit` controlled shutdowns that were retried or gave up (one query; none without the
+    brokers' logs)."""
+    if not views(bundle).evidence.with_logs:
+        return given([])
     ev = bundle.cluster_events.where(
         F.col("event").startswith("controlled_shutdown.") & F.col("broker_id").isNotNull()
     )
