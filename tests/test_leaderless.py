@@ -20,10 +20,11 @@ from workbench.model.channel import Quiet
 from workbench.model.described import Group, Shown
 from workbench.model.history.sessions import Expired
 from workbench.model.leaderless_log import Leaderless, Refused
-from workbench.model.outage import Outage
+from workbench.model.outage import Outage, _failed_sends
 from workbench.model.pauses import Paused
 from workbench.model.refs import Said
 from workbench.model.tenures import TenureEnd
+from workbench.together import answer
 
 AT = datetime(2024, 3, 12, 9, 0, tzinfo=timezone.utc)
 TPS = [TP("orders", 0), TP("orders", 1)]
@@ -510,3 +511,19 @@ def test_from_the_lines_a_leader_that_crashed_left_its_partitions_a_session_time
     ):
         subject, text, _ = judged([other])
         assert "outage_ms" not in subject and "when they lost their leader is not in its lines" in text
+
+
+def test_a_failed_send_counts_only_after_the_brokers_last_sign_of_life(
+    sample: Callable[[str], Bundle],
+) -> None:
+    """deletion-stuck-2.8: the controller (broker 1) failed to reach broker 3 from 08:10:10.101, again and
+    again. Asked from before its first, the first is the proof; asked from a last sign of life after it
+    (as `outage.outages` asks again where the first came before that sign), the first after that sign."""
+    bundle = sample("deletion-stuck-2.8")
+    at = lambda *hms: datetime(2024, 3, 12, *hms)  # noqa: E731
+    asked = [(1, 3, at(8, 0, 0), at(8, 11, 0)), (2, 3, at(8, 10, 13), at(8, 11, 0))]
+    sends = answer(_failed_sends(bundle, asked, {}))
+    assert {e: (t.replace(tzinfo=None), ref) for e, (t, _, ref) in sends.items()} == {
+        1: (at(8, 10, 10, 101_000), "broker-1:logs/controller.log.2024-03-12-08:45"),
+        2: (at(8, 10, 13, 74_000), "broker-1:logs/controller.log.2024-03-12-08:55"),
+    }

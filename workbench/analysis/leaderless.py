@@ -11,7 +11,7 @@ timeout. The finding bounds that outage the way a controller failover's is bound
 its last log line and last write, and the session timeout), up to the new leader's election. An outage
 going on where the history stops at a gap and where it resumes is one where the gap cannot have ended it
 (`model.across_gap`). Without ZooKeeper's history, what pastes and the controller's lines show is worded
-in `leaderless_lines.py`.
+in `leaderless_lines.py`; a leader that stood still, with or without it, in `paused.py`.
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ from workbench.analysis.leaderless_lines import (
     kafka_counted,
     logged,
     pasted,
-    paused_finding,
 )
 from workbench.analysis.not_acting import (
     Moved,
@@ -52,6 +51,7 @@ from workbench.analysis.not_acting import (
     preferred_elections,
     refusals,
 )
+from workbench.analysis.paused import paused_finding
 from workbench.model.across_gap import before_gap, carried_on
 from workbench.model.channel import Quiet, went_quiet
 from workbench.model.described import Shown, offline_facts

@@ -42,7 +42,7 @@ from workbench.model.session_ends import (
 )
 from workbench.model.skew import skew_col, skew_ms
 from workbench.model.views import views
-from workbench.together import Ask, given, together
+from workbench.together import Ask, answer, given, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -166,22 +166,35 @@ def outages(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) ->
     negotiated = negotiated_timeouts(bundle, [f.session for f in failovers if f.session is not None])
     last_heard, last_writes = _last_heard(bundle, failovers, skews), _last_writes(bundle, failovers)
     last_lines = _last_lines(bundle, failovers, skews, last_heard.frame)
-    failed_sends = _failed_sends(bundle, failovers, skews)
+    lookback = timedelta(seconds=LOOKBACK_S)
+    failed_sends = _failed_sends(
+        bundle, [(f.epoch, f.old, f.gone - lookback, f.gone) for f in failovers], skews
+    )
     got = together(negotiated, last_heard, last_writes, last_lines, failed_sends)
     timeouts, heard, writes, lines = got[negotiated], got[last_heard], got[last_writes], got[last_lines]
+    lasts = {}
+    for f in failovers:
+        # cut off from ZooKeeper, a broker logs on without doing a controller's work
+        line = None if f.cause == "network_partition" else lines.get(f.epoch)
+        signs = [s for s in (line, writes.get(f.epoch), heard.get(f.epoch)) if s is not None]
+        lasts[f.epoch] = max(signs, key=lambda s: s[0]) if signs else None
+    # a send that failed before its last sign of life says nothing (it lived after): the first after it,
+    # asked again only where the first in the lookback came before it
+    sends = got[failed_sends]
+    again = [
+        (f.epoch, f.old, last[0], f.gone)
+        for f in failovers
+        if (last := lasts[f.epoch]) is not None and f.epoch in sends and sends[f.epoch][0] <= last[0]
+    ]
+    if again:
+        sends = {**sends, **{e: None for e, *_ in again}, **answer(_failed_sends(bundle, again, skews))}
     out = {}
     for f in failovers:
         end = f.elected + timedelta(milliseconds=f.ready_ms or 0)
         timeout, source = session_timeout(bundle, f.old, f.session, timeouts)
-        # cut off from ZooKeeper, a broker logs on without doing a controller's work
-        line = None if f.cause == "network_partition" else lines.get(f.epoch)
-        signs = [s for s in (line, writes.get(f.epoch), heard.get(f.epoch)) if s is not None]
-        last = max(signs, key=lambda s: s[0]) if signs else None
+        last, sent = lasts[f.epoch], sends.get(f.epoch)
         lower = upper = _ms(end - f.gone)
         pinged_after = False
-        # a send that failed before its last sign of life says nothing: it lived after
-        sent = got[failed_sends].get(f.epoch)
-        sent = sent if sent is not None and (last is None or sent[0] > last[0]) else None
         if f.cause == HALTED and last is not None:  # it stopped at its last line, its halt
             lower = upper = _ms(end - last[0])
         elif f.cause in SILENT_CAUSES and timeout is not None:
@@ -275,13 +288,15 @@ def _last_lines(
     )
 
 
-def _failed_sends(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) -> Ask[dict[int, Any]]:
+def _failed_sends(
+    bundle: Bundle, asked: list[tuple[int, int, datetime, datetime]], skews: dict[int, int]
+) -> Ask[dict[int, Any]]:
     """Epoch -> (time on ZooKeeper's clock, what, ref) of a controller's first failed send to the broker gone
-    (`channel.SENDS`) within `channel.LOOKBACK_S` before its session ended; the sender's clock corrected by
-    its skew where known."""
-    wanted = bundle.spark.createDataFrame(
-        [(f.epoch, f.old, f.gone) for f in failovers], "epoch int, broker int, gone timestamp"
-    )
+    (`channel.SENDS`) after `after` and by its session's end, for each (epoch, broker, after, gone) asked;
+    the sender's clock corrected by its skew where known."""
+    if not asked:
+        return given({})
+    wanted = bundle.spark.createDataFrame(asked, "epoch int, broker int, after timestamp, gone timestamp")
     skew = F.coalesce(skew_col(skews), F.lit(0))  # the sender's; its own clock where not known
     sends = bundle.cluster_events.where(F.col("event").isin(*SENDS)).select(
         F.regexp_extract(F.col("attrs")["broker_node"], r"\(id: (-?\d+)", 1).cast("int").alias("broker"),
@@ -289,10 +304,9 @@ def _failed_sends(bundle: Bundle, failovers: list[Failover], skews: dict[int, in
         "file",
         "line_no",
     )
-    since = F.col("gone") - F.expr(f"INTERVAL {LOOKBACK_S} SECONDS")
     rows = (
         sends.join(F.broadcast(wanted), "broker")
-        .where((F.col("zk_ts") <= F.col("gone")) & (F.col("zk_ts") >= since))
+        .where((F.col("zk_ts") <= F.col("gone")) & (F.col("zk_ts") > F.col("after")))
         .groupBy("epoch")
         .agg(F.min(F.struct("zk_ts", "file", "line_no")).alias("first"))  # one row per failover
     )
