@@ -5,6 +5,7 @@ balance's findings half (`balance.judge`) from hand-written facts: its threshold
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
@@ -20,12 +21,14 @@ from workbench.analysis import balance, reassignment
 from workbench.analysis.balance import Facts, Flapped, Imbalanced, judge
 from workbench.analysis.findings import TP, Coverage
 from workbench.analysis.triage import Triage
-from workbench.frames import Bundle, open_bundle
+from workbench.frames import Bundle, WithoutZooKeeper, open_bundle
 from workbench.model import isr
+from workbench.model.history.partitions import isr_changes, isr_writes_unseen
 from workbench.simulate import story
 from workbench.simulate.cluster import Cluster
 from workbench.simulate.run import simulate
 from workbench.simulate.scenarios import SCENARIOS, Scale, controller_failover
+from workbench.together import together
 
 
 def _ms(t: datetime) -> int:
@@ -46,24 +49,53 @@ def restarted_thrice(c: Cluster, s: Scale) -> None:
 
 @pytest.mark.slow
 def test_isr_departures_of_the_truth_are_seen_and_one_restart_does_not_flap(
-    sample: Callable[[str], Bundle], triaged: Callable[[str], Triage]
+    sample: Callable[[str], Bundle], triaged: Callable[[str], Triage], twin: Callable[[str], Triage]
 ) -> None:
     for name in ("topicid-mismatch-2.8", "healthy-3.6"):
         truth = json.loads((REPO / "sample_data" / name / "truth.json").read_text())
         bundle = sample(name)
-        changes = isr.isr_changes(bundle)
-        assert changes is not None
-        left = {
-            (r.topic, r.partition, r.broker): _ms(r.time)
-            for r in changes.where(F.col("change") == "left").collect()  # a few dozen: small samples
-        }
-        for d in truth["isr_departures"]:
-            assert abs(left[(d["topic"], d["partition"], d["broker"])] - d["at_ms"]) < 1_000, d
-        churn = isr.isr_churn(bundle)
-        assert churn is not None
-        assert churn.agg(F.sum("left")).first()[0] == changes.where(F.col("change") == "left").count() > 0
+        # from ZooKeeper's partition states, and from the states the lines print (the logs-only view)
+        told = {}
+        for seen in (bundle, WithoutZooKeeper(bundle)):
+            changes = isr_changes(seen)
+            told[seen] = {  # a few dozen: small samples
+                (r.topic, r.partition, r.broker, r.change): r for r in changes.collect()
+            }
+            left = {k[:3]: _ms(r.time) for k, r in told[seen].items() if k[3] == "left"}
+            for d in truth["isr_departures"]:
+                assert abs(left[(d["topic"], d["partition"], d["broker"])] - d["at_ms"]) < 1_000, d
+            churn = isr.isr_churn(seen)
+            assert churn.agg(F.sum("left")).first()[0] == len(left) > 0
+        txns, lines = told.values()
+        # at 2.8 and 3.6 every write of a state is printed: the lines tell each change ZooKeeper holds
+        assert lines.keys() == txns.keys()
+        assert all(r.zxid is not None and r.file is None for r in txns.values())
+        assert all(r.zxid is None and r.file.startswith("brokers/") for r in lines.values())
+        unseen = isr_writes_unseen(WithoutZooKeeper(bundle))
+        assert together(unseen)[unseen] == 0
         assert [f for f in triaged(name).findings if f.kind == "isr.flapping"] == []
+        assert [f for f in twin(name).findings if f.kind == "isr.flapping"] == []
     assert truth["broker_restarts"]  # healthy: one restart, its replicas left and rejoined once
+
+
+@pytest.mark.slow
+def test_isr_changes_the_lines_do_not_print_are_counted_in_coverage(
+    sample: Callable[[str], Bundle], twin: Callable[[str], Triage]
+) -> None:
+    """At 2.5.1 the controller's removal of a stopped broker's replicas prints no state (only the replica's
+    transition): the lines tell part of ZooKeeper's ISR changes, nothing it does not hold, and say how many
+    writes they miss."""
+    bundle = sample("controller-failover-2.5")
+    txns = {(r.topic, r.partition, r.broker, r.change) for r in isr_changes(bundle).collect()}
+    lines = {
+        (r.topic, r.partition, r.broker, r.change) for r in isr_changes(WithoutZooKeeper(bundle)).collect()
+    }
+    assert lines < txns and lines
+    unseen = isr_writes_unseen(WithoutZooKeeper(bundle))
+    n = together(unseen)[unseen]
+    assert n > 0
+    said = twin("controller-failover-2.5").coverage["leader_balance"]
+    assert any(f"{n} write(s) of partitions' states that no line prints" in m for m in said.missing), said
 
 
 @pytest.mark.slow
@@ -84,6 +116,15 @@ def test_a_broker_restarted_three_times_in_minutes_flaps(
     hosted = sum(t["partitions"] for t in truth["topics"].values())  # 3 brokers, replication 3: all
     assert found[0].subject["partitions"] == hosted
     assert len(found[0].evidence) >= 3 and all(e.startswith("zk:txn@") for e in found[0].evidence)
+    # from the logs alone: the same broker and partitions, from the states the lines print
+    alone = [
+        f
+        for f in balance.findings(WithoutZooKeeper(open_bundle(tmp_path / "b", spark)), Coverage())
+        if f.kind == "isr.flapping"
+    ]
+    assert [f.subject for f in alone] == [found[0].subject]
+    assert len(alone[0].evidence) >= 3 and all(e.startswith("broker-") for e in alone[0].evidence)
+    assert "on the clocks of the brokers whose lines print it" in alone[0].summary
 
 
 @pytest.mark.slow
@@ -222,7 +263,16 @@ def test_judge_gives_the_reason_the_evidence_shows() -> None:
 
 
 def test_judge_flapping_and_without_the_history() -> None:
-    flap = Flapped(3, 2, 4, AT, AT + timedelta(minutes=7), [TP("orders", 0), TP("orders", 1)], [0x21, 0x25])
+    flap = Flapped(
+        3,
+        2,
+        4,
+        AT,
+        AT + timedelta(minutes=7),
+        [TP("orders", 0), TP("orders", 1)],
+        ["zk:txn@0x21", "zk:txn@0x25"],
+        True,
+    )
     (found,) = judge(balance_facts(flapped=[flap]), Coverage())
     assert found.subject == {"broker": 3, "partitions": 2} and found.evidence == (
         "zk:txn@0x21",
@@ -234,4 +284,18 @@ def test_judge_flapping_and_without_the_history() -> None:
     )
     coverage = Coverage()
     coverage.record("leader_balance", ["ZooKeeper history"])
-    assert judge(None, coverage) == [] and coverage["leader_balance"].status == "partial"
+    assert (
+        judge(balance_facts(series=False), coverage) == [] and coverage["leader_balance"].status == "partial"
+    )
+    # from the lines alone: the imbalance is not known (coverage names the txn logs), the flapping is
+    coverage = Coverage()
+    coverage.record("leader_balance", ["broker logs"], ["ZooKeeper txn logs (zk/txnlog/): how long ..."])
+    told = dataclasses.replace(flap, refs=["broker-2:logs/server.log:7"], from_txns=False)
+    (found,) = judge(balance_facts(flapped=[told], series=False, unseen=4), coverage)
+    assert found.evidence == ("broker-2:logs/server.log:7",) and found.summary.endswith(
+        "and 08:07:00 on the clocks of the brokers whose lines print it."
+    )
+    assert coverage["leader_balance"].missing[-1] == (
+        "4 write(s) of partitions' states that no line prints (their versions skipped): the ISR changes in "
+        "them are not counted for flapping"
+    )

@@ -28,6 +28,7 @@ from workbench.analysis.contract import NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import TP, Coverage, Finding, file_ref, first_refs, tp_list, txn_ref, zk_ref
 from workbench.kafka import behaviour, defaults
 from workbench.model.health import Health, health
+from workbench.model.history.partitions import isr_writes_unseen
 from workbench.model.isr import FLAPPING_WINDOW_S, flapping
 from workbench.model.views import views
 from workbench.together import Ask, Joined, count, given, rows, together
@@ -85,7 +86,8 @@ class Flapped:
     first: datetime
     last: datetime
     tps: list[TP]
-    zxids: list[int]
+    refs: list[str]  # the first departures' txns, or lines
+    from_txns: bool  # ZooKeeper's history told them (its clock); else the lines (their brokers' clocks)
 
 
 @dataclass(frozen=True)
@@ -99,18 +101,20 @@ class Facts:
     waits: bool | None  # the rebalance skips while any reassignment runs, at this version (None: unknown)
     moving: int  # partitions being reassigned at the capture
     counted_from: str | None  # the history the preferred partitions are known from, when not all are
+    series: bool = True  # the health series was made (ZooKeeper's history read): imbalances are known
+    unseen: int = 0  # writes of partitions' states no line printed (the ISR changes told by the lines)
 
 
-def facts(bundle: Bundle) -> Facts | None:
+def facts(bundle: Bundle) -> Facts:
     """The brokers above the threshold at the end, with their partitions and the logged checks (a query
-    each for all of them), and the flapping replicas; None without ZooKeeper's history."""
+    each for all of them), where the health series is made (ZooKeeper's history); and the flapping
+    replicas, from the history's ISR changes."""
     v = views(bundle)
     h = health(bundle)
-    if h is None:
-        return None
     percentage = float(_setting(bundle, "leader.imbalance.per.broker.percentage", IMBALANCE_PERCENTAGE))
-    ends, flaps = rows(imbalance_since(h, percentage / 100)), _flapped(bundle)
-    got = together(ends, flaps)
+    ends = rows(None if h is None else imbalance_since(h, percentage / 100))
+    flaps, unseen = _flapped(bundle), isr_writes_unseen(bundle)
+    got = together(ends, flaps, unseen)
     above = [r for r in got[ends] if r.since is not None]
     disabled = [
         b
@@ -130,6 +134,8 @@ def facts(bundle: Bundle) -> Facts | None:
         waits=behaviour.holds("auto_rebalance_waits_for_reassignments", v.evidence.kafka_version),
         moving=then[moving],
         counted_from=None if v.history_base[1] else v.history_read,
+        series=h is not None,
+        unseen=got[unseen],
     )
 
 
@@ -235,19 +241,18 @@ def _checks(bundle: Bundle, since: dict[int, datetime]) -> Ask[dict[int, tuple[i
 
 
 def _flapped(bundle: Bundle) -> Ask[list[Flapped]]:
-    """Per broker whose replicas flapped: how many, the most departures in one window, when, and which."""
-    flaps = flapping(bundle)
-    if flaps is None:
-        return given([])
+    """Per broker whose replicas flapped: how many, the most departures in one window, when, which, and
+    what told the first departures."""
     per_broker = (
-        flaps.groupBy("broker")
+        flapping(bundle)
+        .groupBy("broker")
         .agg(
             F.count("*").alias("n"),
             F.max("departures").alias("most"),
             F.min("first").alias("first"),
             F.max("last").alias("last"),
             F.slice(F.sort_array(F.collect_list(F.struct("topic", "partition"))), 1, 60).alias("tps"),
-            F.slice(F.sort_array(F.flatten(F.collect_list("zxids"))), 1, 5).alias("zxids"),
+            F.slice(F.sort_array(F.flatten(F.collect_list("told"))), 1, 5).alias("told"),
         )
         .orderBy("broker")  # one row per broker
     )
@@ -261,7 +266,8 @@ def _flapped(bundle: Bundle) -> Ask[list[Flapped]]:
                 r.first,
                 r.last,
                 [TP(t.topic, t.partition) for t in r.tps],
-                list(r.zxids),
+                [txn_ref(t.zxid) if t.zxid is not None else file_ref(t.file, t.line_no) for t in r.told],
+                all(t.zxid is not None for t in r.told),
             )
             for r in rs
         ],
@@ -269,13 +275,22 @@ def _flapped(bundle: Bundle) -> Ask[list[Flapped]]:
 
 
 # -- findings (plain Python) ---------------------------------------------------------------------------
-def judge(f: Facts | None, coverage: Coverage) -> list[Finding]:
+def judge(f: Facts, coverage: Coverage) -> list[Finding]:
     """Flapping replicas, and registered brokers whose imbalance outlived the controller's check, with why
     nothing moved it back. Plain Python: tested from hand-written facts."""
-    if f is None:
-        coverage.add("leader_balance", [NO_TXN])
-        return []
     out = [_flapping_finding(x) for x in f.flapped]
+    if f.unseen:
+        coverage.add(
+            "leader_balance",
+            [
+                f"{f.unseen} write(s) of partitions' states that no line prints (their versions skipped): "
+                "the ISR changes in them are not counted for flapping"
+            ],
+        )
+    if not f.series:
+        if Need.ZK_HISTORY.value in coverage["leader_balance"].used:  # held, yet none of its txns read
+            coverage.add("leader_balance", [NO_TXN])
+        return out
     for r in f.imbalanced:
         if r.broker not in f.live:
             continue  # not registered: its absence is the finding (broker.session_expired)
@@ -358,14 +373,18 @@ def _flapping_finding(r: Flapped) -> Finding:
         {"broker": r.broker, "partitions": r.n},
         f"Broker {r.broker}'s replica left the ISR of {r.n} partition(s) ({tp_list(r.tps)}) up to "
         f"{r.most} times within {FLAPPING_WINDOW_S // 60} minutes, between {r.first:%Y-%m-%d %H:%M:%S} "
-        f"and {r.last:%H:%M:%S} ZooKeeper time.",
-        tuple(txn_ref(z) for z in r.zxids),
+        f"and {r.last:%H:%M:%S} "
+        + ("ZooKeeper time." if r.from_txns else "on the clocks of the brokers whose lines print it."),
+        tuple(r.refs),
     )
 
 
 ANALYSIS = Analysis(
     "leader_balance",
-    needs={Need.ZK_HISTORY: "how long an imbalance lasted, and which replicas flapped"},
+    needs={
+        Need.ZK_HISTORY: "how long an imbalance lasted, and which replicas flapped",
+        Need.LOGS: "which replicas flapped, from the partition states the lines print (without ZooKeeper's)",
+    },
     wants={Need.ZK_STATE: "which brokers are registered at the capture"},
     facts=facts,
     judge=judge,
@@ -373,6 +392,7 @@ ANALYSIS = Analysis(
         "health",
         "partitions",
         "partition_changes",
+        "logged_states",
         "delete_markers",
         "live_brokers",
         "history_base",

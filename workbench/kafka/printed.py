@@ -17,6 +17,8 @@ from pyspark.sql import functions as F
 
 _LEADER = r"(?:\bleader=|\(Leader:|\"leader\":)(-?\d+)"
 _EPOCH = r"(?:\bleaderEpoch=|LeaderEpoch:|\"leader_epoch\":)(-?\d+)"
+# the partition state znode's version the state was written at (its partition epoch from 3.x's KIP-841 names)
+_VERSION = r"(?:\bzkVersion=|ZkVersion:|\bpartitionEpoch=)(-?\d+)"
 # the ISR's members as printed: a List(...), a [...], ISR:1,2 up to the next field, or BrokerStates
 _ISR = r"(?:\bisr=List\(([^)]*)\)|\bisr=\[([^\]]*)\]|ISR:([\d,]*)|\"isr\":\[([^\]]*)\])"
 
@@ -39,6 +41,12 @@ def leader(text: Column) -> Column:
 def leader_epoch(text: Column) -> Column:
     """The leader epoch a printed state names, or null."""
     return _int(text, _EPOCH)
+
+
+def version(text: Column) -> Column:
+    """The state znode's version a printed state names (`zkVersion=`, `ZkVersion:`, 3.x's
+    `partitionEpoch=`), or null (1.0's JSON form prints none)."""
+    return _int(text, _VERSION)
 
 
 def isr(text: Column) -> Column:

@@ -1,5 +1,7 @@
-"""ISR churn from ZooKeeper's history: each replica leaving or joining its partition's ISR, per bucket and
-broker, and the replicas that keep leaving (flapping; `analysis/balance.py` words them)."""
+"""ISR churn, from the one history's ISR changes (`history.partitions.isr_changes`: ZooKeeper's partition
+states, else the states the lines print): each replica leaving or joining its partition's ISR per bucket and
+broker, and the replicas that keep leaving (flapping; `analysis/balance.py` words them); and the brokers
+alone in the ISR of what they lead at the capture."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from pyspark.sql import DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from workbench.kafka.znodes import CONTROLLER
+from workbench.model.history.partitions import isr_changes
 from workbench.model.views import views
 from workbench.together import Ask, Joined, given, rows
 
@@ -17,45 +20,15 @@ if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 FLAPPING_DEPARTURES = 3  # a replica leaving its partition's ISR this often ...
-FLAPPING_WINDOW_S = 600  # ... within this long (ZooKeeper's clock)
+FLAPPING_WINDOW_S = 600  # ... within this long (ZooKeeper's clock, or the lines' brokers')
 
 
-def isr_changes(bundle: Bundle) -> DataFrame | None:
-    """Each replica leaving or joining a partition's ISR as ZooKeeper recorded it: topic, partition,
-    broker, zxid, time, change ('left' or 'joined'). None without ZooKeeper's history."""
-    changes = views(bundle).partition_changes
-    if changes is None:
-        return None
-    w = Window.partitionBy("topic", "partition").orderBy("zxid", "time")
-    with_isr = changes.where(F.col("isr").isNotNull())
-    d = with_isr.select(
-        "topic", "partition", "zxid", "time", "isr", F.lag("isr").over(w).alias("before")
-    ).where(F.col("before").isNotNull())
-    return (
-        d.select(
-            "topic", "partition", "zxid", "time", F.explode(F.array_except("before", "isr")).alias("broker")
-        )
-        .withColumn("change", F.lit("left"))
-        .unionByName(
-            d.select(
-                "topic",
-                "partition",
-                "zxid",
-                "time",
-                F.explode(F.array_except("isr", "before")).alias("broker"),
-            ).withColumn("change", F.lit("joined"))
-        )
-    )
-
-
-def isr_churn(bundle: Bundle, bucket: str = "1 minute") -> DataFrame | None:
+def isr_churn(bundle: Bundle, bucket: str = "1 minute") -> DataFrame:
     """Per bucket and broker, how many of its replicas left and joined an ISR: minute, broker, left,
     joined (only buckets with churn)."""
-    changes = isr_changes(bundle)
-    if changes is None:
-        return None
     return (
-        changes.groupBy(F.window("time", bucket)["start"].alias("minute"), "broker")
+        isr_changes(bundle)
+        .groupBy(F.window("time", bucket)["start"].alias("minute"), "broker")
         .pivot("change", ["left", "joined"])
         .count()
         .na.fill(0, ["left", "joined"])
@@ -63,14 +36,12 @@ def isr_churn(bundle: Bundle, bucket: str = "1 minute") -> DataFrame | None:
     )
 
 
-def flapping(bundle: Bundle) -> DataFrame | None:
+def flapping(bundle: Bundle) -> DataFrame:
     """Replicas that left their partition's ISR FLAPPING_DEPARTURES times or more within
-    FLAPPING_WINDOW_S: topic, partition, broker, departures (the most in one window), first, last and
-    the zxids of those departures."""
-    changes = isr_changes(bundle)
-    if changes is None:
-        return None
-    left = changes.where(F.col("change") == "left")
+    FLAPPING_WINDOW_S: topic, partition, broker, departures (the most in one window), first, last, and
+    what told the first ten departures (`told`: time, and the txn's zxid or the line's file and line_no;
+    a line's time is on its broker's clock)."""
+    left = isr_changes(bundle).where(F.col("change") == "left")
     w = (
         Window.partitionBy("topic", "partition", "broker")
         .orderBy(F.unix_seconds("time"))
@@ -83,7 +54,9 @@ def flapping(bundle: Bundle) -> DataFrame | None:
             F.max("in_window").alias("departures"),
             F.min("time").alias("first"),
             F.max("time").alias("last"),
-            F.slice(F.sort_array(F.collect_list("zxid")), 1, 10).alias("zxids"),
+            F.slice(F.sort_array(F.collect_list(F.struct("time", "zxid", "file", "line_no"))), 1, 10).alias(
+                "told"
+            ),
         )
         .where(F.col("departures") >= FLAPPING_DEPARTURES)
     )

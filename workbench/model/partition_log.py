@@ -66,7 +66,9 @@ CONTROLLER_LINES = (
 def logged_states(bundle: Bundle) -> DataFrame:
     """Every line that prints a partition's state or ISR, or takes a replica offline: topic, partition,
     broker_id, ts, file, line_no, event, from_state, to_state, leader, leader_epoch, isr (array<int>),
-    recovering, replica (taken offline), said_unclean (the controller's own words, until 1.0)."""
+    version (of the state znode the state was written at, where the line names it: behaviour
+    `printed_state_names_its_version`), recovering, replica (taken offline), said_unclean (the controller's
+    own words, until 1.0)."""
     ev = bundle.cluster_events.where(
         F.col("event").isin(*STATES, *ISR_LISTS, *OTHERS) & F.col("partition").isNotNull()
     )
@@ -87,6 +89,9 @@ def logged_states(bundle: Bundle) -> DataFrame:
         F.coalesce(printed.leader(state), a["leader"].try_cast("int")).alias("leader"),
         printed.leader_epoch(state).alias("leader_epoch"),
         F.coalesce(printed.isr(state), F.when(listed.isNotNull(), printed.ints(listed))).alias("isr"),
+        F.coalesce(printed.version(state), F.try_element_at(printed.ints(a["zk_version"]), F.lit(1))).alias(
+            "version"
+        ),
         F.coalesce(printed.recovering(state), F.lit(False)).alias("recovering"),
         F.when(offline, a["replica"].try_cast("int")).alias("replica"),
         (F.col("event") == "leader_election.unclean").alias("said_unclean"),

@@ -1,5 +1,6 @@
-"""The partitions' leaders, from ZooKeeper's history and the brokers' lines together: who led a partition
-at a moment, and the leaders elected from outside the ISR before them (unclean elections).
+"""The partitions' leaders and ISRs, from ZooKeeper's history and the brokers' lines together: who led a
+partition at a moment, the leaders elected from outside the ISR before them (unclean elections), and each
+replica leaving or joining an ISR.
 
 ZooKeeper's partition states (`partition_history`) are authoritative where its history holds them: they
 are what the controller wrote, in zxid order. The states the controller's and brokers' lines print
@@ -78,6 +79,84 @@ def led_at(bundle: Bundle, asked: list[tuple[int, int, datetime]]) -> Ask[dict[i
         return {i: (tps.get(i, []), source) for i, source in told_by.items()}
 
     return Ask(led, read)
+
+
+def isr_changes(bundle: Bundle) -> DataFrame:
+    """Each replica leaving ('left') or joining ('joined') a partition's ISR: topic, partition, broker,
+    change, time, and what told it: `zxid`, the txn that wrote the state (ZooKeeper's partition states,
+    where its history is held), else `file` and `line_no`, the first line printing the state it led to.
+    From the lines, a partition's states are ordered by the version of its state znode each names
+    (behaviour `printed_state_names_its_version`), within each life of its topic (a creation's
+    NewPartition line begins one), and `time` is that line's, on its broker's clock. A write no line
+    printed hides what changed in it: `isr_writes_unseen` counts them."""
+    changes = views(bundle).partition_changes
+    if changes is not None:
+        w = Window.partitionBy("topic", "partition").orderBy("zxid", "time")
+        d = changes.where(F.col("isr").isNotNull()).select(
+            "topic", "partition", "zxid", "time", "isr", F.lag("isr").over(w).alias("before")
+        )
+        told = [
+            F.col("zxid"),
+            F.lit(None).cast("string").alias("file"),
+            F.lit(None).cast("long").alias("line_no"),
+        ]
+    else:
+        d = _printed_states(bundle).select("topic", "partition", "time", "isr", "before", "file", "line_no")
+        told = [F.lit(None).cast("long").alias("zxid"), F.col("file"), F.col("line_no")]
+    d = d.where(F.col("before").isNotNull())
+    return d.select(
+        "topic",
+        "partition",
+        "time",
+        *told,
+        F.explode(F.array_except("before", "isr")).alias("broker"),
+        F.lit("left").alias("change"),
+    ).unionByName(
+        d.select(
+            "topic",
+            "partition",
+            "time",
+            *told,
+            F.explode(F.array_except("isr", "before")).alias("broker"),
+            F.lit("joined").alias("change"),
+        )
+    )
+
+
+def isr_writes_unseen(bundle: Bundle) -> Ask[int]:
+    """How many writes of a partition's state fall between two versions the lines print and were printed
+    by none (what changed in them is not known); 0 where ZooKeeper's history tells every write."""
+    if views(bundle).partition_changes is not None:
+        return given(0)
+    skipped = F.col("version") - F.col("before_version") - 1
+    return Ask(
+        _printed_states(bundle).agg(F.sum(F.when(skipped > 0, skipped)).alias("n")),
+        lambda rs: int(rs[0].n or 0) if rs else 0,
+    )
+
+
+def _printed_states(bundle: Bundle) -> DataFrame:
+    """Per partition, life and version of its state znode a line prints it at: time, isr, file and line_no
+    of the first such line, and the ISR and version printed before it in that life (`before`,
+    `before_version`)."""
+    s = logged_states(bundle).where(F.col("isr").isNotNull() & F.col("version").isNotNull())
+    born = (F.col("event") == "partition.state_change") & (F.col("from_state") == "NewPartition")
+    by_time = Window.partitionBy("topic", "partition").orderBy("ts", F.when(born, 0).otherwise(1), "line_no")
+    lives = s.select("*", F.sum(F.when(born, 1).otherwise(0)).over(by_time).alias("life"))
+    first = F.struct("ts", "file", "line_no", "isr")
+    per = lives.groupBy("topic", "partition", "life", "version").agg(F.min(first).alias("f"))
+    w = Window.partitionBy("topic", "partition", "life").orderBy("version")
+    return per.select(
+        "topic",
+        "partition",
+        "version",
+        F.col("f.ts").alias("time"),
+        F.col("f.isr").alias("isr"),
+        F.col("f.file").alias("file"),
+        F.col("f.line_no").alias("line_no"),
+        F.lag("f.isr").over(w).alias("before"),
+        F.lag("version").over(w).alias("before_version"),
+    )
 
 
 @dataclass(frozen=True)
