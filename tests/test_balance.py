@@ -16,6 +16,7 @@ import pytest
 from conftest import REPO
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from stories import MUST_FIND, Stories
 
 from workbench.analysis import balance, reassignment
 from workbench.analysis.balance import Facts, Flapped, Imbalanced, judge
@@ -76,6 +77,26 @@ def test_isr_departures_of_the_truth_are_seen_and_one_restart_does_not_flap(
         assert [f for f in triaged(name).findings if f.kind == "isr.flapping"] == []
         assert [f for f in twin(name).findings if f.kind == "isr.flapping"] == []
     assert truth["broker_restarts"]  # healthy: one restart, its replicas left and rejoined once
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name",
+    [
+        # deleted with replicas offline and created again: the new life's ISR is nobody rejoining
+        next(n for n in MUST_FIND if n.startswith("recreated+") and n.endswith("@3.6.2")),
+        "two-lives@2.8.2#5s",  # created twice, each life with its ISR changes; clocks 5 s apart
+    ],
+)
+def test_the_lines_tell_zookeepers_isr_changes_across_a_topics_lives(stories: Stories, name: str) -> None:
+    bundle = stories.bundle(name)
+    txns, lines = (
+        sorted((r.topic, r.partition, r.broker, r.change) for r in isr_changes(seen).collect())
+        for seen in (bundle, WithoutZooKeeper(bundle))
+    )
+    assert lines == txns and any(c == "left" for *_, c in txns)
+    unseen = isr_writes_unseen(WithoutZooKeeper(bundle))
+    assert together(unseen)[unseen] == 0
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from workbench.bundle import log_files
+from workbench.kafka import printed
 from workbench.kafka.messages import source
 from workbench.model.session_ends import lived_through
 from workbench.sources.logs import read_logs
@@ -166,6 +167,21 @@ def test_old_and_new_versions(real_logs) -> None:
     ]
     isr28 = _rows(events, "01_", "isr.updated")
     assert (isr28[0].topic, isr28[0].partition, isr28[0].attrs["zk_version"]) == ("UbuntuTopic", 0, "9")
+
+
+def test_the_state_znode_version_a_real_state_names(real_logs) -> None:
+    """LeaderIsrAndControllerEpoch prints ZkVersion at 3.1.0, not at 2.8.0 (behaviour
+    `printed_state_names_its_version`): the ISR changes from the lines read it where it is printed, and
+    leave the rest unordered rather than guess."""
+    events, _, _ = real_logs
+    removed = events.where(F.col("event") == "replica.removed_from_isr").select(
+        "file", "line_no", printed.version(F.col("attrs")["leader_and_isr"]).alias("v")
+    )
+    by_file = {}
+    for r in removed.orderBy("file", "line_no").collect():
+        by_file.setdefault(Path(r.file).name[:4], []).append(r.v)
+    assert by_file["07b_"] == [1, 1]  # 3.1.0: (Leader:-1,ISR:0,LeaderEpoch:1,ZkVersion:1,ControllerEpoch:3)
+    assert by_file["03_s"] and set(by_file["03_s"]) == {None}  # 2.8.0: (Leader:-1,ISR:1,LeaderEpoch:5,...)
 
 
 # Real lines the catalog leaves untyped on purpose: (logger, message opening) -> why. Empty today: every

@@ -393,16 +393,19 @@ _FACTS = (
         "printed_state_names_its_version",
         "A partition's state is written to its state znode conditionally, and what Kafka keeps of it takes "
         "the version ZooKeeper's setData returned: each write of the state raises that version by one, and "
-        "every line printing the state (the controller's LeaderAndIsr, zkVersion= or from 3.x "
-        "partitionEpoch=; its LeaderIsrAndControllerEpoch, ZkVersion:; the requests it sends) and the "
-        "leader's 'ISR updated to ... version updated to' name the version it was written at. Ordered by "
-        "that version, a topic's lines give its partitions' states in the order they were written, "
-        "whichever broker's clock printed them; a version no line names is a write nobody printed.",
+        "a line that names the version names the one the state was written at: LeaderAndIsr's zkVersion= "
+        "(partitionEpoch= at 3.6), the leader's 'ISR updated to ... version updated to', and "
+        "LeaderIsrAndControllerEpoch's ZkVersion: only at 2.7.2, 2.8.1-2.8.2 and from 3.1 (2.8.0 and 3.0 "
+        "print it without). Ordered by that version, a topic's lines give its partitions' states in the "
+        "order they were written, whichever broker's clock printed them; a version no line names is a write "
+        "nobody printed.",
         None,
         None,
         (
             Source("2.5.1", f"{K}/zk/KafkaZkClient.scala", "272"),
             Source("2.5.1", f"{K}/cluster/Partition.scala", "1192-1197"),
+            Source("2.8.0", f"{K}/controller/KafkaController.scala", "2568-2576"),
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "2580-2589"),
             Source("2.8.2", f"{K}/zk/KafkaZkClient.scala", "274"),
             Source("2.8.2", f"{K}/cluster/Partition.scala", "1429-1431"),
             Source("3.6.2", f"{K}/zk/KafkaZkClient.scala", "370"),

@@ -37,6 +37,7 @@ STATES = {
     "replica.removed_from_isr": "leader_and_isr",
     "leader_election.offline_selected": "leader_and_isr",
     "isr.updated_by_controller": "leader_and_isr",
+    "reassignment.leader_and_isr_sent": "leader_and_isr",
     "request.leader_and_isr.sent": "partition_state",
     "request.leader_and_isr.received": "partition_state",
     "request.update_metadata.sent": "partition_state",

@@ -85,16 +85,18 @@ def isr_changes(bundle: Bundle) -> DataFrame:
     """Each replica leaving ('left') or joining ('joined') a partition's ISR: topic, partition, broker,
     change, time, and what told it: `zxid`, the txn that wrote the state (ZooKeeper's partition states,
     where its history is held), else `file` and `line_no`, the first line printing the state it led to.
-    From the lines, a partition's states are ordered by the version of its state znode each names
-    (behaviour `printed_state_names_its_version`), within each life of its topic (a creation's
-    NewPartition line begins one), and `time` is that line's, on its broker's clock. A write no line
-    printed hides what changed in it: `isr_writes_unseen` counts them."""
+    A topic created again begins new lives of its partitions: their first ISR is nobody joining. From the
+    lines, a partition's states are ordered by the version of its state znode each names (behaviour
+    `printed_state_names_its_version`) within each life (a creation's NewPartition line begins one), and
+    `time` is that line's, on its broker's clock. A write no line printed hides what changed in it:
+    `isr_writes_unseen` counts them."""
     changes = views(bundle).partition_changes
     if changes is not None:
+        # a deleted state has no ISR: the next life's first is compared with nothing
         w = Window.partitionBy("topic", "partition").orderBy("zxid", "time")
-        d = changes.where(F.col("isr").isNotNull()).select(
+        d = changes.select(
             "topic", "partition", "zxid", "time", "isr", F.lag("isr").over(w).alias("before")
-        )
+        ).where(F.col("isr").isNotNull())
         told = [
             F.col("zxid"),
             F.lit(None).cast("string").alias("file"),
