@@ -382,7 +382,8 @@ def _flapping_finding(r: Flapped) -> Finding:
 ANALYSIS = Analysis(
     "leader_balance",
     needs={
-        Need.ZK_HISTORY: "how long an imbalance lasted, and which replicas flapped",
+        Need.ZK_HISTORY: "how long an imbalance lasted, and the ISR changes in zxid order (the replicas that "
+        "flapped are read from the partition states the lines print instead)",
         Need.LOGS: "which replicas flapped, from the partition states the lines print (without ZooKeeper's)",
     },
     wants={Need.ZK_STATE: "which brokers are registered at the capture"},
