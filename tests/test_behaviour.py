@@ -49,6 +49,7 @@ PINNED = {
     "expired_session_keeps_leaderships": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "failed_send_means_unreachable": (("0.10.2.2", "1.1.1", "2.8.2", "3.6.2"), ()),
     "printed_state_names_its_version": (("2.5.1", "2.8.2", "3.6.2"), ()),
+    "registered_broker_line_prints_its_epoch": (("2.2.0", "2.8.2", "3.6.2"), ("2.1.0", "1.1.1")),
     "resigning_logged_by_every_expired_broker": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "broker_start_and_stop_lines": (("0.10.2.2", "2.8.2", "3.6.2", "3.9.0"), ()),
     "unclean_election_warned": (("0.10.2", "1.0.2"), ("1.1.1", "2.5.1")),

@@ -13,11 +13,12 @@ from types import SimpleNamespace
 from typing import Any
 
 import nbformat
+import pytest
 from conftest import SAMPLE_DATA
 
 from workbench import remediation, report
 from workbench.analysis.findings import duration
-from workbench.frames import Bundle
+from workbench.frames import Bundle, WithoutZooKeeper
 from workbench.model.refs import Said
 from workbench.model.restarts import Line, Restart, rejoined, restarts, restarts_in
 from workbench.remediation.scripts import expected, wait_default
@@ -123,16 +124,49 @@ def test_the_plan_expects_each_broker_s_last_restart_from_its_log_files(
     flat = [(t.zxid, t.time, s) for t in txns for s in (t.ops or [t])]  # a multi's sub-ops share its zxid
     for b, back in rejoined(bundle).items():
         last = back[-1]
+        assert last.since_zxid is not None and last.last_zxid is not None and last.from_txns
         made = max(
-            z for z, _, s in flat if s.path == f"/brokers/ids/{b}" and s.type in CREATES and z <= last.czxid
+            z
+            for z, _, s in flat
+            if s.path == f"/brokers/ids/{b}" and s.type in CREATES and z <= last.since_zxid
         )
-        assert made == last.czxid
+        assert made == last.since_zxid
         at = {z: t for z, t, _ in flat}
-        assert last.after_ms == at[last.last_zxid] - at[last.czxid]  # ms, ZooKeeper's clock
+        assert last.after_ms == at[last.last_zxid] - at[last.since_zxid]  # ms, ZooKeeper's clock
         state = [s for z, _, s in flat if z == last.last_zxid and s.path and s.path.endswith("/state")]
         assert any(b in json.loads(s.data)["isr"] for s in state if s.data)
-        assert f"back in the ISRs it had left {duration(last.after_ms)}" in text
+        said = f"back in the ISRs it had left {duration(last.after_ms)} after it registered"
+        assert f"{said} (the last at `{last.ref}`;" in text
     assert sorted(restarts(bundle)) == [1, 2, 3]
+
+
+@pytest.mark.parametrize("name", ["topicid-mismatch-2.8", "healthy-3.6", "controller-failover-2.5"])
+def test_the_lines_time_a_return_to_the_isrs_as_zookeeper_does(
+    sample: Callable[[str], Bundle], name: str
+) -> None:
+    """The same bundle without ZooKeeper: each restarted broker's return to the ISRs it had left is timed
+    from its own "Registered broker" line to the first line printing the last partition's state with it
+    in the ISR again. The samples' clocks are ZooKeeper's, so it is ZooKeeper's measure to the ms; each
+    line cited prints that ISR, and the plan says the lines' clocks told it. A broker that never left an
+    ISR has none (broker 2 of topicid-mismatch-2.8, only started)."""
+    whole = sample(name)
+    txns, lines = rejoined(whole), rejoined(WithoutZooKeeper(whole))
+    assert txns and {b: [r.after_ms for r in rs] for b, rs in lines.items()} == {
+        b: [r.after_ms for r in rs] for b, rs in txns.items()
+    }
+    for b, rs in lines.items():
+        for r in rs:
+            assert not r.from_txns and r.since_zxid is None and r.last_zxid is None
+            m = re.fullmatch(r"broker-(\d+):(.+):(\d+)", r.ref)
+            assert m, r.ref
+            said = (SAMPLE_DATA / name / "brokers" / m.group(1) / m.group(2)).read_text().splitlines()
+            printed = said[int(m.group(3)) - 1]
+            assert re.search(rf"\b{b}\b", re.split("isr", printed, maxsplit=1, flags=re.I)[1]), printed
+    plan = remediation.RepairPlan(bundle="b", manifest={}, rejoined=lines)
+    b, rs = next(iter(lines.items()))
+    assert f"(the last at `{rs[-1].ref}`, on the clocks of the brokers whose lines tell it;" in expected(
+        plan, b
+    )
 
 
 def test_the_report_embeds_the_plan_and_links_its_files(sample: Callable[[str], Bundle]) -> None:

@@ -413,6 +413,21 @@ _FACTS = (
         ),
     ),
     Fact(
+        "registered_broker_line_prints_its_epoch",
+        "A broker registers by creating its ephemeral /brokers/ids/N, and once the create returned "
+        "KafkaZkClient.registerBroker logs 'Registered broker N at path /brokers/ids/N with addresses: ...'; "
+        "from 2.2 the line ends with the create's czxid, the broker epoch ('czxid (broker epoch): Z'), so "
+        "it names the very txn ZooKeeper made the registration at. Before 2.2 it prints no epoch.",
+        (2, 2, 0),
+        None,
+        (
+            Source("2.1.0", f"{K}/zk/KafkaZkClient.scala", "85-89"),
+            Source("2.2.0", f"{K}/zk/KafkaZkClient.scala", "95-100"),
+            Source("2.8.2", f"{K}/zk/KafkaZkClient.scala", "94-100"),
+            Source("3.6.2", f"{K}/zk/KafkaZkClient.scala", "104-110"),
+        ),
+    ),
+    Fact(
         "resigning_logged_by_every_expired_broker",
         "A broker whose ZooKeeper session expires runs the controller's resignation whether it was the "
         'controller or not, so "Resigning" and "Resigned" prove nothing; only the active controller has '

@@ -3,9 +3,10 @@ repair plan's) can expect of that broker.
 
 A broker's own lines time its stop and its start, on its own clock (behaviour
 `broker_start_and_stop_lines`, 0.10-3.9): "shutting down", its controlled shutdown, "shut down
-completed"; then "starting" ... "started", once it is registered and serving. ZooKeeper's history times its
-return into the ISRs: from its registration to the first write of each partition's state that gave it back
-a place it had left, the last of those.
+completed"; then "starting" ... "started", once it is registered and serving. The one history times its
+return into the ISRs: from its registration again (`history.brokers.offline_windows`) to the first change
+of each partition's ISR that gave it back a place it had left (`history.partitions.isr_changes`), the last
+of those.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, NamedTuple
 
+from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
 
+from workbench.model.history.brokers import registrations
+from workbench.model.history.partitions import isr_changes
 from workbench.model.reads import fact
-from workbench.model.refs import Said, txn_ref
-from workbench.model.views import views
+from workbench.model.refs import Said, file_ref, txn_ref
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -62,17 +65,20 @@ class Restart:
 
 @dataclass(frozen=True)
 class Rejoined:
-    """A registration of a broker and the last time, within it, ZooKeeper put it back in a partition's
-    ISR: how long it took to be a full replica again."""
+    """A broker registered again and the last change, within that registration, that put it back in a
+    partition's ISR it had left: how long it took to be a full replica again. `since_zxid` and `last_zxid`
+    are the txns where ZooKeeper's history tells them (None: the controller's line, or the line printing
+    the ISR, told it, on its broker's clock); `ref` cites that last change."""
 
     broker: int
     after_ms: int
-    czxid: int
-    last_zxid: int
+    since_zxid: int | None
+    last_zxid: int | None
+    ref: str
 
     @property
-    def ref(self) -> str:
-        return txn_ref(self.last_zxid)
+    def from_txns(self) -> bool:
+        return self.since_zxid is not None and self.last_zxid is not None
 
 
 def _ms(a: datetime, b: datetime) -> int:
@@ -116,35 +122,52 @@ def restarts(bundle: Bundle) -> dict[int, list[Restart]]:
 
 @fact
 def rejoined(bundle: Bundle) -> dict[int, list[Rejoined]]:
-    """Each broker's registrations with how long after it the last of the partitions whose ISR it had
-    left was given it back (the first write of that partition's state with it in the ISR again, on
-    ZooKeeper's clock). One query; empty without txn logs."""
-    changes = views(bundle).partition_changes
-    if changes is None:
-        return {}
-    regs = views(bundle).registrations.select(
-        "broker_id", "czxid", F.col("registered").alias("since"), "ended_zxid"
+    """Each broker's registrations (`history.brokers.registrations`), oldest first, with how long after
+    it the last of the partitions whose ISR it had left (its last ISR change before the registration:
+    'left') was given it back (its first 'joined' after it, before its next registration). In zxid order
+    where the history's txns tell both, else by the lines' times. One query, a row per registration."""
+    w = Window.partitionBy("broker").orderBy("at", "zxid")
+    lives = registrations(bundle).select(
+        "broker",
+        F.col("at").alias("up"),
+        F.col("zxid").alias("up_zxid"),
+        F.lead(F.struct("at", "zxid")).over(w).alias("next"),
     )
-    during = F.col("ended_zxid").isNull() | (F.col("zxid") < F.col("ended_zxid"))
-    back = F.array_contains("isr", F.col("broker_id")) & (F.col("zxid") > F.col("czxid")) & during
+    back = lives.alias("r")
+    c = isr_changes(bundle).alias("c")
+    order = F.struct("c.zxid", "c.time", "c.file", "c.line_no")
+    before = _before(F.col("c.zxid"), F.col("c.time"), F.col("r.up_zxid"), F.col("r.up"))
+    within = F.col("r.next").isNull() | _before(
+        F.col("c.zxid"), F.col("c.time"), F.col("r.next.zxid"), F.col("r.next.at")
+    )
+    joined = (F.col("c.change") == "joined") & ~before & within
     per_partition = (
-        changes.join(regs, F.array_contains("replicas", F.col("broker_id")))
-        .groupBy("broker_id", "czxid", "since", "topic", "partition")
+        back.join(c, F.col("c.broker") == F.col("r.broker"))
+        .groupBy("r.broker", "r.up", "r.up_zxid", "c.topic", "c.partition")
         .agg(
-            F.max_by("isr", F.when(F.col("zxid") < F.col("czxid"), F.col("zxid"))).alias("isr_then"),
-            F.min_by(F.struct("zxid", "time"), F.when(back, F.col("zxid"))).alias("back"),
+            F.max_by("c.change", F.when(before, order)).alias("then"),
+            F.min_by(F.struct("c.time", "c.zxid", "c.file", "c.line_no"), F.when(joined, order)).alias(
+                "in_again"
+            ),
         )
-        # out of the ISR when it registered, and back in it during that registration
-        .where(~F.array_contains("isr_then", F.col("broker_id")) & F.col("back.zxid").isNotNull())
+        .where((F.col("then") == "left") & F.col("in_again").isNotNull())
     )
-    rows = (
-        per_partition.groupBy("broker_id", "czxid", "since")
-        .agg(F.max_by("back", "back.zxid").alias("last"))
-        .orderBy("broker_id", "czxid")
+    found = (
+        per_partition.groupBy("broker", "up", "up_zxid")
+        .agg(F.max_by("in_again", F.struct("in_again.zxid", "in_again.time")).alias("last"))
+        .orderBy("broker", "up")
         .collect()  # one row per registration
     )
     out: dict[int, list[Rejoined]] = {}
-    for r in rows:
-        after = _ms(r.since, r.last.time)
-        out.setdefault(r.broker_id, []).append(Rejoined(r.broker_id, after, r.czxid, r.last.zxid))
+    for r in found:
+        last = r.last
+        ref = txn_ref(last.zxid) if last.zxid is not None else file_ref(last.file, last.line_no)
+        out.setdefault(r.broker, []).append(
+            Rejoined(r.broker, _ms(r.up, last.time), r.up_zxid, last.zxid, ref)
+        )
     return out
+
+
+def _before(zxid: Column, time: Column, than_zxid: Column, than: Column) -> Column:
+    """Whether a moment comes before another: by zxid where both are txns, else by time."""
+    return F.when(zxid.isNotNull() & than_zxid.isNotNull(), zxid < than_zxid).otherwise(time < than)

@@ -91,7 +91,7 @@ class RepairPlan:
     forecast: Forecast | None = None  # what the steps do, in their order
     auto_rebalance: bool | None = None  # auto.leader.rebalance.enable, as the brokers' configs say
     restarts: dict[int, list[Restart]] = field(default_factory=dict)  # each broker's, as its lines show
-    rejoined: dict[int, list[Rejoined]] = field(default_factory=dict)  # back in the ISRs, as ZooKeeper's
+    rejoined: dict[int, list[Rejoined]] = field(default_factory=dict)  # back in the ISRs, as the history's
     current: dict[str, str] = field(default_factory=dict)  # without ZooKeeper: where each topic's id is named
     recreated: list[str] = field(default_factory=list)  # replicas of a deleted topic's id, left out: why
 

@@ -45,9 +45,10 @@ def expected(p: RepairPlan, broker: int) -> str:
     parts = [_restart(restart, whose)] if restart is not None else []
     back = p.rejoined.get(broker, [])
     if back:
+        clocks = "" if back[-1].from_txns else ", on the clocks of the brokers whose lines tell it"
         parts.append(
             f"back in the ISRs it had left {duration(back[-1].after_ms)} after it registered (the last at "
-            f"`{back[-1].ref}`; the longer it is down and the more is written meanwhile, the longer)"
+            f"`{back[-1].ref}`{clocks}; the longer it is down and the more is written meanwhile, the longer)"
         )
     waits = f"each wait of the script takes at most `WAIT_SECONDS` ({wait_default()} s unless set)."
     if not parts:

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 FROM_TXNS, FROM_LINES = "ZooKeeper's registrations", "the controllers' lines"
+FROM_BROKERS = "the brokers' own lines"
 GONE, NEW, LIVE = "controller.broker_failure", "controller.broker_startup", "controller.live_brokers"
 SILENT = "session_expired"  # went silent, and ZooKeeper expired its session
 PAUSED = "paused"  # stood still and ran on in its session
@@ -63,6 +64,38 @@ def offline_windows(bundle: Bundle) -> DataFrame:
         F.abs(F.unix_millis("down") - F.unix_millis("d")) <= CLOCKS_APART_MS
     )
     return txns.unionByName(_from_lines(bundle, skew_ms(bundle)).join(told, near, "left_anti"))
+
+
+def registrations(bundle: Bundle) -> DataFrame:
+    """Each registration of a broker: broker, at (when its znode was made), zxid (the txn that made it,
+    its broker epoch, where ZooKeeper's history or tree tells it), source and ref. ZooKeeper's
+    registrations where it holds them, else the broker's own "Registered broker" line, which
+    KafkaZkClient.registerBroker writes once the create returned (behaviour
+    `registered_broker_line_prints_its_epoch`), on ZooKeeper's clock where the broker's skew is known. A
+    line is ZooKeeper's registration where it prints that registration's epoch, or prints none and one of
+    that broker's is within CLOCKS_APART_MS."""
+    regs = views(bundle).registrations.select(
+        F.col("broker_id").alias("broker"),
+        F.col("registered").alias("at"),
+        F.col("czxid").alias("zxid"),
+        F.lit(FROM_TXNS).alias("source"),
+        F.concat(F.lit("zk:txn@"), hex_col("czxid")).alias("ref"),
+    )
+    skew = F.coalesce(skew_col(skew_ms(bundle)), F.lit(0))
+    lines = bundle.cluster_events.where(F.col("event") == "broker.registered").select(
+        F.col("broker_id").alias("broker"),
+        F.timestamp_millis(F.unix_millis("ts") - skew).alias("at"),
+        F.col("attrs")["broker_epoch"].try_cast("long").alias("epoch"),
+        file_ref_col("file", "line_no").alias("ref"),
+    )
+    z = regs.select(F.col("broker").alias("b"), F.col("at").alias("t"), F.col("zxid").alias("z"))
+    same = (F.col("broker") == F.col("b")) & F.when(
+        F.col("epoch").isNotNull(), F.col("epoch") == F.col("z")
+    ).otherwise(F.abs(F.unix_millis("at") - F.unix_millis("t")) <= CLOCKS_APART_MS)
+    told = lines.join(z, same, "left_anti").select(
+        "broker", "at", F.lit(None).cast("long").alias("zxid"), F.lit(FROM_BROKERS).alias("source"), "ref"
+    )
+    return regs.unionByName(told)
 
 
 def _from_registrations(bundle: Bundle) -> DataFrame:
