@@ -6,6 +6,7 @@ half (`lifecycle.judge`) also from hand-written facts: its wording and what part
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,7 +20,8 @@ from pyspark.sql import functions as F
 from workbench.analysis import lifecycle, typos
 from workbench.analysis.findings import Coverage
 from workbench.analysis.lifecycle import SHOWN, Assigned, Facts, Logged, OnOneRack, Written, judge
-from workbench.frames import Bundle, open_bundle
+from workbench.frames import Bundle, WithoutTxnLogs, open_bundle
+from workbench.kafka import printed
 from workbench.kafka.znodes import TOPIC_PATH
 from workbench.model.views import views
 from workbench.simulate import story
@@ -93,17 +95,87 @@ def test_odd_topics_are_found_with_their_evidence(
     assert auto.evidence[0].startswith("zk:txn@") and len(logged) == (1 if version == "2.5.1" else 0)
     assert "metrics.in and metrics_in" in found["topic.name_collision"].summary
     assert "'bad name!'" in found["topic.invalid_name"].summary
-    by = {r.topic: r.by for r in lifecycle.creations(bundle).collect()}  # type: ignore[union-attr]
+    by = {r.topic: r.by for r in lifecycle.creations(bundle).collect()}
     assert by["clicks"] == 2 and by["payments"] is None  # its own session vs a tool's
+
+    # As a capture through ZooKeeper's client holds it (no txn logs): the controller's line tells the
+    # hand-made assignment, over the brokers it logged live, and does not say who wrote it
+    captured = WithoutTxnLogs(bundle)
+    coverage = Coverage()
+    found = {f.kind: f for f in lifecycle.findings(captured, coverage)}
+    manual = found["topic.manual_assignment"]
+    assert (
+        manual.subject == {"topics": 1} and "by-hand (created as the controller logged it" in manual.summary
+    )
+    assert re.fullmatch(r"broker-1:logs/controller\.log[^:]*:\d+", manual.evidence[0]), manual.evidence
+    assert "New topics: [Set(by-hand)]" in _line(tmp_path / "b", manual.evidence[0])
+    assert found["topic.rack_concentrated"].subject == rack.subject
+    assert ("topic.auto_created" in found) == (version == "2.5.1")  # only 2.5's line tells it
+    assert coverage["topic_lifecycle"].missing == [
+        "ZooKeeper txn logs (zk/txnlog/): who created each topic, and with what assignment"
+    ]
+
+
+def _line(root: Path, ref: str) -> str:
+    """The line a finding cites (`broker-N:path:line`)."""
+    broker, path, n = re.fullmatch(r"broker-(\d+):(.+):(\d+)", ref).groups()  # type: ignore[union-attr]
+    return (root / "brokers" / broker / path).read_text().splitlines()[int(n) - 1]
+
+
+def test_a_replica_assignment_is_read_as_each_release_prints_it(spark: SparkSession) -> None:
+    """The controller's "New topics" line prints the assignment it read: a Seq per partition before 2.4,
+    ReplicaAssignment's toString from 2.4, wrapped in a TopicIdReplicaAssignment from 2.8; a topic name
+    with a dash and digits, or one Kafka refuses, is read whole."""
+    texts = [
+        "Map(t-2-1 -> List(1, 2), t-2-0 -> Vector(2, 1))",
+        "Map(a.b-0 -> ReplicaAssignment(replicas=4,3,1, addingReplicas=, removingReplicas=))",
+        "Set(TopicIdReplicaAssignment(orders,Some(rKsaa8adS9iz-nqn4fq51w),Map(orders-0 -> "
+        "ReplicaAssignment(replicas=2,3, addingReplicas=, removingReplicas=))))",
+        "Map(bad name!-0 -> ReplicaAssignment(replicas=1, addingReplicas=, removingReplicas=))",
+        "Set()",
+    ]
+    df = spark.createDataFrame([(t,) for t in texts], "text string")
+    read = [[tuple(p) for p in r.a] for r in df.select(printed.assignment(df.text).alias("a")).collect()]
+    assert read == [
+        [("t-2", "1", [1, 2]), ("t-2", "0", [2, 1])],
+        [("a.b", "0", [4, 3, 1])],
+        [("orders", "0", [2, 3])],
+        [("bad name!", "0", [1])],
+        [],
+    ]
+
+
+@pytest.mark.parametrize("name", ["controller-failover-2.5", "topicid-mismatch-2.8"])
+def test_the_controllers_lines_tell_each_creation_as_zookeeper_does(
+    sample: Callable[[str], Bundle], name: str
+) -> None:
+    """Without the txn logs, each creation is the controller's "New topics" line: the same topics, with the
+    same assignment, over the same brokers then (and their racks) as ZooKeeper's txns give, each citing
+    its line; a Kafka default assignment, so nothing is found, and every creation is checked."""
+    whole = sample(name)
+
+    def told(b: Bundle) -> dict[str, Any]:
+        made = lifecycle.creations(b).where("first_partition = 0").collect()
+        return {r.topic: (dict(r.added), r.brokers, r.brokers_known) for r in made}
+
+    captured = WithoutTxnLogs(whole)
+    assert told(captured) == told(whole) and told(whole)
+    refs = [r.ref for r in lifecycle.creations(captured).collect()]
+    assert all("New topics: [" in _line(SAMPLE_DATA / name, ref) for ref in refs)
+    coverage = Coverage()
+    assert lifecycle.findings(captured, coverage) == []
+    assert not any("neither ZooKeeper's history" in m for m in coverage["topic_lifecycle"].missing)
 
 
 @pytest.mark.slow
 def test_a_history_that_begins_after_the_creations(
     spark: SparkSession, tmp_path: Path, zookeeper_factory: Any
 ) -> None:
-    """ZooKeeper purged its older txn logs: the topics' creations are gone, the tree before the history
-    comes from the snapshot the kept logs follow, and partitions added later are still checked against
-    it. The creations it cannot see are said in coverage, not guessed."""
+    """ZooKeeper purged its older txn logs: the topics' creations are gone from its history, the tree
+    before the history comes from the snapshot the kept logs follow, and partitions added later are still
+    checked against it. The creations before it are the controller's lines' (its lines run on the
+    simulator's clock, this server on the machine's: far apart, so none is taken for a txn's), each
+    checked over the brokers it logged live."""
     # ZooKeeper rolls its log after snapCount/2 plus a random share of snapCount/2 txns: a new log every
     # 4-8 txns, so a snapshot and a log start fall between the creations and the addition whatever the draw
     zk = zookeeper_factory(jvm_properties={"zookeeper.snapCount": "8"})
@@ -136,15 +208,18 @@ def test_a_history_that_begins_after_the_creations(
     bundle = open_bundle(path, spark)
     assert views(bundle).history_span.first == first  # type: ignore[union-attr]
     assert views(bundle).watched_history.before_zxid == kept  # type: ignore[union-attr]
-    made = lifecycle.creations(bundle)
-    assert made is not None
-    rows = made.collect()
-    assert [(r.topic, r.first_partition) for r in rows] == [("orders", scale.partitions)]
-    assert len(rows[0].brokers) == scale.brokers
+    rows = lifecycle.creations(bundle).orderBy("zxid", "time").collect()
+    # the addition from the txns; the creations before them from the controller's lines, on its clock
+    assert [(r.topic, r.first_partition, r.zxid is None) for r in rows] == [
+        ("topic-0", 0, True),
+        ("orders", 0, True),
+        ("orders", scale.partitions, False),
+    ]
+    assert all(len(r.brokers) == scale.brokers and r.brokers_known for r in rows)
+    assert all("New topics: [" in _line(path, r.ref) for r in rows if r.zxid is None)
     coverage = Coverage()
     assert lifecycle.findings(bundle, coverage) == []
-    check = coverage["topic_lifecycle"]
-    assert check.status == "partial" and "before the history's first txn" in check.missing[0]
+    assert coverage["topic_lifecycle"].status == "done"
 
 
 def typo_topics(c: Cluster, s: Scale) -> None:
@@ -219,7 +294,10 @@ def test_judge_words_each_odd_topic_with_its_evidence() -> None:
         manual=(
             2,
             1,
-            [Assigned(0x10, "by-hand", None, 0, "not on 3 brokers"), Assigned(0x30, "by-hand", 2, 3, "x")],
+            [
+                Assigned(0x10, "by-hand", None, 0, "not on 3 brokers", "zk:txn@0x10"),
+                Assigned(0x30, "by-hand", 2, 3, "x", "zk:txn@0x30"),
+            ],
         ),
         concentrated=(3, 1, [OnOneRack("by-hand", "rack-1", 3)]),
         written=[Written("clicks", 0x20, AT, 2, 1), Written("views", 0x40, AT, 3, None)],
@@ -259,7 +337,9 @@ def test_judge_words_each_odd_topic_with_its_evidence() -> None:
 def test_judge_from_logs_alone_and_more_than_it_shows() -> None:
     """A 2.5 bundle without ZooKeeper's history: the brokers' lines tell the automatic creations; the
     manual assignments past SHOWN are counted, and ' ...' says more are not named."""
-    many = [Assigned(i, f"t{i}", None, 0, "why") for i in range(SHOWN)]
+    many = [
+        Assigned(None, f"t{i}", None, 0, "why", f"broker-1:logs/controller.log:{i}") for i in range(SHOWN)
+    ]
     facts = lifecycle_facts(
         history=False,
         pre_28=True,
@@ -268,8 +348,11 @@ def test_judge_from_logs_alone_and_more_than_it_shows() -> None:
     )
     coverage = checked()
     found = {f.kind: f for f in judge(facts, coverage)}
-    assert found["topic.manual_assignment"].summary.endswith(" ...")
-    assert len(found["topic.manual_assignment"].evidence) == 3
+    manual = found["topic.manual_assignment"]
+    assert manual.summary.endswith(" ...") and "t0 (created as the controller logged it, by a writer no" in (
+        manual.summary
+    )
+    assert manual.evidence == tuple(f"broker-1:logs/controller.log:{i}" for i in range(3))
     auto = found["topic.auto_created"]
     assert "clicks (broker 2, 2024-03-12 08:00:00)" in auto.summary
     assert auto.evidence == ("broker-2:logs/server.log:7",)
@@ -277,13 +360,14 @@ def test_judge_from_logs_alone_and_more_than_it_shows() -> None:
 
 
 def test_judge_says_what_it_could_not_check() -> None:
-    """Creations before the history's first txn are not checked; at 2.8 without the history whether topics
+    """Creations neither source holds are not checked; at 2.8 without the history whether topics
     were created automatically is not known (skipped), and with ZooKeeper migration it is partial."""
     coverage = checked()
     assert judge(lifecycle_facts(older=4), coverage) == []
     lc = coverage["topic_lifecycle"]
     assert lc.status == "partial" and lc.missing == [
-        "the creation of 4 topic(s), before the history's first txn: not checked"
+        "the creation of 4 topic(s), which neither ZooKeeper's history nor the controllers' "
+        "lines hold: not checked"
     ]
     coverage = checked()
     judge(lifecycle_facts(history=False), coverage)

@@ -302,6 +302,19 @@ class WithoutZooKeeper(View):
         return self.whole._datadirs
 
 
+class WithoutTxnLogs(View):
+    """The bundle as a capture through ZooKeeper's client gives it (`workbench capture`, kazoo): its tree
+    and the brokers' evidence, without the txn logs only the server's disk holds. A view of the whole."""
+
+    def __init__(self, whole: Bundle) -> None:
+        ev = whole.evidence
+        super().__init__(whole, replace(ev, zk_files=[f for f in ev.zk_files if f.kind != "log"]))
+
+    @property
+    def _datadirs(self) -> DataDirFrames:
+        return self.whole._datadirs
+
+
 def open_bundle(path: str | os.PathLike[str], spark: SparkSession | None = None) -> Bundle:
     """Open a bundle directory, a .tar.gz bundle or a bare Kafka log dir."""
     return Bundle(Evidence.open(path), spark)

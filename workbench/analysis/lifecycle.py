@@ -1,7 +1,8 @@
 """Topic lifecycle: how each topic came to be, and whether its layout and name are ones Kafka makes.
 
 - `creations` (`model/creations.py`): every topic creation and partition addition in ZooKeeper's history,
-  with the brokers then registered and whose session wrote it.
+  with the brokers then registered and whose session wrote it; else each creation the controllers' lines
+  show, with the brokers then live.
 - Findings, in two halves (`facts` asks Spark, `judge` words them in plain Python):
   - `topic.manual_assignment`: replicas Kafka's default assignment could not have given over the brokers
     then registered, for any start index and replica shift, rack aware or in any broker order
@@ -35,10 +36,9 @@ from workbench.analysis.findings import Coverage, Finding, file_ref, txn_ref, zk
 from workbench.kafka import behaviour
 from workbench.kafka import znodes as paths
 from workbench.kafka.names import LEGAL_CHARS, MAX_NAME_LENGTH, invalid_topic_message
-from workbench.kafka.znodes import TOPIC_PATH
 from workbench.model.creations import creations, not_default, rack_concentrated, topic_names
 from workbench.model.elections import elections
-from workbench.model.views import CREATES, views
+from workbench.model.views import views
 from workbench.together import Ask, count, rows, together
 
 if TYPE_CHECKING:
@@ -51,13 +51,15 @@ SHOWN = 10  # topics named in a finding's text; the count says how many there ar
 # -- facts (Spark) ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Assigned:
-    """A creation (first_partition 0) or partition addition Kafka's default assignment could not give."""
+    """A creation (first_partition 0) or partition addition Kafka's default assignment could not give, and
+    the txn or the controller's line that tells it."""
 
-    zxid: int
+    zxid: int | None  # None: a line tells it, which does not say who wrote it
     topic: str
-    by: int | None  # the broker whose own session wrote it; None: a tool's
+    by: int | None  # the broker whose own session wrote it; None: a tool's (or not known)
     first_partition: int
     why: str
+    ref: str
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ class Logged:
 @dataclass(frozen=True)
 class Facts:
     history: bool  # ZooKeeper's history was read: who wrote each topic znode, and with what assignment
-    older: int  # topics now whose creation is before the history's first txn
+    older: int  # topics now whose creation neither ZooKeeper's history nor the controllers' lines hold
     unjudged: int  # creations and additions after a gap over a tree not known: the brokers then unknown
     pre_28: bool
     with_logs: bool
@@ -110,23 +112,18 @@ def facts(bundle: Bundle) -> Facts:
     wrote each topic znode and the brokers' lines, names Kafka refuses."""
     v = views(bundle)
     made = creations(bundle)
-    older = None
-    if made is not None:
-        assert v.watched_history is not None
-        born = v.watched_history.txns.where(
-            F.col("op").isin(*CREATES) & F.col("path").rlike(TOPIC_PATH)
-        ).select(F.regexp_extract("path", TOPIC_PATH, 1).alias("topic"))
-        older = v.topics.join(born, "topic", "left_anti")
+    # the topics now whose creation neither ZooKeeper's history nor the controllers' lines tell
+    older = v.topics.join(made.where(F.col("first_partition") == 0).select("topic"), "topic", "left_anti")
     migration = any(
         c.get("zookeeper.metadata.migration.enable") == "true" for c in v.evidence.configs.values()
     )
     on_one = rack_concentrated(bundle)
     never_created = count(older)
-    unjudged = count(made if made is not None and not v.brokers_known else None)
-    manual = Ask(_manual(made) if made is not None else None, _counted(Assigned))
+    unjudged = count(made.where(~F.col("brokers_known")))
+    manual = Ask(_manual(made), _counted(Assigned))
     concentrated = Ask(_concentrated(on_one) if on_one is not None else None, _counted(OnOneRack))
     written = Ask(
-        _written_by_a_broker_not_controller(bundle, made) if made is not None and not migration else None,
+        _written_by_a_broker_not_controller(bundle, made) if not migration else None,
         lambda rs: [Written(**r.asDict()) for r in rs],
     )
     logged = Ask(_logged(bundle), lambda rs: [Logged(r.topic, **r.first.asDict()) for r in rs])
@@ -134,7 +131,7 @@ def facts(bundle: Bundle) -> Facts:
     got = together(never_created, unjudged, manual, concentrated, written, logged, refused)
     names = got[refused][0]
     return Facts(
-        history=made is not None,
+        history=v.watched_history is not None,
         older=got[never_created],
         unjudged=got[unjudged],
         pre_28=(behaviour.parse(v.evidence.kafka_version) or (2, 8)) < (2, 8),
@@ -157,15 +154,16 @@ def _counted(of: Callable[..., S]) -> Callable[[list[Row]], tuple[int, int, list
 
 
 def _manual(made: DataFrame) -> DataFrame:
-    """One row: creations whose assignment is not Kafka's (n), their topics, the first SHOWN."""
+    """One row: creations whose assignment is not Kafka's (n), their topics, the first SHOWN: ZooKeeper's
+    in zxid order, then the lines' in time order."""
+    found = F.struct("zxid", "topic", "by", "first_partition", "why", "ref")
+    in_order = F.struct(F.coalesce("zxid", F.lit(2**62)).alias("o"), "time", found.alias("a"))
     return not_default(made).agg(
         F.count("*").alias("n"),
         F.count_distinct("topic").alias("topics"),
-        F.slice(
-            F.sort_array(F.collect_list(F.struct("zxid", "topic", "by", "first_partition", "why"))),
-            1,
-            SHOWN,
-        ).alias("some"),
+        F.transform(F.slice(F.sort_array(F.collect_list(in_order)), 1, SHOWN), lambda x: x["a"]).alias(
+            "some"
+        ),
     )
 
 
@@ -253,7 +251,10 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
     if f.older:
         coverage.add(
             "topic_lifecycle",
-            [f"the creation of {f.older} topic(s), before the history's first txn: not checked"],
+            [
+                f"the creation of {f.older} topic(s), which neither ZooKeeper's history nor the controllers' "
+                "lines hold: not checked"
+            ],
         )
     if f.unjudged:
         coverage.add(
@@ -290,6 +291,7 @@ ANALYSIS = Analysis(
         "registrations",
         "elections",
         "live_brokers",
+        "skew",
     ),
     kinds=(
         Kind("topic.manual_assignment", (INFO,), {"topics": int}),
@@ -308,7 +310,7 @@ def _manual_finding(f: Facts) -> list[Finding]:
         return []
     shown = "; ".join(
         f"{s.topic} ({'created' if s.first_partition == 0 else f'partitions from {s.first_partition} added'} "
-        f"by {f'broker {s.by}' if s.by is not None else 'a tool'}: {s.why})"
+        f"{_by(s)}: {s.why})"
         for s in some
     )
     return [
@@ -320,9 +322,16 @@ def _manual_finding(f: Facts) -> list[Finding]:
             "that Kafka's default assignment could not have given over the brokers registered then (no "
             "start index and replica shift, rack aware or in any broker order, gives them): assigned by hand "
             f"(--replica-assignment) or by a tool. {shown}{' ...' if n > SHOWN else ''}",
-            tuple(txn_ref(s.zxid) for s in some[:3]),
+            tuple(s.ref for s in some[:3]),
         )
     ]
+
+
+def _by(a: Assigned) -> str:
+    """Who wrote it: a broker's own session or a tool's, where ZooKeeper's txn tells it."""
+    if a.by is not None:
+        return f"by broker {a.by}"
+    return "by a tool" if a.zxid is not None else "as the controller logged it, by a writer no line names"
 
 
 def _concentrated_finding(f: Facts) -> list[Finding]:

@@ -61,12 +61,8 @@ def candidates(bundle: Bundle) -> DataFrame:
         b,
         (F.col("a.czxid") > F.col("b.czxid")) & (F.abs(F.length(name) - F.length(other)) <= 1),
     ).where(((distance == 1) | swapped) & ~series & ~collision)
-    made = creations(bundle)
-    by = (
-        made.where(F.col("first_partition") == 0).groupBy("topic").agg(F.max_by("by", "zxid").alias("by"))
-        if made is not None
-        else t.select("topic", F.lit(None).cast("int").alias("by"))
-    )
+    made = creations(bundle).where(F.col("first_partition") == 0)
+    by = made.groupBy("topic").agg(F.max_by("by", F.struct("zxid", "time")).alias("by"))
     return pairs.select(
         name.alias("typo"),
         other.alias("sibling"),
@@ -157,7 +153,7 @@ ANALYSIS = Analysis(
     wants={Need.ZK_HISTORY: "who created each topic"},
     facts=facts,
     judge=judge,
-    reads=("topics", "watched_history", "history_base", "brokers_known", "registrations"),
+    reads=("topics", "watched_history", "history_base", "brokers_known", "registrations", "skew"),
     kinds=(Kind("topic.likely_typo", (WARNING,), {"topic": str, "sibling": str}),),
 )
 findings = ANALYSIS.findings

@@ -20,6 +20,10 @@ _EPOCH = r"(?:\bleaderEpoch=|LeaderEpoch:|\"leader_epoch\":)(-?\d+)"
 # the partition state znode's version the state was written at (its partition epoch from 3.x's KIP-841 names)
 _VERSION = r"(?:\bzkVersion=|ZkVersion:|\bpartitionEpoch=)(-?\d+)"
 # the ISR's members as printed: a List(...), a [...], ISR:1,2 up to the next field, or BrokerStates
+# a partition of a printed replica assignment: `t-0 -> ReplicaAssignment(replicas=1,2, addingReplicas=, ...)`
+# from 2.4 (ControllerContext's ReplicaAssignment.toString), `t-0 -> List(1, 2)` (a Seq) before it
+# (the topic as printed, whatever it holds: a name Kafka refuses may still be in ZooKeeper)
+_ASSIGNED = r"(?:\(|, )([^(),]+?)-(\d+) -> (?:ReplicaAssignment\(replicas=|[A-Za-z]+\()([\d, ]*)"
 _ISR = r"(?:\bisr=List\(([^)]*)\)|\bisr=\[([^\]]*)\]|ISR:([\d,]*)|\"isr\":\[([^\]]*)\])"
 
 
@@ -65,3 +69,17 @@ def recovering(text: Column) -> Column:
     """Whether the state is marked RECOVERING: an unclean election's, from 3.2 (Election.scala 3.6.2:45-47,
     behaviour `unclean_election_marks_recovering`)."""
     return text.rlike(r"(?:leaderRecoveryState=|LeaderRecoveryState:)RECOVERING")
+
+
+def assignment(text: Column) -> Column:
+    """Each partition a printed replica assignment names, in order: array<struct<topic, partition (a
+    string, as a topic znode's keys), replicas array<int>>>; empty where it names none."""
+    topics = F.regexp_extract_all(text, F.lit(_ASSIGNED), 1)
+    partitions = F.regexp_extract_all(text, F.lit(_ASSIGNED), 2)
+    replicas = F.regexp_extract_all(text, F.lit(_ASSIGNED), 3)
+    return F.transform(
+        topics,
+        lambda t, i: F.struct(
+            t.alias("topic"), partitions[i].alias("partition"), ints(replicas[i]).alias("replicas")
+        ),
+    )
