@@ -1,15 +1,24 @@
 """The brokers-down analysis's findings half (`judge`), from hand-written facts: no Spark. Its facts half
-is held to the simulated truth (every story's brokers down at the capture: the truth tests)."""
+is held to the simulated truth (every story's brokers down at the capture: the truth tests), and here to
+ZooKeeper's account where the txn logs are left out."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
+import pytest
+from stories import Stories
+
+from workbench.analysis import down
 from workbench.analysis.down import Down, Facts, judge
 from workbench.analysis.findings import TP, Coverage
+from workbench.frames import WithoutTxnLogs
+from workbench.model.history import partitions
 
 ENDED = datetime(2024, 3, 12, 8, 10, 29)
 CAPTURED_MS = round(ENDED.timestamp() * 1000) + 35 * 60_000
+REFUSED = "topicid-restart-refused+reassignment-blocks-deletion@2.8.2"
 
 
 def checked() -> Coverage:
@@ -72,9 +81,31 @@ def test_a_broker_down_that_refused_what_only_it_holds_is_not_told_a_start_bring
     """Elected again as it returns, a broker whose log holds another topic id refuses again
     (`first_leader_and_isr_refused`): the way out says to repair the id, not only to start it."""
     refused = Down(
-        4, ENDED, 0x106, "crash", None, None, None, 18, [TP("orders", 1)], 1, 17, refused=[TP("orders", 1)]
-    )
+        4, ENDED, 0x106, "crash", None, None, None, 18, [TP("orders", 1)], 1, 17, refused=[TP("orders", 1)],
+        refused_told=partitions.FROM_TXNS,
+    )  # fmt: skip
     (found,) = judge(Facts([refused], CAPTURED_MS), checked())
     assert "it refused to lead orders 1 the last time ZooKeeper named it their leader" in found.summary
     assert "repair their topic id (topic_id.refused), or they stay unserved" in found.summary
     assert found.summary.endswith("Start broker 4 again.")
+    # without ZooKeeper's history, its own lines tell it, and the finding says so
+    told = replace(refused, refused_told=partitions.FROM_OWN_LINES)
+    (found,) = judge(Facts([told], CAPTURED_MS), checked())
+    assert "it refused to lead orders 1 the last time it was told to, as its own lines show" in found.summary
+
+
+@pytest.mark.slow
+def test_the_partitions_a_broker_down_refused_are_told_by_its_lines_without_the_txn_logs(
+    stories: Stories,
+) -> None:
+    """The 2.8.2 story whose restarted broker refuses the partition only it holds, then crashes: from a
+    capture without the txn logs, its own lines (its last refusal, no "starts at leader epoch" after)
+    name the same partitions ZooKeeper's states do; a broker that refused nothing has none."""
+    whole = stories.bundle(REFUSED)
+    by_txns = {d.broker: (d.refused, d.refused_told) for d in down.facts(whole).down}
+    by_lines = {d.broker: (d.refused, d.refused_told) for d in down.facts(WithoutTxnLogs(whole)).down}
+    assert any(r for r, _ in by_txns.values())
+    assert {b: r for b, (r, _) in by_lines.items()} == {b: r for b, (r, _) in by_txns.items()}
+    assert {t for r, t in by_txns.values() if r} == {partitions.FROM_TXNS}
+    assert {t for r, t in by_lines.values() if r} == {partitions.FROM_OWN_LINES}
+    assert all(t is None for r, t in by_lines.values() if not r)

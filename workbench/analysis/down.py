@@ -18,6 +18,7 @@ from workbench.analysis.brokers import CAUSE_TEXT
 from workbench.analysis.contract import CRITICAL, INFO, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import TP, Coverage, Finding, duration, hex_zxid, tp_list, txn_ref, zk_ref
 from workbench.kafka import znodes as paths
+from workbench.model.history import partitions
 from workbench.model.log_dirs import Said, failed_dirs_logged
 from workbench.model.refs import file_ref
 from workbench.model.session_ends import session_ends
@@ -54,6 +55,7 @@ class Down:
     refused: list[TP] = field(
         default_factory=list
     )  # of `last_in_isr`, those it refused to lead when last named
+    refused_told: str | None = None  # what told `refused`: ZooKeeper's partition states, or its own lines
 
 
 @dataclass(frozen=True)
@@ -103,9 +105,9 @@ def facts(bundle: Bundle) -> Facts:
     regs = {r.broker_id: r for r in got[registered]}
     known = (set(hosted) | set(regs) | set(v.evidence.brokers)) - live
     logs = {r.broker_id: r.last for r in got[last_lines] if r.broker_id in known}
-    refused = _refused(
-        bundle, {b: [TP(t.topic, t.partition) for t in h.tps] for b, h in hosted.items() if h.only}
-    )
+    # of the partitions it is the last in-sync replica of, those it refused to lead when last told to
+    asked = [(b, t.topic, t.partition) for b, h in hosted.items() if h.only for t in h.tps]
+    refused, refused_told = partitions.refused_when_named(bundle, asked)
     ends = session_ends(bundle) if regs else {}
     # a halt for a failed log dir among its log's last lines (a minute: the handler's lines, then the halt)
     halts = {
@@ -134,32 +136,10 @@ def facts(bundle: Bundle) -> Facts:
                 halts[b].log_dir if b in halts else None,
                 _said_ref(halts[b].halted) if b in halts else None,
                 refused.get(b, []),
+                refused_told if b in refused else None,
             )
         )
     return Facts(out, v.as_of_ms)
-
-
-def _refused(bundle: Bundle, last: dict[int, list[TP]]) -> dict[int, list[TP]]:
-    """Broker -> the partitions of which it is the last in-sync replica (`last`) that it refused to lead
-    the last time ZooKeeper named it their leader (`acting.mark`): it holds another topic id for them, and
-    elected again as it returns, it refuses again (`first_leader_and_isr_refused`). One query."""
-    changes = views(bundle).partition_changes
-    wanted = [(b, tp.topic, tp.partition) for b, tps in last.items() for tp in tps]
-    if changes is None or not wanted:
-        return {}
-    asked = bundle.spark.createDataFrame(wanted, "broker int, topic string, partition int")
-    rows = (
-        changes.join(asked, ["topic", "partition"])
-        .where((F.col("leader") == F.col("broker")) & F.coalesce("registered", F.lit(False)))
-        .groupBy("broker", "topic", "partition")
-        .agg(F.max_by(F.col("refused_by").isNotNull(), "zxid").alias("refused"))
-        .where("refused")
-        .collect()  # at most SHOWN rows per broker down
-    )
-    out: dict[int, list[TP]] = {}
-    for r in sorted(rows, key=lambda r: (r.broker, r.topic, r.partition)):
-        out.setdefault(r.broker, []).append(TP(r.topic, r.partition))
-    return out
 
 
 def _said_ref(s: Said | None) -> str | None:
@@ -207,10 +187,15 @@ def _finding(d: Down, f: Facts) -> Finding:
             "leader until it returns (an unclean election would bring them back without what only it holds)"
         )
     if d.refused:
+        when = (
+            "the last time ZooKeeper named it their leader"
+            if d.refused_told == partitions.FROM_TXNS
+            else "the last time it was told to, as its own lines show (it never led them after)"
+        )
         text += (
-            f"; it refused to lead {tp_list(d.refused)} the last time ZooKeeper named it their leader "
-            "(INCONSISTENT_TOPIC_ID: its log holds another topic id), so elected again as it returns it "
-            "would refuse them again: repair their topic id (topic_id.refused), or they stay unserved"
+            f"; it refused to lead {tp_list(d.refused)} {when} (INCONSISTENT_TOPIC_ID: its log holds another "
+            "topic id), so elected again as it returns it would refuse them again: repair their topic id "
+            "(topic_id.refused), or they stay unserved"
         )
     if d.under:
         text += f"; {d.under} are under-replicated without it"
@@ -235,7 +220,15 @@ ANALYSIS = Analysis(
     },
     facts=facts,
     judge=judge,
-    reads=("live_brokers", "partitions", "registrations", "session_ends", "as_of_ms", "partition_changes"),
+    reads=(
+        "live_brokers",
+        "partitions",
+        "registrations",
+        "session_ends",
+        "as_of_ms",
+        "partition_changes",
+        "skew",
+    ),
     kinds=(
         Kind(
             "broker.down",

@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING
 from pyspark.sql import DataFrame, Row, Window
 from pyspark.sql import functions as F
 
+from workbench.model import acting
 from workbench.model.evidence import lacking
 from workbench.model.partition_log import OfflineElection, leader_starts, logged_states, offline_elections
 from workbench.model.refs import TP
+from workbench.model.skew import skew_ms
 from workbench.model.views import views
 from workbench.together import Ask, Joined, given, rows
 
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 FROM_TXNS, FROM_LINES = "ZooKeeper's partition states", "the states the brokers' lines print"
+FROM_OWN_LINES = "the broker's own lines"  # its refusals and the leader epochs it started at
 
 
 def led_at(bundle: Bundle, asked: list[tuple[int, int, datetime]]) -> Ask[dict[int, tuple[list[TP], str]]]:
@@ -79,6 +82,48 @@ def led_at(bundle: Bundle, asked: list[tuple[int, int, datetime]]) -> Ask[dict[i
         return {i: (tps.get(i, []), source) for i, source in told_by.items()}
 
     return Ask(led, read)
+
+
+def refused_when_named(bundle: Bundle, asked: list[tuple[int, str, int]]) -> tuple[dict[int, list[TP]], str]:
+    """Broker -> those of the (broker, topic, partition) asked whose broker refused to lead the partition
+    the last time it was told to, and what told it: ZooKeeper's partition states where its history is held
+    (the refusal `acting.mark` ties to the last state naming that broker leader while registered), else
+    the broker's own lines (its last refusal of a LeaderAndIsr for the partition with no "starts at leader
+    epoch" after it: `acting.refusals`, `acting.acceptances`). One query."""
+    changes = views(bundle).partition_changes
+    if not asked:
+        return {}, FROM_TXNS if changes is not None else FROM_OWN_LINES
+    wanted = bundle.spark.createDataFrame(asked, "broker int, topic string, partition int")
+    if changes is not None:
+        last = (
+            changes.join(wanted, ["topic", "partition"])
+            .where((F.col("leader") == F.col("broker")) & F.coalesce("registered", F.lit(False)))
+            .groupBy("broker", "topic", "partition")
+            .agg(F.max_by(F.col("refused_by").isNotNull(), "zxid").alias("refused"))
+        )
+        told = FROM_TXNS
+    else:
+        skews = skew_ms(bundle)
+        said = (
+            acting.refusals(bundle, skews)
+            .select("broker", "topic", "partition", "at_ms", F.lit(True).alias("refused"))
+            .unionByName(
+                acting.acceptances(bundle, skews).select(
+                    "broker", "topic", "partition", "at_ms", F.lit(False).alias("refused")
+                )
+            )
+        )
+        last = (
+            said.join(wanted, ["broker", "topic", "partition"])
+            .groupBy("broker", "topic", "partition")
+            .agg(F.max_by("refused", F.struct("at_ms", "refused")).alias("refused"))
+        )
+        told = FROM_OWN_LINES
+    found = last.where("refused").collect()  # at most the partitions asked
+    out: dict[int, list[TP]] = {}
+    for r in sorted(found, key=lambda r: (r.broker, r.topic, r.partition)):
+        out.setdefault(r.broker, []).append(TP(r.topic, r.partition))
+    return out, told
 
 
 def isr_changes(bundle: Bundle) -> DataFrame:
