@@ -22,9 +22,10 @@ from workbench.analysis import balance, reassignment
 from workbench.analysis.balance import Facts, Flapped, Imbalanced, judge
 from workbench.analysis.findings import TP, Coverage
 from workbench.analysis.triage import Triage
-from workbench.frames import Bundle, WithoutZooKeeper, open_bundle
+from workbench.frames import Bundle, WithoutTxnLogs, WithoutZooKeeper, open_bundle
 from workbench.model import isr
 from workbench.model.history.partitions import isr_changes, isr_writes_unseen
+from workbench.model.history.reassignments import reassignments
 from workbench.simulate import story
 from workbench.simulate.cluster import Cluster
 from workbench.simulate.run import simulate
@@ -154,7 +155,7 @@ def test_reassignment_steps_equal_the_truth(
 ) -> None:
     truth = json.loads((REPO / "sample_data" / "controller-failover-2.5" / "truth.json").read_text())
     bundle = sample("controller-failover-2.5")
-    got = reassignment.reassignments(bundle)
+    got = reassignments(bundle)
     assert got is not None
     rows = {(r.topic, r.partition): r for r in got.collect()}  # one per moved partition
     assert len(rows) == len(truth["reassignments"]) > 0
@@ -184,10 +185,24 @@ def test_a_reassignment_waiting_for_a_broker_that_never_returns_is_stuck(
     waiting = {(m["topic"], m["partition"]) for m in truth["reassignments"] if m["completed_ms"] is None}
     assert waiting and all(dead in m["to"] for m in truth["reassignments"] if m["completed_ms"] is None)
     coverage = Coverage()
-    found = reassignment.findings(open_bundle(tmp_path / "b", spark), coverage)
+    bundle = open_bundle(tmp_path / "b", spark)
+    found = reassignment.findings(bundle, coverage)
     assert {(f.subject["topic"], f.subject["partition"]) for f in found} == waiting
     assert (
         all(f.subject["brokers_down"] == [dead] for f in found) and coverage["reassignment"].status == "done"
+    )
+    assert all(f.evidence[0].startswith("zk:txn@") for f in found)
+    # as a capture through ZooKeeper's client holds it: the same moves, each bounded by its topic znode
+    coverage = Coverage()
+    captured = reassignment.findings(WithoutTxnLogs(bundle), coverage)
+    assert [f.subject for f in captured] == [f.subject for f in found]
+    assert all(
+        "ZooKeeper time (its topic znode's last write)" in f.summary
+        and f.evidence[0].startswith(f"zk:/brokers/topics/{f.subject['topic']}@mzxid=")
+        for f in captured
+    )
+    assert (
+        coverage["reassignment"].status == "partial" and "zk/txnlog/" in coverage["reassignment"].missing[0]
     )
 
 

@@ -1,9 +1,11 @@
 """The reassignment analysis's findings half (`judge`), from hand-written facts: no Spark. Its facts half is
-checked on simulated stories by the truth tests (test_triage_must_find: reassignment-blocks-deletion)."""
+checked on simulated stories by the truth tests (test_triage_must_find: reassignment-blocks-deletion), and
+with and without the txn logs in test_balance."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
 
 from workbench.analysis.contract import NO_TXN
 from workbench.analysis.findings import Coverage
@@ -21,7 +23,18 @@ def checked() -> Coverage:
 
 
 def moving(partition: int, target: list[int], in_isr: int = 2) -> UnderWay:
-    return UnderWay("clickstream", partition, [1, 2, 3], target, BEGAN, 0x200000010 + partition, in_isr)
+    written = BEGAN + timedelta(seconds=1)  # its topic znode, written again as another partition's began
+    return UnderWay(
+        "clickstream",
+        partition,
+        [1, 2, 3],
+        target,
+        BEGAN,
+        0x200000010 + partition,
+        written,
+        0x200000020,
+        in_isr,
+    )
 
 
 def test_a_target_broker_not_registered_is_stuck_at_once() -> None:
@@ -43,10 +56,31 @@ def test_a_long_copy_is_stuck_only_after_its_time() -> None:
     assert found.subject["brokers_down"] == [] and "it has run for 35 min" in found.summary
 
 
+def test_without_the_txn_logs_its_topic_znode_bounds_its_start() -> None:
+    """A capture without ZooKeeper's history: the topic znode's last write (the controller writes it as a
+    reassignment begins) is the latest it can have begun, said so and cited; an age from it is a lower
+    bound; a request no controller took up says no origin."""
+    bounded = replace(moving(1, [1, 2, 4]), started=None, started_zxid=None)
+    old = Facts([bounded], 0, frozenset({1, 2, 3, 4}), BEGAN_MS + STUCK_AFTER_MS + 5 * 60_000)
+    (found,) = judge(old, checked())
+    assert "begun at or before 2024-03-12 09:00:01 ZooKeeper time (its topic znode's last write)" in (
+        found.summary
+    )
+    assert "it has run for at least 35 min" in found.summary
+    assert found.evidence == ("zk:/brokers/topics/clickstream@mzxid=0x200000020",)
+    asked = replace(bounded, origin=None, written=None, written_zxid=None)
+    (found,) = judge(Facts([asked], 0, frozenset({1, 2, 3}), BEGAN_MS), checked())
+    assert "The reassignment of clickstream-1 to [1, 2, 4], begun at a moment the evidence does not hold" in (
+        found.summary
+    )
+    assert found.evidence == ()
+
+
 def test_what_was_not_examined_is_said_in_coverage() -> None:
     coverage = checked()
     facts = Facts([moving(q, [1, 2, 3]) for q in range(SHOWN)], 7, frozenset({1, 2, 3}), BEGAN_MS)
     assert judge(facts, coverage) == []
     assert f"7 reassignments under way beyond the first {SHOWN}" in coverage["reassignment"].missing[0]
     coverage = checked()
-    assert judge(None, coverage) == [] and coverage["reassignment"].missing == [NO_TXN]
+    unread = Facts([], 0, frozenset({1, 2, 3}), BEGAN_MS, unread=True)
+    assert judge(unread, coverage) == [] and coverage["reassignment"].missing == [NO_TXN]

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import INFO, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import Coverage, Finding, ranges, txn_ref, zk_ref
-from workbench.analysis.reassignment import reassignments
 from workbench.kafka import behaviour
 from workbench.kafka import znodes as paths
+from workbench.model.history.reassignments import under_way
 from workbench.model.state import state_at
 from workbench.model.views import views
 from workbench.together import count, rows, together
@@ -80,7 +80,7 @@ def facts(bundle: Bundle) -> Facts:
     election = times.get(paths.PREFERRED_REPLICA_ELECTION)
     return Facts(
         v.as_of_ms,
-        _reassignments(bundle, state.partitions, state.reassignments) if got[moving] else [],
+        _reassignments(bundle) if got[moving] else [],
         queued,
         (election.ctime, election.czxid) if election is not None else None,
         behaviour.holds("auto_rebalance_waits_for_reassignments", v.evidence.kafka_version),
@@ -119,43 +119,21 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
     return out
 
 
-def _reassignments(bundle: Bundle, partitions: Any, moving: Any) -> list[Moving]:
-    """Per topic: the partitions under way (`moving`, not empty), since when, and each target replica not
-    yet in the ISR."""
-    history = reassignments(bundle)
-    started = (
-        history.where(F.col("completed").isNull()).select("topic", "partition", "started", "started_zxid")
-        if history is not None
-        else None
-    )
-    topics = bundle.znodes.where(F.col("path").rlike(r"^/brokers/topics/[^/]+$")).select(
-        F.col("name").alias("topic"), F.col("mtime").alias("written"), F.col("mzxid").alias("written_zxid")
-    )
-    rows = moving.join(partitions.select("topic", "partition", "isr"), ["topic", "partition"], "left").join(
-        topics, "topic", "left"
-    )
-    if started is not None:
-        rows = rows.join(started, ["topic", "partition"], "left")
-    else:
-        rows = rows.select(
-            "*",
-            F.lit(None).cast("timestamp").alias("started"),
-            F.lit(None).cast("long").alias("started_zxid"),
-        )
-    waiting = F.array_except("target", F.coalesce("isr", F.array()))
+def _reassignments(bundle: Bundle) -> list[Moving]:
+    """Per topic: the partitions under way (`history.reassignments.under_way`), since when, and each
+    target replica not yet in the ISR."""
     per_topic = (
-        rows.groupBy("topic")
+        under_way(bundle)
+        .groupBy("topic")
         .agg(
             F.count("*").alias("n"),
             F.min("started").alias("started"),
             F.min("started_zxid").alias("started_zxid"),
             F.min("written").alias("written"),
             F.min("written_zxid").alias("written_zxid"),
-            F.slice(
-                F.sort_array(F.collect_list(F.struct("partition", "target", waiting.alias("waiting")))),
-                1,
-                SHOWN,
-            ).alias("parts"),
+            F.slice(F.sort_array(F.collect_list(F.struct("partition", "target", "waiting"))), 1, SHOWN).alias(
+                "parts"
+            ),
         )
         .orderBy("topic")
         .collect()
@@ -225,7 +203,7 @@ ANALYSIS = Analysis(
     wants={Need.ZK_HISTORY: "a reassignment's age is bounded by its topic znode"},
     facts=facts,
     judge=judge,
-    reads=("partition_changes", "as_of_ms"),
+    reads=("partition_changes", "partitions", "as_of_ms"),
     kinds=(
         Kind(
             "in_flight.reassignment",

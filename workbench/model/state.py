@@ -145,7 +145,7 @@ def _from_zookeeper(znodes: DataFrame, at: str, zxid: int | None, time: datetime
             sorted(r.path.rsplit("/", 1)[1] for r in top_rows if _is(r.path, DELETE_MARKER_PATH))
         ),
         partitions=partitions,
-        reassignments=_reassignments(partitions, znodes),
+        reassignments=reassignments_in(partitions, znodes),
     )
 
 
@@ -165,7 +165,7 @@ def _decoded(decode: Callable[[bytes], Any], data: str | None, field: str | None
     return getattr(value, field) if field else value
 
 
-def _reassignments(partitions: DataFrame, znodes: DataFrame) -> DataFrame:
+def reassignments_in(partitions: DataFrame, znodes: DataFrame) -> DataFrame:
     """Partitions being moved: adding or removing replicas in the topic znode (KIP-455, 2.4+), or listed
     in `/admin/reassign_partitions` (the request a controller has not yet taken up, or a pre-2.4 one);
     target: the requested replicas, else the replicas without those being removed."""
