@@ -25,14 +25,15 @@ from workbench.analysis.contract import CRITICAL, INFO, NO_TXN, WARNING
 from workbench.analysis.findings import TP, Coverage, file_ref
 from workbench.analysis.health import Episodes, Facts
 from workbench.analysis.triage import Triage, triage
-from workbench.frames import Bundle, open_bundle
+from workbench.frames import Bundle, WithoutTxnLogs, open_bundle
 from workbench.model.described import FailedDir, Group, Shown
 from workbench.model.health import captured_at, health
 from workbench.model.history.brokers import PAUSED, SILENT
-from workbench.model.isr import OnlyInSync
+from workbench.model.isr import OnlyInSync, only_in_sync
 from workbench.model.log_dirs import DirFailed, Said
 from workbench.model.partition_history import partition_changes, recounted
 from workbench.model.service import unserved
+from workbench.together import answer
 
 SAMPLES = samples()
 
@@ -227,6 +228,32 @@ def test_an_outage_is_one_finding_however_its_reason_changed(stories: Stories, n
     for f in t.of_kind("partition.offline"):
         for b in f.subject.get("refused_by", []) if f.subject["still"] else []:
             assert b not in down or "it refused to lead" in down[b].summary, down[b].summary
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", RAN_ON)
+def test_the_brokers_alone_in_an_isr_are_told_from_a_capture_without_txn_logs(
+    stories: Stories, name: str
+) -> None:
+    """ZooKeeper's tree at the capture says which brokers lead partitions alone in their ISR; whether each
+    refuses them comes from its own lines where the txn logs are not in the bundle: the same brokers,
+    partitions and refusals as with them, and health tells them (its health series aside)."""
+    whole = stories.bundle(name)
+    captured = WithoutTxnLogs(whole)
+    alone = answer(only_in_sync(whole))
+    assert alone and answer(only_in_sync(captured)) == alone
+    assert {o.broker for o in alone if o.refusing} <= _refusers(whole)  # each told by a refusal line
+    found = triage(captured, only=["health"])
+    assert [f.subject for f in found.of_kind("broker.only_in_sync")] == [
+        f.subject for f in stories.triage(name).of_kind("broker.only_in_sync")
+    ]
+    assert "ZooKeeper state" in found.coverage["health"].used
+
+
+def _refusers(bundle: Bundle) -> set[int]:
+    """The brokers whose lines hold a refusal of a LeaderAndIsr (INCONSISTENT_TOPIC_ID)."""
+    rows = bundle.cluster_events.where(F.col("event") == "topic_id.mismatch").select("broker_id").distinct()
+    return {r.broker_id for r in rows.collect()}
 
 
 @pytest.mark.slow

@@ -1,7 +1,8 @@
 """Health: partitions under-replicated for minutes (grouped by the brokers out of their ISR) and failed
 log dirs, from the health series (`model/health.py`) or, without ZooKeeper's history, from what pastes show;
 failed log dirs also from the brokers' own lines (`model/log_dirs.py`), whatever else the bundle holds;
-and, from ZooKeeper's tree at the capture, the brokers not to restart: alone in the ISR of what they lead.
+and, from ZooKeeper's tree at the capture (with or without its history), the brokers not to restart: alone
+in the ISR of what they lead, and whether they refuse it.
 Partitions without a working leader are `leaderless`'s findings. In two halves: `facts` asks Spark,
 `judge` words the findings in plain Python.
 """
@@ -73,14 +74,15 @@ def facts(bundle: Bundle) -> Facts:
     failed = failed_dir_facts(bundle)
     logged = failed_dirs_logged(bundle)
     h = health(bundle)
+    alone = only_in_sync(bundle)  # from ZooKeeper's tree at the capture, whatever history it holds
     if h is None:
         shown = under_replicated_facts(bundle)
-        got = together(failed, logged, shown)
-        return Facts(got[failed], None, got[shown], False, got[logged])
+        got = together(failed, logged, shown, alone)
+        return Facts(got[failed], None, got[shown], False, got[logged], got[alone])
     ep = episodes(h.partitions, "under_replicated", captured_at(bundle)).where(
         F.col("lasted_ms") >= SUSTAINED_MS
     )
-    groups, alone = rows(grouped(ep, ["out_of_isr"])), only_in_sync(bundle)
+    groups = rows(grouped(ep, ["out_of_isr"]))
     got = together(groups, logged, alone, failed)
     found = [
         Episodes(
@@ -104,7 +106,7 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
     if f.episodes is None:
         if Need.ZK_HISTORY.value in coverage["health"].used:  # held, yet none of its txns could be read
             coverage.add("health", [NO_TXN])
-        return failed + _pasted(f.pasted, coverage, "health")
+        return failed + _pasted(f.pasted, coverage, "health") + [_only_in_sync(o) for o in f.only]
     if not f.min_isr_known:
         coverage.add(
             "health",
@@ -119,10 +121,11 @@ ANALYSIS = Analysis(
         Need.ZK_HISTORY: "offline and under-replicated partitions over time",
         Need.PASTED: "under-replicated partitions (kafka-topics) and failed log dirs (kafka-log-dirs)",
         Need.LOGS: "failed log dirs and the brokers they halted (the brokers' own lines)",
+        Need.ZK_STATE: "the brokers alone in the ISR of what they lead at the capture (not to restart)",
     },
     facts=facts,
     judge=judge,
-    reads=("health", "as_of_ms", "partitions", "live_brokers", "delete_markers", "partition_changes"),
+    reads=("health", "as_of_ms", "partitions", "live_brokers", "delete_markers", "partition_changes", "skew"),
     kinds=(
         Kind(
             "partition.under_replicated",

@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from workbench.kafka.znodes import CONTROLLER
-from workbench.model.history.partitions import isr_changes
+from workbench.model.history.partitions import isr_changes, told_to_lead
 from workbench.model.views import views
 from workbench.together import Ask, Joined, given, rows
 
@@ -91,14 +91,9 @@ def only_in_sync(bundle: Bundle) -> Ask[list[OnlyInSync]]:
         & (F.element_at("isr", 1) == leader)
         & leader.isin(live)
     ).join(v.delete_markers.select("topic"), "topic", "left_anti")
-    changes = v.partition_changes
-    if changes is not None:  # whether its last change has its leader refusing it (`acting.mark`)
-        last = changes.groupBy("topic", "partition").agg(
-            F.max_by(F.col("refused_by").isNotNull(), "zxid").alias("refused")
-        )
-        alone = alone.join(last, ["topic", "partition"], "left")
-    else:
-        alone = alone.withColumn("refused", F.lit(False))
+    # whether its leader refused it the last time it was told to lead it (`history.partitions`)
+    told = told_to_lead(bundle).withColumnRenamed("broker", "leader")
+    alone = alone.join(told, ["topic", "partition", "leader"], "left")
     per_broker = (
         alone.groupBy(leader.alias("broker"))
         .agg(

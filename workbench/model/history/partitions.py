@@ -84,42 +84,44 @@ def led_at(bundle: Bundle, asked: list[tuple[int, int, datetime]]) -> Ask[dict[i
     return Ask(led, read)
 
 
-def refused_when_named(bundle: Bundle, asked: list[tuple[int, str, int]]) -> tuple[dict[int, list[TP]], str]:
-    """Broker -> those of the (broker, topic, partition) asked whose broker refused to lead the partition
-    the last time it was told to, and what told it: ZooKeeper's partition states where its history is held
-    (the refusal `acting.mark` ties to the last state naming that broker leader while registered), else
-    the broker's own lines (its last refusal of a LeaderAndIsr for the partition with no "starts at leader
-    epoch" after it: `acting.refusals`, `acting.acceptances`). One query."""
+def told_to_lead(bundle: Bundle) -> DataFrame:
+    """broker, topic, partition, refused: for each partition a broker was told to lead, whether it refused
+    the last time. ZooKeeper's partition states where its history is held (the refusal `acting.mark` ties to
+    the last state naming that broker leader while registered); else the broker's own lines (its last
+    refusal of a LeaderAndIsr for the partition, or "starts at leader epoch" after it: `acting.refusals`,
+    `acting.acceptances`)."""
     changes = views(bundle).partition_changes
-    if not asked:
-        return {}, FROM_TXNS if changes is not None else FROM_OWN_LINES
-    wanted = bundle.spark.createDataFrame(asked, "broker int, topic string, partition int")
     if changes is not None:
-        last = (
-            changes.join(wanted, ["topic", "partition"])
-            .where((F.col("leader") == F.col("broker")) & F.coalesce("registered", F.lit(False)))
-            .groupBy("broker", "topic", "partition")
+        return (
+            changes.where(F.col("leader").isNotNull() & F.coalesce("registered", F.lit(False)))
+            .groupBy(F.col("leader").alias("broker"), "topic", "partition")
             .agg(F.max_by(F.col("refused_by").isNotNull(), "zxid").alias("refused"))
         )
-        told = FROM_TXNS
-    else:
-        skews = skew_ms(bundle)
-        said = (
-            acting.refusals(bundle, skews)
-            .select("broker", "topic", "partition", "at_ms", F.lit(True).alias("refused"))
-            .unionByName(
-                acting.acceptances(bundle, skews).select(
-                    "broker", "topic", "partition", "at_ms", F.lit(False).alias("refused")
-                )
+    skews = skew_ms(bundle)
+    said = (
+        acting.refusals(bundle, skews)
+        .select("broker", "topic", "partition", "at_ms", F.lit(True).alias("refused"))
+        .unionByName(
+            acting.acceptances(bundle, skews).select(
+                "broker", "topic", "partition", "at_ms", F.lit(False).alias("refused")
             )
         )
-        last = (
-            said.join(wanted, ["broker", "topic", "partition"])
-            .groupBy("broker", "topic", "partition")
-            .agg(F.max_by("refused", F.struct("at_ms", "refused")).alias("refused"))
-        )
-        told = FROM_OWN_LINES
-    found = last.where("refused").collect()  # at most the partitions asked
+    )
+    return said.groupBy("broker", "topic", "partition").agg(
+        F.max_by("refused", F.struct("at_ms", "refused")).alias("refused")
+    )
+
+
+def refused_when_named(bundle: Bundle, asked: list[tuple[int, str, int]]) -> tuple[dict[int, list[TP]], str]:
+    """Broker -> those of the (broker, topic, partition) asked whose broker refused to lead the partition
+    the last time it was told to (`told_to_lead`), and what told it. One query."""
+    told = FROM_TXNS if views(bundle).partition_changes is not None else FROM_OWN_LINES
+    if not asked:
+        return {}, told
+    wanted = bundle.spark.createDataFrame(asked, "broker int, topic string, partition int")
+    found = (
+        told_to_lead(bundle).join(wanted, ["broker", "topic", "partition"]).where("refused").collect()
+    )  # at most the partitions asked
     out: dict[int, list[TP]] = {}
     for r in sorted(found, key=lambda r: (r.broker, r.topic, r.partition)):
         out.setdefault(r.broker, []).append(TP(r.topic, r.partition))
