@@ -112,7 +112,8 @@ def test_odd_topics_are_found_with_their_evidence(
     assert found["topic.rack_concentrated"].subject == rack.subject
     assert ("topic.auto_created" in found) == (version == "2.5.1")  # only 2.5's line tells it
     assert coverage["topic_lifecycle"].missing == [
-        "ZooKeeper txn logs (zk/txnlog/): who created each topic, and with what assignment"
+        "ZooKeeper txn logs (zk/txnlog/): who created each topic (the assignments are read from the "
+        "controller's lines instead)"
     ]
 
 

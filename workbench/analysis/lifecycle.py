@@ -277,7 +277,10 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
 ANALYSIS = Analysis(
     "topic_lifecycle",
     needs={Need.ZK_STATE: "the topics and their assignments"},
-    wants={Need.ZK_HISTORY: "who created each topic, and with what assignment"},
+    wants={
+        Need.ZK_HISTORY: "who created each topic (the assignments are read from the controller's "
+        "lines instead)"
+    },
     facts=facts,
     judge=judge,
     checks=("topic_auto_creation",),
