@@ -111,10 +111,10 @@ def test_odd_topics_are_found_with_their_evidence(
     assert "New topics: [Set(by-hand)]" in _line(tmp_path / "b", manual.evidence[0])
     assert found["topic.rack_concentrated"].subject == rack.subject
     assert ("topic.auto_created" in found) == (version == "2.5.1")  # only 2.5's line tells it
-    assert coverage["topic_lifecycle"].missing == [
-        "ZooKeeper txn logs (zk/txnlog/): who created each topic (the assignments are read from the "
-        "controller's lines instead)"
-    ]
+    assert coverage["topic_lifecycle"].missing == ["ZooKeeper txn logs (zk/txnlog/): who created each topic"]
+    said = 'the active controllers\' "New topics" lines'
+    read = [u for u in coverage["topic_lifecycle"].used if u.startswith(said)]
+    assert len(read) == 1 and re.search(r": \d+ assignment\(s\) no txn holds$", read[0]), read
 
 
 def _line(root: Path, ref: str) -> str:
@@ -261,6 +261,7 @@ def lifecycle_facts(**changed: Any) -> Facts:
     nothing: dict[str, Any] = dict(
         history=True,
         older=0,
+        from_lines=0,
         unjudged=0,
         pre_28=False,
         with_logs=True,
@@ -343,6 +344,7 @@ def test_judge_from_logs_alone_and_more_than_it_shows() -> None:
     ]
     facts = lifecycle_facts(
         history=False,
+        from_lines=SHOWN + 5,
         pre_28=True,
         manual=(SHOWN + 2, SHOWN + 2, many),
         logged=[Logged("clicks", AT, 2, "broker-2:logs/server.log", 7)],
@@ -358,6 +360,9 @@ def test_judge_from_logs_alone_and_more_than_it_shows() -> None:
     assert "clicks (broker 2, 2024-03-12 08:00:00)" in auto.summary
     assert auto.evidence == ("broker-2:logs/server.log:7",)
     assert coverage["topic_auto_creation"].used == ["broker logs"]
+    assert coverage["topic_lifecycle"].used[-1] == (
+        f'the active controllers\' "New topics" lines: {SHOWN + 5} assignment(s) no txn holds'
+    )
 
 
 def test_judge_says_what_it_could_not_check() -> None:

@@ -95,6 +95,7 @@ class Logged:
 class Facts:
     history: bool  # ZooKeeper's history was read: who wrote each topic znode, and with what assignment
     older: int  # topics now whose creation neither ZooKeeper's history nor the controllers' lines hold
+    from_lines: int  # creations and additions read from the controllers' lines (no txn holds them)
     unjudged: int  # creations and additions after a gap over a tree not known: the brokers then unknown
     pre_28: bool
     with_logs: bool
@@ -120,6 +121,7 @@ def facts(bundle: Bundle) -> Facts:
     on_one = rack_concentrated(bundle)
     never_created = count(older)
     unjudged = count(made.where(~F.col("brokers_known")))
+    from_lines = count(made.where(F.col("zxid").isNull()))
     manual = Ask(_manual(made), _counted(Assigned))
     concentrated = Ask(_concentrated(on_one) if on_one is not None else None, _counted(OnOneRack))
     written = Ask(
@@ -128,12 +130,13 @@ def facts(bundle: Bundle) -> Facts:
     )
     logged = Ask(_logged(bundle), lambda rs: [Logged(r.topic, **r.first.asDict()) for r in rs])
     refused = rows(_refused_names(topic_names(bundle)))
-    got = together(never_created, unjudged, manual, concentrated, written, logged, refused)
+    got = together(never_created, unjudged, from_lines, manual, concentrated, written, logged, refused)
     names = got[refused][0]
     return Facts(
         history=v.watched_history is not None,
         older=got[never_created],
         unjudged=got[unjudged],
+        from_lines=got[from_lines],
         pre_28=(behaviour.parse(v.evidence.kafka_version) or (2, 8)) < (2, 8),
         with_logs=bool(v.evidence.with_logs),
         migration=migration,
@@ -256,6 +259,11 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
                 "lines hold: not checked"
             ],
         )
+    if f.from_lines:
+        coverage.add(
+            "topic_lifecycle",
+            used=[f'the active controllers\' "New topics" lines: {f.from_lines} assignment(s) no txn holds'],
+        )
     if f.unjudged:
         coverage.add(
             "topic_lifecycle",
@@ -277,10 +285,7 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
 ANALYSIS = Analysis(
     "topic_lifecycle",
     needs={Need.ZK_STATE: "the topics and their assignments"},
-    wants={
-        Need.ZK_HISTORY: "who created each topic (the assignments are read from the controller's "
-        "lines instead)"
-    },
+    wants={Need.ZK_HISTORY: "who created each topic"},
     facts=facts,
     judge=judge,
     checks=("topic_auto_creation",),
