@@ -24,7 +24,13 @@ from workbench.analysis.findings import TP, Coverage
 from workbench.analysis.triage import Triage
 from workbench.frames import Bundle, WithoutTxnLogs, WithoutZooKeeper, open_bundle
 from workbench.model import isr
-from workbench.model.history.partitions import isr_changes, isr_writes_unseen
+from workbench.model.history.partitions import (
+    FROM_TREE,
+    FROM_TXNS,
+    imbalances,
+    isr_changes,
+    isr_writes_unseen,
+)
 from workbench.model.history.reassignments import reassignments
 from workbench.simulate import story
 from workbench.simulate.cluster import Cluster
@@ -78,6 +84,36 @@ def test_isr_departures_of_the_truth_are_seen_and_one_restart_does_not_flap(
         assert [f for f in triaged(name).findings if f.kind == "isr.flapping"] == []
         assert [f for f in twin(name).findings if f.kind == "isr.flapping"] == []
     assert truth["broker_restarts"]  # healthy: one restart, its replicas left and rejoined once
+
+
+@pytest.mark.slow
+def test_a_capture_without_txn_logs_bounds_an_imbalance_by_its_trees_last_writes(
+    sample: Callable[[str], Bundle],
+) -> None:
+    """ZooKeeper's tree at the capture gives each broker's imbalance then, as the health series' last
+    minute does, and how long it lasted from below: the last write that could change it is at or after the
+    series' start of the run above the threshold. Found where it outlives the rebalance check."""
+    for name in ("controller-failover-2.5", "topicid-mismatch-2.8", "healthy-3.6"):
+        whole = sample(name)
+        series, by_txns = imbalances(whole, 0.1)
+        tree, by_tree = imbalances(WithoutTxnLogs(whole), 0.1)
+        assert series is not None and tree is not None and (by_txns, by_tree) == (FROM_TXNS, FROM_TREE)
+        exact = {r.broker: r for r in series.collect()}  # a row per broker
+        bound = {r.broker: r for r in tree.collect()}
+        assert {b: (r.preferred, r.not_leading) for b, r in bound.items()} == {
+            b: (r.preferred, r.not_leading) for b, r in exact.items()
+        }
+        above = sorted(b for b, r in bound.items() if r.since is not None)
+        assert above == sorted(b for b, r in exact.items() if r.since is not None)
+        assert all(exact[b].since <= bound[b].since <= bound[b].minute for b in above)
+        coverage = Coverage()
+        found = [f for f in balance.findings(WithoutTxnLogs(whole), coverage) if f.kind == "leader.imbalance"]
+        assert [f.subject["broker"] for f in found] == above == ([] if name == "healthy-3.6" else [1])
+        for f in found:
+            assert "at the capture, unchanged since at least" in f.summary
+            assert f.evidence[0].startswith("zk:/brokers/topics/") and "ZooKeeper state" in (
+                coverage["leader_balance"].used
+            )
 
 
 @pytest.mark.slow
@@ -263,6 +299,23 @@ def test_judge_an_imbalance_the_checks_did_not_move() -> None:
     )
 
 
+def test_judge_an_imbalance_zookeepers_tree_bounds() -> None:
+    """From the tree at the capture (no txn logs): how long is at least since the last write that could
+    change the ratio, said as a lower bound; not longer than one check interval, nothing is found."""
+    at = datetime(2024, 3, 12, 8, 30, tzinfo=timezone.utc)
+    coverage = Coverage()
+    coverage.record("leader_balance", ["ZooKeeper state", "broker logs"])
+    (found,) = judge(balance_facts(above(minute=at), told=FROM_TREE), coverage)
+    assert (
+        "leader.imbalance.per.broker.percentage 10) at the capture, unchanged since at least 2024-03-12 "
+        "08:00:00 ZooKeeper time (the last write to their state znodes or to the topics' in ZooKeeper's "
+        "tree), longer than the controller's 300 s rebalance check; broker 1 is in the ISR of 3 of them"
+    ) in found.summary
+    short = above(minute=at, since=at - timedelta(seconds=299))
+    assert judge(balance_facts(short, told=FROM_TREE), coverage) == []
+    assert coverage["leader_balance"].status == "done"  # what it lacks, the runner says (its needs)
+
+
 def test_judge_leaves_out_a_short_imbalance_and_an_unregistered_broker() -> None:
     """Not longer than one check interval, or its broker is gone (broker.session_expired says that)."""
     assert judge(balance_facts(above(minutes=5)), Coverage()) == []
@@ -320,14 +373,12 @@ def test_judge_flapping_and_without_the_history() -> None:
     )
     coverage = Coverage()
     coverage.record("leader_balance", ["ZooKeeper history"])
-    assert (
-        judge(balance_facts(series=False), coverage) == [] and coverage["leader_balance"].status == "partial"
-    )
+    assert judge(balance_facts(told=None), coverage) == [] and coverage["leader_balance"].status == "partial"
     # from the lines alone: the imbalance is not known (coverage names the txn logs), the flapping is
     coverage = Coverage()
     coverage.record("leader_balance", ["broker logs"], ["ZooKeeper txn logs (zk/txnlog/): how long ..."])
     told = dataclasses.replace(flap, refs=["broker-2:logs/server.log:7"], from_txns=False)
-    (found,) = judge(balance_facts(flapped=[told], series=False, unseen=4), coverage)
+    (found,) = judge(balance_facts(flapped=[told], told=None, unseen=4), coverage)
     assert found.evidence == ("broker-2:logs/server.log:7",) and found.summary.endswith(
         "and 08:07:00 on the clocks of the brokers whose lines print it."
     )

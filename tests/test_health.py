@@ -29,6 +29,7 @@ from workbench.frames import Bundle, WithoutTxnLogs, open_bundle
 from workbench.model.described import FailedDir, Group, Shown
 from workbench.model.health import captured_at, health
 from workbench.model.history.brokers import PAUSED, SILENT
+from workbench.model.history.partitions import imbalance_since
 from workbench.model.isr import OnlyInSync, only_in_sync
 from workbench.model.log_dirs import DirFailed, Said
 from workbench.model.partition_history import partition_changes, recounted
@@ -265,7 +266,7 @@ def test_imbalance_at_the_end_is_the_truths_and_only_a_live_uncorrected_broker_i
         bundle = sample(name)
         h = health(bundle)
         assert h is not None
-        last = {r.broker: r for r in balance.imbalance_since(h, 0.1).collect()}
+        last = {r.broker: r for r in imbalance_since(h, 0.1).collect()}
         for b, want in truth["leader_imbalance"].items():
             assert (last[int(b)].preferred, last[int(b)].not_leading) == (
                 want["preferred"],

@@ -8,7 +8,10 @@ leader.imbalance.check.interval.seconds (default 300) while auto.leader.rebalanc
 preferred replica wherever it is alive and in the ISR and, before 3.4, no reassignment runs
 (behaviour: auto_rebalance_waits_for_reassignments). An imbalance that outlives
 that interval was therefore not corrected, and the finding says which of those conditions the evidence
-shows. Also here: replicas that keep leaving their partition's ISR (flapping, `model/isr.py`).
+shows. How long it lasted is the health series' (ZooKeeper's history); without it, ZooKeeper's tree at the
+capture bounds it from below: the ratio has not changed since the last write that could change it
+(`history.partitions.imbalances`). Also here: replicas that keep leaving their partition's ISR (flapping,
+`model/isr.py`).
 
 In two halves: `facts` asks Spark (a query per concern, for all brokers at once), `judge` decides and
 words the findings in plain Python.
@@ -21,14 +24,13 @@ from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import DataFrame, Row, Window
+from pyspark.sql import Row
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import TP, Coverage, Finding, file_ref, first_refs, tp_list, txn_ref, zk_ref
 from workbench.kafka import behaviour, defaults
-from workbench.model.health import Health, health
-from workbench.model.history.partitions import isr_writes_unseen
+from workbench.model.history.partitions import FROM_TREE, FROM_TXNS, imbalances, isr_writes_unseen
 from workbench.model.isr import FLAPPING_WINDOW_S, flapping
 from workbench.model.views import views
 from workbench.together import Ask, Joined, count, given, rows, together
@@ -40,27 +42,12 @@ IMBALANCE_PERCENTAGE = defaults.BROKER["leader.imbalance.per.broker.percentage"]
 CHECK_INTERVAL_SECONDS = defaults.BROKER["leader.imbalance.check.interval.seconds"]
 
 
-def imbalance_since(h: Health, threshold: float) -> DataFrame:
-    """Per broker at the series' last bucket: preferred, not_leading, imbalance_ratio, and `since`, the
-    first bucket of the run of buckets that ends the series above the threshold (null when not above)."""
-    above = F.col("imbalance_ratio") > threshold
-    w = Window.partitionBy("broker")
-    settled = F.max(F.when(~above, F.col("minute"))).over(w)
-    since = F.min(F.when(above & (settled.isNull() | (F.col("minute") > settled)), F.col("minute"))).over(w)
-    return (
-        h.brokers.select(
-            "broker", "minute", "preferred", "not_leading", "imbalance_ratio", since.alias("since")
-        )
-        .where(F.col("minute") == F.lit(h.last))
-        .orderBy("broker")
-    )
-
-
 # -- facts (Spark) ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Imbalanced:
-    """A broker above the threshold at the end of every bucket from `since` to the last (`minute`), with
-    the partitions it is the preferred leader for and does not lead, and the rebalance checks logged since."""
+    """A broker above the threshold at the end of every bucket from `since` to the last (`minute`), or at
+    the capture (`minute`) and unchanged since `since` (ZooKeeper's tree), with the partitions it is the
+    preferred leader for and does not lead, and the rebalance checks logged since."""
 
     broker: int
     preferred: int
@@ -101,18 +88,20 @@ class Facts:
     waits: bool | None  # the rebalance skips while any reassignment runs, at this version (None: unknown)
     moving: int  # partitions being reassigned at the capture
     counted_from: str | None  # the history the preferred partitions are known from, when not all are
-    series: bool = True  # the health series was made (ZooKeeper's history read): imbalances are known
+    # what told the imbalances: the health series (FROM_TXNS), ZooKeeper's tree at the capture (FROM_TREE:
+    # each unchanged since at most the last write that could change it), or nothing (None)
+    told: str | None = FROM_TXNS
     unseen: int = 0  # writes of partitions' states no line printed (the ISR changes told by the lines)
 
 
 def facts(bundle: Bundle) -> Facts:
     """The brokers above the threshold at the end, with their partitions and the logged checks (a query
-    each for all of them), where the health series is made (ZooKeeper's history); and the flapping
-    replicas, from the history's ISR changes."""
+    each for all of them), from the history's imbalances; and the flapping replicas, from its ISR
+    changes."""
     v = views(bundle)
-    h = health(bundle)
     percentage = float(_setting(bundle, "leader.imbalance.per.broker.percentage", IMBALANCE_PERCENTAGE))
-    ends = rows(None if h is None else imbalance_since(h, percentage / 100))
+    at_end, told = imbalances(bundle, percentage / 100)
+    ends = rows(at_end)
     flaps, unseen = _flapped(bundle), isr_writes_unseen(bundle)
     got = together(ends, flaps, unseen)
     above = [r for r in got[ends] if r.since is not None]
@@ -133,8 +122,8 @@ def facts(bundle: Bundle) -> Facts:
         disabled=disabled,
         waits=behaviour.holds("auto_rebalance_waits_for_reassignments", v.evidence.kafka_version),
         moving=then[moving],
-        counted_from=None if v.history_base[1] else v.history_read,
-        series=h is not None,
+        counted_from=None if told != FROM_TXNS or v.history_base[1] else v.history_read,
+        told=told,
         unseen=got[unseen],
     )
 
@@ -287,14 +276,15 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
                 "the ISR changes in them are not counted for flapping"
             ],
         )
-    if not f.series:
-        if Need.ZK_HISTORY.value in coverage["leader_balance"].used:  # held, yet none of its txns read
-            coverage.add("leader_balance", [NO_TXN])
+    if f.told != FROM_TXNS and Need.ZK_HISTORY.value in coverage["leader_balance"].used:
+        coverage.add("leader_balance", [NO_TXN])  # held, yet none of its txns read
+    if f.told is None:
         return out
     for r in f.imbalanced:
         if r.broker not in f.live:
             continue  # not registered: its absence is the finding (broker.session_expired)
-        # above at the end of every bucket from `since` to the last: for longer than one check interval
+        # above at the end of every bucket from `since` to the last (or unchanged from `since` to the
+        # capture): for longer than one check interval
         if (r.minute - r.since).total_seconds() <= f.interval_s:
             continue
         out.append(_imbalance_finding(f, r))
@@ -314,15 +304,20 @@ def _imbalance_finding(f: Facts, r: Imbalanced) -> Finding:
             f"deletion ({', '.join(r.queued[:3])}{', ...' if len(r.queued) > 3 else ''}), which the "
             "controller leaves out of both the ratio and the rebalance until the deletion completes"
         )
+    lasted = (
+        f"at the capture, unchanged since at least {r.since:%Y-%m-%d %H:%M:%S} ZooKeeper time (the last "
+        "write to their state znodes or to the topics' in ZooKeeper's tree)"
+        if f.told == FROM_TREE
+        else f"at every minute's end since {r.since:%Y-%m-%d %H:%M} ZooKeeper time"
+    )
     return Finding(
         "leader.imbalance",
         WARNING,
         {"broker": b, "ratio": round(r.imbalance_ratio, 2), "threshold": f.percentage / 100},
         f"Broker {b} does not lead {r.not_leading} of the {r.preferred} partitions{counted} it is the "
         f"preferred leader for (imbalance {r.imbalance_ratio:.2f}, above "
-        f"leader.imbalance.per.broker.percentage {f.percentage:g}) at every minute's end since "
-        f"{r.since:%Y-%m-%d %H:%M} ZooKeeper time, longer than the controller's {f.interval_s} s rebalance "
-        f"check; broker {b} is in the ISR of {r.movable or 'none'} of them"
+        f"leader.imbalance.per.broker.percentage {f.percentage:g}) {lasted}, longer than the controller's "
+        f"{f.interval_s} s rebalance check; broker {b} is in the ISR of {r.movable or 'none'} of them"
         f"{', which a preferred election could move back' if r.movable else ''}; {why}{aside}.",
         tuple(first_refs([zk_ref(path, mzxid) for path, mzxid in r.some], 3) + refs),
     )
@@ -385,8 +380,8 @@ ANALYSIS = Analysis(
         Need.ZK_HISTORY: "how long an imbalance lasted, and the ISR changes in zxid order (the replicas that "
         "flapped are read from the partition states the lines print instead)",
         Need.LOGS: "which replicas flapped, from the partition states the lines print (without ZooKeeper's)",
+        Need.ZK_STATE: "which brokers are registered at the capture, and each broker's imbalance then",
     },
-    wants={Need.ZK_STATE: "which brokers are registered at the capture"},
     facts=facts,
     judge=judge,
     reads=(
@@ -398,6 +393,7 @@ ANALYSIS = Analysis(
         "live_brokers",
         "history_base",
         "resumed_after",
+        "as_of_ms",
     ),
     kinds=(
         Kind(

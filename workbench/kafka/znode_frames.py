@@ -93,7 +93,7 @@ def topics_in(znodes: DataFrame) -> DataFrame:
 def partitions_in(znodes: DataFrame) -> DataFrame:
     """Every partition in a ZooKeeper tree: topic, topic_id, partition, replicas (assignment order: the
     first is the preferred leader), adding, removing, leader, leader_epoch, isr, controller_epoch,
-    zk_version and the state znode's mzxid and path."""
+    zk_version and the state znode's mzxid, mtime and path."""
     assigned = (
         topics_in(znodes)
         .select(
@@ -118,6 +118,7 @@ def partitions_in(znodes: DataFrame) -> DataFrame:
         F.from_json("data", PARTITION_STATE).alias("s"),
         F.col("version").alias("zk_version"),
         F.col("mzxid").alias("state_mzxid"),
+        F.col("mtime").alias("state_mtime"),
         F.col("path").alias("state_path"),
     )
     return assigned.join(states, ["topic", "partition"], "left").select(
@@ -133,6 +134,7 @@ def partitions_in(znodes: DataFrame) -> DataFrame:
         F.col("s.controller_epoch").alias("controller_epoch"),
         "zk_version",
         "state_mzxid",
+        "state_mtime",
         "state_path",
     )
 
