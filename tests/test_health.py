@@ -6,6 +6,7 @@ ZooKeeper's history nothing is guessed."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -29,11 +30,12 @@ from workbench.frames import Bundle, WithoutTxnLogs, open_bundle
 from workbench.model.described import FailedDir, Group, Shown
 from workbench.model.health import captured_at, health
 from workbench.model.history.brokers import PAUSED, SILENT
-from workbench.model.history.partitions import imbalance_since
+from workbench.model.history.partitions import FROM_TREE, imbalance_since, told_to_lead
 from workbench.model.isr import OnlyInSync, only_in_sync
 from workbench.model.log_dirs import DirFailed, Said
 from workbench.model.partition_history import partition_changes, recounted
 from workbench.model.service import unserved
+from workbench.model.views import views
 from workbench.together import answer
 
 SAMPLES = samples()
@@ -251,6 +253,50 @@ def test_the_brokers_alone_in_an_isr_are_told_from_a_capture_without_txn_logs(
     assert "ZooKeeper state" in found.coverage["health"].used
 
 
+@pytest.mark.slow
+def test_a_capture_without_txn_logs_tells_the_partitions_under_replicated_at_it(
+    sample: Callable[[str], Bundle], triaged: Callable[[str], Triage]
+) -> None:
+    """ZooKeeper's tree at the capture tells the partitions under-replicated then whose leader serves them
+    (not those whose leader refused its LeaderAndIsr, told by its own lines as by ZooKeeper's history), and
+    how long from below (since the write of the ISR they have): those the history shows still, nothing
+    where it shows none; the stretches that ended before the capture are not told."""
+    under = "partition.under_replicated"
+    for name in ("deletion-stuck-2.8", "topicid-mismatch-2.8", "controller-failover-2.5", "healthy-3.6"):
+        whole = sample(name)
+        captured = WithoutTxnLogs(whole)
+        leaders = {(r.leader, r.topic, r.partition) for r in views(whole).partitions.collect()}
+        refused = [
+            {
+                k: r.refused
+                for r in told_to_lead(b).collect()
+                if (k := (r.broker, r.topic, r.partition)) in leaders
+            }
+            for b in (whole, captured)
+        ]
+        assert refused[0] == refused[1]  # the lines' rule is ZooKeeper's, for the leaders it names
+        still = [f for f in triaged(name).findings if f.kind == under and f.subject["still"]]
+        coverage = Coverage()
+        now = [f for f in health_analysis.findings(captured, coverage) if f.kind == under]
+        assert [(f.subject["brokers"], f.subject["still"]) for f in now] == [
+            (f.subject["brokers"], f.subject["still"]) for f in still
+        ]
+        assert bool(now) == (name in ("deletion-stuck-2.8", "topicid-mismatch-2.8"))
+        for f, was in zip(now, still, strict=True):
+            assert f.subject["partitions"] == f.subject["still"]
+            assert " at the capture: broker(s) " in f.summary
+            at_least = re.search(r"the longest for at least (\d+) min", f.summary)
+            assert at_least and int(at_least[1]) <= _minutes(was.summary)
+            assert all(e.startswith("zk:/brokers/topics/") and e.endswith("/state") for e in f.evidence)
+        assert "ZooKeeper state" in coverage["health"].used
+
+
+def _minutes(summary: str) -> int:
+    found = re.search(r"for up to (\d+) min", summary)
+    assert found, summary
+    return int(found[1])
+
+
 def _refusers(bundle: Bundle) -> set[int]:
     """The brokers whose lines hold a refusal of a LeaderAndIsr (INCONSISTENT_TOPIC_ID)."""
     rows = bundle.cluster_events.where(F.col("event") == "topic_id.mismatch").select("broker_id").distinct()
@@ -388,6 +434,29 @@ def test_sustained_under_replication_is_a_warning_while_it_lasts() -> None:
     assert over.evidence == ("zk:txn@0x200000030", "zk:txn@0x200000050")
 
 
+def test_from_zookeepers_tree_under_replication_at_the_capture_is_a_lower_bound() -> None:
+    """Without the txn logs: under-replicated at the capture, how long at least, cited by the state znodes;
+    those written too recently to tell are said in coverage, and min.insync.replicas is not asked."""
+    coverage = Coverage()
+    coverage.record("health", ["ZooKeeper state", "broker logs"])
+    facts = Facts([], [sustained(3, None)], None, False, told=FROM_TREE, recent=2)
+    (now,) = health_analysis.judge(facts, coverage)
+    assert (now.severity, now.subject) == (WARNING, {"partitions": 3, "brokers": [3], "still": 3})
+    assert now.summary == (
+        "3 partition(s) (orders 0-2) were under-replicated at the capture: broker(s) 3 out of their ISR, the "
+        "longest for at least 12 min, since ZooKeeper wrote that ISR at 2024-03-12 09:00:00 ZooKeeper time "
+        "(it may have been short before: ZooKeeper's txn logs would tell)."
+    )
+    assert now.evidence == tuple(f"zk:/brokers/topics/orders/partitions/{p}/state" for p in range(3))
+    assert coverage["health"].missing == [
+        "2 partition(s) under-replicated at the capture whose state ZooKeeper wrote less than 5 min before "
+        "it: whether they were for longer is not known (ZooKeeper's txn logs would tell)"
+    ]
+    coverage = checked()  # the txn logs held, none read: said, as where the tree stands in
+    assert health_analysis.judge(Facts([], [], None, False, told=FROM_TREE), coverage) == []
+    assert coverage["health"].missing == [NO_TXN]
+
+
 def test_nothing_sustained_is_no_finding_and_an_unknown_min_isr_is_said() -> None:
     coverage = checked()
     assert health_analysis.judge(Facts([], [], None, True), coverage) == []
@@ -401,7 +470,7 @@ def test_without_the_history_a_pasted_describe_and_log_dirs_stand_in() -> None:
     shown = Group("pasted/d.txt", BEGAN, 1, [TP("orders", 3)], [1, 2, 3], [5], out_of_isr=[3])
     failed = FailedDir("pasted/l.txt", None, 1, "/data/kafka-2", "org.apache.kafka.common.errors.X", 3)
     coverage = checked()
-    found = health_analysis.judge(Facts([failed], None, Shown([shown], True), False), coverage)
+    found = health_analysis.judge(Facts([failed], None, Shown([shown], True), False, told=None), coverage)
     (dead, under) = sorted(found, key=lambda f: f.kind)
     assert dead.kind == "log_dir.offline" and dead.subject["taken_at"] == "unknown"
     assert "had failed (X) when kafka-log-dirs --describe was taken at a time not known" in dead.summary
@@ -413,10 +482,10 @@ def test_without_the_history_a_pasted_describe_and_log_dirs_stand_in() -> None:
     )
     # a describe pasted that shows no partition under-replicated is read, and says so; no paste, nothing
     coverage = checked()
-    assert health_analysis.judge(Facts([], None, Shown([], True), False), coverage) == []
+    assert health_analysis.judge(Facts([], None, Shown([], True), False, told=None), coverage) == []
     assert "kafka-topics --describe (pasted)" in coverage["health"].used
     coverage = checked()
-    assert health_analysis.judge(Facts([], None, None, False), coverage) == []
+    assert health_analysis.judge(Facts([], None, None, False, told=None), coverage) == []
     assert coverage["health"].used == ["ZooKeeper history"]
 
 

@@ -1,5 +1,7 @@
 """Health: partitions under-replicated for minutes (grouped by the brokers out of their ISR) and failed
-log dirs, from the health series (`model/health.py`) or, without ZooKeeper's history, from what pastes show;
+log dirs. The under-replicated stretches are the one history's (`history.partitions.under_replicated`): the
+health series (`model/health.py`), else those under-replicated at the capture in ZooKeeper's tree (how long
+a lower bound), else what pastes show;
 failed log dirs also from the brokers' own lines (`model/log_dirs.py`), whatever else the bundle holds;
 and, from ZooKeeper's tree at the capture (with or without its history), the brokers not to restart: alone
 in the ISR of what they lead, and whether they refuse it.
@@ -29,11 +31,12 @@ from workbench.analysis.findings import (
     zk_ref,
 )
 from workbench.model.described import DESCRIBE, FailedDir, Shown, failed_dir_facts, under_replicated_facts
-from workbench.model.health import captured_at, episodes, grouped, health
+from workbench.model.health import grouped
+from workbench.model.history.partitions import FROM_TREE, FROM_TXNS, under_replicated
 from workbench.model.isr import OnlyInSync, only_in_sync
 from workbench.model.log_dirs import DirFailed, failed_dirs_logged
 from workbench.model.partition_history import min_isr
-from workbench.together import rows, together
+from workbench.together import count, rows, together
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -68,23 +71,26 @@ class Facts:
     min_isr_known: bool
     logged: list[DirFailed] = field(default_factory=list)
     only: list[OnlyInSync] = field(default_factory=list)  # brokers alone in the ISR of what they lead
+    # what told the episodes: the health series (FROM_TXNS), ZooKeeper's tree at the capture (FROM_TREE:
+    # each partition under-replicated then, since at most its state's last write), or nothing (None)
+    told: str | None = FROM_TXNS
+    recent: int = 0  # from the tree: under-replicated at the capture, its state written under SUSTAINED_MS
 
 
 def facts(bundle: Bundle) -> Facts:
     failed = failed_dir_facts(bundle)
     logged = failed_dirs_logged(bundle)
-    h = health(bundle)
     alone = only_in_sync(bundle)  # from ZooKeeper's tree at the capture, whatever history it holds
-    if h is None:
+    found, told = under_replicated(bundle)
+    if found is None:
         shown = under_replicated_facts(bundle)
         got = together(failed, logged, shown, alone)
-        return Facts(got[failed], None, got[shown], False, got[logged], got[alone])
-    ep = episodes(h.partitions, "under_replicated", captured_at(bundle)).where(
-        F.col("lasted_ms") >= SUSTAINED_MS
-    )
-    groups = rows(grouped(ep, ["out_of_isr"]))
-    got = together(groups, logged, alone, failed)
-    found = [
+        return Facts(got[failed], None, got[shown], False, got[logged], got[alone], told)
+    lasted = F.col("lasted_ms") >= SUSTAINED_MS
+    groups = rows(grouped(found.where(lasted), ["out_of_isr"]))
+    recent = count(found.where(~lasted & F.col("ended").isNull()) if told == FROM_TREE else None)
+    got = together(groups, logged, alone, failed, recent)
+    found_ = [
         Episodes(
             sorted(g.out_of_isr or []),
             g.n,
@@ -96,23 +102,34 @@ def facts(bundle: Bundle) -> Facts:
         )
         for g in got[groups]
     ]
-    return Facts(got[failed], found, None, min_isr(bundle)[1] is not None, got[logged], got[alone])
+    known = min_isr(bundle)[1] is not None
+    return Facts(got[failed], found_, None, known, got[logged], got[alone], told, got[recent] or 0)
 
 
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:
     """Partitions under-replicated for SUSTAINED_MS or more (grouped by the brokers out of their ISR);
     those without a working leader are `leaderless`'s."""
     failed = _failed_log_dirs(f.failed_dirs, coverage, "health") + [_logged_dir(d) for d in f.logged]
+    if f.told != FROM_TXNS and Need.ZK_HISTORY.value in coverage["health"].used:
+        coverage.add("health", [NO_TXN])  # held, yet none of its txns could be read
     if f.episodes is None:
-        if Need.ZK_HISTORY.value in coverage["health"].used:  # held, yet none of its txns could be read
-            coverage.add("health", [NO_TXN])
         return failed + _pasted(f.pasted, coverage, "health") + [_only_in_sync(o) for o in f.only]
-    if not f.min_isr_known:
+    if f.told == FROM_TXNS and not f.min_isr_known:
         coverage.add(
             "health",
             ["server.properties: min.insync.replicas (under-min-ISR counted only where a topic sets it)"],
         )
-    return failed + [_under_replicated(e) for e in f.episodes] + [_only_in_sync(o) for o in f.only]
+    if f.recent:
+        coverage.add(
+            "health",
+            [
+                f"{f.recent} partition(s) under-replicated at the capture whose state ZooKeeper wrote less "
+                f"than {duration(SUSTAINED_MS)} before it: whether they were for longer is not known "
+                "(ZooKeeper's txn logs would tell)"
+            ],
+        )
+    under = [_under_replicated(e) if f.told == FROM_TXNS else _under_replicated_now(e) for e in f.episodes]
+    return failed + under + [_only_in_sync(o) for o in f.only]
 
 
 ANALYSIS = Analysis(
@@ -121,7 +138,8 @@ ANALYSIS = Analysis(
         Need.ZK_HISTORY: "offline and under-replicated partitions over time",
         Need.PASTED: "under-replicated partitions (kafka-topics) and failed log dirs (kafka-log-dirs)",
         Need.LOGS: "failed log dirs and the brokers they halted (the brokers' own lines)",
-        Need.ZK_STATE: "the brokers alone in the ISR of what they lead at the capture (not to restart)",
+        Need.ZK_STATE: "the brokers alone in the ISR of what they lead at the capture (not to restart), and "
+        "the partitions under-replicated then",
     },
     facts=facts,
     judge=judge,
@@ -203,6 +221,22 @@ def _under_replicated(e: Episodes) -> Finding:
         f"{duration(e.longest_ms)}{still}: broker(s) {brokers} out of their ISR from "
         f"{e.began:%Y-%m-%d %H:%M:%S} ZooKeeper time.",
         tuple(txn_ref(z) for z in e.worst if z is not None),
+    )
+
+
+def _under_replicated_now(e: Episodes) -> Finding:
+    """From ZooKeeper's tree at the capture: under-replicated then, each since at most its state's last
+    write (which wrote the ISR it has), so how long is a lower bound."""
+    brokers = ", ".join(map(str, e.out_of_isr))
+    return Finding(
+        "partition.under_replicated",
+        WARNING,
+        {"partitions": e.partitions, "brokers": e.out_of_isr, "still": e.still},
+        f"{e.partitions} partition(s) ({tp_list(e.tps)}) were under-replicated at the capture: broker(s) "
+        f"{brokers} out of their ISR, the longest for at least {duration(e.longest_ms)}, since ZooKeeper "
+        f"wrote that ISR at {e.began:%Y-%m-%d %H:%M:%S} ZooKeeper time (it may have been short before: "
+        "ZooKeeper's txn logs would tell).",
+        tuple(zk_ref(f"/brokers/topics/{t.topic}/partitions/{t.partition}/state") for t in e.tps[:3]),
     )
 
 

@@ -26,7 +26,7 @@ from workbench.model import acting
 from workbench.model.evidence import lacking
 from workbench.model.partition_log import OfflineElection, leader_starts, logged_states, offline_elections
 from workbench.model.refs import TP
-from workbench.model.skew import skew_ms
+from workbench.model.skew import skew_col, skew_ms
 from workbench.model.views import views
 from workbench.together import Ask, Joined, given, rows
 
@@ -89,11 +89,15 @@ def led_at(bundle: Bundle, asked: list[tuple[int, int, datetime]]) -> Ask[dict[i
 
 
 def told_to_lead(bundle: Bundle) -> DataFrame:
-    """broker, topic, partition, refused: for each partition a broker was told to lead, whether it refused
-    the last time. ZooKeeper's partition states where its history is held (the refusal `acting.mark` ties to
-    the last state naming that broker leader while registered); else the broker's own lines (its last
-    refusal of a LeaderAndIsr for the partition, or "starts at leader epoch" after it: `acting.refusals`,
-    `acting.acceptances`)."""
+    """broker, topic, partition, refused: for each partition a broker was told to lead, whether it did not
+    serve it the last time it was. ZooKeeper's partition states where its history is held (the refusal
+    `acting.mark` ties to the last state naming that broker leader while registered); else the broker's own
+    lines, by the same rule: its last refusal of a LeaderAndIsr for the partition (`acting.refusals`) with
+    no "starts at leader epoch" after it (`acting.acceptances`), nor one before it that still held: a
+    leader that started leading and then refused a later request still serves at its epoch
+    (`refused_leader_and_isr_keeps_role`), until it follows ("Follower ... starts at leader epoch") or
+    starts again. A refusal line does not say which role the request gave, so the lines' answer is for a
+    broker its readers know is the partition's leader."""
     changes = views(bundle).partition_changes
     if changes is not None:
         return (
@@ -102,18 +106,42 @@ def told_to_lead(bundle: Bundle) -> DataFrame:
             .agg(F.max_by(F.col("refused_by").isNotNull(), "zxid").alias("refused"))
         )
     skews = skew_ms(bundle)
-    said = (
+    keys = ["broker", "topic", "partition"]
+    last = (
         acting.refusals(bundle, skews)
-        .select("broker", "topic", "partition", "at_ms", F.lit(True).alias("refused"))
-        .unionByName(
-            acting.acceptances(bundle, skews).select(
-                "broker", "topic", "partition", "at_ms", F.lit(False).alias("refused")
-            )
+        .select(*keys, "at_ms", F.lit(True).alias("refusal"))
+        .unionByName(acting.acceptances(bundle, skews).select(*keys, "at_ms", F.lit(False).alias("refusal")))
+        .groupBy(*keys)
+        .agg(
+            F.max(F.when(F.col("refusal"), F.col("at_ms"))).alias("r"),
+            F.max(F.when(~F.col("refusal"), F.col("at_ms"))).alias("l"),
         )
     )
-    return said.groupBy("broker", "topic", "partition").agg(
-        F.max_by("refused", F.struct("at_ms", "refused")).alias("refused")
+    # what ends a leadership the broker began: following the partition, or the broker starting again
+    skew = F.coalesce(skew_col(skews), F.lit(0))
+    ev = bundle.cluster_events
+    at = (F.unix_millis("ts") - skew).alias("at_ms")
+    followed = ev.where(F.col("event") == "partition.became_follower").select(
+        F.col("broker_id").alias("broker"), "topic", "partition", at
     )
+    started = ev.where(F.col("event") == "broker.starting").select(F.col("broker_id").alias("b"), at)
+    held = F.col("l").isNotNull() & (F.col("l") < F.col("r"))
+    between = (F.col("e.at_ms") > F.col("k.l")) & (F.col("e.at_ms") < F.col("k.r"))
+    k = last.where(held).alias("k")
+    ended = (
+        k.join(followed.alias("e"), [F.col(f"k.{c}") == F.col(f"e.{c}") for c in keys], "inner")
+        .where(between)
+        .select(*[F.col(f"k.{c}").alias(c) for c in keys])
+        .unionByName(
+            k.join(started.alias("e"), (F.col("k.broker") == F.col("e.b")) & between).select(
+                *[F.col(f"k.{c}").alias(c) for c in keys]
+            )
+        )
+        .distinct()
+        .select(*keys, F.lit(True).alias("ended"))
+    )
+    refused = F.col("r").isNotNull() & (F.col("l").isNull() | held & F.coalesce("ended", F.lit(False)))
+    return last.join(ended, keys, "left").select(*keys, refused.alias("refused"))
 
 
 def refused_when_named(bundle: Bundle, asked: list[tuple[int, str, int]]) -> tuple[dict[int, list[TP]], str]:
@@ -285,6 +313,50 @@ def _unchanged_since(znodes: DataFrame, per: DataFrame, at: datetime) -> DataFra
                 F.col("last_state").isNotNull(), F.coalesce(F.col("t"), F.lit(at).cast("timestamp"))
             ).alias("since"),
         )
+    )
+
+
+def under_replicated(bundle: Bundle) -> tuple[DataFrame | None, str | None]:
+    """Each stretch a partition was under-replicated as Kafka counts it (UnderReplicatedPartitions: an
+    acting leader whose ISR holds fewer than its replicas less those being added): topic, partition, began,
+    began_zxid, ended and ended_zxid (null: still at the capture), lasted_ms (to the capture when still)
+    and out_of_isr; and what told it. The health series (ZooKeeper's history): each stretch whole. Else
+    ZooKeeper's tree at the capture: each partition under-replicated then whose leader is registered and did
+    not refuse it the last time it was told to (`told_to_lead`), since its state znode's last write, which
+    wrote the ISR it has (`began`, `began_zxid` its mzxid): it may have begun before, so `lasted_ms` is a
+    lower bound. None where neither is held."""
+    from workbench.model.health import captured_at, episodes, health  # the series reads the brokers' history
+
+    h = health(bundle)
+    at = captured_at(bundle)
+    if h is not None:
+        return episodes(h.partitions, "under_replicated", at), FROM_TXNS
+    v = views(bundle)
+    if not v.evidence.zk_state or at is None:
+        return None, None
+    adding = F.coalesce("adding", F.array().cast("array<int>"))
+    isr = F.coalesce("isr", F.array().cast("array<int>"))
+    refused = (
+        told_to_lead(bundle)
+        .where("refused")
+        .select(F.col("broker").alias("leader"), "topic", "partition", F.lit(True).alias("refused"))
+    )
+    led = (F.col("leader") >= 0) & F.col("leader").isin(*sorted(v.live_brokers))
+    short = F.size(isr) < F.size("replicas") - F.size(adding)
+    return (
+        v.partitions.where(led & short)
+        .join(refused, ["leader", "topic", "partition"], "left_anti")
+        .select(
+            "topic",
+            "partition",
+            F.col("state_mtime").alias("began"),
+            F.col("state_mzxid").alias("began_zxid"),
+            F.lit(None).cast("timestamp").alias("ended"),
+            F.lit(None).cast("long").alias("ended_zxid"),
+            (F.lit(int(at.timestamp() * 1000)) - F.unix_millis("state_mtime")).alias("lasted_ms"),
+            F.sort_array(F.array_except(F.array_except("replicas", adding), isr)).alias("out_of_isr"),
+        ),
+        FROM_TREE,
     )
 
 
