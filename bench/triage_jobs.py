@@ -7,13 +7,15 @@ than Spark's own start-up (the ratio column). The jobs show where the time goes 
 costs tens of milliseconds of scheduling whatever the data's size.
 
 With --logs-only it triages each sample's logs-only twin instead (`frames.WithoutZooKeeper`: what an SRE
-holds who has only the brokers' logs, data dirs and pastes).
+holds who has only the brokers' logs, data dirs and pastes); with --captured, each sample as `workbench
+capture` holds it (`frames.WithoutTxnLogs`: ZooKeeper's tree through its client, no txn logs).
 
 With --fresh SAMPLE it measures instead what an SRE waits for: `workbench triage SAMPLE` in a process of
 its own, against a process that only starts Spark and runs one job (the baseline), alternated --runs
 times (issue 50's target: under 30 s for topicid-mismatch-2.8).
 
-    .venv/bin/python bench/triage_jobs.py [--samples sample_data] [--logs-only] [--fresh SAMPLE [--runs 3]]
+    .venv/bin/python bench/triage_jobs.py [--samples sample_data] [--logs-only | --captured]
+        [--fresh SAMPLE [--runs 3]]
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pyspark.sql import SparkSession
 from workbench.analysis.findings import Coverage
 from workbench.analysis.registry import ANALYSES
 from workbench.analysis.triage import checked_across, triage
-from workbench.frames import Bundle, WithoutZooKeeper, open_bundle
+from workbench.frames import Bundle, WithoutTxnLogs, WithoutZooKeeper, open_bundle
 from workbench.model.views import release
 from workbench.spark import spark_session
 
@@ -44,6 +46,7 @@ def main() -> None:
     parser.add_argument("--fresh", type=Path, help="a bundle to triage in fresh processes")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--logs-only", action="store_true", help="triage each sample's logs-only twin")
+    parser.add_argument("--captured", action="store_true", help="triage each sample without its txn logs")
     args = parser.parse_args()
     if args.fresh:
         fresh(args.fresh, args.runs)
@@ -64,13 +67,13 @@ def main() -> None:
         def jobs(group: str = group) -> int:
             return len(tracker.getJobIdsForGroup(group))
 
-        bundle = opened(path, spark, args.logs_only)
+        bundle = opened(path, spark, args.logs_only, args.captured)
         began = time.perf_counter()
         triage(bundle)  # as shipped: on small evidence, the analyses side by side in threads
         took, total = time.perf_counter() - began, jobs()
         release(bundle)
         spark.sparkContext.setJobGroup(f"{group}-each", f"{group}-each")
-        bundle, coverage, per = opened(path, spark, args.logs_only), Coverage(), []
+        bundle, coverage, per = opened(path, spark, args.logs_only, args.captured), Coverage(), []
         for analysis in ANALYSES:  # again, one after another, to count each analysis's jobs
             before = jobs(f"{group}-each")
             analysis.findings(bundle, coverage)
@@ -83,9 +86,11 @@ def main() -> None:
     spark.stop()
 
 
-def opened(path: Path, spark: SparkSession, logs_only: bool) -> Bundle:
-    """The sample, or its logs-only twin."""
+def opened(path: Path, spark: SparkSession, logs_only: bool, captured: bool = False) -> Bundle:
+    """The sample, its logs-only twin, or the sample as a capture holds it."""
     bundle = open_bundle(path, spark)
+    if captured:
+        return WithoutTxnLogs(bundle)
     return WithoutZooKeeper(bundle) if logs_only else bundle
 
 
