@@ -104,7 +104,7 @@ def facts(bundle: Bundle) -> Facts:
     ends = rows(at_end)
     flaps, unseen = _flapped(bundle), isr_writes_unseen(bundle)
     got = together(ends, flaps, unseen)
-    above = [r for r in got[ends] if r.since is not None]
+    above = sorted((r for r in got[ends] if r.since is not None), key=lambda r: r.broker)
     disabled = [
         b
         for b, x in v.evidence.config("auto.leader.rebalance.enable", "true").items()

@@ -277,7 +277,7 @@ def imbalances(bundle: Bundle, threshold: float) -> tuple[DataFrame | None, str 
         ratio.alias("imbalance_ratio"),
         F.when(ratio > threshold, F.col("last_state")).alias("last_state"),
     )
-    return _unchanged_since(bundle.znodes, per, at).orderBy("broker"), FROM_TREE
+    return _unchanged_since(bundle.znodes, per, at), FROM_TREE  # a row per broker, in no order
 
 
 def _unchanged_since(znodes: DataFrame, per: DataFrame, at: datetime) -> DataFrame:
@@ -297,22 +297,27 @@ def _unchanged_since(znodes: DataFrame, per: DataFrame, at: datetime) -> DataFra
     writes = znodes.select(F.col("mzxid").alias("z"), F.col("mtime").alias("t")).unionByName(
         znodes.select(F.col("czxid").alias("z"), F.col("ctime").alias("t"))
     )
-    last = per.crossJoin(F.broadcast(any_topic)).select("*", F.greatest("last_state", "w").alias("z_changed"))
-    after = F.col("z") >= F.col("z_changed")
-    return (
-        last.join(writes, after & F.col("last_state").isNotNull(), "left")
-        .groupBy("broker", "minute", "preferred", "not_leading", "imbalance_ratio", "last_state")
-        .agg(F.min("t").alias("t"))
-        .select(
-            "broker",
-            "minute",
-            "preferred",
-            "not_leading",
-            "imbalance_ratio",
-            F.when(
-                F.col("last_state").isNotNull(), F.coalesce(F.col("t"), F.lit(at).cast("timestamp"))
-            ).alias("since"),
-        )
+    last = per.crossJoin(any_topic).select("*", F.greatest("last_state", "w").alias("z_changed"))
+    # each broker's zxid among the tree's writes, before those at the same zxid: the first time at or after
+    marks = last.where(F.col("last_state").isNotNull()).select(
+        F.col("z_changed").alias("z"), F.lit(None).cast("timestamp").alias("t"), "broker"
+    )
+    timeline = writes.select("z", "t", F.lit(None).cast("int").alias("broker")).unionByName(marks)
+    onward = Window.orderBy("z", F.col("broker").isNull()).rowsBetween(
+        Window.currentRow, Window.unboundedFollowing
+    )
+    first_after = timeline.select("broker", F.min("t").over(onward).alias("t")).where(
+        F.col("broker").isNotNull()
+    )
+    return last.join(first_after, "broker", "left").select(
+        "broker",
+        "minute",
+        "preferred",
+        "not_leading",
+        "imbalance_ratio",
+        F.when(F.col("last_state").isNotNull(), F.coalesce(F.col("t"), F.lit(at).cast("timestamp"))).alias(
+            "since"
+        ),
     )
 
 
