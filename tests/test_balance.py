@@ -24,13 +24,8 @@ from workbench.analysis.findings import TP, Coverage
 from workbench.analysis.triage import Triage
 from workbench.frames import Bundle, WithoutTxnLogs, WithoutZooKeeper, open_bundle
 from workbench.model import isr
-from workbench.model.history.partitions import (
-    FROM_TREE,
-    FROM_TXNS,
-    imbalances,
-    isr_changes,
-    isr_writes_unseen,
-)
+from workbench.model.history.counts import FROM_TREE, imbalances
+from workbench.model.history.partitions import FROM_TXNS, isr_changes, isr_writes_unseen
 from workbench.model.history.reassignments import reassignments
 from workbench.simulate import story
 from workbench.simulate.cluster import Cluster

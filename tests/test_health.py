@@ -30,7 +30,8 @@ from workbench.frames import Bundle, WithoutTxnLogs, open_bundle
 from workbench.model.described import FailedDir, Group, Shown
 from workbench.model.health import captured_at, health
 from workbench.model.history.brokers import PAUSED, SILENT
-from workbench.model.history.partitions import FROM_TREE, imbalance_since, told_to_lead
+from workbench.model.history.counts import FROM_TREE, imbalance_since
+from workbench.model.history.partitions import told_to_lead
 from workbench.model.isr import OnlyInSync, only_in_sync
 from workbench.model.log_dirs import DirFailed, Said
 from workbench.model.partition_history import partition_changes, recounted

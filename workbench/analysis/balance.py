@@ -10,7 +10,7 @@ preferred replica wherever it is alive and in the ISR and, before 3.4, no reassi
 that interval was therefore not corrected, and the finding says which of those conditions the evidence
 shows. How long it lasted is the health series' (ZooKeeper's history); without it, ZooKeeper's tree at the
 capture bounds it from below: the ratio has not changed since the last write that could change it
-(`history.partitions.imbalances`). Also here: replicas that keep leaving their partition's ISR (flapping,
+(`history.counts.imbalances`). Also here: replicas that keep leaving their partition's ISR (flapping,
 `model/isr.py`).
 
 In two halves: `facts` asks Spark (a query per concern, for all brokers at once), `judge` decides and
@@ -30,7 +30,8 @@ from pyspark.sql import functions as F
 from workbench.analysis.contract import NO_TXN, WARNING, Analysis, Kind, Need
 from workbench.analysis.findings import TP, Coverage, Finding, file_ref, first_refs, tp_list, txn_ref, zk_ref
 from workbench.kafka import behaviour, defaults
-from workbench.model.history.partitions import FROM_TREE, FROM_TXNS, imbalances, isr_writes_unseen
+from workbench.model.history.counts import FROM_TREE, imbalances
+from workbench.model.history.partitions import FROM_TXNS, isr_writes_unseen
 from workbench.model.isr import FLAPPING_WINDOW_S, flapping
 from workbench.model.views import views
 from workbench.together import Ask, Joined, count, given, rows, together

@@ -1,5 +1,5 @@
 """Health: partitions under-replicated for minutes (grouped by the brokers out of their ISR) and failed
-log dirs. The under-replicated stretches are the one history's (`history.partitions.under_replicated`): the
+log dirs. The under-replicated stretches are the one history's (`history.counts.under_replicated`): the
 health series (`model/health.py`), else those under-replicated at the capture in ZooKeeper's tree (how long
 a lower bound), else what pastes show;
 failed log dirs also from the brokers' own lines (`model/log_dirs.py`), whatever else the bundle holds;
@@ -32,7 +32,8 @@ from workbench.analysis.findings import (
 )
 from workbench.model.described import DESCRIBE, FailedDir, Shown, failed_dir_facts, under_replicated_facts
 from workbench.model.health import grouped
-from workbench.model.history.partitions import FROM_TREE, FROM_TXNS, under_replicated
+from workbench.model.history.counts import FROM_TREE, under_replicated
+from workbench.model.history.partitions import FROM_TXNS
 from workbench.model.isr import OnlyInSync, only_in_sync
 from workbench.model.log_dirs import DirFailed, failed_dirs_logged
 from workbench.model.partition_history import min_isr

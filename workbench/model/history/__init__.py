@@ -18,8 +18,8 @@ holds (coverage says what is missing).
   topic znodes where its tree was captured, else what pastes printed;
 - `partitions`: who led a partition at a moment, the leaders elected from outside the ISR and each
   replica leaving or joining an ISR, from ZooKeeper's partition states and the states the lines print;
-  each stretch a partition was under-replicated and each broker's leader imbalance, from the health series,
-  else ZooKeeper's tree at the capture.
+- `counts`: Kafka's own counts, each stretch a partition was under-replicated and each broker's leader
+  imbalance, from the health series, else ZooKeeper's tree at the capture.
 
 The partitions' states as the health series and the service timeline read them (`partition_history`,
 `leaderless_log`) and the topics' creations are still read per source elsewhere in `model/`, to be

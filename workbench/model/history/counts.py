@@ -1,0 +1,161 @@
+"""Kafka's own counts of the partitions, as the one history tells them: UnderReplicatedPartitions (each
+stretch a partition was under-replicated, `under_replicated`) and the controller's leader imbalance ratio
+(each broker's at the end, and since when, `imbalances`). From the health series where ZooKeeper's
+history is held (`model/health.py`); else from ZooKeeper's tree at the capture, which tells each count then
+and, from its writes, a lower bound of how long it had held. Each answer says which told it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from pyspark.sql import DataFrame, Window
+from pyspark.sql import functions as F
+
+from workbench.kafka import znodes as paths
+from workbench.model.health import Health, captured_at, episodes, health
+from workbench.model.history.partitions import FROM_TXNS, told_to_lead
+from workbench.model.views import views
+
+if TYPE_CHECKING:
+    from workbench.frames import Bundle
+
+FROM_TREE = "ZooKeeper's tree at the capture"
+
+
+def imbalances(bundle: Bundle, threshold: float) -> tuple[DataFrame | None, str | None]:
+    """Per broker at the end of what tells it (`minute`): preferred (the partitions whose first replica it
+    is), not_leading (those of them led by another broker, or by none), imbalance_ratio and `since` (null
+    where not above `threshold`), topics queued for deletion left out as the controller leaves them out;
+    and what told it. The health series (ZooKeeper's history): `since` is the first minute of the run above
+    the threshold that ends it. Else ZooKeeper's tree at the capture (`_unchanged_since`): the ratio has not
+    changed since `since` (it may have been above before: how long it lasted is a lower bound). None where
+    neither is held."""
+    h = health(bundle)
+    if h is not None:
+        return imbalance_since(h, threshold), FROM_TXNS
+    v = views(bundle)
+    at = captured_at(bundle)
+    if not v.evidence.zk_state or at is None:
+        return None, None
+    first = F.col("replicas")[0]
+    preferred = (
+        v.partitions.join(v.delete_markers.select("topic"), "topic", "left_anti")
+        .where(first.isNotNull())
+        .groupBy(first.alias("broker"))
+        .agg(
+            F.count("*").alias("preferred"),
+            F.count_if(F.col("leader").isNotNull() & (F.col("leader") != first)).alias("not_leading"),
+            F.max("state_mzxid").alias("last_state"),
+        )
+    )
+    ratio = F.col("not_leading") / F.col("preferred")
+    per = preferred.select(
+        "broker",
+        F.lit(at).cast("timestamp").alias("minute"),
+        "preferred",
+        "not_leading",
+        ratio.alias("imbalance_ratio"),
+        F.when(ratio > threshold, F.col("last_state")).alias("last_state"),
+    )
+    return _unchanged_since(bundle.znodes, per, at), FROM_TREE  # a row per broker, in no order
+
+
+def _unchanged_since(znodes: DataFrame, per: DataFrame, at: datetime) -> DataFrame:
+    """`per` with `since` in place of `last_state`: the latest moment a broker's ratio can have changed,
+    as ZooKeeper's tree tells it. Only a write changes it: of the state of a partition it is the preferred
+    leader for (`last_state`), of a topic znode (created, partitions added, reassigned), or a change to the
+    children of /brokers/topics or /admin/delete_topics (a topic created, queued for deletion or gone). A
+    zxid's time is at most the time of the first write at or after it in the tree (zxids only grow), or
+    the capture where none is."""
+    any_topic = (
+        znodes.where(
+            F.col("path").rlike(paths.TOPIC_PATH) | F.col("path").isin(paths.TOPICS, paths.DELETE_TOPICS)
+        )
+        .agg(F.max(F.greatest("mzxid", "pzxid")).alias("w"))
+        .select(F.coalesce("w", F.lit(0)).alias("w"))
+    )
+    writes = znodes.select(F.col("mzxid").alias("z"), F.col("mtime").alias("t")).unionByName(
+        znodes.select(F.col("czxid").alias("z"), F.col("ctime").alias("t"))
+    )
+    last = per.crossJoin(any_topic).select("*", F.greatest("last_state", "w").alias("z_changed"))
+    # each broker's zxid among the tree's writes, before those at the same zxid: the first time at or after
+    marks = last.where(F.col("last_state").isNotNull()).select(
+        F.col("z_changed").alias("z"), F.lit(None).cast("timestamp").alias("t"), "broker"
+    )
+    timeline = writes.select("z", "t", F.lit(None).cast("int").alias("broker")).unionByName(marks)
+    onward = Window.orderBy("z", F.col("broker").isNull()).rowsBetween(
+        Window.currentRow, Window.unboundedFollowing
+    )
+    first_after = timeline.select("broker", F.min("t").over(onward).alias("t")).where(
+        F.col("broker").isNotNull()
+    )
+    return last.join(first_after, "broker", "left").select(
+        "broker",
+        "minute",
+        "preferred",
+        "not_leading",
+        "imbalance_ratio",
+        F.when(F.col("last_state").isNotNull(), F.coalesce(F.col("t"), F.lit(at).cast("timestamp"))).alias(
+            "since"
+        ),
+    )
+
+
+def under_replicated(bundle: Bundle) -> tuple[DataFrame | None, str | None]:
+    """Each stretch a partition was under-replicated as Kafka counts it (UnderReplicatedPartitions: an
+    acting leader whose ISR holds fewer than its replicas less those being added): topic, partition, began,
+    began_zxid, ended and ended_zxid (null: still at the capture), lasted_ms (to the capture when still)
+    and out_of_isr; and what told it. The health series (ZooKeeper's history): each stretch whole. Else
+    ZooKeeper's tree at the capture: each partition under-replicated then whose leader is registered and did
+    not refuse it the last time it was told to (`told_to_lead`), since its state znode's last write, which
+    wrote the ISR it has (`began`, `began_zxid` its mzxid): it may have begun before, so `lasted_ms` is a
+    lower bound. None where neither is held."""
+    h = health(bundle)
+    at = captured_at(bundle)
+    if h is not None:
+        return episodes(h.partitions, "under_replicated", at), FROM_TXNS
+    v = views(bundle)
+    if not v.evidence.zk_state or at is None:
+        return None, None
+    adding = F.coalesce("adding", F.array().cast("array<int>"))
+    isr = F.coalesce("isr", F.array().cast("array<int>"))
+    refused = (
+        told_to_lead(bundle)
+        .where("refused")
+        .select(F.col("broker").alias("leader"), "topic", "partition", F.lit(True).alias("refused"))
+    )
+    led = (F.col("leader") >= 0) & F.col("leader").isin(*sorted(v.live_brokers))
+    short = F.size(isr) < F.size("replicas") - F.size(adding)
+    return (
+        v.partitions.where(led & short)
+        .join(refused, ["leader", "topic", "partition"], "left_anti")
+        .select(
+            "topic",
+            "partition",
+            F.col("state_mtime").alias("began"),
+            F.col("state_mzxid").alias("began_zxid"),
+            F.lit(None).cast("timestamp").alias("ended"),
+            F.lit(None).cast("long").alias("ended_zxid"),
+            (F.lit(int(at.timestamp() * 1000)) - F.unix_millis("state_mtime")).alias("lasted_ms"),
+            F.sort_array(F.array_except(F.array_except("replicas", adding), isr)).alias("out_of_isr"),
+        ),
+        FROM_TREE,
+    )
+
+
+def imbalance_since(h: Health, threshold: float) -> DataFrame:
+    """Per broker at the series' last bucket: preferred, not_leading, imbalance_ratio, and `since`, the
+    first bucket of the run of buckets that ends the series above the threshold (null when not above)."""
+    above = F.col("imbalance_ratio") > threshold
+    w = Window.partitionBy("broker")
+    settled = F.max(F.when(~above, F.col("minute"))).over(w)
+    since = F.min(F.when(above & (settled.isNull() | (F.col("minute") > settled)), F.col("minute"))).over(w)
+    return (
+        h.brokers.select(
+            "broker", "minute", "preferred", "not_leading", "imbalance_ratio", since.alias("since")
+        )
+        .where(F.col("minute") == F.lit(h.last))
+        .orderBy("broker")
+    )
