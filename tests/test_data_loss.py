@@ -133,6 +133,10 @@ def test_from_the_controllers_lines_a_clean_election_is_nothing_and_an_unknown_i
     clean = [alone([4, 3], (4,)), alone([3]), alone([3, 4], (4, 3))]  # 3 stayed in; the last member is kept
     assert judge(Facts([], [], False, clean, 3), coverage) == []
     assert coverage["data_loss"].status.value == "done"
+    # what was read: the lines' elections no txn holds, said in `used` (not promised by a want)
+    assert coverage["data_loss"].used[-1] == (
+        "the controller's lines: 3 election(s) from OfflinePartition no txn holds"
+    )
     assert judge(Facts([], [], False, [alone(None)], 4), coverage) == []
     assert coverage["data_loss"].status.value == "partial"
     (untold, more) = coverage["data_loss"].missing

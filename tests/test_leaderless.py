@@ -217,10 +217,13 @@ def test_from_the_controllers_lines_partitions_without_a_leader() -> None:
     coverage = checked()
     found = judge(Facts(False, logged=logged, logged_total=5, ends=AT.replace(minute=59)), coverage)
     gone, unknown = found
+    # bounded, as the report says it (`postmortem.longest_told`): one still, so until the evidence ends
+    lasted = (59 * 60 - 5) * 1000
     assert (gone.severity.name, gone.subject) == (
         "CRITICAL",
-        {"partitions": 2, "broker": 2, "began": "2024-03-12T09:00:05Z", "still": 1, "offline_ms": 30_000},
-    )
+        {"partitions": 2, "broker": 2, "began": "2024-03-12T09:00:05Z", "still": 1, "offline_ms": 30_000,
+         "outage_ms": [lasted, lasted]},
+    )  # fmt: skip
     assert (
         "(payments 0-1) had no leader from 2024-03-12 09:00:05 (the controller's clock) (their leader "
         in (gone.summary)
@@ -332,8 +335,9 @@ def test_from_the_lines_a_stretch_whose_new_leader_refused_runs_on_to_its_end() 
     ran, back = sorted(found, key=lambda f: f.subject["partitions"] != 2)
     assert (ran.severity.name, ran.subject) == (
         "CRITICAL",
-        {"partitions": 2, "broker": 2, "began": "2024-03-12T09:00:05Z", "still": 1, "refused_by": [3]},
-    )
+        {"partitions": 2, "broker": 2, "began": "2024-03-12T09:00:05Z", "still": 1, "refused_by": [3],
+         "outage_ms": [(59 * 60 - 5) * 1000] * 2},  # one still: at least until the evidence ends
+    )  # fmt: skip
     assert "had no working leader from 2024-03-12 09:00:05 (the controller's clock)" in ran.summary
     assert "broker(s) 3, elected their leader as they came back, refused the LeaderAndIsr" in ran.summary
     assert "1 were led again, the last after about 5 min" in ran.summary
@@ -371,13 +375,20 @@ def test_from_the_lines_a_leader_that_refused_leaves_nobody_serving() -> None:
     other = stretch(2, 40, 45, lost=3)  # broker 3 led it: offline for 5 s
     facts = Facts(False, logged=[went, other], refused=windows, ends=AT.replace(minute=59))
     still, led, offline = sorted(judge(facts, checked()), key=lambda f: (f.kind, -f.subject["still"]))
+    # bounded: the one still at least until the evidence ends, the other until it was led again
     assert [(f.kind, f.severity.name, f.subject) for f in (still, led)] == [
         (
             "partition.no_acting_leader",
             "CRITICAL",
-            {"partitions": 1, "broker": 3, "still": s, "began": "2024-03-12T09:00:10Z"},
+            {
+                "partitions": 1,
+                "broker": 3,
+                "still": s,
+                "began": "2024-03-12T09:00:10Z",
+                "outage_ms": [ms] * 2,
+            },
         )
-        for s in (1, 0)
+        for s, ms in ((1, (59 * 60 - 10) * 1000), (0, (5 * 60 - 10) * 1000))
     ]
     assert "the controller named broker 3 their leader (leader epoch 7), but broker 3 refused" in (
         still.summary

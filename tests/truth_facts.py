@@ -9,6 +9,7 @@ from typing import Any
 
 from workbench import postmortem
 from workbench.analysis.findings import Coverage, Finding, bounds
+from workbench.analysis.leaderless import nobody_serves
 from workbench.analysis.registry import kinds
 from workbench.analysis.triage import Triage
 from workbench.frames import Bundle
@@ -107,9 +108,13 @@ def leader_outages_hold(findings: Iterable[Finding], truth: dict[str, Any]) -> N
             pause = pauses[f.subject["broker"]]
             lower, upper = f.subject["outage_ms"]
             assert lower - 500 <= pause["woke_ms"] - pause["paused_ms"] <= upper + 500, f.summary
-        # a silent leader's bounds: ZooKeeper's history's say how long it was offline after them (every
-        # outage it tells has bounds); the lines' have bounds only for a silent leader
-        silent = "offline_ms" in f.subject if "zxid" in f.subject else "outage_ms" in f.subject
+        # a silent leader's bounds: ZooKeeper's history's say how long it was offline after them; the
+        # lines' lead the finding with them (`leaderless_lines._led_with`). Every outage finding has
+        # bounds, the others' from the stretch alone.
+        opening = f.summary.split(":", 1)[0]
+        silent = (
+            "offline_ms" in f.subject if "zxid" in f.subject else " had no working leader for " in opening
+        )
         if f.kind != "partition.offline" or not silent:
             continue
         # only a leader that stopped without a shutdown has one (one of its stops, where it had several)
@@ -155,12 +160,22 @@ def told_alone(found: list[Finding], said: str) -> None:
     """Without ZooKeeper's history the report's outage is what the findings tell from the lines: their
     partition outages and the longest's bounds, said in the summary and the impact; none: not measured."""
     told = [f for f in found if f.kind in postmortem.OUTAGE_KINDS and "taken_at" not in f.subject]
+    # every outage whose start the lines hold is bounded, so the report's longest is no shorter than one
+    assert all("outage_ms" in f.subject for f in told if f.subject.get("began", "unknown") != "unknown"), told
     longest = postmortem.longest_told(told)
     if longest is None:
-        assert "Not measured" in said
+        assert "Not measured" in said and not nobody_serves(found)
         return
     n = sum(f.subject["partitions"] for f in told)
     assert (
         said.count(f"{n} partition outage(s)") == 2 and said.count(f"the longest for {bounds(*longest)}") == 2
     )
     assert "Clients affected" in said and "not measured on every partition" in said
+    still = nobody_serves(found)  # what the findings say is still without a leader, said as they say it
+    if still:
+        assert (
+            f"{still} still when the lines end" in said
+            and f"When the lines end, {still} partition(s)" in said
+        )
+    else:
+        assert "none still when the lines end" in said and "whether every partition has an acting" in said

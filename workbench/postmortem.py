@@ -190,13 +190,14 @@ def summary(result: Triage, hurt: Impact) -> str:
     repair = any(g.root.kind.startswith("topic_id.") for g in groups)
     if not hurt.still and not hurt.measured:  # absent evidence is not read as healthy
         now = (
-            "No finding shows a partition still without a leader when the lines end; without ZooKeeper's "
-            "state, who leads each partition now is not known."
+            "No finding shows a partition still without a leader when the lines end; whether every "
+            "partition has an acting leader now is not known (the lines do not tell it)."
         )
     elif not hurt.still:
         now = "At the capture every partition had an acting leader."
     else:
-        now = f"At the capture {hurt.still} partition(s) still had none" + (
+        when = "At the capture" if hurt.measured else "When the lines end,"
+        now = f"{when} {hurt.still} partition(s) still had none" + (
             "; the repair plan below says how to end it." if repair else "."
         )
     return f"{what} {did} {now}"

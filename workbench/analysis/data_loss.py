@@ -274,6 +274,9 @@ def logged_elections(logged: list[OfflineElection], total: int, coverage: Covera
                 "election cannot be told from an unclean one"
             ],
         )
+    if total:
+        said = f"the controller's lines: {total} election(s) from OfflinePartition no txn holds"
+        coverage.add("data_loss", used=[said])
     if total > len(logged):
         coverage.add("data_loss", [f"{total - len(logged)} more offline elections in the logs, not examined"])
     return out
@@ -328,7 +331,7 @@ _REPLICA = {"topic": str, "partition": int, "broker": int}
 ANALYSIS = Analysis(
     "data_loss",
     needs={
-        Need.ZK_HISTORY: "unclean leader elections in zxid order (from the controller's lines instead)",
+        Need.ZK_HISTORY: "unclean leader elections in zxid order",
         Need.LOGS: "truncations",
     },
     facts=facts,

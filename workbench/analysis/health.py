@@ -91,7 +91,7 @@ def facts(bundle: Bundle) -> Facts:
     groups = rows(grouped(found.where(lasted), ["out_of_isr"]))
     recent = count(found.where(~lasted & F.col("ended").isNull()) if told == FROM_TREE else None)
     got = together(groups, logged, alone, failed, recent)
-    found_ = [
+    episodes = [
         Episodes(
             sorted(g.out_of_isr or []),
             g.n,
@@ -104,7 +104,7 @@ def facts(bundle: Bundle) -> Facts:
         for g in got[groups]
     ]
     known = min_isr(bundle)[1] is not None
-    return Facts(got[failed], found_, None, known, got[logged], got[alone], told, got[recent] or 0)
+    return Facts(got[failed], episodes, None, known, got[logged], got[alone], told, got[recent] or 0)
 
 
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:

@@ -145,6 +145,7 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
         if "outage_ms" in subject:
             elected = f"at {at + timedelta(milliseconds=longest):%H:%M:%S} (the controller's clock)"
             text += kafka_counted(elected, len(at_once), len(ended))
+        _bounded(subject, at, longest, still, f.ends)
         refs = (first.began_ref or "", *sorted({x.ended_ref for x in ended if x.ended_ref})[:2], *silent)
         out.append(Finding("partition.offline", CRITICAL if still else WARNING, subject, text, tuple(refs)))
     if f.logged_total > len(f.logged):
@@ -203,6 +204,7 @@ def refused(
         by = (moved or {}).get(named_ref)
         again = [x for x in xs if x.led_again is not None]
         still = len(xs) - len(again)
+        took = 0
         epochs = sorted({x.leader_epoch for x in xs if x.leader_epoch is not None})
         first = min(xs, key=lambda x: (x.refused, x.refused_ref))
         text = (
@@ -231,6 +233,7 @@ def refused(
         text += "serves them."
         subject: dict[str, Any] = {"partitions": len(xs), "broker": leader, "still": still}
         subject["began"] = moment(at)
+        _bounded(subject, at, took, still, ends)
         if by:
             subject["trigger"] = by.trigger or "preferred"
         refs = (
@@ -263,6 +266,7 @@ def _ran_on(ran: list[Leaderless], at: datetime, lost: int | None, f: Facts) -> 
         "back, refused the LeaderAndIsr for them (INCONSISTENT_TOPIC_ID: its log holds another topic id; "
         f"first at {first.refused:%H:%M:%S}, its clock) and kept their old role"
     )
+    took = 0
     if again:
         last = max(again, key=lambda x: x.led_again or at)
         assert last.led_again is not None
@@ -273,6 +277,7 @@ def _ran_on(ran: list[Leaderless], at: datetime, lost: int | None, f: Facts) -> 
         which = "them" if still == len(ran) else f"{still} of them"
         text += f"; no broker's line says it has led {which} since{ends}"
     text += ". No client could produce to or consume from them meanwhile."
+    _bounded(subject, at, took, still, f.ends)  # from the election that ended it, where its start is unknown
     began = min((x for x in ran if x.began_ref), key=lambda x: x.began or at, default=None)
     refs = (
         *([began.began_ref] if began and began.began_ref else []),
@@ -281,6 +286,18 @@ def _ran_on(ran: list[Leaderless], at: datetime, lost: int | None, f: Facts) -> 
         *sorted({x.led_again_ref for x in again if x.led_again_ref})[:1],
     )
     return Finding("partition.offline", CRITICAL if still else WARNING, subject, text, tuple(refs))
+
+
+def _bounded(subject: dict[str, Any], at: datetime, longest: int, still: int, ends: datetime | None) -> None:
+    """The outage's bounds (`outage_ms`) where no sign of life bounds it already: the longest stretch the
+    lines time from `at`, or, with partitions still without a leader, at least until the evidence ends,
+    as the findings from ZooKeeper's history count to the capture. The report and triage say this number
+    (`postmortem.longest_told`); nothing where the lines cannot time it."""
+    if "outage_ms" in subject or (still and ends is None):
+        return
+    lasted = round((ends - at).total_seconds() * 1000) if still and ends is not None else longest
+    if lasted >= 0:
+        subject["outage_ms"] = [lasted, lasted]
 
 
 def _led_with(xs: list[Leaderless], subject: dict[str, Any], clocks: str = "") -> str:
@@ -331,9 +348,9 @@ def _silent(
         text += "its time-out line: it stood still or was cut off from then)"
     elif q.last_line is not None:
         text += f" and its last line was at {q.last_line.ts:%H:%M:%S} (its clock)"
-    if after_ms is not None and upper is not None:
-        subject["outage_ms"] = [lower, upper]  # the finding leads with it (`_led_with`)
-    elif after_ms is not None:
+    if after_ms is not None:  # the finding leads with it (`_led_with`); no last line: a lower bound
+        subject["outage_ms"] = [lower, upper if upper is not None else lower]
+    if after_ms is not None and upper is None:
         text += f": no working leader for at least {duration(lower)} in all"
     return text, refs, q.last_line is not None
 
