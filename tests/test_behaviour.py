@@ -60,6 +60,7 @@ PINNED = {
     "leader_epochs_not_rebuilt_after_clean_shutdown": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "zk_client_idle_beyond_read_timeout_means_it_stood_still": (("1.1.1", "2.8.2", "3.6.2"), ()),
     "failed_log_dir_takes_its_replicas_offline": (("2.5.1", "2.8.2", "3.6.2"), ()),
+    "offline_in_the_tree": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "halted_broker_leaves_its_session_to_expire": (("1.1.1", "2.8.2", "3.6.2"), ()),
     "delete_dirs_queued_again_at_startup": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "controller_election_in_server_log": (("0.10.2.2",), ("0.11.0.2", "1.0.2", "2.8.2")),

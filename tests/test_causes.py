@@ -147,6 +147,21 @@ def test_from_the_lines_alone_an_outage_is_its_leaders_session_end_where_both_ci
     )
 
 
+def test_from_the_tree_alone_partitions_still_without_their_leader_are_its_being_down() -> None:
+    """ZooKeeper's tree alone tells neither when a broker went down nor when its partitions lost it: an
+    outage still going on at the capture is the down leader's; one over, or another broker's, is not."""
+    down = Finding("broker.down", "critical", {"broker": 1, "partitions": 24}, "x", ("zk:/brokers/ids",))
+    still = {"partitions": 9, "zxid": "0x75", "broker": 1, "still": 9, "outage_ms": [0, 60_000]}
+    offline = Finding(
+        "partition.offline", "critical", still, "y", ("zk:/brokers/topics/t/partitions/0/state",)
+    )
+    (link,) = links([down, offline])
+    assert (link.effect, link.cause, link.because) == (offline, down, "their leader is down")
+    over = Finding("partition.offline", "warning", {**still, "still": 0}, "z", ("broker-2:logs/x.log:1",))
+    other = Finding("partition.offline", "critical", {**still, "broker": 2}, "w", offline.evidence)
+    assert links([down, over, other]) == []
+
+
 def test_a_session_its_broker_left_to_expire_as_it_halted_is_the_failed_log_dirs() -> None:
     """A broker whose only log dir failed halts and leaves its session to expire
     (`halted_broker_leaves_its_session_to_expire`): its lost session, and the outage that follows, begin at

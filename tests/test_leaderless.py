@@ -1,23 +1,30 @@
 """The leaderless analysis's findings half (`judge`), from hand-written facts: no Spark. Its facts half is
-checked on the samples (test_golden, test_health's offline and under-replicated episodes) and on simulated
+checked on the samples (test_golden, test_health's offline and under-replicated episodes), on simulated
 stories by the truth tests (test_triage_must_find: a hang and a network partition, whose leaders went
-silent before ZooKeeper expired them)."""
+silent before ZooKeeper expired them), and here on a capture of ZooKeeper's tree alone."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from conftest import REPO
+from pyspark.sql import SparkSession
 
 from workbench.analysis.contract import NO_TXN
 from workbench.analysis.findings import TP, Coverage
 from workbench.analysis.leaderless import Facts, NotActing, Offline, judge
-from workbench.analysis.leaderless_lines import Down, Succeeded, kafka_counted
+from workbench.analysis.leaderless_lines import Down, OfflineNow, Succeeded, kafka_counted
 from workbench.analysis.not_acting import moved_by, not_acting_finding
-from workbench.analysis.triage import Triage
-from workbench.frames import Bundle
+from workbench.analysis.triage import Triage, triage
+from workbench.frames import Bundle, open_bundle
 from workbench.model.channel import Quiet
 from workbench.model.described import Group, Shown
+from workbench.model.health import captured_at
 from workbench.model.history.sessions import Expired
 from workbench.model.leaderless_log import Leaderless, Refused
 from workbench.model.outage import Outage, _failed_sends
@@ -27,6 +34,7 @@ from workbench.model.tenures import TenureEnd
 from workbench.together import answer
 
 AT = datetime(2024, 3, 12, 9, 0, tzinfo=timezone.utc)
+STUCK = REPO / "sample_data" / "deletion-stuck-2.8"
 TPS = [TP("orders", 0), TP("orders", 1)]
 
 
@@ -198,6 +206,130 @@ def test_without_the_history_a_pasted_describe_stands_in() -> None:
     assert judge(Facts(False, None, unread=True), coverage) == [] and coverage["leaderless"].missing == [
         NO_TXN
     ]
+
+
+def test_without_the_history_the_tree_tells_the_partitions_offline_at_the_capture() -> None:
+    """ZooKeeper's tree at the capture: a leader not registered (bounded by the state's last write and
+    the last change to /brokers/ids) and leader -1 (at least since the state's last write), one finding
+    each; a partition the controller's lines already tell unserved when they end is theirs alone, and the
+    partitions of topics queued for deletion are left to the deletion's finding, said in coverage."""
+    now = [
+        OfflineNow(TP("orders", 1), 2, [1, 2], 0xA7, 60_000, 300_000),
+        OfflineNow(TP("orders", 4), 2, [2], 0xB0, 0, 120_000),
+        OfflineNow(TP("payments", 0), -1, [3], 0x90, 600_000, None),
+        OfflineNow(TP("payments", 1), -1, [3], 0x91, 590_000, None),  # the lines tell it
+    ]
+    coverage = checked()
+    found = judge(Facts(False, logged=[stretch(1, 5, None)], now=now, now_queued=6), coverage)
+    lines, none, gone = found
+    assert lines.subject["still"] == 1 and "(payments 1)" in lines.summary
+    assert (gone.kind, gone.severity.name, gone.subject) == (
+        "partition.offline",
+        "CRITICAL",
+        {"partitions": 2, "zxid": "0xa7", "broker": 2, "still": 2, "outage_ms": [60_000, 300_000]},
+    )
+    assert gone.summary.startswith(
+        "2 partition(s) (orders 1,4) had no live leader at the capture, as ZooKeeper's tree holds it: their "
+        "state znodes name broker 2 their leader, and broker 2 is not registered in /brokers/ids"
+    )
+    assert "nobody has served them for 1.0 to 5.0 min" in gone.summary
+    assert "OfflinePartitionsCount does not count them" in gone.summary
+    assert gone.evidence == (
+        "zk:/brokers/topics/orders/partitions/1/state@mzxid=0xa7",
+        "zk:/brokers/topics/orders/partitions/4/state@mzxid=0xb0",
+    )
+    assert none.subject == {
+        "partitions": 1,
+        "zxid": "0x90",
+        "broker": None,
+        "still": 1,
+        "outage_ms": [600_000] * 2,
+        "offline_ms": 600_000,
+    }
+    assert "(payments 0) had no live leader at the capture" in none.summary
+    assert "no replica of their ISR, broker(s) 3, was live to elect" in none.summary
+    assert "for at least 10 min" in none.summary and "OfflinePartitionsCount counts them" in none.summary
+    (said,) = [u for u in coverage["leaderless"].used if u.startswith("ZooKeeper's tree at the capture")]
+    assert said.startswith("ZooKeeper's tree at the capture: 6 partition(s) of topics queued for deletion")
+    # nothing offline in the tree, or no tree: nothing found
+    for nothing in ([], None):
+        coverage = checked()
+        assert judge(Facts(False, now=nothing), coverage) == [] and coverage["leaderless"].used == [
+            "ZooKeeper history"
+        ]
+
+
+def _capture(tmp: Path, edit: Callable[[list[dict]], None]) -> Path:
+    """deletion-stuck-2.8 as `workbench capture` holds it through ZooKeeper's client alone (its tree and
+    manifest: no txn logs, no broker's files), its tree edited by `edit`."""
+    out = tmp / "capture"
+    (out / "zk").mkdir(parents=True)
+    shutil.copy(STUCK / "manifest.json", out)
+    tree = _tree()
+    edit(tree)
+    (out / "zk" / "znodes.jsonl").write_text("".join(json.dumps(z) + "\n" for z in tree))
+    return out
+
+
+def _tree() -> list[dict]:
+    return [json.loads(line) for line in (STUCK / "zk" / "znodes.jsonl").read_text().splitlines()]
+
+
+def test_a_capture_of_the_tree_alone_tells_the_partitions_offline_then(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Broker 1's registration gone from the tree (ZooKeeper advancing /brokers/ids' pzxid past every
+    write, then writing another znode a minute before the capture) and topic-0 1's state set to leader -1:
+    the partitions whose state names broker 1 are offline from between their state's last write and that
+    later write, topic-0 1 at least since its state's; clickstream-old's, leader -1 while queued for
+    deletion, are left to the deletion's finding. The intact tree shows none."""
+    whole = open_bundle(_capture(tmp_path / "intact", lambda _: None), spark)
+    at = captured_at(whole)
+    assert at is not None
+    captured = int(at.timestamp() * 1000)
+    intact = triage(whole, only=["leaderless"])
+    assert intact.of_kind("partition.offline") == []
+    (said,) = [
+        u for u in intact.coverage["leaderless"].used if u.startswith("ZooKeeper's tree at the capture")
+    ]
+    assert said.startswith("ZooKeeper's tree at the capture: 6 partition(s) of topics queued for deletion")
+    assert "ZooKeeper state" in intact.coverage["leaderless"].used
+
+    def edit(tree: list[dict]) -> None:
+        last = max(max(z["stat"]["mzxid"], z["stat"]["pzxid"]) for z in tree)
+        tree[:] = [z for z in tree if z["path"] != "/brokers/ids/1"]
+        for z in tree:
+            if z["path"] == "/brokers/ids":
+                z["stat"]["pzxid"] = last + 1
+            if z["path"] == "/brokers/topics/topic-0/partitions/1/state":
+                z["data"] = json.dumps(json.loads(z["data"]) | {"leader": -1, "isr": [2]})
+            if z["path"] == "/controller_epoch":
+                z["stat"].update(mzxid=last + 2, mtime=captured - 60_000)
+
+    states = {tuple(z["path"].split("/")[3:6:2]): z for z in _tree() if z["path"].endswith("/state")}
+    led = [z["stat"] for z in states.values() if json.loads(z["data"])["leader"] == 1]
+    t = triage(open_bundle(_capture(tmp_path / "edited", edit), spark), only=["leaderless"])
+    none, gone = sorted(t.of_kind("partition.offline"), key=lambda f: f.subject["broker"] or 0)
+    oldest = min(led, key=lambda s: s["mtime"])
+    assert gone.subject == {
+        "partitions": len(led),
+        "zxid": hex(oldest["mzxid"]),
+        "broker": 1,
+        "still": len(led),
+        "outage_ms": [60_000, captured - oldest["mtime"]],
+    }
+    assert "broker 1 is not registered in /brokers/ids" in gone.summary
+    z = states[("topic-0", "1")]["stat"]
+    assert none.subject == {
+        "partitions": 1,
+        "zxid": hex(z["mzxid"]),
+        "broker": None,
+        "still": 1,
+        "outage_ms": [captured - z["mtime"]] * 2,
+        "offline_ms": captured - z["mtime"],
+    }
+    assert "(topic-0 1) had no live leader at the capture" in none.summary
+    assert none.evidence == (f"zk:/brokers/topics/topic-0/partitions/1/state@mzxid={hex(z['mzxid'])}",)
 
 
 # -- without ZooKeeper's history: the stretches the controller's lines leave a partition without a leader ----

@@ -59,7 +59,7 @@ def test_without_zookeepers_history_the_report_says_the_outages_the_lines_tell()
     assert (o.partitions, o.longest_ms, o.still, hurt.measured) == (5, (13_100, 19_100), 2, False)
     said = postmortem.summary(Triage(found, Coverage(), 0), hurt) + postmortem.impact_markdown(hurt)
     told_alone(found, said)
-    assert "2 still when the lines end" in said and "for up to 19.1 s" in said
+    assert "when the lines end, 2 partition(s) still had none." in said and "for up to 19.1 s" in said
     calm = postmortem.unmeasured(found[:1])  # none still: not proven healthy without ZooKeeper's state
     said = postmortem.summary(Triage(found[:1], Coverage(), 0), calm)
     assert "whether every partition has an acting leader now is not known" in said
@@ -72,6 +72,24 @@ def test_without_zookeepers_history_the_report_says_the_outages_the_lines_tell()
     assert "no alert on it could fire" in said
     nothing = postmortem.unmeasured(found[2:])
     assert nothing.outages == {} and "Not measured" in postmortem.impact_markdown(nothing)
+    # ZooKeeper's tree at the capture read: its partitions without a live leader are said at the capture
+    tree = {"partitions": 4, "broker": 2, "still": 4, "outage_ms": [60_000, 300_000]}
+    now = Finding(
+        "partition.offline", Severity.CRITICAL, tree, "4 ...", ("zk:/brokers/topics/t/partitions/5/state",)
+    )
+    hurt = postmortem.unmeasured([*found, now], tree=True)
+    said = postmortem.summary(Triage([*found, now], Coverage(), 0), hurt) + postmortem.impact_markdown(hurt)
+    told_alone([*found, now], said)
+    assert said.count("From the brokers' lines and ZooKeeper's tree at the capture alone") == 1
+    assert (
+        "When the lines end, 2 partition(s) still had none; at the capture, ZooKeeper's tree shows 4" in said
+    )
+    assert "the longest for 1.0 to 5.0 min" in said
+    calm = postmortem.unmeasured(found[:1], tree=True)
+    said = postmortem.summary(Triage(found[:1], Coverage(), 0), calm) + postmortem.impact_markdown(calm)
+    told_alone(found[:1], said)
+    assert "At the capture ZooKeeper's tree shows a live leader for every partition of a topic not" in said
+    assert "not known" not in said
 
 
 def test_the_timeline_cites_what_the_findings_cite_root_first_and_the_actions_are_whole() -> None:

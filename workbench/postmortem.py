@@ -24,6 +24,7 @@ from workbench.kafka.behaviour import PRODUCER_DELIVERY_TIMEOUT_MS
 from workbench.model.health import captured_at, health
 from workbench.model.service import unserved
 from workbench.model.timeline import in_order
+from workbench.model.views import views
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -62,6 +63,8 @@ class Impact:
     measured: bool
     outages: dict[str, Outage] = field(default_factory=dict)
     lost: list[Finding] = field(default_factory=list)
+    # not measured: what told the outages (LINES, TREE) and how many partitions each says still unserved
+    still_by: dict[str, int] = field(default_factory=dict)
 
     @property
     def partitions(self) -> int:
@@ -76,7 +79,7 @@ def impact(bundle: Bundle, result: Triage) -> Impact:
     lost = [f for f in result.findings if f.kind.startswith("data_loss.")]
     h = health(bundle)
     if h is None:
-        return unmeasured(result.findings)
+        return unmeasured(result.findings, views(bundle).evidence.zk_state)
     captured = captured_at(bundle)
     out = Impact(True, lost=lost)
     for kind in OUTAGES:
@@ -119,19 +122,52 @@ def longest_told(found: list[Finding]) -> tuple[int, int] | None:
     return max(told, key=lambda b: (b[1], b[0]), default=None)
 
 
-def unmeasured(found: list[Finding]) -> Impact:
-    """Without ZooKeeper's history: the outages the findings tell from the lines, as one (no topics: a
-    finding names its partitions in words), if any, and the findings of lost records."""
+# Without ZooKeeper's history, what tells an outage: the brokers' lines (up to when they end), or ZooKeeper's
+# tree at the capture (a finding citing only znodes)
+LINES, TREE = "the brokers' lines", "ZooKeeper's tree at the capture"
+
+
+def told_by(f: Finding) -> str:
+    return TREE if f.evidence and all(e.startswith("zk:/") for e in f.evidence) else LINES
+
+
+def unmeasured(found: list[Finding], tree: bool = False) -> Impact:
+    """Without ZooKeeper's history: the outages the findings tell from the lines and, where it was read
+    (`tree`), ZooKeeper's tree, as one (no topics: a finding names its partitions in words), if any, and the
+    findings of lost records."""
     lost = [f for f in found if f.kind.startswith("data_loss.")]
     told = [f for f in found if f.kind in OUTAGE_KINDS and "taken_at" not in f.subject]
     longest = longest_told(told)
     if longest is None:
-        return Impact(False, lost=lost)
+        return Impact(False, lost=lost, still_by={TREE: 0} if tree else {})
     n = sum(int(f.subject["partitions"]) for f in told)
     # how long Kafka's OfflinePartitionsCount held them, where every offline finding tells it (0: never)
     offline = [f.subject.get("offline_ms") for f in told if f.kind == "partition.offline"]
     off = max(int(x) for x in offline if x is not None) if offline and None not in offline else None
-    return Impact(False, {"unserved": Outage(n, [], longest, nobody_serves(told), offline_ms=off)}, lost)
+    by = {src: nobody_serves([f for f in told if told_by(f) == src]) for src in (LINES, TREE)}
+    by = {
+        src: n for src, n in by.items() if n or any(told_by(f) == src for f in told) or (tree and src == TREE)
+    }
+    outage = Outage(n, [], longest, nobody_serves(told), offline_ms=off)
+    return Impact(False, {"unserved": outage}, lost, by)
+
+
+def _still(hurt: Impact) -> str:
+    """Where the partitions still unserved stand, without ZooKeeper's history: when the lines end, and at
+    the capture as the tree holds it."""
+    lines, tree = hurt.still_by.get(LINES, 0), hurt.still_by.get(TREE, 0)
+    said = [f"when the lines end, {lines} partition(s) still had none"] if lines else []
+    said += (
+        [f"at the capture, ZooKeeper's tree shows {tree} partition(s) without a live leader"] if tree else []
+    )
+    if not said:
+        said = ["none still when the lines end"]
+        if TREE in hurt.still_by:
+            said.append(
+                "at the capture, a live leader in ZooKeeper's tree for every partition of a topic not "
+                "queued for deletion"
+            )
+    return "; ".join(said)
 
 
 def _longest_offline(served: DataFrame, captured: Any) -> int | None:
@@ -172,8 +208,8 @@ def summary(result: Triage, hurt: Impact) -> str:
     if not hurt.measured and hurt.outages:
         (o,) = hurt.outages.values()
         did = (
-            f"From the brokers' lines alone (the bundle has no ZooKeeper txn logs to measure every partition "
-            f"on), the findings tell {o.partitions} partition outage(s), the longest for "
+            f"From {' and '.join(hurt.still_by)} alone (the bundle has no ZooKeeper txn logs to measure "
+            f"every partition on), the findings tell {o.partitions} partition outage(s), the longest for "
             f"{bounds(*o.longest_ms)}{lost}."
         )
     elif not hurt.measured:
@@ -188,7 +224,12 @@ def summary(result: Triage, hurt: Impact) -> str:
     else:
         did = f"No partition was without an acting leader in the history read{lost}."
     repair = any(g.root.kind.startswith("topic_id.") for g in groups)
-    if not hurt.still and not hurt.measured:  # absent evidence is not read as healthy
+    if not hurt.still and not hurt.measured and TREE in hurt.still_by:
+        now = (
+            "At the capture ZooKeeper's tree shows a live leader for every partition of a topic not queued "
+            "for deletion (one that refuses to lead only the brokers' lines tell)."
+        )
+    elif not hurt.still and not hurt.measured:  # absent evidence is not read as healthy
         now = (
             "No finding shows a partition still without a leader when the lines end; whether every "
             "partition has an acting leader now is not known (the lines do not tell it)."
@@ -196,10 +237,8 @@ def summary(result: Triage, hurt: Impact) -> str:
     elif not hurt.still:
         now = "At the capture every partition had an acting leader."
     else:
-        when = "At the capture" if hurt.measured else "When the lines end,"
-        now = f"{when} {hurt.still} partition(s) still had none" + (
-            "; the repair plan below says how to end it." if repair else "."
-        )
+        now = f"At the capture {hurt.still} partition(s) still had none" if hurt.measured else _still(hurt)
+        now = now[0].upper() + now[1:] + ("; the repair plan below says how to end it." if repair else ".")
     return f"{what} {did} {now}"
 
 
@@ -364,8 +403,8 @@ def impact_markdown(hurt: Impact) -> str:
         lines = [
             f"- **Partitions {OUTAGES['unserved']}**: not measured on every partition (without ZooKeeper's "
             f"txn logs there is no history of leaders); the findings below tell {o.partitions} partition "
-            f"outage(s) from the brokers' lines, the longest for {bounds(*o.longest_ms)}; "
-            + (f"{o.still} still when the lines end." if o.still else "none still when the lines end."),
+            f"outage(s) from {' and '.join(hurt.still_by)}, the longest for {bounds(*o.longest_ms)}; "
+            + f"{_still(hurt)}.",
             f"- **Clients affected**: {clients(hurt)}",
         ]
     elif not hurt.measured:

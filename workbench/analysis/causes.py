@@ -111,6 +111,13 @@ RULES: tuple[tuple[str, str, Match, str], ...] = (
         "their leader stood still until its session ended",
     ),
     ("partition.offline", "broker.down", _same("broker", "zxid"), "their leader went down"),
+    # ZooKeeper's tree alone: still without their leader, a broker down at the capture, since when not known
+    (
+        "partition.offline",
+        "broker.down",
+        _both(_same("broker"), lambda e, c: bool(e.subject.get("still")) and "zxid" not in c.subject),
+        "their leader is down",
+    ),
     # from the lines alone, where no zxid names the loss: both cite the controller's one line handling it
     (
         "partition.offline",

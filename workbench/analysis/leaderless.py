@@ -10,8 +10,9 @@ broker did no leader's work from its last sign of life, while ZooKeeper kept its
 timeout. The finding bounds that outage the way a controller failover's is bounded (`outage.outages`:
 its last log line and last write, and the session timeout), up to the new leader's election. An outage
 going on where the history stops at a gap and where it resumes is one where the gap cannot have ended it
-(`model.across_gap`). Without ZooKeeper's history, what pastes and the controller's lines show is worded
-in `leaderless_lines.py`; a leader that stood still, with or without it, in `paused.py`.
+(`model.across_gap`). Without ZooKeeper's history, what pastes, ZooKeeper's tree at the capture and the
+controller's lines show is worded in `leaderless_lines.py`; a leader that stood still, with or without it,
+in `paused.py`.
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ from workbench.analysis.leaderless_lines import (
     SHOWN,
     STOPPED,
     Down,
+    OfflineNow,
     Succeeded,
+    at_capture,
     kafka_counted,
     logged,
     pasted,
@@ -59,6 +62,7 @@ from workbench.model.evidence import lacking
 from workbench.model.health import captured_at, grouped, health
 from workbench.model.history import controllers
 from workbench.model.history.brokers import SILENT, offline_windows, pauses
+from workbench.model.history.counts import offline_at_capture
 from workbench.model.history.sessions import Expired
 from workbench.model.leaderless_log import Leaderless, Refused, leaderless, refused_leaders
 from workbench.model.outage import Outage, silent_leaders
@@ -136,6 +140,10 @@ class Facts:
     # without ZooKeeper's history: the sessions brokers lost (`history.sessions`), which bound when a leader
     # that crashed went silent
     lost: list[Expired] = field(default_factory=list)
+    # without ZooKeeper's history: the partitions its tree at the capture shows without a live leader (None:
+    # no tree), and how many more of topics queued for deletion it shows so (left to the deletion's finding)
+    now: list[OfflineNow] | None = None
+    now_queued: int = 0
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -143,8 +151,8 @@ def facts(bundle: Bundle) -> Facts:
     v = views(bundle)
     if h is None:
         stretches, windows = leaderless(bundle, SHOWN), refused_leaders(bundle, SHOWN)
-        shown, lives = offline_facts(bundle), _down(bundle)
-        got = together(stretches, windows, shown, lives)
+        shown, lives, now = offline_facts(bundle), _down(bundle), _now(bundle)
+        got = together(stretches, windows, shown, lives, now)
         (logged, total), (refused, refused_total) = got[stretches], got[windows]
         ends = v.span[1] if (logged or refused) and v.span is not None else None
         absent = lacking(v.evidence, "state-change", "the controller's partition states")
@@ -156,7 +164,8 @@ def facts(bundle: Bundle) -> Facts:
                      refused_total=refused_total, ends=ends, unread=v.evidence.zk_history, lacking=absent,
                      quiet=quiet, paused=stood, moved=_moved(bundle, refused),
                      succeeded=succeeded, down=got[lives],
-                     lost=controllers.sessions_lost(bundle))  # fmt: skip
+                     lost=controllers.sessions_lost(bundle), now=got[now][0],
+                     now_queued=got[now][1])  # fmt: skip
     # one outage per stretch nobody served a partition (`service.unserved`), told by how it began: gone
     # offline (or its leader silent until its session's expiry took it offline), or refused by a leader
     # ZooKeeper names; a pause its session survived is told apart (`paused_finding`)
@@ -193,6 +202,25 @@ def _down(bundle: Bundle) -> Ask[dict[int, list[Down]]]:
         return out
 
     return Ask(offline_windows(bundle).select("broker", "down", "down_ref", "up"), read)
+
+
+def _now(bundle: Bundle) -> Ask[tuple[list[OfflineNow] | None, int]]:
+    """The partitions ZooKeeper's tree shows without a live leader at the capture (of topics not queued for
+    deletion), and how many of topics queued; None without the tree."""
+    found = offline_at_capture(bundle)
+    if found is None:
+        return given((None, 0))
+
+    def read(rs: list[Row]) -> tuple[list[OfflineNow] | None, int]:
+        now = [
+            OfflineNow(TP(r.topic, r.partition), r.leader, list(r.isr or []), r.state_mzxid, r.lower_ms,
+                       r.upper_ms)
+            for r in rs if not r.queued
+        ]  # fmt: skip
+        return now, sum(1 for r in rs if r.queued)
+
+    return Ask(found.select("topic", "partition", "leader", "isr", "queued", "state_mzxid", "lower_ms",
+                            "upper_ms"), read)  # fmt: skip
 
 
 def _succeeded(bundle: Bundle) -> list[Succeeded]:
@@ -238,7 +266,7 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
         if f.unread:
             coverage.add("leaderless", [NO_TXN])
         coverage.add("leaderless", f.lacking)
-        found = pasted(f.pasted, coverage, "leaderless") + logged(f, coverage)
+        found = pasted(f.pasted, coverage, "leaderless") + logged(f, coverage) + at_capture(f, coverage)
     else:
         found = [_offline_finding(g, f) for g in f.offline] + [not_acting_finding(g) for g in f.not_acting]
     return found + [x for x in map(paused_finding, f.paused) if x is not None]
@@ -259,6 +287,7 @@ ANALYSIS = Analysis(
     needs={
         Need.ZK_HISTORY: "partitions without a live or acting leader over time (from the controller's lines "
         "instead: those it left without a leader, or whose leader named refused them)",
+        Need.ZK_STATE: "without ZooKeeper's history, the partitions without a live leader at the capture",
         Need.PASTED: "the partitions a kafka-topics --describe shows without a leader, at its moment",
         Need.LOGS: "which leaders refused to act or stood still (a pause shorter than the ZooKeeper "
         "client's read timeout, 2/3 of the session timeout, logs no client line, so is not seen: "
@@ -286,6 +315,9 @@ ANALYSIS = Analysis(
         "partition_changes",
         "znodes_carried",
         "registrations_carried",
+        "partitions",
+        "live_brokers",
+        "delete_markers",
     ),
     kinds=(
         Kind(

@@ -1,6 +1,7 @@
 """partition.offline and partition.no_acting_leader where ZooKeeper's history is absent (the leaderless
-analysis's other half): the partitions a pasted kafka-topics --describe shows without a leader, the
-stretches the controller's lines leave a partition without one (each bounded where the controller could
+analysis's other half): the partitions a pasted kafka-topics --describe shows without a leader, those
+ZooKeeper's tree at the capture shows without a live leader, the stretches the controller's lines leave
+a partition without one (each bounded where the controller could
 not reach the leader lost: `model.channel.went_quiet`) or with a leader that refused it. Plain Python over
 the facts `leaderless.facts` collects."""
 
@@ -17,16 +18,19 @@ from workbench.analysis.findings import (
     bounds,
     duration,
     file_ref,
+    hex_zxid,
     moment,
     taken,
     tp_list,
 )
 from workbench.model.channel import Quiet
 from workbench.model.described import DESCRIBE, Shown
+from workbench.model.history.counts import FROM_TREE
 from workbench.model.history.sessions import Expired
 from workbench.model.leaderless_log import Leaderless, Refused
 from workbench.model.outage import Outage, silence
 from workbench.model.pauses import ELECTED_WITHIN_S
+from workbench.model.refs import TP, zk_ref
 from workbench.model.tenures import TenureEnd, logged_outage
 
 if TYPE_CHECKING:
@@ -479,6 +483,88 @@ def kafka_counted(elected: str, at_once: int | None = None, total: int = 0) -> s
     if at_once:
         text += f", and never the {at_once} that event elected"
     return text + "."
+
+
+@dataclass(frozen=True)
+class OfflineNow:
+    """A partition ZooKeeper's tree at the capture shows without a live leader (`counts.offline_at_capture`):
+    its leader there (-1: none set), its ISR, its state znode's last write and how long it had been offline
+    then (`upper_ms` None: not bounded from above)."""
+
+    tp: TP
+    leader: int
+    isr: list[int]
+    state_mzxid: int
+    lower_ms: int
+    upper_ms: int | None
+
+
+def at_capture(f: Facts, coverage: Coverage) -> list[Finding]:
+    """partition.offline from ZooKeeper's tree at the capture, grouped by the leader it names, leaving out
+    the partitions the controller's lines already tell unserved when they end (their finding says it)."""
+    if f.now is None:
+        return []
+    if f.now_queued:
+        coverage.add(
+            "leaderless",
+            used=[
+                f"{FROM_TREE}: {f.now_queued} partition(s) of topics queued for deletion without a live "
+                "leader then, left to the deletion's finding (whether the controller had begun deleting "
+                "them, and so stopped counting them offline, the tree does not tell)"
+            ],
+        )
+    told = {(x.topic, x.partition) for x in f.logged if (x.ended is None or x.refused) and not x.led_again}
+    told |= {(r.topic, r.partition) for r in f.refused if r.led_again is None}
+    groups: dict[int, list[OfflineNow]] = {}
+    for o in f.now:
+        if (o.tp.topic, o.tp.partition) not in told:
+            groups.setdefault(o.leader, []).append(o)
+    out = []
+    for leader, xs in sorted(groups.items()):
+        tps = sorted(o.tp for o in xs)
+        longest = max(xs, key=lambda o: (o.upper_ms or o.lower_ms, o.lower_ms))
+        lower, upper = longest.lower_ms, longest.upper_ms
+        subject: dict[str, Any] = {
+            "partitions": len(xs),
+            "zxid": hex_zxid(longest.state_mzxid),
+            "broker": leader if leader >= 0 else None,
+            "still": len(xs),
+            "outage_ms": [lower, lower if upper is None else upper],
+        }
+        written = f"zxid {hex_zxid(longest.state_mzxid)}"
+        if upper is None:  # -1: none of the ISR was live (`offline_in_the_tree`, `last_isr_member_kept`)
+            subject["offline_ms"] = lower  # counted since its leader's loss, before that write
+            isr = ", ".join(map(str, sorted({b for o in xs for b in o.isr}))) or "none"
+            how = (
+                f"their state znodes hold leader -1 (no replica of their ISR, broker(s) {isr}, was live to "
+                f"elect), the longest since at least its last write at {written}: nobody has served them for "
+                f"at least {duration(lower)}. The controller elects a leader for them when a broker of their "
+                "ISR registers again. Kafka's OfflinePartitionsCount counts them"
+            )
+        else:
+            lasted = bounds(lower, upper) if lower else f"up to {duration(upper)}"
+            how = (
+                f"their state znodes name broker {leader} their leader, and broker {leader} is not "
+                "registered in /brokers/ids: no controller had yet acted on its loss (it would have elected "
+                "another leader or written -1). Its registration ended after the longest's state was last "
+                f"written ({written}) and by the last change to /brokers/ids, so nobody has served them for "
+                f"{lasted}. Kafka's OfflinePartitionsCount does not count them until a controller handles "
+                "that loss"
+            )
+        out.append(
+            Finding(
+                "partition.offline",
+                CRITICAL,
+                subject,
+                f"{len(xs)} partition(s) ({tp_list(tps)}) had no live leader at the capture, as ZooKeeper's "
+                f"tree holds it: {how}. No client can produce to or consume from them meanwhile.",
+                tuple(
+                    zk_ref(f"/brokers/topics/{o.tp.topic}/partitions/{o.tp.partition}/state", o.state_mzxid)
+                    for o in sorted(xs, key=lambda o: o.tp)[:3]
+                ),
+            )
+        )
+    return out
 
 
 def pasted(shown: Shown | None, coverage: Coverage, check: str) -> list[Finding]:

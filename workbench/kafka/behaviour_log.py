@@ -147,6 +147,25 @@ LOG_FACTS = (
         ),
     ),
     Fact(
+        "offline_in_the_tree",
+        "A partition is offline as the controller counts it (OfflinePartition, OfflinePartitionsCount) when "
+        "its state znode's leader is -1 or a broker that is not live; one without a state znode is new. A "
+        "broker's failure is handled in one event: its partitions are elected first, then its replicas go "
+        "offline, which writes leader -1 where no leader could be elected; a state still naming a broker "
+        "not registered is one no controller has handled yet.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/controller/PartitionStateMachine.scala", "82-97"),
+            Source("2.5.1", f"{K}/controller/KafkaController.scala", "439-452"),
+            Source("2.8.2", f"{K}/controller/PartitionStateMachine.scala", "83-98"),
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "610-621"),
+            Source("3.6.2", f"{K}/controller/PartitionStateMachine.scala", "85-100"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "664-675"),
+            Source("3.6.2", f"{K}/controller/ReplicaStateMachine.scala", "344-345"),
+        ),
+    ),
+    Fact(
         "last_isr_member_kept",
         "A replica going offline leaves the ISR, except the last member, which stays: a partition whose "
         "leader was alone in the ISR goes to no leader with that ISR, and comes back only with that broker.",

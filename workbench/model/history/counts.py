@@ -2,7 +2,9 @@
 stretch a partition was under-replicated, `under_replicated`) and the controller's leader imbalance ratio
 (each broker's at the end, and since when, `imbalances`). From the health series where ZooKeeper's
 history is held (`model/health.py`); else from ZooKeeper's tree at the capture, which tells each count then
-and, from its writes, a lower bound of how long it had held. Each answer says which told it.
+and, from its writes, a lower bound of how long it had held. Each answer says which told it. And
+OfflinePartitionsCount's partitions at the capture from the tree alone (`offline_at_capture`): where the
+history is held, its stretches tell them (`service.unserved`).
 """
 
 from __future__ import annotations
@@ -142,6 +144,52 @@ def under_replicated(bundle: Bundle) -> tuple[DataFrame | None, str | None]:
             F.sort_array(F.array_except(F.array_except("replicas", adding), isr)).alias("out_of_isr"),
         ),
         FROM_TREE,
+    )
+
+
+def offline_at_capture(bundle: Bundle) -> DataFrame | None:
+    """The partitions without a live leader in ZooKeeper's tree at the capture, as the controller counts
+    them (`offline_in_the_tree`: a state znode whose leader is -1 or not registered; a partition without
+    one is new): topic, partition, leader (-1: none set),
+    replicas, isr, queued (its topic is queued for deletion: Kafka leaves it out once the deletion has begun,
+    `offline_count_leaves_out_deletions_started`, which the tree does not tell), state_mzxid, and how long
+    it had been offline at the capture from what the tree's writes bound (`lower_ms`, `upper_ms`; null: not
+    bounded). Leader -1: the state znode's last write left it so (or kept it so), so at least since then.
+    A leader not registered: its registration ended after the state znode's last write (only the controller
+    writes it once its leader is gone, and it would have elected another or written -1) and at or before
+    the last change of /brokers/ids' children (its pzxid), whose time is at most that of the first write at
+    or after it. None without the tree."""
+    v = views(bundle)
+    at = captured_at(bundle)
+    if not v.evidence.zk_state or at is None:
+        return None
+    captured = F.lit(int(at.timestamp() * 1000))
+    znodes = bundle.znodes
+    writes = znodes.select(F.col("mzxid").alias("z"), F.col("mtime").alias("t")).unionByName(
+        znodes.select(F.col("czxid").alias("z"), F.col("ctime").alias("t"))
+    )
+    ids = znodes.where(F.col("path") == paths.BROKER_IDS).select(F.col("pzxid").alias("ids_pzxid"))
+    left_by = ids.join(writes, F.col("z") >= F.col("ids_pzxid"), "left").agg(F.min("t").alias("left_by"))
+    registered = F.col("leader").isin(*sorted(v.live_brokers))
+    offline = v.partitions.where(F.col("leader").isNotNull() & ((F.col("leader") < 0) | ~registered))
+    queued = v.delete_markers.select("topic", F.lit(True).alias("queued"))
+    since_state = captured - F.unix_millis("state_mtime")
+    return (
+        offline.join(F.broadcast(queued), "topic", "left")
+        .crossJoin(left_by)
+        .select(
+            "topic",
+            "partition",
+            "leader",
+            "replicas",
+            "isr",
+            F.coalesce("queued", F.lit(False)).alias("queued"),
+            "state_mzxid",
+            F.when(F.col("leader") < 0, since_state)
+            .otherwise(captured - F.unix_millis(F.coalesce("left_by", F.lit(at).cast("timestamp"))))
+            .alias("lower_ms"),
+            F.when(F.col("leader") >= 0, since_state).alias("upper_ms"),
+        )
     )
 
 
