@@ -18,13 +18,14 @@ from pyspark.sql import SparkSession
 from workbench.analysis.contract import NO_TXN
 from workbench.analysis.findings import TP, Coverage
 from workbench.analysis.leaderless import Facts, NotActing, Offline, judge
-from workbench.analysis.leaderless_lines import Down, OfflineNow, Succeeded, kafka_counted
+from workbench.analysis.leaderless_lines import Down, Succeeded, kafka_counted
 from workbench.analysis.not_acting import moved_by, not_acting_finding
 from workbench.analysis.triage import Triage, triage
 from workbench.frames import Bundle, open_bundle
 from workbench.model.channel import Quiet
 from workbench.model.described import Group, Shown
 from workbench.model.health import captured_at
+from workbench.model.history.counts import OfflineNow
 from workbench.model.history.sessions import Expired
 from workbench.model.leaderless_log import Leaderless, Refused
 from workbench.model.outage import Outage, _failed_sends
@@ -605,6 +606,12 @@ def test_from_the_lines_a_leader_that_halted_left_its_partitions_from_its_halt_l
     subject, text, refs = judged(Quiet(halt, None))
     assert "outage_ms" not in subject and halt.ref not in refs
     assert "when they lost their leader is not in its lines" in text
+    # the controller's failed send alone: gone by then, and how long before no line says (a lower bound)
+    sent = Said(AT.replace(second=20), "brokers/1/logs/controller.log", 70)
+    subject, text, refs = judged(Quiet(None, sent))
+    assert subject["outage_ms"] == [10_000, 10_000] and sent.ref in refs
+    assert text.startswith("2 partition(s) (payments 0-1) had no working leader for at least 10.0 s: they")
+    assert text.count("10.0 s") == 1 and "already unreachable at 09:00:20" in text
 
 
 def test_from_the_lines_a_leader_that_crashed_left_its_partitions_a_session_timeout_before_its_loss() -> None:

@@ -39,7 +39,6 @@ from workbench.analysis.leaderless_lines import (
     SHOWN,
     STOPPED,
     Down,
-    OfflineNow,
     Succeeded,
     at_capture,
     kafka_counted,
@@ -62,7 +61,7 @@ from workbench.model.evidence import lacking
 from workbench.model.health import captured_at, grouped, health
 from workbench.model.history import controllers
 from workbench.model.history.brokers import SILENT, offline_windows, pauses
-from workbench.model.history.counts import offline_at_capture
+from workbench.model.history.counts import OfflineNow, offline_at_capture
 from workbench.model.history.sessions import Expired
 from workbench.model.leaderless_log import Leaderless, Refused, leaderless, refused_leaders
 from workbench.model.outage import Outage, silent_leaders
@@ -151,8 +150,9 @@ def facts(bundle: Bundle) -> Facts:
     v = views(bundle)
     if h is None:
         stretches, windows = leaderless(bundle, SHOWN), refused_leaders(bundle, SHOWN)
-        shown, lives, now = offline_facts(bundle), _down(bundle), _now(bundle)
+        shown, lives, now = offline_facts(bundle), _down(bundle), offline_at_capture(bundle)
         got = together(stretches, windows, shown, lives, now)
+        tree, queued = got[now] or (None, 0)
         (logged, total), (refused, refused_total) = got[stretches], got[windows]
         ends = v.span[1] if (logged or refused) and v.span is not None else None
         absent = lacking(v.evidence, "state-change", "the controller's partition states")
@@ -164,8 +164,8 @@ def facts(bundle: Bundle) -> Facts:
                      refused_total=refused_total, ends=ends, unread=v.evidence.zk_history, lacking=absent,
                      quiet=quiet, paused=stood, moved=_moved(bundle, refused),
                      succeeded=succeeded, down=got[lives],
-                     lost=controllers.sessions_lost(bundle), now=got[now][0],
-                     now_queued=got[now][1])  # fmt: skip
+                     lost=controllers.sessions_lost(bundle), now=tree,
+                     now_queued=queued)  # fmt: skip
     # one outage per stretch nobody served a partition (`service.unserved`), told by how it began: gone
     # offline (or its leader silent until its session's expiry took it offline), or refused by a leader
     # ZooKeeper names; a pause its session survived is told apart (`paused_finding`)
@@ -202,25 +202,6 @@ def _down(bundle: Bundle) -> Ask[dict[int, list[Down]]]:
         return out
 
     return Ask(offline_windows(bundle).select("broker", "down", "down_ref", "up"), read)
-
-
-def _now(bundle: Bundle) -> Ask[tuple[list[OfflineNow] | None, int]]:
-    """The partitions ZooKeeper's tree shows without a live leader at the capture (of topics not queued for
-    deletion), and how many of topics queued; None without the tree."""
-    found = offline_at_capture(bundle)
-    if found is None:
-        return given((None, 0))
-
-    def read(rs: list[Row]) -> tuple[list[OfflineNow] | None, int]:
-        now = [
-            OfflineNow(TP(r.topic, r.partition), r.leader, list(r.isr or []), r.state_mzxid, r.lower_ms,
-                       r.upper_ms)
-            for r in rs if not r.queued
-        ]  # fmt: skip
-        return now, sum(1 for r in rs if r.queued)
-
-    return Ask(found.select("topic", "partition", "leader", "isr", "queued", "state_mzxid", "lower_ms",
-                            "upper_ms"), read)  # fmt: skip
 
 
 def _succeeded(bundle: Bundle) -> list[Succeeded]:

@@ -25,12 +25,12 @@ from workbench.analysis.findings import (
 )
 from workbench.model.channel import Quiet
 from workbench.model.described import DESCRIBE, Shown
-from workbench.model.history.counts import FROM_TREE
+from workbench.model.history.counts import FROM_TREE, OfflineNow
 from workbench.model.history.sessions import Expired
 from workbench.model.leaderless_log import Leaderless, Refused
 from workbench.model.outage import Outage, silence
 from workbench.model.pauses import ELECTED_WITHIN_S
-from workbench.model.refs import TP, zk_ref
+from workbench.model.refs import zk_ref
 from workbench.model.tenures import TenureEnd, logged_outage
 
 if TYPE_CHECKING:
@@ -108,9 +108,9 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
         q, loss = f.quiet.get((lost_id, start)), _loss(f.lost, lost, start)
         if (at, lost_id) not in groups:
             subject["began"] = "unknown"
-            said, refs, clocks = _silent(q, loss, lost, start, 0, subject)
+            said, refs, how = _silent(q, loss, lost, start, 0, subject)
             gone, gone_refs = _controller_gone(f.succeeded, lost, start, subject) if not said else ("", ())
-            text = _led_with(xs, subject, " (the two brokers' clocks)" if gone or clocks else "")
+            text = _led_with(xs, subject, CLOCKS if gone else how)
             text += "had no leader until the controller elected one "
             text += f"from OfflinePartition at {at:%Y-%m-%d %H:%M:%S} (its clock)"
             text += gone or who + (said or "; when they lost their leader is not in its lines")
@@ -131,8 +131,8 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
         still = len(xs) - len(ended)
         longest = max((round((x.ended - at).total_seconds() * 1000) for x in ended if x.ended), default=0)
         subject.update(partitions=len(xs), began=moment(at), still=still)
-        said, silent, clocks = _silent(q, loss, lost, start, longest if not still else None, subject)
-        text = _led_with(xs, subject, " (the two brokers' clocks)" if clocks else "")
+        said, silent, how = _silent(q, loss, lost, start, longest if not still else None, subject)
+        text = _led_with(xs, subject, how)
         text += f"had no leader from {at:%Y-%m-%d %H:%M:%S} "
         text += f"(the controller's clock){who}"
         if at_once:
@@ -304,14 +304,25 @@ def _bounded(subject: dict[str, Any], at: datetime, longest: int, still: int, en
         subject["outage_ms"] = [lasted, lasted]
 
 
-def _led_with(xs: list[Leaderless], subject: dict[str, Any], clocks: str = "") -> str:
+# How a lines finding's opening reads its bounds (`_silent`): on one clock, on two brokers' clocks, or
+# from below only
+ONE_CLOCK, CLOCKS, AT_LEAST = "", "clocks", "at least"
+
+
+def _led_with(xs: list[Leaderless], subject: dict[str, Any], how: str = ONE_CLOCK) -> str:
     """A finding's opening: the partitions, and where their outage is bounded (`outage_ms`, from their
     leader's last sign of life), how long they had no working leader, as the finding from ZooKeeper's
     history opens; then what the controller's lines show of it."""
     head = f"{len(xs)} partition(s) ({tp_list(xs)}) "
     if "outage_ms" not in subject:
         return head
-    return head + f"had no working leader for {bounds(*subject['outage_ms'])}{clocks}: they "
+    lasted = bounds(*subject["outage_ms"])
+    lasted = (
+        f"at least {lasted}"
+        if how == AT_LEAST
+        else lasted + (" (the two brokers' clocks)" if how == CLOCKS else "")
+    )
+    return head + f"had no working leader for {lasted}: they "
 
 
 def _silent(
@@ -321,13 +332,14 @@ def _silent(
     at: datetime,
     after_ms: int | None,
     subject: dict[str, Any],
-) -> tuple[str, tuple[str, ...], bool]:
+) -> tuple[str, tuple[str, ...], str]:
     """The signs that the leader lost at `at` was gone before (model.channel.went_quiet): the controller's
     first failed send to it (gone by then) and its own last line before that (alive then; its clock). With
     both, and `after_ms` (how long they stayed without a leader from `at`), the outage's bounds go in the
-    subject. A leader whose last line is its halt for failed log dirs stopped then: the outage is exact. A
-    leader that crashed (`loss`: a controller handled its failure, its log holds no shutdown) went silent
-    a session timeout before (`_counted_back`). And whether the bounds are read on two brokers' clocks."""
+    subject; with the send alone, its lower bound. A leader whose last line is its halt for failed log dirs
+    stopped then: the outage is exact. A leader that crashed (`loss`: a controller handled its failure, its
+    log holds no shutdown) went silent a session timeout before (`_counted_back`). And how the opening reads
+    the bounds (`_led_with`)."""
     ms = lambda said: round((at - said.ts).total_seconds() * 1000) + (after_ms or 0)  # noqa: E731
     if q is not None and lost is not None and q.halted and q.last_line is not None:
         if after_ms is not None:
@@ -335,11 +347,11 @@ def _silent(
         text = (
             f"; broker {lost} {STOPPED['halted']} from {q.last_line.ts:%H:%M:%S} (its clock: its last line)"
         )
-        return text, (q.last_line.ref,), False
+        return text, (q.last_line.ref,), ONE_CLOCK
     if loss is not None and lost is not None and (q is None or not q.heard):
         return _counted_back(loss, q or Quiet(None, None), at, after_ms, subject)
     if q is None or lost is None or q.unreachable is None:
-        return "", (), False  # a last line alone says the broker lived, not that it led them until then
+        return "", (), ONE_CLOCK  # a last line alone says the broker lived, not that it led them until then
     refs = tuple(x.ref for x in (q.unreachable, q.last_line) if x is not None)
     lower = ms(q.unreachable)
     upper = max(lower, ms(q.last_line)) if q.last_line is not None else None
@@ -354,14 +366,12 @@ def _silent(
         text += f" and its last line was at {q.last_line.ts:%H:%M:%S} (its clock)"
     if after_ms is not None:  # the finding leads with it (`_led_with`); no last line: a lower bound
         subject["outage_ms"] = [lower, upper if upper is not None else lower]
-    if after_ms is not None and upper is None:
-        text += f": no working leader for at least {duration(lower)} in all"
-    return text, refs, q.last_line is not None
+    return text, refs, CLOCKS if q.last_line is not None else AT_LEAST
 
 
 def _counted_back(
     loss: Expired, q: Quiet, at: datetime, after_ms: int | None, subject: dict[str, Any]
-) -> tuple[str, tuple[str, ...], bool]:
+) -> tuple[str, tuple[str, ...], str]:
     """A leader that crashed went silent within `behaviour.went_silent` of its session's expiry, which
     came before the controller handled its failure (`loss.at`, the controller's clock, as the election at
     `at` is), not before its last line (its own clock) and not after the controller's first failed send
@@ -377,7 +387,8 @@ def _counted_back(
         _epoch_ms(last.ts) if last is not None else None,
         _epoch_ms(sent.ts) if sent is not None else None,
     )
-    clocks = last is not None and gone.earliest == _epoch_ms(last.ts)  # its last line bounds it: its clock
+    # its last line bounds it: its clock
+    clocks = CLOCKS if last is not None and gone.earliest == _epoch_ms(last.ts) else ONE_CLOCK
     end = _epoch_ms(at) + (after_ms or 0)
     handled = f"{loss.at:%H:%M:%S.%f}"[:-3]
     o = Outage(
@@ -483,20 +494,6 @@ def kafka_counted(elected: str, at_once: int | None = None, total: int = 0) -> s
     if at_once:
         text += f", and never the {at_once} that event elected"
     return text + "."
-
-
-@dataclass(frozen=True)
-class OfflineNow:
-    """A partition ZooKeeper's tree at the capture shows without a live leader (`counts.offline_at_capture`):
-    its leader there (-1: none set), its ISR, its state znode's last write and how long it had been offline
-    then (`upper_ms` None: not bounded from above)."""
-
-    tp: TP
-    leader: int
-    isr: list[int]
-    state_mzxid: int
-    lower_ms: int
-    upper_ms: int | None
 
 
 def at_capture(f: Facts, coverage: Coverage) -> list[Finding]:

@@ -9,16 +9,19 @@ history is held, its stretches tell them (`service.unserved`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from workbench.kafka import znodes as paths
 from workbench.model.health import Health, captured_at, episodes, health
 from workbench.model.history.partitions import FROM_TXNS, told_to_lead
+from workbench.model.refs import TP
 from workbench.model.views import views
+from workbench.together import Ask, Joined, given, rows
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -147,50 +150,63 @@ def under_replicated(bundle: Bundle) -> tuple[DataFrame | None, str | None]:
     )
 
 
-def offline_at_capture(bundle: Bundle) -> DataFrame | None:
+@dataclass(frozen=True)
+class OfflineNow:
+    """A partition ZooKeeper's tree at the capture shows without a live leader: its leader there (-1: none
+    set), its ISR, its state znode's last write and how long it had been offline then (`upper_ms` None: not
+    bounded from above)."""
+
+    tp: TP
+    leader: int
+    isr: list[int]
+    state_mzxid: int
+    lower_ms: int
+    upper_ms: int | None
+
+
+def offline_at_capture(bundle: Bundle) -> Ask[tuple[list[OfflineNow], int] | None]:
     """The partitions without a live leader in ZooKeeper's tree at the capture, as the controller counts
     them (`offline_in_the_tree`: a state znode whose leader is -1 or not registered; a partition without
-    one is new): topic, partition, leader (-1: none set),
-    replicas, isr, queued (its topic is queued for deletion: Kafka leaves it out once the deletion has begun,
-    `offline_count_leaves_out_deletions_started`, which the tree does not tell), state_mzxid, and how long
-    it had been offline at the capture from what the tree's writes bound (`lower_ms`, `upper_ms`; null: not
-    bounded). Leader -1: the state znode's last write left it so (or kept it so), so at least since then.
-    A leader not registered: its registration ended after the state znode's last write (only the controller
-    writes it once its leader is gone, and it would have elected another or written -1) and at or before
-    the last change of /brokers/ids' children (its pzxid), whose time is at most that of the first write at
-    or after it. None without the tree."""
+    one is new), those of topics queued for deletion left out (Kafka leaves them out once the deletion has
+    begun, `offline_count_leaves_out_deletions_started`, which the tree does not tell) and counted; None
+    without the tree or the capture's time. How long each had been offline, from what the tree's writes
+    bound: leader -1, at least since its state znode's last write (which left it so, or kept it so); a
+    leader not registered, after that write (only the controller writes it once its leader is gone, and it
+    would have elected another or written -1) and at or before the last change of /brokers/ids' children
+    (its pzxid), whose time is at most that of the first write at or after it. One query."""
     v = views(bundle)
     at = captured_at(bundle)
     if not v.evidence.zk_state or at is None:
-        return None
-    captured = F.lit(int(at.timestamp() * 1000))
-    znodes = bundle.znodes
-    writes = znodes.select(F.col("mzxid").alias("z"), F.col("mtime").alias("t")).unionByName(
-        znodes.select(F.col("czxid").alias("z"), F.col("ctime").alias("t"))
-    )
-    ids = znodes.where(F.col("path") == paths.BROKER_IDS).select(F.col("pzxid").alias("ids_pzxid"))
-    left_by = ids.join(writes, F.col("z") >= F.col("ids_pzxid"), "left").agg(F.min("t").alias("left_by"))
+        return given(None)
     registered = F.col("leader").isin(*sorted(v.live_brokers))
     offline = v.partitions.where(F.col("leader").isNotNull() & ((F.col("leader") < 0) | ~registered))
-    queued = v.delete_markers.select("topic", F.lit(True).alias("queued"))
-    since_state = captured - F.unix_millis("state_mtime")
-    return (
-        offline.join(F.broadcast(queued), "topic", "left")
-        .crossJoin(left_by)
-        .select(
-            "topic",
-            "partition",
-            "leader",
-            "replicas",
-            "isr",
-            F.coalesce("queued", F.lit(False)).alias("queued"),
-            "state_mzxid",
-            F.when(F.col("leader") < 0, since_state)
-            .otherwise(captured - F.unix_millis(F.coalesce("left_by", F.lit(at).cast("timestamp"))))
-            .alias("lower_ms"),
-            F.when(F.col("leader") >= 0, since_state).alias("upper_ms"),
-        )
+    znodes = bundle.znodes
+    mark = F.lit(False).alias("mark")
+    writes = znodes.select(F.col("mzxid").alias("z"), F.col("mtime").alias("t"), mark).unionByName(
+        znodes.select(F.col("czxid").alias("z"), F.col("ctime").alias("t"), mark)
     )
+    pzxid = znodes.where(F.col("path") == paths.BROKER_IDS).select(
+        F.col("pzxid").alias("z"), F.lit(None).cast("timestamp").alias("t"), F.lit(True).alias("mark")
+    )
+    onward = Window.orderBy("z", F.col("mark").desc()).rowsBetween(
+        Window.currentRow, Window.unboundedFollowing
+    )
+    left_by = writes.unionByName(pzxid).select("mark", F.min("t").over(onward).alias("t")).where("mark")
+    captured = int(at.timestamp() * 1000)
+
+    def read(found: list[Row], left: list[Row], marked: list[Row]) -> tuple[list[OfflineNow], int]:
+        queued = {r.topic for r in marked}
+        by = next((r.t for r in left if r.t is not None), at)
+        out = []
+        for r in found:
+            since = captured - int(r.state_mtime.timestamp() * 1000)
+            lower, upper = (since, None) if r.leader < 0 else (captured - int(by.timestamp() * 1000), since)
+            tp, isr = TP(r.topic, r.partition), list(r.isr or [])
+            out.append(OfflineNow(tp, r.leader, isr, r.state_mzxid, max(0, lower), upper))
+        return [o for o in out if o.tp.topic not in queued], sum(o.tp.topic in queued for o in out)
+
+    columns = ("topic", "partition", "leader", "isr", "state_mzxid", "state_mtime")
+    return Joined(read, rows(offline.select(*columns)), rows(left_by), rows(v.delete_markers.select("topic")))
 
 
 def imbalance_since(h: Health, threshold: float) -> DataFrame:
