@@ -25,7 +25,7 @@ from workbench.frames import Bundle, open_bundle
 from workbench.model.channel import Quiet
 from workbench.model.described import Group, Shown
 from workbench.model.health import captured_at
-from workbench.model.history.counts import OfflineNow
+from workbench.model.history.counts import OfflineNow, OfflineThen
 from workbench.model.history.sessions import Expired
 from workbench.model.leaderless_log import Leaderless, Refused
 from workbench.model.outage import Outage, _failed_sends
@@ -221,7 +221,7 @@ def test_without_the_history_the_tree_tells_the_partitions_offline_at_the_captur
         OfflineNow(TP("payments", 1), -1, [3], 0x91, 590_000, None),  # the lines tell it
     ]
     coverage = checked()
-    found = judge(Facts(False, logged=[stretch(1, 5, None)], now=now, now_queued=6), coverage)
+    found = judge(Facts(False, logged=[stretch(1, 5, None)], now=OfflineThen(now, 6)), coverage)
     lines, none, gone = found
     assert lines.subject["still"] == 1 and "(payments 1)" in lines.summary
     assert (gone.kind, gone.severity.name, gone.subject) == (
@@ -253,7 +253,7 @@ def test_without_the_history_the_tree_tells_the_partitions_offline_at_the_captur
     (said,) = [u for u in coverage["leaderless"].used if u.startswith("ZooKeeper's tree at the capture")]
     assert said.startswith("ZooKeeper's tree at the capture: 6 partition(s) of topics queued for deletion")
     # nothing offline in the tree, or no tree: nothing found
-    for nothing in ([], None):
+    for nothing in (OfflineThen([]), None):
         coverage = checked()
         assert judge(Facts(False, now=nothing), coverage) == [] and coverage["leaderless"].used == [
             "ZooKeeper history"

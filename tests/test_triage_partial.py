@@ -118,7 +118,9 @@ def test_real_data_dir_against_its_real_snapshots(
     spark: SparkSession, real_evidence: Path, tmp_path: Path
 ) -> None:
     """A Kafka 3.1 broker's log dir and five ZooKeeper snapshots of the same cluster, nobody here wrote them:
-    the newest snapshot and the disk disagree on design1's id, and no txn log explains it."""
+    the newest snapshot and the disk disagree on design1's id, and no txn log explains it. Its one broker
+    is not registered in the newest snapshot, so every partition it leads there has no live leader; the
+    bundle holds no capture time, so how long is bounded from the tree's newest write, from below."""
     bundle = tmp_path / "real"
     shutil.copytree(
         real_evidence / "datadir-kafka-3.1" / "data" / "kafka-logs", bundle / "brokers/0/datadirs/0"
@@ -130,7 +132,12 @@ def test_real_data_dir_against_its_real_snapshots(
     (bundle / "manifest.json").write_text(
         json.dumps({"format": "kafka-evidence/1", "kafka_version": "3.1.0"})
     )
-    result = run(spark, bundle, "topic_ids")
+    result = run(spark, bundle, "topic_ids", "leaderless")
+    (offline,) = result.of_kind("partition.offline")
+    assert (offline.subject["broker"], offline.subject["still"]) == (0, offline.subject["partitions"])
+    assert offline.subject["partitions"] >= 50  # __consumer_offsets' 50, and the topics beside them
+    assert "the bundle holds no capture time, so each time below is a lower bound" in offline.summary
+    assert all(e.startswith("zk:/brokers/topics/") for e in offline.evidence)
     mismatched = {f.subject["topic"]: f for f in result.of_kind("topic_id.mismatch")}
     assert "design1" in mismatched and "design" not in mismatched
     assert "RJI454yPScCX7IO2JuPZvQ" in mismatched["design1"].summary

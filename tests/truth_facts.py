@@ -163,8 +163,10 @@ def told_alone(found: list[Finding], said: str) -> None:
     # every outage whose start the lines hold is bounded, so the report's longest is no shorter than one
     assert all("outage_ms" in f.subject for f in told if f.subject.get("began", "unknown") != "unknown"), told
     longest = postmortem.longest_told(told)
-    if longest is None:
-        assert "Not measured" in said and not nobody_serves(found)
+    if longest is None:  # none bounded: the tree's partitions without a live leader, if any, said at it
+        tree = nobody_serves([f for f in told if postmortem.told_by(f) == postmortem.TREE])
+        assert "Not measured" in said and nobody_serves(found) == tree
+        assert not tree or f"t the capture, ZooKeeper's tree shows {tree} partition(s)" in said
         return
     n = sum(f.subject["partitions"] for f in told)
     assert (

@@ -72,7 +72,7 @@ class Impact:
 
     @property
     def still(self) -> int:
-        return sum(o.still for o in self.outages.values())
+        return sum(o.still for o in self.outages.values()) or sum(self.still_by.values())
 
 
 def impact(bundle: Bundle, result: Triage) -> Impact:
@@ -137,17 +137,15 @@ def unmeasured(found: list[Finding], tree: bool = False) -> Impact:
     findings of lost records."""
     lost = [f for f in found if f.kind.startswith("data_loss.")]
     told = [f for f in found if f.kind in OUTAGE_KINDS and "taken_at" not in f.subject]
+    still = {src: nobody_serves([f for f in told if told_by(f) == src]) for src in (LINES, TREE)}
+    by = {s: k for s, k in still.items() if k or any(told_by(f) == s for f in told) or (tree and s == TREE)}
     longest = longest_told(told)
-    if longest is None:
-        return Impact(False, lost=lost, still_by={TREE: 0} if tree else {})
+    if longest is None:  # no outage bounded (a tree without the capture's time may leave one unbounded)
+        return Impact(False, lost=lost, still_by=by)
     n = sum(int(f.subject["partitions"]) for f in told)
     # how long Kafka's OfflinePartitionsCount held them, where every offline finding tells it (0: never)
     offline = [f.subject.get("offline_ms") for f in told if f.kind == "partition.offline"]
     off = max(int(x) for x in offline if x is not None) if offline and None not in offline else None
-    by = {src: nobody_serves([f for f in told if told_by(f) == src]) for src in (LINES, TREE)}
-    by = {
-        src: n for src, n in by.items() if n or any(told_by(f) == src for f in told) or (tree and src == TREE)
-    }
     outage = Outage(n, [], longest, nobody_serves(told), offline_ms=off)
     return Impact(False, {"unserved": outage}, lost, by)
 
@@ -409,7 +407,8 @@ def impact_markdown(hurt: Impact) -> str:
         ]
     elif not hurt.measured:
         lines = [
-            "Not measured: without ZooKeeper's txn logs there is no history of leaders to measure it on."
+            "Not measured: without ZooKeeper's txn logs there is no history of leaders to measure it on"
+            + (f"; {_still(hurt)}." if hurt.still else ".")
         ]
     elif not hurt.partitions:
         lines = ["- **Partitions without an acting leader**: none in the history read."]

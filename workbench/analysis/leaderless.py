@@ -61,7 +61,7 @@ from workbench.model.evidence import lacking
 from workbench.model.health import captured_at, grouped, health
 from workbench.model.history import controllers
 from workbench.model.history.brokers import SILENT, offline_windows, pauses
-from workbench.model.history.counts import OfflineNow, offline_at_capture
+from workbench.model.history.counts import OfflineThen, offline_at_capture
 from workbench.model.history.sessions import Expired
 from workbench.model.leaderless_log import Leaderless, Refused, leaderless, refused_leaders
 from workbench.model.outage import Outage, silent_leaders
@@ -139,10 +139,8 @@ class Facts:
     # without ZooKeeper's history: the sessions brokers lost (`history.sessions`), which bound when a leader
     # that crashed went silent
     lost: list[Expired] = field(default_factory=list)
-    # without ZooKeeper's history: the partitions its tree at the capture shows without a live leader (None:
-    # no tree), and how many more of topics queued for deletion it shows so (left to the deletion's finding)
-    now: list[OfflineNow] | None = None
-    now_queued: int = 0
+    # without ZooKeeper's history: what its tree at the capture shows without a live leader (None: no tree)
+    now: OfflineThen | None = None
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -152,7 +150,6 @@ def facts(bundle: Bundle) -> Facts:
         stretches, windows = leaderless(bundle, SHOWN), refused_leaders(bundle, SHOWN)
         shown, lives, now = offline_facts(bundle), _down(bundle), offline_at_capture(bundle)
         got = together(stretches, windows, shown, lives, now)
-        tree, queued = got[now] or (None, 0)
         (logged, total), (refused, refused_total) = got[stretches], got[windows]
         ends = v.span[1] if (logged or refused) and v.span is not None else None
         absent = lacking(v.evidence, "state-change", "the controller's partition states")
@@ -164,8 +161,7 @@ def facts(bundle: Bundle) -> Facts:
                      refused_total=refused_total, ends=ends, unread=v.evidence.zk_history, lacking=absent,
                      quiet=quiet, paused=stood, moved=_moved(bundle, refused),
                      succeeded=succeeded, down=got[lives],
-                     lost=controllers.sessions_lost(bundle), now=tree,
-                     now_queued=queued)  # fmt: skip
+                     lost=controllers.sessions_lost(bundle), now=got[now])  # fmt: skip
     # one outage per stretch nobody served a partition (`service.unserved`), told by how it began: gone
     # offline (or its leader silent until its session's expiry took it offline), or refused by a leader
     # ZooKeeper names; a pause its session survived is told apart (`paused_finding`)

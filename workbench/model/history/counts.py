@@ -164,20 +164,32 @@ class OfflineNow:
     upper_ms: int | None
 
 
-def offline_at_capture(bundle: Bundle) -> Ask[tuple[list[OfflineNow], int] | None]:
+@dataclass(frozen=True)
+class OfflineThen:
+    """What ZooKeeper's tree shows without a live leader when it was taken: the partitions (of topics not
+    queued for deletion), how many more of topics queued, and, where the bundle holds no capture time, the
+    tree's newest write, after which it was taken (each partition's bounds are then from below)."""
+
+    partitions: list[OfflineNow]
+    queued: int = 0
+    newest: datetime | None = None
+
+
+def offline_at_capture(bundle: Bundle) -> Ask[OfflineThen | None]:
     """The partitions without a live leader in ZooKeeper's tree at the capture, as the controller counts
     them (`offline_in_the_tree`: a state znode whose leader is -1 or not registered; a partition without
     one is new), those of topics queued for deletion left out (Kafka leaves them out once the deletion has
     begun, `offline_count_leaves_out_deletions_started`, which the tree does not tell) and counted; None
-    without the tree or the capture's time. How long each had been offline, from what the tree's writes
-    bound: leader -1, at least since its state znode's last write (which left it so, or kept it so); a
-    leader not registered, after that write (only the controller writes it once its leader is gone, and it
-    would have elected another or written -1) and at or before the last change of /brokers/ids' children
-    (its pzxid), whose time is at most that of the first write at or after it. One query."""
+    without the tree. How long each had been offline, from what the tree's writes bound: leader -1, at least
+    since its state znode's last write (which left it so, or kept it so); a leader not registered, after
+    that write (only the controller writes it once its leader is gone, and it would have elected another or
+    written -1) and at or before the last change of /brokers/ids' children (its pzxid), whose time is at
+    most that of the first write at or after it. Without the capture's time, to the tree's newest write:
+    from below only. One query."""
     v = views(bundle)
-    at = captured_at(bundle)
-    if not v.evidence.zk_state or at is None:
+    if not v.evidence.zk_state:
         return given(None)
+    at = captured_at(bundle)
     registered = F.col("leader").isin(*sorted(v.live_brokers))
     offline = v.partitions.where(F.col("leader").isNotNull() & ((F.col("leader") < 0) | ~registered))
     znodes = bundle.znodes
@@ -192,21 +204,28 @@ def offline_at_capture(bundle: Bundle) -> Ask[tuple[list[OfflineNow], int] | Non
         Window.currentRow, Window.unboundedFollowing
     )
     left_by = writes.unionByName(pzxid).select("mark", F.min("t").over(onward).alias("t")).where("mark")
-    captured = int(at.timestamp() * 1000)
+    newest = writes.agg(F.max("t").alias("t")) if at is None else None
 
-    def read(found: list[Row], left: list[Row], marked: list[Row]) -> tuple[list[OfflineNow], int]:
+    def read(found: list[Row], left: list[Row], marked: list[Row], last: list[Row]) -> OfflineThen | None:
+        then = at or next((r.t for r in last if r.t is not None), None)
+        if then is None:  # a tree without a write
+            return None
+        captured = int(then.timestamp() * 1000)
+        by = next((r.t for r in left if r.t is not None), then)
         queued = {r.topic for r in marked}
-        by = next((r.t for r in left if r.t is not None), at)
         out = []
         for r in found:
             since = captured - int(r.state_mtime.timestamp() * 1000)
-            lower, upper = (since, None) if r.leader < 0 else (captured - int(by.timestamp() * 1000), since)
+            lower = since if r.leader < 0 else captured - int(by.timestamp() * 1000)
+            upper = since if r.leader >= 0 and at is not None else None
             tp, isr = TP(r.topic, r.partition), list(r.isr or [])
             out.append(OfflineNow(tp, r.leader, isr, r.state_mzxid, max(0, lower), upper))
-        return [o for o in out if o.tp.topic not in queued], sum(o.tp.topic in queued for o in out)
+        kept = [o for o in out if o.tp.topic not in queued]
+        return OfflineThen(kept, len(out) - len(kept), None if at is not None else then)
 
     columns = ("topic", "partition", "leader", "isr", "state_mzxid", "state_mtime")
-    return Joined(read, rows(offline.select(*columns)), rows(left_by), rows(v.delete_markers.select("topic")))
+    found = rows(offline.select(*columns))
+    return Joined(read, found, rows(left_by), rows(v.delete_markers.select("topic")), rows(newest))
 
 
 def imbalance_since(h: Health, threshold: float) -> DataFrame:
