@@ -1,9 +1,9 @@
 """partition.offline and partition.no_acting_leader where ZooKeeper's history is absent (the leaderless
 analysis's other half): the partitions a pasted kafka-topics --describe shows without a leader, those
 ZooKeeper's tree at the capture shows without a live leader, the stretches the controller's lines leave
-a partition without one (each bounded where the controller could
-not reach the leader lost: `model.channel.went_quiet`) or with a leader that refused it. Plain Python over
-the facts `leaderless.facts` collects."""
+a partition without one (each bounded where the controller could not reach the leader lost:
+`model.channel.went_quiet`) or with a leader that refused it. Plain Python over the facts
+`leaderless.facts` collects."""
 
 from __future__ import annotations
 
