@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import workbench
-from workbench.frames import Bundle, open_bundle
+from workbench.frames import Bundle, WithoutZooKeeper, open_bundle
 from workbench.model.state import ClusterState, diff
 
 SAMPLES = samples()
@@ -157,6 +157,29 @@ def test_without_zookeeper_history_the_state_is_rebuilt_from_the_logs(
     assert pairs.count() == exact.count()
     assert pairs.where(F.col("z.leader") != F.col("l.leader")).count() == 0
     assert pairs.where(F.sort_array("z.isr") != F.sort_array("l.isr")).count() == 0
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_the_lines_rebuild_every_partitions_leader_epoch_and_isr_at_the_capture(
+    sample: Callable[[str], Bundle], name: str
+) -> None:
+    """Without ZooKeeper, each partition's state at the capture is the one history's from the lines
+    (`history.partitions.printed_at`): ZooKeeper's tree says the same leader and leader epoch, and the
+    same ISR where a line printed the one at that epoch (unknown, never an older one, where none did)."""
+    whole = sample(name)
+    alone = WithoutZooKeeper(whole)
+    state = workbench.state_at(alone, _at(_truth(name)["captured_ms"]))
+    assert not state.exact and "assignments" in state.unknown
+    exact = workbench.state_at(whole).partitions.alias("z")
+    pairs = exact.join(state.partitions.alias("l"), ["topic", "partition"], "left")
+    differ = pairs.where(
+        ~F.col("z.leader").eqNullSafe(F.col("l.leader"))
+        | ~F.col("z.leader_epoch").eqNullSafe(F.col("l.leader_epoch"))
+        | (F.col("l.isr").isNotNull() & (F.sort_array("z.isr") != F.sort_array("l.isr")))
+    )
+    assert differ.count() == 0, differ.collect()[:3]
+    gone = state.partitions.join(exact, ["topic", "partition"], "left_anti")  # a deleted topic's, say
+    assert gone.count() == 0, gone.collect()[:3]
 
 
 @pytest.mark.parametrize("name", ["deletion-complete-3.6", "deletion-stuck-2.8"])

@@ -101,13 +101,17 @@ def logged_states(bundle: Bundle) -> DataFrame:
 
 def leader_starts(bundle: Bundle) -> DataFrame:
     """Each new leader's "starts at leader epoch E from offset O" line: leader, topic, partition,
-    leader_epoch, from_offset (where its log ended), file, line_no."""
+    leader_epoch, from_offset (where its log ended), the ISR it prints (`isr`, from 2.4), ts, file,
+    line_no."""
+    a = F.col("attrs")
     return bundle.cluster_events.where(F.col("event") == "partition.became_leader").select(
         F.col("broker_id").alias("leader"),
         "topic",
         "partition",
-        F.col("attrs")["leader_epoch"].try_cast("int").alias("leader_epoch"),
-        F.col("attrs")["offset"].alias("from_offset"),
+        a["leader_epoch"].try_cast("int").alias("leader_epoch"),
+        a["offset"].alias("from_offset"),
+        F.when(a["isr"].isNotNull(), printed.ints(a["isr"])).alias("isr"),
+        "ts",
         "file",
         "line_no",
     )
@@ -217,7 +221,7 @@ def offline_elections(
     out = (
         last.select(*key, "printed", went.alias("went"), folded.alias("folded"))
         .join(
-            leader_starts(bundle).drop("file", "line_no"),
+            leader_starts(bundle).drop("isr", "ts", "file", "line_no"),
             ["leader", "topic", "partition", "leader_epoch"],
             "left",
         )

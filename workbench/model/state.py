@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from workbench.kafka import znodes as paths
@@ -23,8 +23,10 @@ from workbench.kafka.zkdata_decode import ZkDataError, decode_controller, decode
 from workbench.kafka.znode_frames import partitions_in, reassignment_requested
 from workbench.kafka.znodes import BROKER_PATH, DELETE_MARKER_PATH
 from workbench.model.cluster_state import PARTITION_COLUMNS, ClusterState, StateDiff, diff
-from workbench.model.deletion_steps import topics_of
-from workbench.model.elections import elected_lines
+from workbench.model.deletion_log import deleting
+from workbench.model.history import controllers
+from workbench.model.history.brokers import listed_live
+from workbench.model.history.partitions import printed_at
 from workbench.model.service import served
 from workbench.model.views import views
 from workbench.spark import kept
@@ -189,40 +191,28 @@ def reassignments_in(partitions: DataFrame, znodes: DataFrame) -> DataFrame:
     )
 
 
-def _ints(text: Column) -> Column:
-    """Broker ids however Kafka printed the list: '1,2,3', 'Set(1, 2)', '[1, 2]', 'List(1)'."""
-    return F.transform(F.regexp_extract_all(text, F.lit(r"(-?\d+)"), 1), lambda x: x.cast("int"))
-
-
 def _from_logs(bundle: Bundle, when: datetime | None, at: str) -> ClusterState:
-    """Rebuilt from the brokers' own lines up to `when` (None: all of them): the controller with the
-    highest epoch elected (epochs order elections whatever the clocks say), the live brokers it last
-    listed, the topics whose deletion started and did not complete, and per partition the leader with
-    the highest leader epoch and the ISR it last logged. Assignments, topic ids and reassignments are
-    not in the logs as state, so they stay unknown."""
-    ev = bundle.cluster_events
-    if when is not None:
-        ev = ev.where(F.col("ts") <= F.lit(when))
-    lines = elected_lines(bundle)
-    if when is not None:
-        lines = lines.where(F.col("ts") <= F.lit(when))
-    elected = lines.agg(F.max_by(F.struct("broker_id", "epoch"), "epoch").alias("c")).collect()[0].c
-    controller = elected.broker_id if elected else None
-    listed = (
-        ev.where(F.col("event").isin("controller.live_brokers", "controller.broker_change"))
-        .where(F.col("broker_id") == F.lit(controller))
-        .agg(F.max_by(_ints(F.col("attrs")["brokers"]), F.struct("ts", "line_no", "file")).alias("b"))
-        .collect()[0]
-        .b
-    )
-    started = ev.where(F.col("event") == "deletion.started").select(
-        F.explode(topics_of(F.col("attrs")["topics"])).alias("topic"), F.col("ts").alias("started")
-    )
-    done = ev.where(F.col("event") == "deletion.completed").select("topic", F.col("ts").alias("done"))
-    last = started.groupBy("topic").agg(F.max("started").alias("started"))
-    last = last.join(done.groupBy("topic").agg(F.max("done").alias("done")), "topic", "left")
-    pending = last.where(F.col("done").isNull() | (F.col("started") > F.col("done"))).collect()
-    markers = sorted(r.topic for r in pending)  # a topic deleted again after it was re-created counts
+    """Rebuilt from the one history as the brokers' lines tell it up to `when` (None: all of them): the
+    controller of the highest epoch elected (`controllers.controller_chain`: epochs order elections
+    whatever the clocks say), the live brokers it last listed, the topics whose deletion started and
+    did not complete (`deletion_log.deleting`), and each partition's state as the lines print it
+    (`partitions.printed_at`). Assignments, topic ids and reassignments are not in the lines as state,
+    so they stay unknown."""
+    until = None if when is None else when.astimezone(timezone.utc).replace(tzinfo=None)  # as Spark's rows
+    elected = [
+        e
+        for e in controllers.controller_chain(bundle)
+        if e.epoch is not None and (until is None or e.time <= until)
+    ]
+    last = max(elected, key=lambda e: e.epoch or 0, default=None)
+    controller = last.broker if last is not None else None
+    pending = deleting(bundle).where(F.col("to_ts").isNull())
+    if when is not None:  # begun by then, and not completed by then
+        pending = deleting(bundle).where(
+            (F.col("from_ts") <= F.lit(when)) & (F.col("to_ts").isNull() | (F.col("to_ts") > F.lit(when)))
+        )
+    markers = sorted({r.topic for r in pending.select("topic").distinct().collect()})
+    printed = printed_at(bundle, when)
     return ClusterState(
         at=at,
         exact=False,
@@ -230,57 +220,24 @@ def _from_logs(bundle: Bundle, when: datetime | None, at: str) -> ClusterState:
         zxid=None,
         time=when,
         controller=controller,
-        controller_epoch=elected.epoch if elected else None,
-        live_brokers=tuple(sorted(listed)) if listed is not None else None,
-        delete_markers=tuple(markers),
-        partitions=_partitions_from_logs(ev),
+        controller_epoch=last.epoch if last is not None else None,
+        live_brokers=listed_live(bundle, controller, when),
+        delete_markers=tuple(markers),  # a topic deleted again after it was re-created counts
+        partitions=printed.select(
+            "topic",
+            "partition",
+            F.lit(None).cast("string").alias("topic_id"),
+            F.lit(None).cast("array<int>").alias("replicas"),
+            F.lit(None).cast("array<int>").alias("adding"),
+            F.lit(None).cast("array<int>").alias("removing"),
+            "leader",
+            "leader_epoch",
+            "isr",
+        ),
         reassignments=bundle.spark.createDataFrame(
             [],
             "topic string, partition int, replicas array<int>, adding array<int>, removing array<int>, "
             "target array<int>",
         ),
         unknown=("assignments", "topic ids", "reassignments"),
-    )
-
-
-def _partitions_from_logs(ev: DataFrame) -> DataFrame:
-    """Per partition: the leader that logged the highest leader epoch, and the last ISR that leader
-    logged after it (its own clock orders its own lines)."""
-    led = ev.where(F.col("event") == "partition.became_leader").select(
-        "topic",
-        "partition",
-        "broker_id",
-        "ts",
-        "line_no",
-        F.col("attrs")["leader_epoch"].cast("int").alias("leader_epoch"),
-        F.col("attrs")["isr"].alias("isr_text"),
-    )
-    leaders = led.groupBy("topic", "partition").agg(
-        F.max_by(
-            F.struct("broker_id", "leader_epoch", "ts", "isr_text"),
-            F.struct("leader_epoch", "ts", "line_no", "broker_id"),
-        ).alias("l")
-    )
-    isr_text = F.coalesce(F.col("attrs")["to_isr"], F.col("attrs")["isr"])
-    changes = ev.where(F.col("event").isin("isr.shrink", "isr.expand", "isr.updated")).select(
-        "topic", "partition", "broker_id", "ts", "line_no", isr_text.alias("isr_text")
-    )
-    last = (
-        changes.join(leaders, ["topic", "partition"])
-        .where((F.col("broker_id") == F.col("l.broker_id")) & (F.col("ts") >= F.col("l.ts")))
-        .groupBy("topic", "partition")
-        .agg(F.max_by("isr_text", F.struct("ts", "line_no", "broker_id")).alias("changed"))
-    )
-    return leaders.join(last, ["topic", "partition"], "left").select(
-        "topic",
-        "partition",
-        F.lit(None).cast("string").alias("topic_id"),
-        F.lit(None).cast("array<int>").alias("replicas"),
-        F.lit(None).cast("array<int>").alias("adding"),
-        F.lit(None).cast("array<int>").alias("removing"),
-        F.col("l.broker_id").alias("leader"),
-        F.col("l.leader_epoch").alias("leader_epoch"),
-        F.when(
-            F.coalesce("changed", "l.isr_text").isNotNull(), _ints(F.coalesce("changed", "l.isr_text"))
-        ).alias("isr"),
     )

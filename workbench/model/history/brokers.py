@@ -24,7 +24,7 @@ client's lines alone tell (`pauses`), or whose expired session the next controll
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame, Window
@@ -171,6 +171,20 @@ def _from_lines(bundle: Bundle, skews: dict[int, int]) -> DataFrame:
             "down_ref",
         )
     )
+
+
+def listed_live(bundle: Bundle, controller: int | None, when: datetime | None) -> tuple[int, ...] | None:
+    """The brokers `controller` last listed live in its lines up to `when` (None: all of them), as it
+    starts ("Currently active brokers") and at each change of /brokers/ids ("all live brokers", before
+    2.x); None where it listed none."""
+    ev = bundle.cluster_events.where(
+        F.col("event").isin(LIVE, "controller.broker_change") & (F.col("broker_id") == F.lit(controller))
+    )
+    if when is not None:
+        ev = ev.where(F.col("ts") <= F.lit(when))
+    order = F.struct("ts", "line_no", "file")
+    listed = ev.agg(F.max_by(printed.ints(F.col("attrs")["brokers"]), order).alias("b")).first()
+    return None if listed is None or listed.b is None else tuple(sorted(listed.b))
 
 
 def pauses(bundle: Bundle) -> list[Paused]:

@@ -38,7 +38,7 @@ FROM_OWN_LINES = "the broker's own lines"  # its refusals and the leader epochs 
 def led_at(bundle: Bundle, asked: list[tuple[int, int, datetime]]) -> Ask[dict[int, tuple[list[TP], str]]]:
     """For each (i, broker, at) asked: the partitions that broker led at `at` (on ZooKeeper's clock where
     the broker's skew is known), and what told it: ZooKeeper's partition states where its history began
-    before `at`, else the last states the lines print before it. One query."""
+    before `at`, else the lines' (`_last_leaders`). One query."""
     if not asked:
         return given({})
     v = views(bundle)
@@ -49,29 +49,14 @@ def led_at(bundle: Bundle, asked: list[tuple[int, int, datetime]]) -> Ask[dict[i
         "i int, broker int, at timestamp, by_txns boolean",
     )
     told = F.broadcast(wanted)
-    states = (
-        logged_states(bundle)
-        .where(F.col("leader").isNotNull())
-        .join(told.where(~F.col("by_txns")), F.col("ts") <= F.col("at"))
-        .select(
-            "i",
-            "broker",
-            "topic",
-            "partition",
-            "leader",
-            F.struct(F.unix_micros("ts").alias("at"), F.col("line_no").alias("n")).alias("o"),
-        )
-    )
+    by = ["i", "broker", "topic", "partition"]
+    printed = _printed_leaders(bundle).join(told.where(~F.col("by_txns")), F.col("ts") <= F.col("at"))
+    states = _last_leaders(printed, ["i", "broker"]).select(*by, "leader")
     if changes is not None:
-        in_order = F.struct(F.col("zxid").alias("at"), F.lit(0).cast("long").alias("n"))  # zxid order
-        from_txns = changes.join(told.where("by_txns"), F.col("time") <= F.col("at")).select(
-            "i", "broker", "topic", "partition", "leader", in_order.alias("o")
-        )
-        states = states.unionByName(from_txns)
+        from_txns = changes.join(told.where("by_txns"), F.col("time") <= F.col("at"))
+        states = states.unionByName(from_txns.groupBy(*by).agg(F.max_by("leader", "zxid").alias("leader")))
     led = (
-        states.groupBy("i", "broker", "topic", "partition")
-        .agg(F.max_by("leader", "o").alias("leader"))
-        .where(F.col("leader") == F.col("broker"))
+        states.where(F.col("leader") == F.col("broker"))
         .groupBy("i")
         .agg(F.sort_array(F.collect_list(F.struct("topic", "partition"))).alias("tps"))
     )  # one row per moment asked
@@ -82,6 +67,106 @@ def led_at(bundle: Bundle, asked: list[tuple[int, int, datetime]]) -> Ask[dict[i
         return {i: (tps.get(i, []), source) for i, source in told_by.items()}
 
     return Ask(led, read)
+
+
+def printed_at(bundle: Bundle, when: datetime | None) -> DataFrame:
+    """topic, partition, leader, leader_epoch, isr: each partition's state as the lines printed up to
+    `when` (None: all of them), where ZooKeeper's history does not tell it: the leader named at the
+    highest leader epoch (`_last_leaders`, -1: none), and the ISR last printed at that epoch, or by that
+    leader after it began it (its own ISR changes print no epoch), on its clock. A partition whose topic's
+    deletion completed after its last line is gone."""
+    lines = _stated(bundle)
+    if when is not None:
+        lines = lines.where(F.col("ts") <= F.lit(when))
+    won = _last_leaders(_printed_leaders(bundle, lines), [])
+    isr = lines.where(F.col("isr").isNotNull()).select(
+        "topic",
+        "partition",
+        "broker_id",
+        "ts",
+        "line_no",
+        "isr",
+        F.col("life").alias("l"),
+        F.col("leader_epoch").alias("epoch"),
+    )
+    at_epoch = (F.col("l") == F.col("life")) & (
+        (F.col("epoch") == F.col("leader_epoch"))
+        | (
+            F.col("epoch").isNull()
+            & (F.col("broker_id") == F.col("leader"))
+            & (F.col("ts") >= F.col("began"))
+        )
+    )
+    last = (
+        won.join(isr, ["topic", "partition"])
+        .where(at_epoch)
+        .groupBy("topic", "partition")
+        .agg(F.max_by("isr", F.struct("ts", "line_no")).alias("isr"))
+    )
+    # a topic whose deletion completed after its partition's last line is gone
+    done = bundle.cluster_events.where(F.col("event") == "deletion.completed")
+    if when is not None:
+        done = done.where(F.col("ts") <= F.lit(when))
+    ended = done.groupBy("topic").agg(F.max("ts").alias("deleted"))
+    seen = lines.groupBy("topic", "partition").agg(F.max("ts").alias("seen"))
+    gone = seen.join(ended, "topic").where(F.col("deleted") >= F.col("seen"))
+    return (
+        won.join(gone, ["topic", "partition"], "left_anti")
+        .join(last, ["topic", "partition"], "left")
+        .select("topic", "partition", "leader", "leader_epoch", "isr")
+    )
+
+
+def _leader_starts(bundle: Bundle) -> DataFrame:
+    """The leaders' own "starts at leader epoch E" lines (`leader_starts`) as the states they print."""
+    return leader_starts(bundle).select(
+        "topic",
+        "partition",
+        F.col("leader").alias("broker_id"),
+        "ts",
+        "file",
+        "line_no",
+        F.lit("partition.became_leader").alias("event"),
+        "leader",
+        "leader_epoch",
+        "isr",
+    )
+
+
+def _stated(bundle: Bundle) -> DataFrame:
+    """The states the lines print (`logged_states`) and the leaders' own starts, each in its partition's
+    life (`_lives`)."""
+    return _lives(bundle, logged_states(bundle).unionByName(_leader_starts(bundle), allowMissingColumns=True))
+
+
+def _printed_leaders(bundle: Bundle, lines: DataFrame | None = None) -> DataFrame:
+    """Each line naming a partition's leader at a leader epoch (`lines`: `_stated` by default), but a
+    failed election's: topic, partition, broker_id, ts, line_no, life, leader, leader_epoch."""
+    if lines is None:
+        lines = _stated(bundle)
+    return lines.where(
+        F.col("leader").isNotNull()
+        & F.col("leader_epoch").isNotNull()
+        & (F.col("event") != "partition.state_change_failed")
+    ).select("topic", "partition", "broker_id", "ts", "line_no", "life", "leader", "leader_epoch")
+
+
+def _last_leaders(lines: DataFrame, by: list[str]) -> DataFrame:
+    """by..., topic, partition, life, leader, leader_epoch, began: per partition the leader the line at the
+    highest leader epoch of its last life names (epochs order every broker's lines whatever their clocks;
+    within one epoch every line names the same leader), and the first line its own broker wrote at that
+    epoch (`began`: null where none did)."""
+    keys = [*by, "topic", "partition"]
+    state, order = (
+        F.struct("life", "leader", "leader_epoch"),
+        F.struct("life", "leader_epoch", "ts", "line_no"),
+    )
+    won = lines.groupBy(*keys).agg(F.max_by(state, order).alias("w"))
+    own = lines.where(F.col("broker_id") == F.col("leader")).select(
+        *keys, F.struct("life", "leader", "leader_epoch").alias("o"), "ts"
+    )
+    began = won.join(own, keys).where(F.col("o") == F.col("w")).groupBy(*keys).agg(F.min("ts").alias("began"))
+    return won.join(began, keys, "left").select(*keys, "w.life", "w.leader", "w.leader_epoch", "began")
 
 
 def told_to_lead(bundle: Bundle) -> DataFrame:
@@ -217,11 +302,8 @@ def _printed_states(bundle: Bundle) -> DataFrame:
     of the first such line, and the ISR and version printed before it in that life (`before`,
     `before_version`)."""
     s = logged_states(bundle).where(F.col("isr").isNotNull() & F.col("version").isNotNull())
-    born = (F.col("event") == "partition.state_change") & (F.col("from_state") == "NewPartition")
-    by_time = Window.partitionBy("topic", "partition").orderBy("ts", F.when(born, 0).otherwise(1), "line_no")
-    lives = s.select("*", F.sum(F.when(born, 1).otherwise(0)).over(by_time).alias("life"))
     first = F.struct("ts", "file", "line_no", "isr")
-    per = lives.groupBy("topic", "partition", "life", "version").agg(F.min(first).alias("f"))
+    per = _lives(bundle, s).groupBy("topic", "partition", "life", "version").agg(F.min(first).alias("f"))
     w = Window.partitionBy("topic", "partition", "life").orderBy("version")
     return per.select(
         "topic",
@@ -233,6 +315,32 @@ def _printed_states(bundle: Bundle) -> DataFrame:
         F.col("f.line_no").alias("line_no"),
         F.lag("f.isr").over(w).alias("before"),
         F.lag("version").over(w).alias("before_version"),
+    )
+
+
+def _lives(bundle: Bundle, lines: DataFrame) -> DataFrame:
+    """`lines` (topic, partition, ts, line_no, event, from_state) with `life`: which life of its partition
+    each is in, by time. A topic created again after its deletion begins new lives, whose states start
+    again from leader epoch 0 and version 0: a life begins at the controller's line of the partition's
+    creation (from NewPartition, where its state-change lines are held) and after each completed deletion
+    of its topic (the controller's "successfully completed")."""
+    done = bundle.cluster_events.where(F.col("event") == "deletion.completed").select(
+        "topic", "ts", "line_no", "event"
+    )
+    marked = lines.withColumn("mark", F.lit(False)).unionByName(
+        done.withColumn("mark", F.lit(True)), allowMissingColumns=True
+    )
+    born = (F.col("event") == "partition.state_change") & (F.col("from_state") == "NewPartition")
+    first = F.when(F.col("mark") | born, 0).otherwise(1)  # a life's first line before one at its moment
+    deleted = F.sum(F.col("mark").cast("int")).over(
+        Window.partitionBy("topic").orderBy("ts", first, "line_no")
+    )
+    per = Window.partitionBy("topic", "partition").orderBy("ts", first, "line_no")
+    return (
+        marked.withColumn("deleted", deleted)
+        .where(~F.col("mark"))
+        .withColumn("life", F.col("deleted") + F.sum(born.cast("int")).over(per))
+        .drop("mark", "deleted")
     )
 
 
