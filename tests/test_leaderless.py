@@ -21,7 +21,7 @@ from workbench.analysis.leaderless import Facts, NotActing, Offline, judge
 from workbench.analysis.leaderless_lines import Down, Succeeded, kafka_counted
 from workbench.analysis.not_acting import moved_by, not_acting_finding
 from workbench.analysis.triage import Triage, triage
-from workbench.frames import Bundle, open_bundle
+from workbench.frames import Bundle, WithoutZooKeeper, open_bundle
 from workbench.model.channel import Quiet
 from workbench.model.described import Group, Shown
 from workbench.model.health import captured_at
@@ -333,6 +333,55 @@ def test_a_capture_of_the_tree_alone_tells_the_partitions_offline_then(
     assert none.evidence == (f"zk:/brokers/topics/topic-0/partitions/1/state@mzxid={hex(z['mzxid'])}",)
 
 
+MISMATCH = REPO / "sample_data" / "topicid-mismatch-2.8"
+
+
+def _lines_until(tmp: Path, until: str) -> Path:
+    """topicid-mismatch-2.8 as a capture through ZooKeeper's client holds it (its tree, no txn logs) with
+    the brokers' logs collected earlier, up to `until` ('2024-03-12 08:20:31,125': each broker's clock)."""
+    out = tmp / "early-logs"
+    shutil.copytree(MISMATCH, out, ignore=shutil.ignore_patterns("txnlog"))
+    for log in out.glob("brokers/*/logs/*"):
+        kept, keep = [], True
+        for line in log.read_text().splitlines(keepends=True):
+            if line.startswith("["):  # a record's first line; its continuation lines follow it
+                keep = line[1:24] <= until
+            if keep:
+                kept.append(line)
+        log.write_text("".join(kept))
+    return out
+
+
+def test_partitions_the_lines_leave_without_a_leader_are_led_in_the_tree_at_the_capture(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The brokers' logs end 7 ms into broker 1's loss, before the controller's election: the lines leave
+    its partitions without a leader, and ZooKeeper's tree at the capture, 40 minutes later, names a
+    registered leader for each. They were led again by then: no partition is still unserved, though the
+    outage lasted at least until the lines end."""
+    bundle = open_bundle(_lines_until(tmp_path, "2024-03-12 08:20:31,125"), spark)
+    found = triage(bundle, only=["leaderless"])
+    (lost,) = [f for f in found.of_kind("partition.offline") if f.subject.get("broker") == 1]
+    n = lost.subject["partitions"]
+    assert n > 1 and (lost.severity.name, lost.subject["still"], lost.subject["led_at_capture"]) == (
+        "WARNING",
+        0,
+        n,
+    )
+    assert (
+        "but at the capture ZooKeeper's tree names a registered leader for them (broker(s) " in lost.summary
+    )
+    # from its start past the lines' end (7 ms after), and at most until the capture, 40 minutes later
+    lower, upper = lost.subject["outage_ms"]
+    assert 0 < lower < 1_000 and 39 * 60_000 < upper < 41 * 60_000
+    assert [f for f in found.findings if f.severity.name == "CRITICAL"] == []
+    # the same lines without the tree: still unserved when they end, as far as anything shows
+    alone = triage(WithoutZooKeeper(bundle), only=["leaderless"])
+    (still,) = [f for f in alone.of_kind("partition.offline") if f.subject.get("broker") == 1]
+    assert (still.severity.name, still.subject["still"]) == ("CRITICAL", n)
+    assert "led_at_capture" not in still.subject
+
+
 # -- without ZooKeeper's history: the stretches the controller's lines leave a partition without a leader ----
 def stretch(partition: int, began: int | None, ended: int | None, lost: int | None = 2) -> Leaderless:
     at = lambda s: AT.replace(second=s) if s is not None else None  # noqa: E731
@@ -377,6 +426,40 @@ def test_from_the_controllers_lines_partitions_without_a_leader() -> None:
     ]
     # txn logs held but unreadable are said; logs alone are not called unreadable txn logs
     assert judge(Facts(False), checked()) == []
+
+
+def test_from_the_lines_a_partition_the_tree_shows_led_at_the_capture_is_not_still_unserved() -> None:
+    """The lines end with partitions still without a leader; ZooKeeper's tree at the capture names a
+    registered leader for some: those were led again by then (a controller elected one after the lines
+    end), so the finding does not count them still, and says so; none led: as before, critical."""
+    logged = [stretch(0, 5, None), stretch(1, 5, None)]
+    ends = AT.replace(minute=59)
+    (alone,) = judge(Facts(False, logged=logged, logged_total=2, ends=ends, now=OfflineThen([])), checked())
+    assert (alone.severity.name, alone.subject["still"]) == ("CRITICAL", 2)
+    assert "led_at_capture" not in alone.subject and "registered leader" not in alone.summary
+    one = {TP("payments", 1): 3}
+    (some,) = judge(Facts(False, logged=logged, logged_total=2, ends=ends, led_now=one), checked())
+    assert (some.severity.name, some.subject["still"], some.subject["led_at_capture"]) == ("CRITICAL", 1, 1)
+    assert (
+        "no later line of the controller's names a leader for them, but at the capture ZooKeeper's tree "
+        "names a registered leader for 1 of them (payments 1) (broker(s) 3): a controller elected one after "
+        "the lines end" in some.summary
+    )
+    both, lines_end = {TP("payments", 0): 2, **one}, AT.replace(minute=10)
+    (led,) = judge(
+        Facts(False, logged=logged, logged_total=2, ends=ends, led_now=both, lines_end=lines_end), checked()
+    )
+    assert (led.severity.name, led.subject["still"], led.subject["led_at_capture"]) == ("WARNING", 0, 2)
+    assert "names a leader for them (the lines end 2024-03-12 09:10:00), but at the capture ZooKeeper's " in (
+        led.summary
+    )
+    assert "registered leader for them (broker(s) 2, 3): a controller elected one after the lines end" in (
+        led.summary
+    )
+    # still: to the capture, as ZooKeeper's history counts it; all led again: past the lines' end, and up
+    # to the capture
+    assert some.subject["outage_ms"] == alone.subject["outage_ms"] == [(59 * 60 - 5) * 1000] * 2
+    assert led.subject["outage_ms"] == [(10 * 60 - 5) * 1000, (59 * 60 - 5) * 1000]
 
 
 def test_from_the_lines_kafkas_count_is_told_by_the_event_that_handled_the_loss() -> None:

@@ -90,6 +90,25 @@ def test_without_zookeepers_history_the_report_says_the_outages_the_lines_tell()
     told_alone(found[:1], said)
     assert "At the capture ZooKeeper's tree shows a live leader for every partition of a topic not" in said
     assert "not known" not in said
+    # the lines leave 2 without a leader, the tree names a registered leader for 1 of them at the capture
+    corrected = replace(found[1], subject={"partitions": 2, "still": 1, "led_at_capture": 1})
+    hurt = postmortem.unmeasured([found[0], corrected], tree=True)
+    said = postmortem.summary(Triage([found[0], corrected], Coverage(), 0), hurt)
+    said += postmortem.impact_markdown(hurt)
+    told_alone([found[0], corrected], said)
+    assert (
+        hurt.still == 1 and "still had none (1 of them led again in ZooKeeper's tree at the capture)" in said
+    )
+    led = replace(found[1], subject={"partitions": 2, "still": 0, "led_at_capture": 2})
+    hurt = postmortem.unmeasured([found[0], led], tree=True)
+    said = postmortem.summary(Triage([found[0], led], Coverage(), 0), hurt) + postmortem.impact_markdown(hurt)
+    told_alone([found[0], led], said)
+    assert (
+        hurt.still == 0 and "At the capture ZooKeeper's tree shows a live leader for every partition" in said
+    )
+    assert (
+        "when the lines end, 2 partition(s) still had none (all of them led again in ZooKeeper's tree" in said
+    )
 
 
 def test_the_timeline_cites_what_the_findings_cite_root_first_and_the_actions_are_whole() -> None:

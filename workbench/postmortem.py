@@ -63,8 +63,10 @@ class Impact:
     measured: bool
     outages: dict[str, Outage] = field(default_factory=dict)
     lost: list[Finding] = field(default_factory=list)
-    # not measured: what told the outages (LINES, TREE) and how many partitions each says still unserved
+    # not measured: what told the outages (LINES, TREE) and how many partitions each says still unserved,
+    # and how many the lines leave without a leader that the tree shows led again at the capture
     still_by: dict[str, int] = field(default_factory=dict)
+    led_again: int = 0
 
     @property
     def partitions(self) -> int:
@@ -139,22 +141,25 @@ def unmeasured(found: list[Finding], tree: bool = False) -> Impact:
     told = [f for f in found if f.kind in OUTAGE_KINDS and "taken_at" not in f.subject]
     still = {src: nobody_serves([f for f in told if told_by(f) == src]) for src in (LINES, TREE)}
     by = {s: k for s, k in still.items() if k or any(told_by(f) == s for f in told) or (tree and s == TREE)}
+    again = sum(int(f.subject.get("led_at_capture", 0)) for f in told)
     longest = longest_told(told)
     if longest is None:  # no outage bounded (a tree without the capture's time may leave one unbounded)
-        return Impact(False, lost=lost, still_by=by)
+        return Impact(False, lost=lost, still_by=by, led_again=again)
     n = sum(int(f.subject["partitions"]) for f in told)
     # how long Kafka's OfflinePartitionsCount held them, where every offline finding tells it (0: never)
     offline = [f.subject.get("offline_ms") for f in told if f.kind == "partition.offline"]
     off = max(int(x) for x in offline if x is not None) if offline and None not in offline else None
     outage = Outage(n, [], longest, nobody_serves(told), offline_ms=off)
-    return Impact(False, {"unserved": outage}, lost, by)
+    return Impact(False, {"unserved": outage}, lost, by, again)
 
 
 def _still(hurt: Impact) -> str:
     """Where the partitions still unserved stand, without ZooKeeper's history: when the lines end, and at
     the capture as the tree holds it."""
-    lines, tree = hurt.still_by.get(LINES, 0), hurt.still_by.get(TREE, 0)
-    said = [f"when the lines end, {lines} partition(s) still had none"] if lines else []
+    lines, tree, again = hurt.still_by.get(LINES, 0), hurt.still_by.get(TREE, 0), hurt.led_again
+    said = [f"when the lines end, {lines + again} partition(s) still had none"] if lines or again else []
+    if again:
+        said[0] += f" ({again if lines else 'all'} of them led again in ZooKeeper's tree at the capture)"
     said += (
         [f"at the capture, ZooKeeper's tree shows {tree} partition(s) without a live leader"] if tree else []
     )

@@ -217,12 +217,14 @@ def duration(ms: int) -> str:
 
 
 def bounds(lower: int, upper: int) -> str:
-    """'12.0 s to 19.6 s'; minutes with a decimal once past two, so that close bounds stay apart; bounds
-    that read the same are said once."""
+    """'12.0 s to 19.6 s'; minutes with a decimal once past two, so that close bounds stay apart (a lower
+    bound of a few seconds in its own unit); bounds that read the same are said once."""
     if lower == upper or (upper < 120_000 and duration(lower) == duration(upper)):
         return duration(upper)
     if upper < 120_000:
         return f"{duration(lower)} to {duration(upper)}"
+    if lower < 3_000:  # not '0.0 to 40.4 min'
+        return f"{duration(lower)} to {upper / 60_000:.1f} min"
     return f"{lower / 60_000:.1f} to {upper / 60_000:.1f} min"
 
 

@@ -62,6 +62,7 @@ from workbench.model.health import captured_at, grouped, health
 from workbench.model.history import controllers
 from workbench.model.history.brokers import SILENT, offline_windows, pauses
 from workbench.model.history.counts import OfflineThen, offline_at_capture
+from workbench.model.history.partitions import led_in_tree
 from workbench.model.history.sessions import Expired
 from workbench.model.leaderless_log import Leaderless, Refused, leaderless, refused_leaders
 from workbench.model.outage import Outage, silent_leaders
@@ -139,8 +140,11 @@ class Facts:
     # without ZooKeeper's history: the sessions brokers lost (`history.sessions`), which bound when a leader
     # that crashed went silent
     lost: list[Expired] = field(default_factory=list)
-    # without ZooKeeper's history: what its tree at the capture shows without a live leader (None: no tree)
+    # without ZooKeeper's history: what its tree at the capture shows without a live leader (None: no tree),
+    # and the registered leader it names for a partition the lines leave without one when they end
     now: OfflineThen | None = None
+    led_now: dict[TP, int] = field(default_factory=dict)
+    lines_end: datetime | None = None  # the brokers' last line (`ends` is the capture's, where it is known)
 
 
 def facts(bundle: Bundle) -> Facts:
@@ -149,7 +153,8 @@ def facts(bundle: Bundle) -> Facts:
     if h is None:
         stretches, windows = leaderless(bundle, SHOWN), refused_leaders(bundle, SHOWN)
         shown, lives, now = offline_facts(bundle), _down(bundle), offline_at_capture(bundle)
-        got = together(stretches, windows, shown, lives, now)
+        last = Ask(bundle.log_events.agg(F.max("ts").alias("t")), lambda rs: rs[0].t if rs else None)
+        got = together(stretches, windows, shown, lives, now, last)
         (logged, total), (refused, refused_total) = got[stretches], got[windows]
         ends = v.span[1] if (logged or refused) and v.span is not None else None
         absent = lacking(v.evidence, "state-change", "the controller's partition states")
@@ -157,11 +162,13 @@ def facts(bundle: Bundle) -> Facts:
         quiet = went_quiet(bundle, [(b, at) for b, at in starts if at is not None])
         stood = _not_moved(paused(bundle, {}, taken_back=True), logged)
         succeeded = _succeeded(bundle) if any(x.began is None for x in logged) else []
+        unended = sorted({TP(x.topic, x.partition) for x in logged if x.ended is None and x.refused is None})
         return Facts(False, got[shown], logged=logged, logged_total=total, refused=refused,
                      refused_total=refused_total, ends=ends, unread=v.evidence.zk_history, lacking=absent,
                      quiet=quiet, paused=stood, moved=_moved(bundle, refused),
                      succeeded=succeeded, down=got[lives],
-                     lost=controllers.sessions_lost(bundle), now=got[now])  # fmt: skip
+                     lost=controllers.sessions_lost(bundle), now=got[now],
+                     led_now=led_in_tree(bundle, unended), lines_end=got[last])  # fmt: skip
     # one outage per stretch nobody served a partition (`service.unserved`), told by how it began: gone
     # offline (or its leader silent until its session's expiry took it offline), or refused by a leader
     # ZooKeeper names; a pause its session survived is told apart (`paused_finding`)
@@ -309,6 +316,7 @@ ANALYSIS = Analysis(
                 "offline_ms": int,
                 "taken_at": str,
                 "still": int,
+                "led_at_capture": int,
                 "refused_by": list,
                 "across": str,
                 "session": str,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from workbench.analysis.contract import CRITICAL, WARNING
 from workbench.analysis.findings import (
+    TP,
     Coverage,
     Finding,
     bounds,
@@ -142,16 +143,21 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
             text += f"; {'it' if len(xs) == 1 else len(ended)} got a leader again"
             text += f"{'' if len(xs) == 1 else ', the last'} after {duration(longest)}"
         if still:
-            ends = f" (the evidence ends {f.ends:%Y-%m-%d %H:%M:%S})" if f.ends is not None else ""
+            led_now = _led_now(xs, f, subject)
+            end, said_end = (f.lines_end, "the lines end") if led_now else (f.ends, "the evidence ends")
+            ends = f" ({said_end} {end:%Y-%m-%d %H:%M:%S})" if end is not None else ""
             which = "them" if still == len(xs) else f"{still} of them"
-            text += f"; no later line of the controller's names a leader for {which}{ends}"
+            text += f"; no later line of the controller's names a leader for {which}{ends}{led_now}"
         text += said + ". No client could produce to or consume from them meanwhile."
         if "outage_ms" in subject:
             elected = f"at {at + timedelta(milliseconds=longest):%H:%M:%S} (the controller's clock)"
             text += kafka_counted(elected, len(at_once), len(ended))
-        _bounded(subject, at, longest, still, f.ends)
+        all_led = subject.get("led_at_capture") and not subject["still"]
+        led_again = (f.lines_end, f.ends) if all_led and f.lines_end is not None else None
+        _bounded(subject, at, longest, still, f.ends, led_again)
         refs = (first.began_ref or "", *sorted({x.ended_ref for x in ended if x.ended_ref})[:2], *silent)
-        out.append(Finding("partition.offline", CRITICAL if still else WARNING, subject, text, tuple(refs)))
+        severity = CRITICAL if subject["still"] else WARNING
+        out.append(Finding("partition.offline", severity, subject, text, tuple(refs)))
     if f.logged_total > len(f.logged):
         more = f.logged_total - len(f.logged)
         coverage.add(
@@ -292,12 +298,43 @@ def _ran_on(ran: list[Leaderless], at: datetime, lost: int | None, f: Facts) -> 
     return Finding("partition.offline", CRITICAL if still else WARNING, subject, text, tuple(refs))
 
 
-def _bounded(subject: dict[str, Any], at: datetime, longest: int, still: int, ends: datetime | None) -> None:
+def _led_now(xs: list[Leaderless], f: Facts, subject: dict[str, Any]) -> str:
+    """Where ZooKeeper's tree at the capture names a registered leader for partitions the lines leave
+    without one: they were led again by then (a controller elected one after the lines end, or in lines
+    not held), so they are not still unserved (`still` less them, `led_at_capture`)."""
+    again = sorted({TP(x.topic, x.partition) for x in xs if x.ended is None} & f.led_now.keys())
+    if not again:
+        return ""
+    subject["still"] -= len(again)
+    subject["led_at_capture"] = len(again)
+    brokers = ", ".join(map(str, sorted({f.led_now[t] for t in again})))
+    which = "them" if not subject["still"] else f"{len(again)} of them ({tp_list(again)})"
+    return (
+        f", but at the capture ZooKeeper's tree names a registered leader for {which} (broker(s) "
+        f"{brokers}): a controller elected one after the lines end, or in lines the bundle does not hold"
+    )
+
+
+def _bounded(
+    subject: dict[str, Any],
+    at: datetime,
+    longest: int,
+    still: int,
+    ends: datetime | None,
+    led_again: tuple[datetime, datetime | None] | None = None,
+) -> None:
     """The outage's bounds (`outage_ms`) where no sign of life bounds it already: the longest stretch the
     lines time from `at`, or, with partitions still without a leader, at least until the evidence ends,
-    as the findings from ZooKeeper's history count to the capture. The report and triage say this number
-    (`postmortem.longest_told`); nothing where the lines cannot time it."""
+    as the findings from ZooKeeper's history count to the capture; or, all of them led again in
+    ZooKeeper's tree at the capture (`led_again`: the lines' end, the capture), past the lines' end and up
+    to the capture. The report and triage say this number (`postmortem.longest_told`); nothing where the
+    lines cannot time it."""
     if "outage_ms" in subject or (still and ends is None):
+        return
+    if led_again is not None:
+        lines_end, captured = led_again
+        since = [round((t - at).total_seconds() * 1000) for t in (lines_end, captured or lines_end)]
+        subject["outage_ms"] = [max(0, since[0]), max(0, since[1])]
         return
     lasted = round((ends - at).total_seconds() * 1000) if still and ends is not None else longest
     if lasted >= 0:
