@@ -10,9 +10,9 @@ broker did no leader's work from its last sign of life, while ZooKeeper kept its
 timeout. The finding bounds that outage the way a controller failover's is bounded (`outage.outages`:
 its last log line and last write, and the session timeout), up to the new leader's election. An outage
 going on where the history stops at a gap and where it resumes is one where the gap cannot have ended it
-(`model.across_gap`). Without ZooKeeper's history, what pastes, ZooKeeper's tree at the capture and the
-controller's lines show is worded in `leaderless_lines.py`; a leader that stood still, with or without it,
-in `paused.py`.
+(`model.across_gap`). Without ZooKeeper's history, what the controller's lines show over time is worded
+in `leaderless_lines.py`, and what one moment shows (ZooKeeper's tree at the capture, a paste) in
+`leaderless_moment.py`; a leader that stood still, with or without it, in `paused.py`.
 """
 
 from __future__ import annotations
@@ -35,16 +35,8 @@ from workbench.analysis.findings import (
     tp_list,
     txn_ref,
 )
-from workbench.analysis.leaderless_lines import (
-    SHOWN,
-    STOPPED,
-    Down,
-    Succeeded,
-    at_capture,
-    kafka_counted,
-    logged,
-    pasted,
-)
+from workbench.analysis.leaderless_lines import SHOWN, STOPPED, Down, Succeeded, kafka_counted, logged
+from workbench.analysis.leaderless_moment import at_capture, pasted
 from workbench.analysis.not_acting import (
     Moved,
     NotActing,
