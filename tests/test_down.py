@@ -64,6 +64,18 @@ def test_a_broker_leaving_partitions_under_replicated_is_a_warning_and_one_hosti
     assert idle.severity.value == "info" and idle.subject == {"broker": 5, "partitions": 0}
 
 
+def test_a_broker_down_that_the_tree_still_names_leader_leaves_them_unserved() -> None:
+    """No controller has acted on its loss: ZooKeeper's tree still names it the leader of 3 partitions,
+    which Kafka counts offline (`offline_in_the_tree`): critical, though each has another in-sync replica."""
+    stale = Down(0, hosts=5, under=5, leads=3)
+    (found,) = judge(Facts([stale], None), checked())
+    assert (found.severity.value, found.subject["leads"], found.subject["last_in_isr"]) == ("critical", 3, 0)
+    assert "ZooKeeper's tree still names it the leader of 3: no controller has acted on its loss" in (
+        found.summary
+    )
+    assert "leads" not in judge(Facts([replace(stale, leads=0)], None), checked())[0].subject
+
+
 def test_a_broker_that_halted_for_its_failed_log_dir_says_so_and_to_repair_it_first() -> None:
     halted = Down(
         4, ENDED, 0x76, "halted", "broker-4:logs/server.log:73", None, "broker-4:logs/server.log:73", 7,

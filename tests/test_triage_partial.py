@@ -132,12 +132,15 @@ def test_real_data_dir_against_its_real_snapshots(
     (bundle / "manifest.json").write_text(
         json.dumps({"format": "kafka-evidence/1", "kafka_version": "3.1.0"})
     )
-    result = run(spark, bundle, "topic_ids", "leaderless")
+    result = run(spark, bundle, "topic_ids", "leaderless", "brokers_down")
     (offline,) = result.of_kind("partition.offline")
     assert (offline.subject["broker"], offline.subject["still"]) == (0, offline.subject["partitions"])
     assert offline.subject["partitions"] >= 50  # __consumer_offsets' 50, and the topics beside them
     assert "the bundle holds no capture time, so each time below is a lower bound" in offline.summary
     assert all(e.startswith("zk:/brokers/topics/") for e in offline.evidence)
+    (gone,) = [f for f in result.of_kind("broker.down") if f.subject["broker"] == 0]
+    # the broker down says it still leads them (those of topics queued for deletion too)
+    assert gone.severity.value == "critical" and gone.subject["leads"] >= offline.subject["partitions"]
     mismatched = {f.subject["topic"]: f for f in result.of_kind("topic_id.mismatch")}
     assert "design1" in mismatched and "design" not in mismatched
     assert "RJI454yPScCX7IO2JuPZvQ" in mismatched["design1"].summary

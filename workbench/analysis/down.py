@@ -3,7 +3,9 @@ in ZooKeeper's history, its own logs, data dirs or config) that is not registere
 Since when (its last registration's end, else its log's last line), why (how its session ended, from its
 own log: `model.session_ends`), what it leaves: the partitions whose last in-sync replica it is (Kafka keeps
 the last ISR member and sets no leader: behaviour `last_isr_member_kept`; they come back only with it, or
-with an unclean election that drops what only it holds) and those under-replicated without it.
+with an unclean election that drops what only it holds), those ZooKeeper's tree still names it the leader
+of (no controller has acted on its loss: behaviour `offline_in_the_tree`) and those under-replicated
+without it.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ class Down:
         default_factory=list
     )  # of `last_in_isr`, those it refused to lead when last named
     refused_told: str | None = None  # what told `refused`: ZooKeeper's partition states, or its own lines
+    # the partitions ZooKeeper's tree still names it the leader of: no controller has acted on its loss
+    leads: int = 0
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,7 @@ def facts(bundle: Bundle) -> Facts:
             F.sum((~F.coalesce(F.array_contains("isr", F.col("broker")), F.lit(False))).cast("int")).alias(
                 "out"
             ),
+            F.sum((F.col("leader") == F.col("broker")).cast("int")).alias("leads"),
         )
     )
     registered = rows(  # one row per broker once registered and not now
@@ -137,6 +142,7 @@ def facts(bundle: Bundle) -> Facts:
                 _said_ref(halts[b].halted) if b in halts else None,
                 refused.get(b, []),
                 refused_told if b in refused else None,
+                leads=(h.leads or 0) if h is not None else 0,
             )
         )
     return Facts(out, v.as_of_ms)
@@ -148,7 +154,8 @@ def _said_ref(s: Said | None) -> str | None:
 
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:
     """broker.down for each broker down at the capture: critical where partitions have no other in-sync
-    replica, a warning where it leaves them under-replicated, info where it hosts nothing."""
+    replica or it still leads them in ZooKeeper's tree, a warning where it leaves them under-replicated,
+    info where it hosts nothing."""
     return [_finding(d, f) for d in f.down]
 
 
@@ -181,6 +188,12 @@ def _finding(d: Down, f: Facts) -> Finding:
         return Finding("broker.down", INFO, subject | {"partitions": 0}, text, tuple(refs))
     subject.update(partitions=d.hosts, last_in_isr=d.only)
     text += f". {d.hosts} partition(s) are assigned to it"
+    if d.leads:  # `offline_in_the_tree`: Kafka counts them offline; the controller has not handled the loss
+        subject["leads"] = d.leads
+        text += (
+            f"; ZooKeeper's tree still names it the leader of {d.leads}: no controller has acted on its loss "
+            "(it would have elected another leader or written -1), so nobody serves them (partition.offline)"
+        )
     if d.only:
         text += (
             f"; {d.only} ({tp_list(d.last_in_isr)}) have it as their last in-sync replica, so they have no "
@@ -208,7 +221,7 @@ def _finding(d: Down, f: Facts) -> Finding:
     else:
         why = "; its log's last lines say why it stopped" if d.log_ref else ""
         text += f". Start broker {d.broker} again{why}."
-    return Finding("broker.down", CRITICAL if d.only else WARNING, subject, text, tuple(refs))
+    return Finding("broker.down", CRITICAL if d.only or d.leads else WARNING, subject, text, tuple(refs))
 
 
 ANALYSIS = Analysis(
@@ -234,7 +247,7 @@ ANALYSIS = Analysis(
             "broker.down",
             (CRITICAL, WARNING, INFO),
             {"broker": int, "partitions": int},
-            {"zxid": str, "since": str, "last_in_isr": int},
+            {"zxid": str, "since": str, "last_in_isr": int, "leads": int},
             key=("broker",),
         ),
     ),
