@@ -188,11 +188,12 @@ def _finding(d: Down, f: Facts) -> Finding:
         return Finding("broker.down", INFO, subject | {"partitions": 0}, text, tuple(refs))
     subject.update(partitions=d.hosts, last_in_isr=d.only)
     text += f". {d.hosts} partition(s) are assigned to it"
-    if d.leads:  # `offline_in_the_tree`: Kafka counts them offline; the controller has not handled the loss
+    if d.leads:  # offline as the tree counts it (`offline_in_the_tree`); not yet in Kafka's own count
         subject["leads"] = d.leads
         text += (
             f"; ZooKeeper's tree still names it the leader of {d.leads}: no controller has acted on its loss "
-            "(it would have elected another leader or written -1), so nobody serves them (partition.offline)"
+            "(it would have elected another leader or written -1), so nobody serves them, though Kafka's "
+            "OfflinePartitionsCount does not count them until one does (partition.offline)"
         )
     if d.only:
         text += (

@@ -206,11 +206,10 @@ def _from_logs(bundle: Bundle, when: datetime | None, at: str) -> ClusterState:
     ]
     last = max(elected, key=lambda e: e.epoch or 0, default=None)
     controller = last.broker if last is not None else None
-    pending = deleting(bundle).where(F.col("to_ts").isNull())
+    undone = F.col("to_ts").isNull()
     if when is not None:  # begun by then, and not completed by then
-        pending = deleting(bundle).where(
-            (F.col("from_ts") <= F.lit(when)) & (F.col("to_ts").isNull() | (F.col("to_ts") > F.lit(when)))
-        )
+        undone = (F.col("from_ts") <= F.lit(when)) & (undone | (F.col("to_ts") > F.lit(when)))
+    pending = deleting(bundle).where(undone)
     markers = sorted({r.topic for r in pending.select("topic").distinct().collect()})
     printed = printed_at(bundle, when)
     return ClusterState(
