@@ -74,6 +74,10 @@ def test_a_broker_down_that_the_tree_still_names_leader_leaves_them_unserved() -
         found.summary
     )
     assert "leads" not in judge(Facts([replace(stale, leads=0)], None), checked())[0].subject
+    # the partitions it is the last in-sync replica of beyond the first named are counted, not dropped
+    many = replace(stale, only=61, last_in_isr=[TP("orders", p) for p in range(down.SHOWN)])
+    (said,) = judge(Facts([many], None), checked())
+    assert "; 61 (orders 0-59, and 1 more) have it as their last in-sync replica" in said.summary
 
 
 def test_a_broker_that_halted_for_its_failed_log_dir_says_so_and_to_repair_it_first() -> None:

@@ -196,8 +196,10 @@ def _finding(d: Down, f: Facts) -> Finding:
             "OfflinePartitionsCount does not count them until one does (partition.offline)"
         )
     if d.only:
+        unnamed = d.only - len(d.last_in_isr)  # the first SHOWN are named
+        named = tp_list(d.last_in_isr) + (f", and {unnamed} more" if unnamed > 0 else "")
         text += (
-            f"; {d.only} ({tp_list(d.last_in_isr)}) have it as their last in-sync replica, so they have no "
+            f"; {d.only} ({named}) have it as their last in-sync replica, so they have no "
             "leader until it returns (an unclean election would bring them back without what only it holds)"
         )
     if d.refused:
