@@ -63,6 +63,7 @@ PINNED = {
     "offline_in_the_tree": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "halted_broker_leaves_its_session_to_expire": (("1.1.1", "2.8.2", "3.6.2"), ()),
     "delete_dirs_queued_again_at_startup": (("2.5.1", "2.8.2", "3.6.2"), ()),
+    "new_partition_starts_at_leader_epoch_0": (("1.1.1", "2.5.1", "2.8.2", "3.6.2"), ()),
     "controller_election_in_server_log": (("0.10.2.2",), ("0.11.0.2", "1.0.2", "2.8.2")),
 }
 

@@ -6,73 +6,16 @@ from __future__ import annotations
 
 from datetime import timedelta, timezone
 
-from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from stories import MUST_FIND, Stories
 
-from workbench.analysis.data_loss import verdict
-from workbench.frames import Bundle, View, WithoutZooKeeper
-from workbench.model.history.partitions import FROM_LINES, FROM_TXNS, printed_at, unclean
+from workbench.frames import WithoutZooKeeper
+from workbench.model.history.partitions import FROM_LINES, FROM_TXNS, printed_at
 from workbench.model.pauses import paused
 from workbench.model.skew import skew_ms
 from workbench.model.state import state_at
-from workbench.once import once
-from workbench.together import answer
 
-UNCLEAN = "unclean-election@2.5.1"
 PAUSED = next(n for n in MUST_FIND if "leader-pause" in n and n.endswith("@3.6.2"))
-
-
-def test_an_unclean_election_is_zookeepers_where_its_history_holds_it_else_the_lines(
-    stories: Stories,
-) -> None:
-    whole = stories.bundle(UNCLEAN)
-    said = stories.truth(UNCLEAN)["unclean_elections"]
-    truth = [(u["topic"], u["partition"], u["leader"], u["leader_epoch"]) for u in said]
-    assert truth
-    both = answer(unclean(whole, 100))
-    assert [(e.topic, e.partition, e.leader, e.leader_epoch) for e in both.txns] == truth
-    # the controller's lines print the same elections at the epochs the txns hold: not told again
-    assert (both.lines, both.lines_total, both.lacking, both.unread) == ([], 0, [], False)
-    alone = answer(unclean(WithoutZooKeeper(whole), 100))
-    assert alone.txns == [] and not alone.unread
-    told = [(e.topic, e.partition, e.leader, e.leader_epoch) for e in alone.lines if verdict(e) == "unclean"]
-    assert told == truth
-
-
-class Since(View):
-    """The bundle with its txn logs begun late, at zxid `first` (as after ZooKeeper purged the older ones):
-    its brokers' lines whole."""
-
-    def __init__(self, whole: Bundle, first: int) -> None:
-        super().__init__(whole, whole.evidence)
-        self.first = first
-
-    @once
-    def _zk_history(self) -> tuple[DataFrame, DataFrame]:
-        txns, damage = self.whole._zk_history
-        return txns.where(F.col("zxid") >= self.first), damage
-
-
-def test_where_zookeepers_history_begins_late_the_lines_tell_the_elections_before_it(
-    stories: Stories,
-) -> None:
-    whole = stories.bundle(UNCLEAN)
-    [first] = answer(unclean(whole, 100)).txns
-    # begun before the election: ZooKeeper's account, and the lines' of the same epoch left out
-    held = answer(unclean(Since(whole, first.before_zxid), 100))
-    assert [(e.topic, e.partition, e.leader_epoch) for e in held.txns] == [
-        (first.topic, first.partition, first.leader_epoch)
-    ]
-    assert (first.topic, first.partition, first.leader_epoch) not in {
-        (e.topic, e.partition, e.leader_epoch) for e in held.lines
-    }
-    # begun after it: only the controller's lines tell it, and tell it unclean
-    late = answer(unclean(Since(whole, first.zxid + 1), 100))
-    assert late.txns == []
-    assert [
-        (e.topic, e.partition, e.leader, e.leader_epoch) for e in late.lines if verdict(e) == "unclean"
-    ] == [(first.topic, first.partition, first.leader, first.leader_epoch)]
 
 
 def test_a_pauses_partitions_are_those_zookeepers_states_or_else_the_lines_give_its_broker(

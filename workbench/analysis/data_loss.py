@@ -40,7 +40,7 @@ from workbench.analysis.findings import (
     txn_ref,
 )
 from workbench.kafka import behaviour
-from workbench.model.history.partitions import UncleanElection, unclean
+from workbench.model.history.unclean import UncleanElection, unclean
 from workbench.model.partition_log import OfflineElection
 from workbench.model.views import views
 from workbench.together import rows, together

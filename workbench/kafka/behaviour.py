@@ -496,6 +496,26 @@ _FACTS = (
         ),
     ),
     Fact(
+        "new_partition_starts_at_leader_epoch_0",
+        "A partition's first state (NewPartition to OnlinePartition) is written at leader epoch 0 and znode "
+        "version 0; a topic's completed deletion removes /brokers/topics/<t> with its partitions' states, "
+        "so the same topic created again starts at leader epoch 0 once more.",
+        None,
+        None,
+        (
+            Source("1.1.1", f"{K}/api/LeaderAndIsr.scala", "21-26"),
+            Source("2.5.1", f"{K}/controller/PartitionStateMachine.scala", "273-290"),
+            Source("2.5.1", f"{K}/zk/KafkaZkClient.scala", "1086-1087"),
+            Source("2.8.2", f"{K}/api/LeaderAndIsr.scala", "21-28"),
+            Source("2.8.2", f"{K}/controller/PartitionStateMachine.scala", "270-287"),
+            Source("3.6.2", f"{K}/api/LeaderAndIsr.scala", "24-32"),
+            Source("3.6.2", f"{K}/controller/PartitionStateMachine.scala", "274-291"),
+            Source("3.6.2", f"{K}/controller/TopicDeletionManager.scala", "36"),
+            Source("3.6.2", f"{K}/controller/TopicDeletionManager.scala", "239-247"),
+            Source("3.6.2", f"{K}/zk/KafkaZkClient.scala", "1271-1272"),
+        ),
+    ),
+    Fact(
         "producer_retries_within_delivery_timeout",
         "With the producer's defaults from 2.1 (KIP-91: retries unbounded, delivery.timeout.ms 120 s, "
         "request.timeout.ms 30 s) a send that finds no leader is retried until delivery.timeout.ms has "

@@ -16,8 +16,9 @@ holds (coverage says what is missing).
   the controller's lines; the deletions under way, from ZooKeeper's markers where its tree was captured,
   else the controller's lines and the pastes; and the topic ids the cluster holds, from ZooKeeper's
   topic znodes where its tree was captured, else what pastes printed;
-- `partitions`: who led a partition at a moment, the leaders elected from outside the ISR and each
-  replica leaving or joining an ISR, from ZooKeeper's partition states and the states the lines print;
+- `partitions`: who led a partition at a moment and each replica leaving or joining an ISR, from
+  ZooKeeper's partition states and the states the lines print;
+- `unclean`: the leaders elected from outside the ISR, from the same two sources;
 - `counts`: Kafka's own counts, each stretch a partition was under-replicated and each broker's leader
   imbalance, from the health series, else ZooKeeper's tree at the capture.
 
