@@ -11,12 +11,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 from conftest import REPO
 from pyspark.sql import SparkSession
 
 from workbench.analysis.contract import NO_TXN
-from workbench.analysis.findings import TP, Coverage
+from workbench.analysis.findings import TP, Coverage, Finding
 from workbench.analysis.leaderless import Facts, NotActing, Offline, judge
 from workbench.analysis.leaderless_lines import Down, Succeeded, kafka_counted
 from workbench.analysis.not_acting import moved_by, not_acting_finding
@@ -429,37 +430,48 @@ def test_from_the_controllers_lines_partitions_without_a_leader() -> None:
 
 
 def test_from_the_lines_a_partition_the_tree_shows_led_at_the_capture_is_not_still_unserved() -> None:
-    """The lines end with partitions still without a leader; ZooKeeper's tree at the capture names a
-    registered leader for some: those were led again by then (a controller elected one after the lines
-    end), so the finding does not count them still, and says so; none led: as before, critical."""
+    """The lines end with partitions still without a leader, before the capture: nothing tells what came
+    after, so their outage is at least until the lines end and at most until the capture. ZooKeeper's tree
+    at the capture settles it where it is held: a registered leader for some, and those were led again by
+    then (a controller elected one after the lines end), so the finding does not count them still, and
+    says so; still without a live leader there, and their outage runs to the capture."""
     logged = [stretch(0, 5, None), stretch(1, 5, None)]
-    ends = AT.replace(minute=59)
-    (alone,) = judge(Facts(False, logged=logged, logged_total=2, ends=ends, now=OfflineThen([])), checked())
+    ends, lines_end = AT.replace(minute=59), AT.replace(minute=10)
+    at_least, at_most = (10 * 60 - 5) * 1000, (59 * 60 - 5) * 1000
+
+    def judged(**facts: Any) -> Finding:
+        told = Facts(False, logged=logged, logged_total=2, ends=ends, lines_end=lines_end, **facts)
+        (f,) = judge(told, checked())
+        return f
+
+    alone = judged(now=OfflineThen([]))
     assert (alone.severity.name, alone.subject["still"]) == ("CRITICAL", 2)
     assert "led_at_capture" not in alone.subject and "registered leader" not in alone.summary
+    said = "names a leader for them (the lines end 2024-03-12 09:10:00, the capture 09:59:00)."
+    assert said in alone.summary
+    assert alone.subject["outage_ms"] == [at_least, at_most]
+    # the tree shows one still without a live leader at the capture: so until the capture
+    offline = judged(now=OfflineThen([OfflineNow(TP("payments", 0), -1, [2], 0x90, 0, None)]))
+    assert offline.subject["outage_ms"] == [at_most, at_most]
+    assert "at the capture ZooKeeper's tree shows 1 of them still without a live leader" in offline.summary
     one = {TP("payments", 1): 3}
-    (some,) = judge(Facts(False, logged=logged, logged_total=2, ends=ends, led_now=one), checked())
+    some = judged(led_now=one)
     assert (some.severity.name, some.subject["still"], some.subject["led_at_capture"]) == ("CRITICAL", 1, 1)
     assert (
-        "no later line of the controller's names a leader for them, but at the capture ZooKeeper's tree "
-        "names a registered leader for 1 of them (payments 1) (broker(s) 3): a controller elected one after "
-        "the lines end" in some.summary
+        "no later line of the controller's names a leader for them (the lines end 2024-03-12 09:10:00, the "
+        "capture 09:59:00), but at the capture ZooKeeper's tree names a registered leader for 1 of them "
+        "(payments 1) (broker(s) 3): a controller elected one after the lines end" in some.summary
     )
-    both, lines_end = {TP("payments", 0): 2, **one}, AT.replace(minute=10)
-    (led,) = judge(
-        Facts(False, logged=logged, logged_total=2, ends=ends, led_now=both, lines_end=lines_end), checked()
-    )
+    led = judged(led_now={TP("payments", 0): 2, **one})
     assert (led.severity.name, led.subject["still"], led.subject["led_at_capture"]) == ("WARNING", 0, 2)
-    assert "names a leader for them (the lines end 2024-03-12 09:10:00), but at the capture ZooKeeper's " in (
-        led.summary
-    )
     assert "registered leader for them (broker(s) 2, 3): a controller elected one after the lines end" in (
         led.summary
     )
-    # still: to the capture, as ZooKeeper's history counts it; all led again: past the lines' end, and up
-    # to the capture
-    assert some.subject["outage_ms"] == alone.subject["outage_ms"] == [(59 * 60 - 5) * 1000] * 2
-    assert led.subject["outage_ms"] == [(10 * 60 - 5) * 1000, (59 * 60 - 5) * 1000]
+    assert some.subject["outage_ms"] == led.subject["outage_ms"] == [at_least, at_most]
+    # the lines end at the capture: as long as that
+    (whole,) = judge(Facts(False, logged=logged, logged_total=2, ends=ends, lines_end=ends), checked())
+    assert whole.subject["outage_ms"] == [at_most, at_most]
+    assert "(the evidence ends 2024-03-12 09:59:00)" in whole.summary
 
 
 def test_from_the_lines_kafkas_count_is_told_by_the_event_that_handled_the_loss() -> None:

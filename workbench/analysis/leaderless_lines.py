@@ -138,17 +138,15 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
             text += f"{'' if len(xs) == 1 else ', the last'} after {duration(longest)}"
         if still:
             led_now = _led_now(xs, f, subject)
-            end, said_end = (f.lines_end, "the lines end") if led_now else (f.ends, "the evidence ends")
-            ends = f" ({said_end} {end:%Y-%m-%d %H:%M:%S})" if end is not None else ""
             which = "them" if still == len(xs) else f"{still} of them"
-            text += f"; no later line of the controller's names a leader for {which}{ends}{led_now}"
+            text += f"; no later line of the controller's names a leader for {which}"
+            text += f"{_lines_end(f.lines_end, f.ends)}{led_now}{_offline_now(xs, f)}"
         text += said + ". No client could produce to or consume from them meanwhile."
         if "outage_ms" in subject:
             elected = f"at {at + timedelta(milliseconds=longest):%H:%M:%S} (the controller's clock)"
             text += kafka_counted(elected, len(at_once), len(ended))
-        all_led = subject.get("led_at_capture") and not subject["still"]
-        led_again = (f.lines_end, f.ends) if all_led and f.lines_end is not None else None
-        _bounded(subject, at, longest, still, f.ends, led_again)
+        # still without a live leader in ZooKeeper's tree at the capture: to the capture, not the lines' end
+        _bounded(subject, at, longest, still, f.ends, None if _offline_now(xs, f) else f.lines_end)
         refs = (first.began_ref or "", *sorted({x.ended_ref for x in ended if x.ended_ref})[:2], *silent)
         severity = CRITICAL if subject["still"] else WARNING
         out.append(Finding("partition.offline", severity, subject, text, tuple(refs)))
@@ -163,7 +161,7 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
     went = {(x.topic, x.partition) for x in f.logged if id(x) in inside}
     # a leadership moved from one refusing broker to another: the outage under way runs on
     begun = [r for r in f.refused if not _began_in(r.topic, r.partition, r.named, windows)]
-    return out + refused(begun, went, f.ends, f.moved)
+    return out + refused(begun, went, f.ends, f.moved, f.lines_end)
 
 
 Window = tuple[str, int, datetime | None, datetime | None]  # a partition nobody served, from, until
@@ -191,6 +189,7 @@ def refused(
     went: set[tuple[str, int]],
     ends: datetime | None,
     moved: dict[str, Moved] | None = None,
+    lines_end: datetime | None = None,
 ) -> list[Finding]:
     """partition.no_acting_leader from the lines: the partitions whose leader the controller named refused
     the LeaderAndIsr, one finding per line of the controller's naming it (as with ZooKeeper's history, one
@@ -198,7 +197,7 @@ def refused(
     keeps its old role (`refused_leader_and_isr_keeps_role`) and the controller does not act on the error
     (`controller_acts_only_on_storage_errors`): nobody serves them until a broker logs leading them. Those
     whose refusing leader then went away (`went`: offline too) are the same outage; `moved`: the
-    preferred election before a naming line, by its ref."""
+    preferred election before a naming line, by its ref; `lines_end`: the brokers' last line."""
     groups: dict[tuple[datetime, str, int], list[Refused]] = {}
     for r in windows:
         groups.setdefault((r.named, r.named_ref, r.leader), []).append(r)
@@ -225,9 +224,8 @@ def refused(
             text += f"; {len(again)} were led again, the last after about {duration(took)} (the brokers' "
             text += "clocks)"
         if still:
-            said = f" (the evidence ends {ends:%Y-%m-%d %H:%M:%S})" if ends is not None else ""
             which = "them" if still == len(xs) else f"{still} of them"
-            text += f"; no broker's line says it has led {which} since{said}"
+            text += f"; no broker's line says it has led {which} since{_lines_end(lines_end, ends)}"
         offline = sum((x.topic, x.partition) in went for x in xs)
         if offline:
             some = "all of them" if offline == len(xs) else f"{offline} of them"
@@ -237,7 +235,7 @@ def refused(
         text += "serves them."
         subject: dict[str, Any] = {"partitions": len(xs), "broker": leader, "still": still}
         subject["began"] = moment(at)
-        _bounded(subject, at, took, still, ends)
+        _bounded(subject, at, took, still, ends, lines_end)
         if by:
             subject["trigger"] = by.trigger or "preferred"
         refs = (
@@ -277,11 +275,11 @@ def _ran_on(ran: list[Leaderless], at: datetime, lost: int | None, f: Facts) -> 
         took = round((last.led_again - at).total_seconds() * 1000)
         text += f"; {len(again)} were led again, the last after about {duration(took)} (the brokers' clocks)"
     if still:
-        ends = f" (the evidence ends {f.ends:%Y-%m-%d %H:%M:%S})" if f.ends is not None else ""
         which = "them" if still == len(ran) else f"{still} of them"
-        text += f"; no broker's line says it has led {which} since{ends}"
+        text += f"; no broker's line says it has led {which} since{_lines_end(f.lines_end, f.ends)}"
     text += ". No client could produce to or consume from them meanwhile."
-    _bounded(subject, at, took, still, f.ends)  # from the election that ended it, where its start is unknown
+    # from the election that ended it, where its start is unknown
+    _bounded(subject, at, took, still, f.ends, f.lines_end)
     began = min((x for x in ran if x.began_ref), key=lambda x: x.began or at, default=None)
     refs = (
         *([began.began_ref] if began and began.began_ref else []),
@@ -309,30 +307,51 @@ def _led_now(xs: list[Leaderless], f: Facts, subject: dict[str, Any]) -> str:
     )
 
 
+def _offline_now(xs: list[Leaderless], f: Facts) -> str:
+    """Where ZooKeeper's tree at the capture still shows partitions the lines leave without a leader
+    without a live one (`Facts.now`), so said: they were so at the capture."""
+    offline = {p.tp for p in f.now.partitions} if f.now is not None else set()
+    held = sorted({TP(x.topic, x.partition) for x in xs if x.ended is None} & offline)
+    if not held:
+        return ""
+    return f", and at the capture ZooKeeper's tree shows {len(held)} of them still without a live leader"
+
+
 def _bounded(
     subject: dict[str, Any],
     at: datetime,
     longest: int,
-    still: int,
+    open_: int,
     ends: datetime | None,
-    led_again: tuple[datetime, datetime | None] | None = None,
+    lines_end: datetime | None,
 ) -> None:
     """The outage's bounds (`outage_ms`) where no sign of life bounds it already: the longest stretch the
-    lines time from `at`, or, with partitions still without a leader, at least until the evidence ends,
-    as the findings from ZooKeeper's history count to the capture; or, all of them led again in
-    ZooKeeper's tree at the capture (`led_again`: the lines' end, the capture), past the lines' end and up
-    to the capture. The report and triage say this number (`postmortem.longest_told`); nothing where the
-    lines cannot time it."""
-    if "outage_ms" in subject or (still and ends is None):
+    lines time from `at`; or, with `open_` partitions the lines leave without a leader when they end, from
+    `lines_end` (at least that long: nothing later tells; None where ZooKeeper's tree at the capture shows
+    them still without a live one, `_offline_now`) to the evidence's end (the capture: at most that long,
+    where it came later), as where the tree names a leader for them (`_led_now`). The report and triage say
+    this number (`postmortem.longest_told`); nothing where the lines cannot time it."""
+    if "outage_ms" in subject or (open_ and ends is None):
         return
-    if led_again is not None:
-        lines_end, captured = led_again
-        since = [round((t - at).total_seconds() * 1000) for t in (lines_end, captured or lines_end)]
-        subject["outage_ms"] = [max(0, since[0]), max(0, since[1])]
+    if not open_:
+        if longest >= 0:
+            subject["outage_ms"] = [longest, longest]
         return
-    lasted = round((ends - at).total_seconds() * 1000) if still and ends is not None else longest
-    if lasted >= 0:
-        subject["outage_ms"] = [lasted, lasted]
+    assert ends is not None
+    last = min(lines_end, ends) if lines_end is not None else ends
+    subject["outage_ms"] = [max(0, longest, _ms(last - at)), max(0, _ms(ends - at))]
+
+
+def _ms(d: timedelta) -> int:
+    return round(d.total_seconds() * 1000)
+
+
+def _lines_end(lines_end: datetime | None, ends: datetime | None) -> str:
+    """When the lines end, and the capture after it (`ends`, where it came later): what bounds how long
+    partitions the lines leave without a leader went on so."""
+    if lines_end is None or ends is None or lines_end >= ends:
+        return f" (the evidence ends {ends:%Y-%m-%d %H:%M:%S})" if ends is not None else ""
+    return f" (the lines end {lines_end:%Y-%m-%d %H:%M:%S}, the capture {ends:%H:%M:%S})"
 
 
 # How a lines finding's opening reads its bounds (`_silent`): on one clock, on two brokers' clocks, or
