@@ -440,24 +440,33 @@ def impact_markdown(hurt: Impact) -> str:
 
 def clients(hurt: Impact) -> str:
     """What the outages did to producers and consumers, by how long the longest lasted against the
-    producer's delivery timeout (`producer_retries_within_delivery_timeout`)."""
+    producer's delivery timeout (`producer_retries_within_delivery_timeout`): where its bounds straddle the
+    timeout, which sends failed is not known, and said so."""
     topics = ", ".join(f"`{t}`" for t in sorted({t for o in hurt.outages.values() for t in o.topics}))
-    longest = max(o.longest_ms[1] for o in hurt.outages.values())
+    lower, upper = max((o.longest_ms for o in hurt.outages.values()), key=lambda b: (b[1], b[0]))
     timeout = duration(PRODUCER_DELIVERY_TIMEOUT_MS)
     which = f"those of {topics}" if topics else "those of the partitions the findings name"
     said = (
         f"{which}. Producers to those partitions got `NOT_LEADER_OR_FOLLOWER` or found no "
-        f"leader and retried; consumers got nothing new from them, for up to {duration(longest)}. "
+        f"leader and retried; consumers got nothing new from them. The longest outage lasted "
+        f"{bounds(lower, upper)}. "
     )
-    if longest < PRODUCER_DELIVERY_TIMEOUT_MS:
+    if upper < PRODUCER_DELIVERY_TIMEOUT_MS:
         return said + (
             f"That is within the producer's `delivery.timeout.ms` ({timeout} by default since 2.1, retries "
             "unbounded): with those settings their sends went through, late, once a leader served; a "
             "producer with a shorter delivery timeout, or `retries` set low, failed them."
         )
-    return said + (
+    failed = (
         f"Sends that waited longer than `delivery.timeout.ms` ({timeout} by default since 2.1) failed: "
-        "those records were not written unless the application sent them again."
+        "those records were not written unless the application sent them again"
+    )
+    if lower >= PRODUCER_DELIVERY_TIMEOUT_MS:
+        return said + failed + "."
+    return said + (
+        f"Whether it outlasted `delivery.timeout.ms` ({timeout} by default since 2.1) the evidence does not "
+        "tell; if it did, sends that waited longer failed. The producers' send callbacks say which: a "
+        "TimeoutException 'Expiring N record(s) for <partition>: ... ms has passed since batch creation'."
     )
 
 
