@@ -53,13 +53,16 @@ def test_clients_by_the_producers_delivery_timeout() -> None:
     assert "'Expiring N record(s) for <partition>" in said
 
 
+STILL = {"lines_end": "2024-03-12T09:59:52Z", "still": 2}  # a lines finding's `still`: when they end
+
+
 def test_without_zookeepers_history_the_report_says_the_outages_the_lines_tell() -> None:
     """A logs-only bundle: the findings' outages, their longest bounds, the clients; a paste's moment and
     findings without bounds are no outage measured; no outage finding: not measured."""
     offline = {"partitions": 3, "broker": 1, "still": 0, "outage_ms": [13_100, 19_100]}
     found = [
         Finding("partition.offline", Severity.WARNING, offline, "3 partition(s) (t 0-2) had ...", ("x:1",)),
-        Finding("partition.offline", Severity.CRITICAL, {"partitions": 2, "still": 2}, "2 ...", ("x:2",)),
+        Finding("partition.offline", Severity.CRITICAL, {**STILL, "partitions": 2}, "2 ...", ("x:2",)),
         Finding("partition.offline", Severity.CRITICAL, {"partitions": 9, "taken_at": "t"}, "pasted", ("p",)),
     ]
     hurt = postmortem.unmeasured(found)
@@ -100,7 +103,7 @@ def test_without_zookeepers_history_the_report_says_the_outages_the_lines_tell()
     assert "At the capture ZooKeeper's tree shows a live leader for every partition of a topic not" in said
     assert "not known" not in said
     # the lines leave 2 without a leader, the tree names a registered leader for 1 of them at the capture
-    corrected = replace(found[1], subject={"partitions": 2, "still": 1, "led_at_capture": 1})
+    corrected = replace(found[1], subject={**STILL, "partitions": 2, "still": 1, "led_at_capture": 1})
     hurt = postmortem.unmeasured([found[0], corrected], tree=True)
     said = postmortem.summary(Triage([found[0], corrected], Coverage(), 0), hurt)
     said += postmortem.impact_markdown(hurt)

@@ -14,7 +14,7 @@ import pytest
 from conftest import SAMPLE_DATA
 from pyspark.sql import SparkSession
 
-from workbench.analysis.findings import STATUSES, Coverage
+from workbench.analysis.findings import STATUSES, Coverage, Finding, Severity
 from workbench.analysis.triage import Triage, triage
 from workbench.cli import main, render
 from workbench.frames import open_bundle
@@ -166,6 +166,7 @@ def test_triage_formats(triaged: Callable[[str], Triage]) -> None:
         "files_not_read",
         "causes",
         "unserved_now",
+        "unserved_when_lines_end",
     }
     assert doc["unserved_now"] == 2  # orders 3 offline then refused, and one broker 1 refuses
     said = "Now (at the capture): nobody serves 2 partition(s)"
@@ -176,6 +177,21 @@ def test_triage_formats(triaged: Callable[[str], Triage]) -> None:
     partial.add("leaderless", ["ZooKeeper's history"])
     floor = render.triage_text(Triage(full.findings, partial, 0, full.bundle)).split("\n")[2]
     assert "nobody serves at least 2 partition(s)" in floor and "see coverage, leaderless" in floor
+    assert doc["unserved_when_lines_end"] == {"partitions": 0, "at": None}
+    # from the brokers' lines alone, a partition still without a leader is of when they end, not now
+    ended = Finding(
+        "partition.offline",
+        Severity.CRITICAL,
+        {"partitions": 3, "still": 2, "lines_end": "2024-03-12T09:59:52Z"},
+        "3 partition(s) ...",
+        ("broker-1:logs/state-change.log:9",),
+    )
+    lines = Triage([ended], partial, 0, full.bundle)
+    said = render.triage_text(lines).split("\n")[2]
+    assert "Now (at the capture)" not in said and lines.as_dict()["unserved_now"] == 0
+    assert said.startswith("When the brokers' lines end (2024-03-12T09:59:52Z): nobody served at least 2 ")
+    assert "whether anyone serves them now the lines do not tell" in said
+    assert lines.as_dict()["unserved_when_lines_end"] == {"partitions": 2, "at": "2024-03-12T09:59:52Z"}
     assert doc["bad_records"] == 0
     assert doc["secrets_in_clear"] == []  # the simulator writes its bundles redacted
     assert doc["files_not_read"] == []  # its truth.json is the simulator's, named by `load` alone

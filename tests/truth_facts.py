@@ -9,7 +9,7 @@ from typing import Any
 
 from workbench import postmortem
 from workbench.analysis.findings import Coverage, Finding, bounds
-from workbench.analysis.leaderless import nobody_serves
+from workbench.analysis.leaderless import nobody_serves, unserved_when_lines_end
 from workbench.analysis.registry import kinds
 from workbench.analysis.triage import Triage
 from workbench.frames import Bundle
@@ -175,8 +175,11 @@ def told_alone(found: list[Finding], said: str) -> None:
     assert "Clients affected" in said and "not measured on every partition" in said
     # what the findings say is still without a leader, said as they say it: the lines' when they end, the
     # tree's at the capture
-    lines = nobody_serves([f for f in told if postmortem.told_by(f) == postmortem.LINES])
-    tree = nobody_serves([f for f in told if postmortem.told_by(f) == postmortem.TREE])
+    lines, _ = unserved_when_lines_end(told)
+    tree = nobody_serves(told)
+    # a finding from the lines says its partitions still unserved as of when they end, never the capture
+    assert nobody_serves([f for f in told if postmortem.told_by(f) == postmortem.LINES]) == 0
+    assert tree == nobody_serves([f for f in told if postmortem.told_by(f) == postmortem.TREE])
     # of those the lines leave without a leader, the tree's led again at the capture: not still, said so
     again = sum(int(f.subject.get("led_at_capture", 0)) for f in told)
     if lines or again:  # the summary says where they stand where some are still unserved

@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from workbench.actions import ACTIONS, NO_ELECTION
 from workbench.analysis.causes import Group, grouped, lead
 from workbench.analysis.findings import Finding, bounds, duration, hex_col, readable_ref, tp_list
-from workbench.analysis.leaderless import nobody_serves
+from workbench.analysis.leaderless import nobody_serves, unserved_when_lines_end
 from workbench.kafka.behaviour import PRODUCER_DELIVERY_TIMEOUT_MS
 from workbench.model.health import captured_at, health
 from workbench.model.service import unserved
@@ -139,7 +139,7 @@ def unmeasured(found: list[Finding], tree: bool = False) -> Impact:
     findings of lost records."""
     lost = [f for f in found if f.kind.startswith("data_loss.")]
     told = [f for f in found if f.kind in OUTAGE_KINDS and "taken_at" not in f.subject]
-    still = {src: nobody_serves([f for f in told if told_by(f) == src]) for src in (LINES, TREE)}
+    still = {LINES: unserved_when_lines_end(told)[0], TREE: nobody_serves(told)}
     by = {s: k for s, k in still.items() if k or any(told_by(f) == s for f in told) or (tree and s == TREE)}
     again = sum(int(f.subject.get("led_at_capture", 0)) for f in told)
     longest = longest_told(told)
@@ -149,7 +149,7 @@ def unmeasured(found: list[Finding], tree: bool = False) -> Impact:
     # how long Kafka's OfflinePartitionsCount held them, where every offline finding tells it (0: never)
     offline = [f.subject.get("offline_ms") for f in told if f.kind == "partition.offline"]
     off = max(int(x) for x in offline if x is not None) if offline and None not in offline else None
-    outage = Outage(n, [], longest, nobody_serves(told), offline_ms=off)
+    outage = Outage(n, [], longest, sum(still.values()), offline_ms=off)
     return Impact(False, {"unserved": outage}, lost, by, again)
 
 

@@ -250,12 +250,25 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
 
 def nobody_serves(found: list[Finding]) -> int:
     """How many partitions nobody served at the capture, from the outages' findings (each partition is in
-    one: one outage per stretch of the service timeline); what a pasted describe shows is of its moment."""
-    return sum(
-        f.subject.get("still", 0)
+    one: one outage per stretch of the service timeline); what a pasted describe shows is of its moment,
+    and what the lines alone leave without a leader is of their end (`unserved_when_lines_end`)."""
+    return sum(f.subject.get("still", 0) for f in _outages(found) if "lines_end" not in f.subject)
+
+
+def unserved_when_lines_end(found: list[Finding]) -> tuple[int, str | None]:
+    """How many partitions the outages' findings from the brokers' lines alone leave unserved when the
+    lines end, and when that is (the latest such finding's `lines_end`): whether they are served at the
+    capture, the lines do not tell."""
+    told = [f for f in _outages(found) if "lines_end" in f.subject and f.subject.get("still")]
+    return sum(f.subject["still"] for f in told), max((f.subject["lines_end"] for f in told), default=None)
+
+
+def _outages(found: list[Finding]) -> list[Finding]:
+    return [
+        f
         for f in found
         if f.kind in ("partition.offline", "partition.no_acting_leader") and "taken_at" not in f.subject
-    )
+    ]
 
 
 ANALYSIS = Analysis(
@@ -309,6 +322,7 @@ ANALYSIS = Analysis(
                 "taken_at": str,
                 "still": int,
                 "led_at_capture": int,
+                "lines_end": str,
                 "refused_by": list,
                 "across": str,
                 "session": str,
@@ -327,7 +341,7 @@ ANALYSIS = Analysis(
             "partition.no_acting_leader",
             (CRITICAL,),
             {"partitions": int, "broker": int, "still": int},
-            {"zxid": str, "began": str, "trigger": str, "outage_ms": list},
+            {"zxid": str, "began": str, "trigger": str, "outage_ms": list, "lines_end": str},
             key=("broker", "zxid", "partitions", "still"),
             event=True,
         ),

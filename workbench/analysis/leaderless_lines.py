@@ -137,6 +137,7 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
             text += f"; {'it' if len(xs) == 1 else len(ended)} got a leader again"
             text += f"{'' if len(xs) == 1 else ', the last'} after {duration(longest)}"
         if still:
+            _still_when(subject, f.lines_end)
             led_now = _led_now(xs, f, subject)
             which = "them" if still == len(xs) else f"{still} of them"
             text += f"; no later line of the controller's names a leader for {which}"
@@ -235,6 +236,8 @@ def refused(
         text += "serves them."
         subject: dict[str, Any] = {"partitions": len(xs), "broker": leader, "still": still}
         subject["began"] = moment(at)
+        if still:
+            _still_when(subject, lines_end)
         _bounded(subject, at, took, still, ends, lines_end)
         if by:
             subject["trigger"] = by.trigger or "preferred"
@@ -259,6 +262,8 @@ def _ran_on(ran: list[Leaderless], at: datetime, lost: int | None, f: Facts) -> 
     known = any(x.began is not None for x in ran)  # else `at` is the election that ended the stretch
     subject: dict[str, Any] = {"partitions": len(ran), "broker": lost, "still": still, "refused_by": by}
     subject["began"] = moment(at) if known else "unknown"
+    if still:
+        _still_when(subject, f.lines_end)
     first = min(ran, key=lambda x: (x.refused or at, x.refused_ref or ""))
     since = f"from {at:%Y-%m-%d %H:%M:%S}" if known else f"from before {at:%Y-%m-%d %H:%M:%S}, when"
     since += " (the controller's clock)" if known else " the controller elected one from OfflinePartition"
@@ -288,6 +293,13 @@ def _ran_on(ran: list[Leaderless], at: datetime, lost: int | None, f: Facts) -> 
         *sorted({x.led_again_ref for x in again if x.led_again_ref})[:1],
     )
     return Finding("partition.offline", CRITICAL if still else WARNING, subject, text, tuple(refs))
+
+
+def _still_when(subject: dict[str, Any], lines_end: datetime | None) -> None:
+    """A finding from the lines alone counts its partitions `still` as of the lines' end, not the capture:
+    said in its subject (`lines_end`), so that no one reads it as what is down now (`nobody_serves`)."""
+    if lines_end is not None:
+        subject["lines_end"] = moment(lines_end)
 
 
 def _led_now(xs: list[Leaderless], f: Facts, subject: dict[str, Any]) -> str:

@@ -21,7 +21,7 @@ from workbench.analysis.findings import (
     findings_pandas,
 )
 from workbench.analysis.gaps import before_gaps, history_gaps
-from workbench.analysis.leaderless import nobody_serves
+from workbench.analysis.leaderless import nobody_serves, unserved_when_lines_end
 from workbench.analysis.registry import ANALYSES
 from workbench.model.reads import build
 from workbench.model.secrets import InClear, in_clear
@@ -71,6 +71,7 @@ class Triage:
         return findings_pandas(self.findings)
 
     def as_dict(self) -> dict[str, Any]:
+        ended, lines_end = unserved_when_lines_end(self.findings)
         return {
             "findings": [f.as_dict() for f in self.findings],
             "coverage": self.coverage.as_dict(),
@@ -78,6 +79,8 @@ class Triage:
             "secrets_in_clear": [{"file": c.file, "holds": list(c.holds)} for c in self.in_clear],
             "files_not_read": [{"file": n.file, "why": n.why} for n in self.not_read],
             "unserved_now": nobody_serves(self.findings),  # partitions nobody served at the capture
+            # from the brokers' lines alone: those nobody served when the lines end, and when that was
+            "unserved_when_lines_end": {"partitions": ended, "at": lines_end},
             "causes": [
                 {"effect": at[id(x.effect)], "cause": at[id(x.cause)], "because": x.because}
                 for at in [{id(f): i for i, f in enumerate(self.findings)}]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.analysis.causes import chains, in_brief
 from workbench.analysis.contract import Need
 from workbench.analysis.findings import SEVERITIES, Status
-from workbench.analysis.leaderless import nobody_serves
+from workbench.analysis.leaderless import nobody_serves, unserved_when_lines_end
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -56,15 +56,28 @@ CHAINS = "What led to what (root first; each finding in full below)"
 
 
 def now(t: Triage) -> str:
-    """The first thing the on-call asks: is anything down right now (nothing said where none is found)."""
+    """The first thing the on-call asks: is anything down right now (nothing said where none is found).
+    What the brokers' lines alone leave unserved is of when they end, and said so: not what is down now."""
     n = nobody_serves(t.findings)
-    if not n:
-        return ""
+    ended, lines_end = unserved_when_lines_end(t.findings)
     check = t.coverage.get("leaderless")
     partial = check is None or check.status is not Status.DONE  # the evidence shows some outages only
-    return (
-        f"Now (at the capture): nobody serves {'at least ' if partial else ''}{n} partition(s): no producer "
-        "or consumer can use them. Each outage is a partition.offline or partition.no_acting_leader finding "
+    floor = "at least " if partial else ""
+    said = []
+    if n:
+        said.append(
+            f"Now (at the capture): nobody serves {floor}{n} partition(s): no producer or consumer can use "
+            "them."
+        )
+    if ended:
+        said.append(
+            f"When the brokers' lines end ({lines_end}): nobody served {floor}{ended} partition(s); whether "
+            "anyone serves them now the lines do not tell (ZooKeeper's tree does: `workbench capture zk`)."
+        )
+    if not said:
+        return ""
+    return " ".join(said) + (
+        " Each outage is a partition.offline or partition.no_acting_leader finding "
         f"below{' (the evidence is partial: see coverage, leaderless)' if partial else ''}."
     )
 
