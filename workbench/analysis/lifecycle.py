@@ -290,6 +290,7 @@ ANALYSIS = Analysis(
     judge=judge,
     checks=("topic_auto_creation",),
     reads=(
+        "creations",
         "topics",
         "partitions",
         "delete_markers",

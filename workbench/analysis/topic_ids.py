@@ -251,6 +251,7 @@ ANALYSIS = Analysis(
     facts=facts,
     judge=judge,
     reads=(
+        "replica_ids",
         "topics",
         "partitions",
         "replicas",

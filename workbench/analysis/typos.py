@@ -153,7 +153,7 @@ ANALYSIS = Analysis(
     wants={Need.ZK_HISTORY: "who created each topic"},
     facts=facts,
     judge=judge,
-    reads=("topics", "watched_history", "history_base", "brokers_known", "registrations", "skew"),
+    reads=("creations", "topics"),
     kinds=(Kind("topic.likely_typo", (WARNING,), {"topic": str, "sibling": str}),),
 )
 findings = ANALYSIS.findings

@@ -24,6 +24,7 @@ from workbench.kafka.znode_frames import TOPIC_ZNODE
 from workbench.kafka.znodes import TOPIC_PATH, topic_path
 from workbench.model.deletion_steps import topics_of
 from workbench.model.history.sessions import CLOCKS_APART_MS
+from workbench.model.reads import view
 from workbench.model.refs import file_ref_col, hex_col
 from workbench.model.skew import skew_col, skew_ms
 from workbench.model.views import CREATES, DELETES, views
@@ -32,13 +33,15 @@ if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 
+@view
 def creations(bundle: Bundle) -> DataFrame:
     """Each topic creation (first_partition 0) and partition addition: topic, zxid (the txn; null where a
     line tells it), time, first_partition, added and existing (partition -> replicas), by (the broker whose
     session wrote it; null: another session, a tool's, or not known), brokers (id and rack of each then
     registered), brokers_known (false where they may not all be known) and ref (the txn or line that tells
     it). ZooKeeper's history where it holds them; else the creations the controllers' lines show
-    (`_from_lines`), which one of ZooKeeper's of the same topic within CLOCKS_APART_MS tells instead."""
+    (`_from_lines`), which one of ZooKeeper's of the same topic within CLOCKS_APART_MS tells instead. A
+    view (kept): the lifecycle and typo analyses ask it in many branches."""
     txns, lines = _from_txns(bundle), _from_lines(bundle)
     if txns is None:
         return lines

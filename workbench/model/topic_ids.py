@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 from workbench.kafka.logdir import PARTITION_METADATA
 from workbench.kafka.znode_frames import epoch_of
 from workbench.kafka.znodes import CONTROLLER_EPOCH, TOPIC_PATH
+from workbench.model.reads import view
 from workbench.model.views import views
 from workbench.together import Ask, Joined, given, rows
 
@@ -23,9 +24,11 @@ if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 
+@view
 def replica_ids(bundle: Bundle) -> DataFrame:
     """Every live replica with the id on its disk and ZooKeeper's: broker_id, topic, partition,
-    disk_topic_id, zk_topic_id, state (match, mismatch, zk_missing, no_metadata, no_topic), metadata_file."""
+    disk_topic_id, zk_topic_id, state (match, mismatch, zk_missing, no_metadata, no_topic), metadata_file.
+    A view (kept): the topic-id analysis asks it in several branches, the repair plan and plots again."""
     v = views(bundle)
     live = v.replicas.where(F.col("dir_state") == "live")
     zk = v.topics.select("topic", F.col("topic_id").alias("zk_topic_id"), F.lit(True).alias("in_zk"))

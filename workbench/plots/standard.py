@@ -108,7 +108,7 @@ def topic_ids(d: Drawing) -> Figures:
     mismatched = d.topics("topic_id.")
     if not mismatched:
         return out
-    ids = ids_of.replica_ids(d.bundle).cache()
+    ids = ids_of.replica_ids(d.bundle)
     writes = ids_of.znode_history(d.bundle).cache()
     h = health_of.health(d.bundle)
     for t in mismatched:
