@@ -192,6 +192,10 @@ def test_triage_formats(triaged: Callable[[str], Triage]) -> None:
     assert said.startswith("When the brokers' lines end (2024-03-12T09:59:52Z): nobody served at least 2 ")
     assert "whether anyone serves them now the lines do not tell" in said
     assert lines.as_dict()["unserved_when_lines_end"] == {"partitions": 2, "at": "2024-03-12T09:59:52Z"}
+    # where the bundle holds ZooKeeper's tree, it tells (the findings say what it shows), no capture to make
+    assert full.held is not None and full.held.zk_state
+    tree = render.triage_text(Triage([ended], partial, 0, full.bundle, held=full.held)).split("\n")[2]
+    assert "ZooKeeper's tree at the capture tells" in tree and "capture zk" not in tree
     assert doc["bad_records"] == 0
     assert doc["secrets_in_clear"] == []  # the simulator writes its bundles redacted
     assert doc["files_not_read"] == []  # its truth.json is the simulator's, named by `load` alone

@@ -57,7 +57,8 @@ CHAINS = "What led to what (root first; each finding in full below)"
 
 def now(t: Triage) -> str:
     """The first thing the on-call asks: is anything down right now (nothing said where none is found).
-    What the brokers' lines alone leave unserved is of when they end, and said so: not what is down now."""
+    What the brokers' lines alone leave unserved is of when they end, and said so: not what is down now;
+    where the bundle holds ZooKeeper's tree, its findings say what the tree shows of them at the capture."""
     n = nobody_serves(t.findings)
     ended, lines_end = unserved_when_lines_end(t.findings)
     check = t.coverage.get("leaderless")
@@ -70,9 +71,15 @@ def now(t: Triage) -> str:
             "them."
         )
     if ended:
+        tree = t.held is not None and t.held.zk_state
+        told = (
+            "ZooKeeper's tree at the capture tells (each finding says what it shows)"
+            if tree
+            else "the lines do not tell (ZooKeeper's tree does: `workbench capture zk`)"
+        )
         said.append(
             f"When the brokers' lines end ({lines_end}): nobody served {floor}{ended} partition(s); whether "
-            "anyone serves them now the lines do not tell (ZooKeeper's tree does: `workbench capture zk`)."
+            f"anyone serves them now {told}."
         )
     if not said:
         return ""
