@@ -17,7 +17,7 @@ from workbench.cli import main
 from workbench.frames import open_bundle
 from workbench.manifest import FORMAT, BundleError, read_manifest, record_part
 from workbench.model.views import release, views
-from workbench.spark import SMALL_EVIDENCE_MB
+from workbench.spark import SMALL_EVIDENCE_MB, kept
 
 SAMPLE = REPO / "sample_data" / "handmade-2.8"
 
@@ -176,9 +176,14 @@ def test_small_evidence_is_planned_as_small_and_larger_gets_the_sessions_own_set
         assert small_plan == ["false", "false", "-1", "1", "false"]  # 1: < 16 MB
         assert small.spark.conf.get("spark.sql.files.maxRecordsPerFile") == "12345"
         assert small.spark.sparkContext is spark.sparkContext and small.spark is not spark
+        # what it caches or keeps is in one partition, as its shuffles: a task in each stage that reads it
+        assert small.cluster_events.rdd.getNumPartitions() == 1
+        three = small.spark.range(0, 30, 1, 3)
+        assert three.rdd.getNumPartitions() == 3 and kept(three).rdd.getNumPartitions() == 1
         monkeypatch.setenv("WORKBENCH_SMALL_EVIDENCE_MB", "0")  # none is small: as a large bundle
         large = open_bundle(SAMPLE, spark)
         assert {k: large.spark.conf.get(k) for k in planned} == own
+        assert large.cluster_events.rdd.getNumPartitions() > 1  # its scans run on every core
         assert {k: spark.conf.get(k) for k in planned} == own  # opening bundles changed nothing of it
         assert small.spark.conf.get("spark.sql.shuffle.partitions") == "1"  # nor of another bundle
     finally:

@@ -85,6 +85,7 @@ class Bundle:
         from pyspark.sql import functions as F
 
         from workbench.kafka.messages import BACKGROUND_AREAS, source
+        from workbench.spark import narrowed
 
         parsed = self._parsed_logs[0]  # starts Spark, which a column needs
         area = F.substring_index(F.col("event"), ".", 1)
@@ -92,7 +93,7 @@ class Bundle:
         logger = F.coalesce(F.col("logger"), F.lit(""))
         noise = [logger.startswith(family) for family in source.UNLISTED]
         untyped = F.col("event").isNull() & ~reduce(lambda a, b: a | b, noise)  # a catalog's gap: few
-        return parsed.where(F.col("reason").isNotNull() | cluster | untyped).cache()
+        return narrowed(parsed.where(F.col("reason").isNotNull() | cluster | untyped)).cache()
 
     @once
     def _datadirs(self) -> DataDirFrames:

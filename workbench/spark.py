@@ -30,6 +30,8 @@ DATAFRAME_DEBUGGING = "false"
 # Evidence up to this size is planned as small (`planned_for`); WORKBENCH_SMALL_EVIDENCE_MB=0: never.
 SMALL_EVIDENCE_MB = 64
 SMALL_PARTITION_MB = 16  # of small evidence, per shuffle partition
+# Set on a session planned for small evidence (`planned_for`): what it keeps or caches is `narrowed`.
+SMALL_PLAN = "spark.workbench.smallEvidence"
 # The driver JVM's class-data sharing archive (`workbench.jvm_archive` builds it; `make` does): where it is,
 # and, set while it is being built, where to write it.
 JVM_ARCHIVE_ENV = "WORKBENCH_JVM_ARCHIVE"
@@ -225,7 +227,20 @@ def planned_for(spark: SparkSession, size_bytes: int) -> SparkSession:
     for key, value in wanted.items():
         if own.conf.get(key, None) != value and own.conf.isModifiable(key):
             own.conf.set(key, value)
+    own.conf.set(SMALL_PLAN, str(small_evidence(size_bytes)).lower())
     return own
+
+
+def narrowed(frame: DataFrame) -> DataFrame:
+    """`frame` in no more partitions than its session's shuffles, where that session is planned for small
+    evidence: a frame kept or cached from a scan of many files (or a union) keeps their partitions, and
+    every query that reads it after runs a task per partition in each of its stages (a warm triage of
+    topicid-mismatch-2.8: 520 tasks in 244 stages, 211 in 147 narrowed; bench/README.md). Larger evidence
+    keeps them all, so that its scans run on every core."""
+    spark = frame.sparkSession
+    if spark.conf.get(SMALL_PLAN, "false") != "true":
+        return frame
+    return frame.coalesce(int(spark.conf.get("spark.sql.shuffle.partitions") or 1))
 
 
 def kept(frame: DataFrame) -> DataFrame:
@@ -235,4 +250,4 @@ def kept(frame: DataFrame) -> DataFrame:
     planning was most of triage's time. Its blocks live on the executors and are freed when the view is
     garbage-collected (not by clearCache()); an executor lost on a cluster fails the query that needs them
     instead of recomputing them."""
-    return frame.localCheckpoint(eager=False)
+    return narrowed(frame).localCheckpoint(eager=False)

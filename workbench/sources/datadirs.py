@@ -20,7 +20,7 @@ from workbench.bundle import LISTING, LogDir, metadata_files
 from workbench.kafka import logdir as kafka
 from workbench.sources.common import cut, decoded_path, empty
 from workbench.sources.listings import read_listings
-from workbench.spark import leaf_parallelism
+from workbench.spark import leaf_parallelism, narrowed
 
 METADATA_GLOB = "{" + ",".join(sorted(kafka.ROOT_METADATA_FILES | kafka.PARTITION_METADATA_FILES)) + "}"
 ENTRY_LINE = r"^(-?\d+)\s+(-?\d+)\s*$"  # leader-epoch-checkpoint: epoch start_offset
@@ -40,7 +40,7 @@ class DataDirFrames:
         return [getattr(self, f.name) for f in fields(self)]
 
     def cache(self) -> DataDirFrames:
-        return DataDirFrames(*(frame.cache() for frame in self.frames()))
+        return DataDirFrames(*(narrowed(frame).cache() for frame in self.frames()))
 
 
 def read_log_dirs(spark: SparkSession, dirs: list[LogDir]) -> DataDirFrames:
