@@ -13,6 +13,7 @@ from pyspark.sql.types import BooleanType, IntegerType, LongType, StringType, St
 
 from workbench import schemas
 from workbench.sources.common import cut
+from workbench.spark import kept
 
 STAT = StructType(
     [StructField(n, LongType()) for n in ("czxid", "mzxid", "pzxid", "ctime", "mtime")]
@@ -52,7 +53,8 @@ def read_znodes_jsonl(spark: SparkSession, jsonl: Path, file: str) -> tuple[Data
             F.lit('"encoding" is neither utf-8 nor base64'),
         )
     )
-    checked = parsed.withColumn("problem", problem)
+    # Kept: every view of the tree reads it, and each reading would number and parse the lines again.
+    checked = kept(parsed.withColumn("problem", problem))
     bad = checked.where(F.col("problem").isNotNull()).select(
         F.lit("znodes.jsonl").alias("source"),
         F.lit(file).alias("file"),
