@@ -257,9 +257,10 @@ def captured_at(bundle: Bundle) -> datetime | None:
 
 
 def grouped(ep: DataFrame, keys: list[str], *extra: Column) -> DataFrame:
-    """Episodes grouped, a row a group in order of their beginning: how many partitions, the longest, how
-    many still at the capture, the first partitions by name (a finding's list, never every row), the txns
-    that began and ended the longest, and the `extra` aggregates asked for."""
+    """Episodes grouped, a row a group in order of their beginning, then of their keys (groups that began
+    together in one order whatever the plan): how many partitions, the longest, how many still at the
+    capture, the first partitions by name (a finding's list, never every row), the txns that began and
+    ended the longest, and the `extra` aggregates asked for."""
     return (
         ep.groupBy(*keys)
         .agg(
@@ -276,5 +277,5 @@ def grouped(ep: DataFrame, keys: list[str], *extra: Column) -> DataFrame:
                 F.struct("lasted_ms", F.coalesce("ended_zxid", F.lit(2**62)), -F.col("began_zxid")),
             ).alias("worst"),
         )
-        .orderBy("began")
+        .orderBy("began", *keys)
     )
