@@ -15,7 +15,6 @@ from importlib.resources import files
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 from workbench.jvm_lookups import remember_lookups
 
@@ -242,16 +241,6 @@ def narrowed(frame: DataFrame) -> DataFrame:
     if spark.conf.get(SMALL_PLAN, "false") != "true":
         return frame
     return frame.coalesce(int(spark.conf.get("spark.sql.shuffle.partitions") or 1))
-
-
-def small_side(frame: DataFrame) -> DataFrame:
-    """The small side of a join made from the evidence: broadcast where the session plans for larger
-    evidence, so that the large side is never shuffled to meet it. On small evidence a broadcast is a Spark
-    job of its own, and both sides are single partitions (`narrowed`) that meet in the task that reads
-    them: a plain join."""
-    if frame.sparkSession.conf.get(SMALL_PLAN, "false") == "true":
-        return frame
-    return F.broadcast(frame)
 
 
 def kept(frame: DataFrame) -> DataFrame:

@@ -61,7 +61,6 @@ from workbench.model.outage import Outage, silent_leaders
 from workbench.model.pauses import ELECTED_WITHIN_S, Paused, paused
 from workbench.model.service import unserved
 from workbench.model.views import ClusterViews, views
-from workbench.spark import small_side
 from workbench.together import Ask, Joined, given, rows, together
 
 if TYPE_CHECKING:
@@ -371,7 +370,7 @@ def _offline(ep: DataFrame, v: ClusterViews, captured: Any) -> Ask[list[Offline]
         F.col("ended_zxid").alias("r_to"),
     )
     ep = ep.join(
-        small_side(regs),
+        F.broadcast(regs),
         (F.col("r_broker") == F.col("ended_leader"))
         & (F.col("r_from") < F.col("ended_zxid"))
         & (F.col("r_to").isNull() | (F.col("r_to") > F.col("ended_zxid"))),

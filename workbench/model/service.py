@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 from workbench.model.history.brokers import silent_windows, taken_back
 from workbench.model.partition_history import count, recounted, stretches
 from workbench.model.views import views
-from workbench.spark import kept, small_side
+from workbench.spark import kept
 
 if TYPE_CHECKING:
     from workbench.frames import Bundle
@@ -54,7 +54,7 @@ def counted(bundle: Bundle, changes: DataFrame) -> DataFrame:
     silent = silent_windows(bundle)
     if silent is None:
         return changes.withColumn("silent", F.lit(None).cast("string"))
-    w = small_side(silent).alias("w")
+    w = F.broadcast(silent).alias("w")
     c = changes.alias("c")
     columns = [x for x in changes.columns if x != "counted_as"]
     led = (F.col("c.leader") == F.col("w.broker")) & F.coalesce(F.col("c.registered"), F.lit(False))

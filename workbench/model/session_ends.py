@@ -22,7 +22,6 @@ from workbench.model.log_dirs import HALTS
 from workbench.model.reads import fact
 from workbench.model.refs import file_ref, file_ref_col
 from workbench.model.views import session_of, views
-from workbench.spark import small_side
 from workbench.together import Ask, answer, given
 
 if TYPE_CHECKING:
@@ -372,4 +371,4 @@ def signs_of_life(events: DataFrame) -> DataFrame:
     within = (F.col("broker_id") == F.col("b")) & F.col("ts").between(
         F.col("heard"), F.col("said") + F.expr(f"INTERVAL {WAKE_MS} MILLISECONDS")
     )
-    return events.join(small_side(said), within, "left_anti")
+    return events.join(F.broadcast(said), within, "left_anti")
