@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from pyspark.sql import Window
@@ -21,8 +21,7 @@ from workbench.analysis.causes import Group, grouped, lead
 from workbench.analysis.findings import Finding, bounds, duration, hex_col, readable_ref, tp_list
 from workbench.analysis.leaderless import nobody_serves, unserved_when_lines_end
 from workbench.kafka.behaviour import PRODUCER_DELIVERY_TIMEOUT_MS
-from workbench.model.health import captured_at, health
-from workbench.model.service import unserved
+from workbench.model.service import outages
 from workbench.model.timeline import in_order
 from workbench.model.views import views
 
@@ -79,31 +78,27 @@ class Impact:
 
 def impact(bundle: Bundle, result: Triage) -> Impact:
     lost = [f for f in result.findings if f.kind.startswith("data_loss.")]
-    h = health(bundle)
-    if h is None:
+    stretches = outages(bundle)
+    if stretches is None:
         return unmeasured(result.findings, views(bundle).evidence.zk_state)
-    captured = captured_at(bundle)
     out = Impact(True, lost=lost)
     for kind in OUTAGES:
-        row = (
-            unserved(h.served, captured)
-            .agg(
-                F.count_distinct("topic", "partition").alias("n"),
-                F.sort_array(F.collect_set("topic")).alias("topics"),
-                F.max("lasted_ms").alias("longest"),
-                F.count_distinct(F.when(F.col("ended_zxid").isNull(), F.struct("topic", "partition"))).alias(
-                    "still"
-                ),
-                F.sort_array(F.collect_set(F.struct("topic", "partition"))).alias("all"),
-                F.sort_array(
-                    F.collect_set(F.when(F.col("ended_zxid").isNull(), F.struct("topic", "partition")))
-                ).alias("open"),
-            )
-            .first()
-        )
+        row = stretches.agg(
+            F.count_distinct("topic", "partition").alias("n"),
+            F.sort_array(F.collect_set("topic")).alias("topics"),
+            F.max("lasted_ms").alias("longest"),
+            F.count_distinct(F.when(F.col("ended_zxid").isNull(), F.struct("topic", "partition"))).alias(
+                "still"
+            ),
+            F.sort_array(F.collect_set(F.struct("topic", "partition"))).alias("all"),
+            F.sort_array(
+                F.collect_set(F.when(F.col("ended_zxid").isNull(), F.struct("topic", "partition")))
+            ).alias("open"),
+            F.max("off_run_ms").alias("off"),
+        ).first()
         if row is not None and row.n:
             named = tp_list(row.open or row.all)
-            off = _longest_offline(h.served, captured)
+            off = int(row.off) if row.off is not None else None
             longest = longest_told(result.findings) or (int(row.longest or 0),) * 2
             out.outages[kind] = Outage(row.n, list(row.topics), longest, row.still, named, off)
     return out
@@ -171,29 +166,6 @@ def _still(hurt: Impact) -> str:
                 "queued for deletion"
             )
     return "; ".join(said)
-
-
-def _longest_offline(served: DataFrame, captured: Any) -> int | None:
-    """The longest run of one partition counted offline (`OfflinePartitionsCount` saw it): from the txn
-    that left it without a live leader to the next that gave it one, whether or not that leader acted."""
-    by_partition = Window.partitionBy("topic", "partition").orderBy("zxid", "time")
-    off = F.exists("counted_as", lambda x: x["count"] == "offline")
-    until = F.coalesce(F.lead("time").over(by_partition), F.lit(captured).cast("timestamp"))
-    runs = served.select(
-        "topic",
-        "partition",
-        off.alias("off"),
-        (F.unix_millis(until) - F.unix_millis("time")).alias("ms"),
-        F.sum((~off).cast("int")).over(by_partition).alias("run"),
-    )
-    row = (
-        runs.where("off")
-        .groupBy("topic", "partition", "run")
-        .agg(F.sum("ms").alias("ms"))
-        .agg(F.max("ms"))
-        .first()
-    )
-    return int(row[0]) if row is not None and row[0] is not None else None
 
 
 def summary(result: Triage, hurt: Impact) -> str:

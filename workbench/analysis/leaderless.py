@@ -50,7 +50,7 @@ from workbench.model.across_gap import before_gap, carried_on
 from workbench.model.channel import Quiet, went_quiet
 from workbench.model.described import Shown, offline_facts
 from workbench.model.evidence import lacking
-from workbench.model.health import captured_at, grouped, health
+from workbench.model.health import captured_at, grouped
 from workbench.model.history import controllers
 from workbench.model.history.brokers import SILENT, offline_windows, pauses
 from workbench.model.history.counts import OfflineThen, offline_at_capture
@@ -59,7 +59,7 @@ from workbench.model.history.sessions import Expired
 from workbench.model.leaderless_log import Leaderless, Refused, leaderless, refused_leaders
 from workbench.model.outage import Outage, silent_leaders
 from workbench.model.pauses import ELECTED_WITHIN_S, Paused, paused
-from workbench.model.service import unserved
+from workbench.model.service import outages
 from workbench.model.views import ClusterViews, views
 from workbench.together import Ask, Joined, given, rows, together
 
@@ -140,9 +140,9 @@ class Facts:
 
 
 def facts(bundle: Bundle) -> Facts:
-    h = health(bundle)
+    stretch = outages(bundle)
     v = views(bundle)
-    if h is None:
+    if stretch is None:
         stretches, windows = leaderless(bundle, SHOWN), refused_leaders(bundle, SHOWN)
         shown, lives, now = offline_facts(bundle), _down(bundle), offline_at_capture(bundle)
         last = Ask(bundle.log_events.agg(F.max("ts").alias("t")), lambda rs: rs[0].t if rs else None)
@@ -164,7 +164,7 @@ def facts(bundle: Bundle) -> Facts:
     # one outage per stretch nobody served a partition (`service.unserved`), told by how it began: gone
     # offline (or its leader silent until its session's expiry took it offline), or refused by a leader
     # ZooKeeper names; a pause its session survived is told apart (`paused_finding`)
-    stretch = carried_on(unserved(h.served, captured_at(bundle)), bundle)
+    stretch = carried_on(stretch, bundle)
     first = F.col("whys")[0]
     # (a silent leader's stretch whose leadership moved before its expiry never went offline: not told)
     went_offline = _offline(
@@ -286,7 +286,7 @@ ANALYSIS = Analysis(
     facts=facts,
     judge=judge,
     reads=(
-        "health",
+        "outages",
         "elected_lines",
         "controller_chain",
         "sessions_lost",

@@ -14,8 +14,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from workbench.kafka.znodes import STATE_PATH
-from workbench.model.health import captured_at, health
-from workbench.model.service import unserved
+from workbench.model.service import outages
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -43,12 +42,11 @@ def offline_at_gap(bundle: Bundle) -> DataFrame | None:
     )
     part = Until(bundle, gap.after)
     try:
-        h = health(part)
+        stretch = outages(part)
         rows = (
             []
-            if h is None
-            else unserved(h.served, captured_at(part))
-            .where(F.col("ended_zxid").isNull() & F.col("off_zxid").isNotNull())
+            if stretch is None
+            else stretch.where(F.col("ended_zxid").isNull() & F.col("off_zxid").isNotNull())
             .join(carried, ["topic", "partition"], "left_semi")
             .select("topic", "partition", *[F.col(c).alias(f"pre_{c}") for c in BEFORE])
             .collect()

@@ -38,7 +38,7 @@ from pyspark.sql import functions as F
 from workbench.model.history.brokers import offline_windows as offline_windows  # the notebooks' name
 from workbench.model.partition_history import WHOLE_CLUSTER, min_isr, stretches
 from workbench.model.reads import declare
-from workbench.model.service import served, unserved
+from workbench.model.service import outages, served
 from workbench.model.views import views
 from workbench.spark import kept
 
@@ -58,12 +58,14 @@ class Health:
     imbalance_ratio at its end. `partitions`: one row per partition and change (zxid, time, leader, isr,
     replicas, refused_by, counted_as ...), the detail the findings and a notebook's drill-down read as
     ZooKeeper shows it; `served`: those rows with the stretches ZooKeeper does not show, its leaders silent
-    (`service.counted`), that the counts and `service.unserved` read."""
+    (`service.counted`), that the counts read; `outages`: each stretch nobody served a partition
+    (`service.outages`)."""
 
     minutes: DataFrame
     brokers: DataFrame
     partitions: DataFrame
     served: DataFrame
+    outages: DataFrame
     bucket: str
     last: datetime  # the last bucket's start (the capture's)
 
@@ -85,8 +87,8 @@ def _health(bundle: Bundle, bucket: str, bucket_ms: int) -> Health | None:
     if changes is None or span is None:
         return None
     ended = max(v.evidence.captured_ms or 0, _ms(span.ended))
-    rows = served(bundle)
-    assert rows is not None  # the history held
+    rows, stretches = served(bundle), outages(bundle)
+    assert rows is not None and stretches is not None  # the history held
     counts = _deltas(rows)
     series = kept(_series(counts, _ms(span.began) // bucket_ms, ended // bucket_ms, bucket_ms))
     cluster = series.where(F.col("broker") == WHOLE_CLUSTER)
@@ -116,7 +118,7 @@ def _health(bundle: Bundle, bucket: str, bucket_ms: int) -> Health | None:
         .orderBy("minute", "broker")
     )
     last = datetime.fromtimestamp(ended // bucket_ms * bucket_ms / 1000, tz=timezone.utc)
-    return Health(minutes, per_broker, changes, rows, bucket, last)
+    return Health(minutes, per_broker, changes, rows, stretches, bucket, last)
 
 
 def _bucket_ms(bucket: str) -> int:
@@ -241,14 +243,12 @@ def episodes(changes: DataFrame, count: str, captured: Any) -> DataFrame:
 
 def leaderless_windows(h: Health, captured: Any) -> DataFrame:
     """When partitions had no acting leader, for a plot: one row per stretch shared by the partitions that
-    began and ended it together (`service.unserved`: count, as it began, offline or no_acting_leader;
+    began and ended it together (`service.outages`: count, as it began, offline or no_acting_leader;
     began, ended: the capture when still; partitions). A broker's death takes many partitions at one
     txn, so the rows stay few."""
-    return (
-        unserved(h.served, captured)
-        .groupBy("count", "began", F.coalesce("ended", F.lit(captured).cast("timestamp")).alias("ended"))
-        .agg(F.count("*").alias("partitions"))
-    )
+    return h.outages.groupBy(
+        "count", "began", F.coalesce("ended", F.lit(captured).cast("timestamp")).alias("ended")
+    ).agg(F.count("*").alias("partitions"))
 
 
 def captured_at(bundle: Bundle) -> datetime | None:

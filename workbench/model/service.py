@@ -19,13 +19,15 @@ nobody served a partition is one outage (`unserved`), so that a number is the sa
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.model.history.brokers import silent_windows, taken_back
 from workbench.model.partition_history import count, recounted, stretches
+from workbench.model.reads import declare
 from workbench.model.views import views
 from workbench.spark import kept
 
@@ -40,6 +42,21 @@ def served(bundle: Bundle) -> DataFrame | None:
     if changes is None:
         return None
     return views(bundle).memo("served", lambda: kept(counted(bundle, changes)))
+
+
+def outages(bundle: Bundle) -> DataFrame | None:
+    """Each stretch nobody served a partition (`unserved` of `served` to the capture), made once per
+    bundle and kept: the one outage model the leaderless analysis, the report's impact and its plot read;
+    None without ZooKeeper's history."""
+    rows = served(bundle)
+    if rows is None or views(bundle).history_span is None:
+        return None
+    ms = views(bundle).as_of_ms
+    captured = datetime.fromtimestamp(ms / 1000, tz=timezone.utc) if ms is not None else None
+    return views(bundle).memo("outages", lambda: kept(unserved(rows, captured)), "outages")
+
+
+declare(outages)  # a view the analyses read (`Analysis.reads`)
 
 
 def counted(bundle: Bundle, changes: DataFrame) -> DataFrame:
@@ -139,11 +156,12 @@ def unserved(rows: DataFrame, captured: Any) -> DataFrame:
     PAUSED); at its start the leader, its epoch, whether it was registered, who had refused it
     (`refused_by`, a line), the replicas out of its ISR and `first_seen` (`stretches`); where it went
     offline, the first such change (off_zxid, off_began, off_leader, off_registered, off_queued: its topic
-    marked for deletion; null: never) and
-    off_ms, from then to its end; `back`: that leader ended it, registered anew at the same leader epoch
-    (no leader was elected: `new_controller_takes_registrations_as_it_finds_them`); `ended_leader`, the
-    leader of the change that ended it (null: still); `refusers`, the
-    leaders that refused it within, in order, and `refusals`, their lines (the first five)."""
+    marked for deletion; null: never), off_ms from then to its end, and off_run_ms, its longest run
+    counted offline (OfflinePartitionsCount held it, whatever the leader that ended the run did); `back`:
+    that leader ended it, registered anew at the same leader epoch (no leader was elected:
+    `new_controller_takes_registrations_as_it_finds_them`); `ended_leader`, the leader of the change that
+    ended it (null: still); `refusers`, the leaders that refused it within, in order, and `refusals`,
+    their lines (the first five)."""
     off = F.exists("counted_as", lambda x: x["count"] == "offline")
     nobody = F.exists("counted_as", lambda x: x["count"].isin("offline", "no_acting_leader"))
     why = (
@@ -165,9 +183,16 @@ def unserved(rows: DataFrame, captured: Any) -> DataFrame:
 
     start = ["zxid", "time", "leader", "leader_epoch", "registered", "refused_by", "first_seen"]
     refused = F.col("why") == "refused"
+    # an offline run: the stretch's rows counted offline since its last row that was not
+    within = Window.partitionBy("topic", "partition", "stretch").orderBy("zxid", "time")
+    run = Window.partitionBy("topic", "partition", "stretch", "run")
+    until = F.coalesce(F.col("next_time"), F.lit(captured).cast("timestamp"))
+    off_row_ms = F.when(off, F.unix_millis(until) - F.unix_millis("time"))
     return (
         stretches(rows, nobody)
         .withColumn("why", why)
+        .withColumn("run", F.sum((~off).cast("int")).over(within))
+        .withColumn("run_ms", F.sum(off_row_ms).over(run))
         .groupBy("topic", "partition", "stretch")
         .agg(
             F.min_by(F.struct(*start, out_of_isr.alias("out"), off.alias("off")), order).alias("s"),
@@ -178,6 +203,7 @@ def unserved(rows: DataFrame, captured: Any) -> DataFrame:
             in_order(F.col("why")).alias("all_whys"),
             in_order(F.when(refused, F.col("leader"))).alias("all_refusers"),
             F.slice(F.sort_array(F.collect_set("refused_by")), 1, 5).alias("refusals"),
+            F.max("run_ms").alias("off_run_ms"),
         )
         .select(
             "topic",
@@ -203,6 +229,7 @@ def unserved(rows: DataFrame, captured: Any) -> DataFrame:
             F.col("e.next_led.leader").alias("ended_leader"),
             F.array_distinct(F.filter("all_refusers", lambda x: x.isNotNull())).alias("refusers"),
             "refusals",
+            "off_run_ms",
         )
         .withColumn("lasted_ms", F.unix_millis(ended_at) - F.unix_millis("began"))
         .withColumn("off_ms", F.unix_millis(ended_at) - F.unix_millis("off_began"))
