@@ -206,6 +206,41 @@ def test_each_samples_outages_are_the_service_timelines(sample: Callable[[str], 
     _one_outage_one_finding(sample(name))
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SAMPLES)
+def test_the_longest_run_offline_is_the_rows_own(sample: Callable[[str], Bundle], name: str) -> None:
+    """Each outage's longest run counted offline (`off_run_ms`, what the report's impact says
+    OfflinePartitionsCount held) equals the one read from the service timeline's rows in plain Python: from
+    a row counted offline to the first after it that is not (or the capture); none where it never was."""
+    bundle = sample(name)
+    h = health(bundle)
+    assert h is not None
+    captured = captured_at(bundle)
+    assert captured is not None
+    by_tp: dict[tuple[str, int], list[Any]] = {}
+    for r in h.served.select("topic", "partition", "zxid", "time", "counted_as").collect():  # small samples
+        by_tp.setdefault((r.topic, r.partition), []).append(r)
+    want: dict[tuple[str, int], int] = {}
+    for tp, rs in by_tp.items():
+        rs.sort(key=lambda r: (r.zxid, r.time))
+        run = 0
+        for r, after in zip(rs, [*rs[1:], None], strict=True):
+            if any(c["count"] == "offline" for c in r.counted_as):
+                run += _ms(after.time if after is not None else captured) - _ms(r.time)
+                want[tp] = max(want.get(tp, 0), run)
+            else:
+                run = 0
+    got: dict[tuple[str, int], int] = {}
+    for r in h.outages.where(F.col("off_run_ms").isNotNull()).collect():
+        got[(r.topic, r.partition)] = max(got.get((r.topic, r.partition), 0), r.off_run_ms)
+    assert got == want
+    assert h.outages.where(F.col("off_zxid").isNull() & F.col("off_run_ms").isNotNull()).count() == 0
+
+
+def _ms(t: datetime) -> int:
+    return round(t.timestamp() * 1000)
+
+
 RAN_ON = sorted(n for n, (s, _) in MUST_FIND.items() if "topicid-restart-refused" in s.scenario.split("+"))
 
 
