@@ -21,7 +21,7 @@ from workbench.analysis.causes import Group, grouped, lead
 from workbench.analysis.findings import Finding, bounds, duration, hex_col, readable_ref, tp_list
 from workbench.analysis.leaderless import nobody_serves, unserved_when_lines_end
 from workbench.kafka.behaviour import PRODUCER_DELIVERY_TIMEOUT_MS
-from workbench.model.service import outages
+from workbench.model.service import elected_at_once, outages
 from workbench.model.timeline import in_order
 from workbench.model.views import views
 
@@ -42,7 +42,9 @@ class Outage:
     longest_ms: tuple[int, int] = (0, 0)
     still: int = 0
     named: str = ""  # which partitions, as a finding writes them ('orders 0,3'); those still first
-    offline_ms: int | None = None  # the longest stretch of one offline (no live leader); None: none was
+    # how long Kafka's OfflinePartitionsCount held one partition at the longest (0: never, each event that
+    # took one offline elected its leader); None: none was offline, or not known
+    offline_ms: int | None = None
 
 
 # How a partition was without an acting leader (`service.unserved`: one outage however it began and ran
@@ -94,7 +96,9 @@ def impact(bundle: Bundle, result: Triage) -> Impact:
             F.sort_array(
                 F.collect_set(F.when(F.col("ended_zxid").isNull(), F.struct("topic", "partition")))
             ).alias("open"),
-            F.max("off_run_ms").alias("off"),
+            # how long Kafka's OfflinePartitionsCount held one: never where the event that took it offline
+            # elected its leader
+            F.max(F.when(elected_at_once(), F.lit(0)).otherwise(F.col("off_run_ms"))).alias("off"),
         ).first()
         if row is not None and row.n:
             named = tp_list(row.open or row.all)

@@ -59,7 +59,7 @@ from workbench.model.history.sessions import Expired
 from workbench.model.leaderless_log import Leaderless, Refused, leaderless, refused_leaders
 from workbench.model.outage import Outage, silent_leaders
 from workbench.model.pauses import ELECTED_WITHIN_S, Paused, paused
-from workbench.model.service import outages
+from workbench.model.service import elected_at_once, outages
 from workbench.model.views import ClusterViews, views
 from workbench.together import Ask, Joined, given, rows, together
 
@@ -360,27 +360,6 @@ def _offline(ep: DataFrame, v: ClusterViews, captured: Any) -> Ask[list[Offline]
     in the tree the history starts from is counted from the history's first txn, its first sight."""
     first = F.lit(v.history_span.began if v.history_span is not None else None).cast("timestamp")
     began = F.coalesce(F.col("off_began"), first)
-    # led again by a broker in their ISR and registered since before they went offline: the event that
-    # learned their leader was gone elected it (`leader_is_first_live_isr_replica`), so Kafka's count never
-    # held them (`offline_count_set_after_each_event`); one outside the ISR may have waited for a change
-    # of config (unclean election)
-    regs = v.registrations.select(
-        F.col("broker_id").alias("r_broker"),
-        F.col("czxid").alias("r_from"),
-        F.col("ended_zxid").alias("r_to"),
-    )
-    ep = ep.join(
-        F.broadcast(regs),
-        (F.col("r_broker") == F.col("ended_leader"))
-        & (F.col("r_from") < F.col("ended_zxid"))
-        & (F.col("r_to").isNull() | (F.col("r_to") > F.col("ended_zxid"))),
-        "left",
-    )  # the registration of the leader that ended it, as it was elected (none found: not known)
-    at_once = (
-        (F.col("r_from") < F.col("off_zxid"))
-        & ~F.array_contains("out_of_isr", F.col("ended_leader"))
-        & ~F.array_contains("whys", "refused")
-    )
     ended = F.coalesce(F.col("ended"), F.lit(captured).cast("timestamp"))
     ep = ep.select(
         "topic",
@@ -393,8 +372,8 @@ def _offline(ep: DataFrame, v: ClusterViews, captured: Any) -> Ask[list[Offline]
         F.col("off_registered").alias("registered"),
         F.coalesce("off_queued", F.lit(False)).alias("queued"),
         F.coalesce("back", F.lit(False)).alias("back"),
-        F.coalesce(at_once, F.lit(False)).alias("at_once"),
-        F.col("r_broker").isNotNull().alias("told"),
+        elected_at_once().alias("at_once"),
+        F.col("ended_from").isNotNull().alias("told"),
         "first_seen",
         "across",
         F.array_contains("whys", "refused").alias("ran_on"),

@@ -45,18 +45,48 @@ def served(bundle: Bundle) -> DataFrame | None:
 
 
 def outages(bundle: Bundle) -> DataFrame | None:
-    """Each stretch nobody served a partition (`unserved` of `served` to the capture), made once per
-    bundle and kept: the one outage model the leaderless analysis, the report's impact and its plot read;
-    None without ZooKeeper's history."""
+    """Each stretch nobody served a partition (`unserved` of `served` to the capture), with `ended_from`,
+    the start (czxid) of the registration the leader that ended it held as it was elected (null: still,
+    or not found): made once per bundle and kept, the one outage model the leaderless analysis, the
+    report's impact and its plot read; None without ZooKeeper's history."""
     rows = served(bundle)
     if rows is None or views(bundle).history_span is None:
         return None
     ms = views(bundle).as_of_ms
     captured = datetime.fromtimestamp(ms / 1000, tz=timezone.utc) if ms is not None else None
-    return views(bundle).memo("outages", lambda: kept(unserved(rows, captured)), "outages")
+    regs = views(bundle).registrations.select(
+        F.col("broker_id").alias("r_broker"),
+        F.col("czxid").alias("ended_from"),
+        F.col("ended_zxid").alias("r_to"),
+    )
+
+    def made() -> DataFrame:
+        stretch = unserved(rows, captured)
+        held = (
+            (F.col("r_broker") == F.col("ended_leader"))
+            & (F.col("ended_from") < F.col("ended_zxid"))
+            & (F.col("r_to").isNull() | (F.col("r_to") > F.col("ended_zxid")))
+        )
+        return kept(stretch.join(F.broadcast(regs), held, "left").drop("r_broker", "r_to"))
+
+    return views(bundle).memo("outages", made, "outages")
 
 
 declare(outages)  # a view the analyses read (`Analysis.reads`)
+
+
+def elected_at_once() -> Column:
+    """Whether an outage (`outages`' row) ended with a leader elected in the event in which the controller
+    learned its leader was gone: in its ISR and registered since before it went offline, with no refusal
+    within (`leader_is_first_live_isr_replica`), so Kafka's OfflinePartitionsCount never held it
+    (`offline_count_set_after_each_event`); one outside the ISR may have waited for a change of config (an
+    unclean election). False where the leader's registration is not known."""
+    return F.coalesce(
+        (F.col("ended_from") < F.col("off_zxid"))
+        & ~F.array_contains("out_of_isr", F.col("ended_leader"))
+        & ~F.array_contains("whys", "refused"),
+        F.lit(False),
+    )
 
 
 def counted(bundle: Bundle, changes: DataFrame) -> DataFrame:
