@@ -35,7 +35,6 @@ from workbench.model.history.partitions import told_to_lead
 from workbench.model.isr import OnlyInSync, only_in_sync
 from workbench.model.log_dirs import DirFailed, Said
 from workbench.model.partition_history import partition_changes, recounted
-from workbench.model.service import unserved
 from workbench.model.views import views
 from workbench.together import answer
 
@@ -135,7 +134,7 @@ def test_a_pause_the_session_survived_counts_its_partitions_unserved(stories: St
     bundle = stories.bundle(name)
     h = health(bundle)
     assert h is not None
-    stood = unserved(h.served, captured_at(bundle)).where(F.array_contains("whys", PAUSED)).collect()
+    stood = h.outages.where(F.array_contains("whys", PAUSED)).collect()
     assert len(stood) == sum(p["partitions"] for p in pauses) and all(r.whys == [PAUSED] for r in stood)
     assert all(
         any(p["paused_ms"] <= r.began.timestamp() * 1000 < p["woke_ms"] for p in pauses) for r in stood
@@ -171,7 +170,7 @@ def _one_outage_one_finding(bundle: Bundle) -> leaderless.Facts:
     from the one timeline: offline from where it went offline, a refusal's for the whole outage."""
     h = health(bundle)
     assert h is not None
-    rows = [r for r in unserved(h.served, captured_at(bundle)).collect() if r.whys[0] != PAUSED]
+    rows = [r for r in h.outages.collect() if r.whys[0] != PAUSED]
     f = leaderless.facts(bundle)
     groups: list[tuple[Any, list[Any], int]] = []
     for g in f.offline:
@@ -255,7 +254,7 @@ def test_an_outage_is_one_finding_however_its_reason_changed(stories: Stories, n
     _one_outage_one_finding(bundle)
     h = health(bundle)
     assert h is not None
-    ran_on = unserved(h.served, captured_at(bundle)).where(F.col("whys")[0] == "offline")
+    ran_on = h.outages.where(F.col("whys")[0] == "offline")
     assert ran_on.where(F.array_contains("whys", "refused") & F.col("ended").isNull()).count() >= 1
     # the broker alone in the ISR of what it refuses is not told to stay up for a restart's sake
     t = stories.triage(name)

@@ -13,8 +13,7 @@ from workbench.analysis.leaderless import nobody_serves, unserved_when_lines_end
 from workbench.analysis.registry import kinds
 from workbench.analysis.triage import Triage
 from workbench.frames import Bundle
-from workbench.model.health import captured_at, health
-from workbench.model.service import unserved
+from workbench.model.health import health
 from workbench.model.skew import skew
 
 # Every finding kind an analysis may emit (analysis/registry.py): each instance must come from a truth
@@ -128,7 +127,7 @@ def leader_outages_hold(findings: Iterable[Finding], truth: dict[str, Any]) -> N
 
 
 def service_holds(bundle: Bundle, truth: dict[str, Any]) -> None:
-    """Each partition's stretches nobody served it, from the one service timeline (`service.unserved`),
+    """Each partition's stretches nobody served it, from the one service timeline (`service.outages`),
     equal the truth's stretch by stretch (the health series' test checks the minutes too). A stretch may
     begin at a broker's line (a halt, the controller's failed send), read on ZooKeeper's clock through the
     broker's estimated skew: its start is known within half the skew's bounds (`model.skew`), and none
@@ -143,7 +142,7 @@ def service_holds(bundle: Bundle, truth: dict[str, Any]) -> None:
                 "began_ms": round(r.began.timestamp() * 1000),
                 "ended_ms": None if r.ended is None else round(r.ended.timestamp() * 1000),
             }
-            for r in unserved(h.served, captured_at(bundle)).collect()
+            for r in h.outages.collect()
         ),
         key=lambda u: (u["topic"], u["partition"], u["began_ms"]),
     )
