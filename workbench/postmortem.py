@@ -47,7 +47,7 @@ class Outage:
     offline_ms: int | None = None
 
 
-# How a partition was without an acting leader (`service.unserved`: one outage however it began and ran
+# How a partition was without an acting leader (`service.outages`: one outage however it began and ran
 # on), and how to say it.
 OUTAGES = {
     "unserved": "without an acting leader (offline, or led by a replica that refused to lead or had gone "

@@ -161,7 +161,7 @@ def facts(bundle: Bundle) -> Facts:
                      succeeded=succeeded, down=got[lives],
                      lost=controllers.sessions_lost(bundle), now=got[now],
                      led_now=led_in_tree(bundle, unended), lines_end=got[last])  # fmt: skip
-    # one outage per stretch nobody served a partition (`service.unserved`), told by how it began: gone
+    # one outage per stretch nobody served a partition (`service.outages`), told by how it began: gone
     # offline (or its leader silent until its session's expiry took it offline), or refused by a leader
     # ZooKeeper names; a pause its session survived is told apart (`paused_finding`)
     stretch = carried_on(stretch, bundle)

@@ -14,7 +14,8 @@ shows, the stretches a leader it names did not act.
   controller that took it back counts it, registered, and the pause alone as the outage.
 
 The health series, `state_at`, the plots and the report read the same rows (`served`), and each stretch
-nobody served a partition is one outage (`unserved`), so that a number is the same everywhere.
+nobody served a partition is one outage (`unserved`), kept once per bundle (`outages`) for the leaderless
+analysis, the report's impact and its plot, so that a number is the same everywhere.
 """
 
 from __future__ import annotations
