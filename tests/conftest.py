@@ -54,8 +54,9 @@ def with_pastes(
 def spark() -> Iterator[SparkSession]:
     # One JVM runs every test, triage of dozens of bundles included: more than the 2 GB default driver.
     os.environ.setdefault("SPARK_DRIVER_MEMORY", "6g")
-    # one long session: both of the JVM's compilers pay for themselves
-    session = spark_session(master=os.environ.get("WORKBENCH_SPARK_MASTER", "local[2]"), jit="full")
+    # one long session of many small plans: both of the JVM's compilers pay for themselves, C2 inlining less
+    # deep (`spark.JIT_OPTIONS`)
+    session = spark_session(master=os.environ.get("WORKBENCH_SPARK_MASTER", "local[2]"), jit="shallow")
     yield session
     session.stop()
 

@@ -72,13 +72,16 @@ def test_a_session_for_small_evidence_compiles_with_the_first_compiler_only(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A CLI run or a notebook on small evidence asks few questions: C1 alone answers them sooner; the
-    suite's long session and large evidence keep both compilers; WORKBENCH_JIT says otherwise."""
+    suite's long session and large evidence keep both compilers (the suite's with C2 inlining less deep);
+    WORKBENCH_JIT says otherwise."""
     monkeypatch.delenv(JIT_ENV, raising=False)
     small, large = SMALL_EVIDENCE_MB * 2**20 - 1, SMALL_EVIDENCE_MB * 2**20
     assert (jit_for(small), jit_for(large)) == ("quick", "full")
     assert "-XX:TieredStopAtLevel=1" in driver_java_options("log4j.properties", jit_for(small))
     assert "TieredStopAtLevel" not in driver_java_options("log4j.properties", jit_for(large))
+    shallow = driver_java_options("log4j.properties", "shallow")
+    assert "TieredStopAtLevel" not in shallow and "-XX:MaxInlineLevel=9" in shallow
     monkeypatch.setenv(JIT_ENV, "full")
     assert jit_for(small) == "full"
-    with pytest.raises(ValueError, match="WORKBENCH_JIT='fast': expected one of quick, full"):
+    with pytest.raises(ValueError, match="WORKBENCH_JIT='fast': expected one of quick, full, shallow"):
         driver_java_options("log4j.properties", "fast")

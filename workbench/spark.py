@@ -39,9 +39,16 @@ JVM_ARCHIVE_DUMP_ENV = "WORKBENCH_JVM_ARCHIVE_DUMP"
 JVM_JAR_ENV = "WORKBENCH_JVM_JAR"
 # How the driver JVM compiles: "quick" (its first compiler only) answers a command or a notebook's
 # questions on small evidence sooner; "full" (both, Java's default) is faster once warm and on large
-# evidence (bench/README.md). The code cache is raised with it: C1's code alone fills the default.
+# evidence; "shallow" is "full" with C2 inlining less deep, for a long session of many small plans (the
+# tests): there C2 kept compiling Catalyst's deep call trees, half the CPU of the 7th warm triage, and
+# shallower it compiles 2.5x less and triages 10-15% sooner (bench/README.md). The code cache is raised
+# with "quick": C1's code alone fills the default.
 JIT_ENV = "WORKBENCH_JIT"
-JIT_OPTIONS = {"quick": ["-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m"], "full": []}
+JIT_OPTIONS = {
+    "quick": ["-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m"],
+    "full": [],
+    "shallow": ["-XX:FreqInlineSize=50", "-XX:InlineSmallCode=500", "-XX:MaxInlineLevel=9"],
+}
 
 
 @contextlib.contextmanager
@@ -110,8 +117,8 @@ def spark_session(
 
     `master` overrides `WORKBENCH_SPARK_MASTER`; leave both unset under spark-submit to keep its master.
     `jvm_log` (or `WORKBENCH_JVM_LOG`) names a file for the JVM's stderr; notebooks use it. `jit` (or
-    `WORKBENCH_JIT`): "quick" (the default: a notebook, a command on small evidence, `jit_for`) or "full"
-    (a long session, large evidence: the tests).
+    `WORKBENCH_JIT`): "quick" (the default: a notebook, a command on small evidence, `jit_for`), "full"
+    (large evidence) or "shallow" (a long session of many small plans: the tests).
     """
     active = SparkSession.getActiveSession()
     if active is not None:
