@@ -27,7 +27,7 @@ from workbench.model.reads import build
 from workbench.model.secrets import InClear, in_clear
 from workbench.model.views import views
 from workbench.strays import NotRead
-from workbench.together import Answers, Ask, together
+from workbench.together import Ask, together
 
 # Threads the analyses of small evidence run in (`triage`): 8 took topicid-mismatch-2.8 from 17-24 s to
 # 11-15 s on this 2-core machine (bench/README.md).
@@ -106,19 +106,20 @@ def triage(bundle: Bundle, threads: int | None = None, only: Iterable[str] = ())
     if threads is None:
         threads = int(os.environ.get("WORKBENCH_TRIAGE_THREADS", TRIAGE_THREADS)) if v.small else 1
     analyses = chosen(only)
-    results, bad = _analysed(bundle, analyses, threads, bundle.bad_records.count)
+    # what triage checks across the analyses is asked in the pool beside them, its frames made there too
+    results, across = _analysed(bundle, analyses, threads, lambda: asked_across(bundle))
     coverage = Coverage()
     found: list[Finding] = []
     for each in results:
         found += each.findings
         coverage.update(each.coverage)
-    secrets = in_clear(bundle)
-    got = checked_across(bundle, coverage, secrets)
+    checked_across(bundle, coverage, across)
     found += before_gaps(bundle, lambda part: _found(part, analyses, threads), found, coverage)
     found.sort(key=Finding.sort_key)
     not_read = [n for n in bundle.evidence.not_read if not n.known]
     facts = {a.name: r.facts for a, r in zip(analyses, results, strict=True) if r.ran}
-    return Triage(found, coverage, bad, bundle.evidence.origin, got[secrets], not_read, facts, v.evidence)
+    bad, secrets = across.bad_records, across.in_clear
+    return Triage(found, coverage, bad, bundle.evidence.origin, secrets, not_read, facts, v.evidence)
 
 
 def _analysed(
@@ -197,15 +198,36 @@ def _inheriting(bundle: Bundle, work: Callable[[], T]) -> Callable[[], T]:
     return wrapped
 
 
-def checked_across(bundle: Bundle, coverage: Coverage, *beside: Ask[Any]) -> Answers:
+@dataclass(frozen=True)
+class Across:
+    """What triage asks of the whole bundle beside the analyses: how many records no source could parse,
+    whose lines a shared logs folder held, which lines no template types, the files holding credentials
+    in clear."""
+
+    bad_records: int
+    shared: list[str]
+    untyped: list[str]
+    in_clear: list[InClear]
+
+
+def asked_across(bundle: Bundle) -> Across:
+    """`Across`, in one Spark job."""
+    from pyspark.sql import functions as F
+
+    bad = Ask(bundle.bad_records.agg(F.count("*").alias("n")), lambda rs: int(rs[0].n))
+    shared, untyped, secrets = log_attribution(bundle), log_lines(bundle), in_clear(bundle)
+    got = together(bad, shared, untyped, secrets)
+    return Across(got[bad], got[shared], got[untyped], got[secrets])
+
+
+def checked_across(bundle: Bundle, coverage: Coverage, across: Across | None = None) -> Across:
     """What triage checks after the analyses, across them: the history's gaps, whose lines a shared logs
-    folder held, which lines no template types; and the answers to `beside`, asked with them."""
+    folder held, which lines no template types (`across`: asked already, else asked here)."""
     history_gaps(bundle, coverage)
-    shared, untyped = log_attribution(bundle), log_lines(bundle)
-    got = together(shared, untyped, *beside)
-    coverage.record("log_attribution", ["the brokers' ids in the log lines' contexts"], got[shared])
+    got = across if across is not None else asked_across(bundle)
+    coverage.record("log_attribution", ["the brokers' ids in the log lines' contexts"], got.shared)
     held = bool(bundle.evidence.log_files)
-    coverage.record("log_lines", ["every log line, against Kafka's own log calls"], got[untyped], needed=held)
+    coverage.record("log_lines", ["every log line, against Kafka's own log calls"], got.untyped, needed=held)
     return got
 
 
