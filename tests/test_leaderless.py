@@ -14,12 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from conftest import REPO
-from pyspark.sql import SparkSession
+from pyspark.sql import Row, SparkSession
 
 from workbench.analysis.contract import NO_TXN
 from workbench.analysis.findings import TP, Coverage, Finding
 from workbench.analysis.leaderless import Facts, NotActing, Offline, judge
-from workbench.analysis.leaderless_lines import Down, Succeeded, kafka_counted
+from workbench.analysis.leaderless_lines import (
+    Down,
+    Leaderless,
+    Refused,
+    Succeeded,
+    from_outages,
+    kafka_counted,
+)
 from workbench.analysis.not_acting import moved_by, not_acting_finding
 from workbench.analysis.triage import Triage, triage
 from workbench.frames import Bundle, WithoutZooKeeper, open_bundle
@@ -28,7 +35,6 @@ from workbench.model.described import Group, Shown
 from workbench.model.health import captured_at
 from workbench.model.history.counts import OfflineNow, OfflineThen
 from workbench.model.history.sessions import Expired
-from workbench.model.leaderless_log import Leaderless, Refused
 from workbench.model.outage import Outage, _failed_sends
 from workbench.model.pauses import Paused
 from workbench.model.refs import Said
@@ -574,6 +580,56 @@ def test_from_the_lines_a_stretch_whose_new_leader_refused_runs_on_to_its_end() 
     assert "no broker's line says it has led 1 of them since" in ran.summary
     assert "broker-3:logs/s.log:7" in ran.evidence and "broker-2:logs/s.log:9" in ran.evidence
     assert back.subject["partitions"] == 1 and "refused_by" not in back.subject
+
+
+def outage(partition: int, count: str, **kw: Any) -> Row:
+    """An outage of orders `partition` as `service.outages` makes it of the controller's lines: from the
+    line at second 5 (without a `began_ref`: a row of its own, its start not in the lines) to the one at
+    second 35 naming broker 3."""
+    row: dict[str, Any] = dict(
+        topic="orders", partition=partition, count=count, whys=[count], began=AT.replace(second=5),
+        began_ref="broker-2:logs/s.log:5", ended=AT.replace(second=35), ended_ref="broker-2:logs/s.log:35",
+        ended_leader=3, ended_isr=[3], leader=-1, leader_epoch=None, before=2, named=None, refused_by=None,
+        refused_at=None, off_began=None,
+    )  # fmt: skip
+    row.update(kw)
+    return Row(**row)
+
+
+def test_the_lines_outages_are_told_by_how_they_began() -> None:
+    """`from_outages`: an outage the lines began offline is a `Leaderless` (its start unknown where no
+    line tells it), ended by the line naming a leader, or by the refusal of the leader it named and the
+    next line naming one that led; one begun by a refusal is a `Refused`, with, where its refusing leader
+    went away, the offline stretch within it."""
+    named = Row(time=AT.replace(second=35), ref="broker-2:logs/s.log:35", leader=3, leader_epoch=4,
+                isr=[3, 1], refused_by="broker-3:logs/s.log:7", refused_at=AT.replace(second=36))  # fmt: skip
+    rows = [
+        outage(0, "offline"),
+        outage(1, "offline", began_ref=None, ended=None, ended_ref=None, ended_leader=None, ended_isr=None),
+        outage(2, "offline", whys=["offline", "refused"], named=named, ended=AT.replace(minute=5),
+               ended_ref="broker-2:logs/s.log:90", ended_leader=1),
+        outage(3, "no_acting_leader", whys=["refused", "offline"], leader=3, leader_epoch=4,
+               refused_by="broker-3:logs/s.log:8", refused_at=AT.replace(second=6),
+               off_began=AT.replace(second=20), ended_leader=-1),
+    ]  # fmt: skip
+    logged, refused = from_outages(rows)
+    (elected, unknown, ran, went), (windows,) = logged, refused
+    assert elected == Leaderless(
+        "orders", 0, AT.replace(second=5), "broker-2:logs/s.log:5", AT.replace(second=35),
+        "broker-2:logs/s.log:35", 2, 3, alone=True,
+    )  # fmt: skip
+    assert (unknown.began, unknown.ended, unknown.leader) == (None, None, None)  # still when the lines end
+    assert (ran.ended, ran.leader, ran.alone, ran.refused_ref) == (
+        AT.replace(second=35),
+        3,
+        False,
+        "broker-3:logs/s.log:7",
+    )
+    assert (ran.led_again, ran.led_again_ref) == (AT.replace(minute=5), "broker-2:logs/s.log:90")
+    assert windows == Refused("orders", 3, 3, 4, AT.replace(second=5), "broker-2:logs/s.log:5",
+                              AT.replace(second=6), "broker-3:logs/s.log:8", None, None, 2)  # fmt: skip
+    assert (went.partition, went.began, went.ended, went.lost) == (3, AT.replace(second=20), None, None)
+    assert from_outages([]) == ([], [])
 
 
 def refusal(partition: int, named: int, again: datetime | None = None) -> Refused:

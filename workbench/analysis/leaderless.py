@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import DataFrame, Row
+from pyspark.sql import DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, maybe
@@ -35,7 +35,17 @@ from workbench.analysis.findings import (
     tp_list,
     txn_ref,
 )
-from workbench.analysis.leaderless_lines import SHOWN, STOPPED, Down, Succeeded, kafka_counted, logged
+from workbench.analysis.leaderless_lines import (
+    SHOWN,
+    STOPPED,
+    Down,
+    Leaderless,
+    Refused,
+    Succeeded,
+    from_outages,
+    kafka_counted,
+    logged,
+)
 from workbench.analysis.leaderless_moment import at_capture, pasted
 from workbench.analysis.not_acting import (
     Moved,
@@ -56,7 +66,6 @@ from workbench.model.history.brokers import SILENT, offline_windows, pauses
 from workbench.model.history.counts import OfflineThen, offline_at_capture
 from workbench.model.history.partitions import led_in_tree
 from workbench.model.history.sessions import Expired
-from workbench.model.leaderless_log import Leaderless, Refused, leaderless, refused_leaders
 from workbench.model.outage import Outage, silent_leaders
 from workbench.model.pauses import ELECTED_WITHIN_S, Paused, paused
 from workbench.model.service import elected_at_once, outages
@@ -108,12 +117,12 @@ class Facts:
     silent: dict[int, tuple[Outage, str]] = field(default_factory=dict)
     not_acting: list[NotActing] = field(default_factory=list)
     history_read: str = ""
-    # without ZooKeeper's history: the stretches the controller's lines leave a partition without a
-    # leader (the first SHOWN), how many there are, when the evidence ends, and whether txn logs were
-    # held but none could be read
+    # without ZooKeeper's history: the outages of the controller's lines (`service.outages`) that began
+    # without a leader (the first SHOWN), how many there are, when the evidence ends, and whether txn
+    # logs were held but none could be read
     logged: list[Leaderless] = field(default_factory=list)
     logged_total: int = 0
-    refused: list[Refused] = field(default_factory=list)  # leaders the controller named that refused
+    refused: list[Refused] = field(default_factory=list)  # those begun by a leader named that refused
     refused_total: int = 0
     ends: datetime | None = None
     unread: bool = False
@@ -142,12 +151,12 @@ class Facts:
 def facts(bundle: Bundle) -> Facts:
     stretch = outages(bundle)
     v = views(bundle)
-    if stretch is None:
-        stretches, windows = leaderless(bundle, SHOWN), refused_leaders(bundle, SHOWN)
+    if v.partition_changes is None:  # the outages the controller's lines tell (`logged_changes`), if any
+        told = _told(stretch)
         shown, lives, now = offline_facts(bundle), _down(bundle), offline_at_capture(bundle)
         last = Ask(bundle.log_events.agg(F.max("ts").alias("t")), lambda rs: rs[0].t if rs else None)
-        got = together(stretches, windows, shown, lives, now, last)
-        (logged, total), (refused, refused_total) = got[stretches], got[windows]
+        got = together(told, shown, lives, now, last)
+        logged, total, refused, refused_total = got[told]
         ends = v.span[1] if (logged or refused) and v.span is not None else None
         absent = lacking(v.evidence, "state-change", "the controller's partition states")
         starts = [(x.lost, x.began or x.ended) for x in logged if x.lost is not None]
@@ -164,6 +173,7 @@ def facts(bundle: Bundle) -> Facts:
     # one outage per stretch nobody served a partition (`service.outages`), told by how it began: gone
     # offline (or its leader silent until its session's expiry took it offline), or refused by a leader
     # ZooKeeper names; a pause its session survived is told apart (`paused_finding`)
+    assert stretch is not None  # ZooKeeper's history held
     stretch = carried_on(stretch, bundle)
     first = F.col("whys")[0]
     # (a silent leader's stretch whose leadership moved before its expiry never went offline: not told)
@@ -182,6 +192,27 @@ def facts(bundle: Bundle) -> Facts:
     not_acting = moved_by(bundle, got[refused_first])
     gap = v.resumed_after.missing if v.resumed_after is not None else ""
     return Facts(True, None, offline, silent, not_acting, v.history_read, paused=stood, gap=gap)
+
+
+def _told(stretch: DataFrame | None) -> Ask[tuple[list[Leaderless], int, list[Refused], int]]:
+    """The first SHOWN outages of each kind (by start) and how many there are, as the lines' findings tell
+    them (`from_outages`)."""
+    if stretch is None:
+        return given(([], 0, [], 0))
+    by_kind = Window.partitionBy("count")
+    rows = (
+        stretch.withColumn("n", F.count("*").over(by_kind))
+        .withColumn("k", F.row_number().over(by_kind.orderBy("began", "began_ref", "topic", "partition")))
+        .where(F.col("k") <= SHOWN)
+        .orderBy("began", "topic", "partition")
+    )
+
+    def read(rs: list[Row]) -> tuple[list[Leaderless], int, list[Refused], int]:
+        logged, refused = from_outages(rs)
+        n = {r["count"]: r.n for r in rs}
+        return logged, n.get("offline", 0), refused, n.get("no_acting_leader", 0)
+
+    return Ask(rows, read)
 
 
 def _down(bundle: Bundle) -> Ask[dict[int, list[Down]]]:

@@ -1,9 +1,9 @@
 """partition.offline and partition.no_acting_leader where ZooKeeper's history is absent (the leaderless
-analysis's other half), over time: the stretches the controller's lines leave a partition without a leader
-(each bounded where the controller could not reach the leader lost: `model.channel.went_quiet`; those
-ZooKeeper's tree at the capture shows led again are not still unserved) or with a leader that refused it.
-What one moment shows is in `leaderless_moment.py`. Plain Python over the facts `leaderless.facts`
-collects."""
+analysis's other half), over time: the outages of the one service timeline (`service.outages`) made of the
+controller's lines, each told by how it began: the lines left a partition without a leader (each bounded
+where the controller could not reach the leader lost: `model.channel.went_quiet`; those ZooKeeper's tree
+at the capture shows led again are not still unserved) or named a leader that refused it. What one moment
+shows is in `leaderless_moment.py`. Plain Python over the facts `leaderless.facts` collects."""
 
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ from workbench.analysis.findings import (
 )
 from workbench.model.channel import Quiet
 from workbench.model.history.sessions import Expired
-from workbench.model.leaderless_log import Leaderless, Refused
 from workbench.model.outage import Outage, silence
 from workbench.model.pauses import ELECTED_WITHIN_S
 from workbench.model.tenures import TenureEnd, logged_outage
@@ -47,6 +46,84 @@ STOPPED = {
     "unknown": "stopped without a shutdown and did no leader's work",
     "shutdown": "shut down and led them no more",
 }
+
+
+@dataclass(frozen=True)
+class Leaderless:
+    """An outage the controller's lines began by leaving a partition without a leader (`service.outages`
+    of `partition_log.logged_changes`): from the first line saying so (leader -1, a failed election,
+    OfflinePartition; None: its start is not in the lines, only the election that ended it, from
+    OfflinePartition) to the next naming a leader (None: none did before the lines end), with the leader
+    it had before (None: no line named one) and the one that line names, and whether that line's ISR is its
+    leader alone (None: it prints no ISR)."""
+
+    topic: str
+    partition: int
+    began: datetime | None
+    began_ref: str | None
+    ended: datetime | None
+    ended_ref: str | None
+    lost: int | None
+    leader: int | None = None
+    # the leader named refused the partition (its own line; its clock), and the partition was led again
+    # (the controller's next line naming a leader that did not refuse; None: not before the lines end)
+    refused: datetime | None = None
+    refused_ref: str | None = None
+    led_again: datetime | None = None
+    led_again_ref: str | None = None
+    alone: bool | None = None
+
+
+@dataclass(frozen=True)
+class Refused:
+    """An outage the controller's lines began by naming a leader for a partition that had one (one coming
+    back from offline is `Leaderless`'s) that refused the LeaderAndIsr (`acting.mark`): nobody served the
+    partition from the controller's line (its clock) until its next line naming a leader that did not
+    refuse (`led_again`; None: not before the lines end). `lost`: the leader named before (None: no line
+    named one)."""
+
+    topic: str
+    partition: int
+    leader: int
+    leader_epoch: int | None
+    named: datetime
+    named_ref: str
+    refused: datetime
+    refused_ref: str
+    led_again: datetime | None
+    led_again_ref: str | None
+    lost: int | None
+
+
+def from_outages(rows: list[Any]) -> tuple[list[Leaderless], list[Refused]]:
+    """The outages `service.outages` makes of the controller's lines (its rows), as the lines' findings
+    tell them: by how each began. One that began refused and then went offline too (its refusing leader
+    went away) has a `Leaderless` within its window, so that its finding says so (`logged`)."""
+    logged: list[Leaderless] = []
+    refused: list[Refused] = []
+    for r in rows:
+        led = r.ended_leader is not None and r.ended_leader >= 0
+        end: tuple[datetime | None, str | None] = (r.ended, r.ended_ref) if led else (None, None)
+        if r["count"] == "no_acting_leader":  # (a Row's `count` is tuple's)
+            refused.append(
+                Refused(r.topic, r.partition, r.leader, r.leader_epoch, r.began, r.began_ref, r.refused_at,
+                        r.refused_by, *end, r.before)
+            )  # fmt: skip
+            if "offline" in r.whys and r.off_began is not None:  # its refusing leader went away
+                logged.append(Leaderless(r.topic, r.partition, r.off_began, None, *end, None))
+            continue
+        n = r.named
+        if n is None or n.refused_by is None:  # the line naming a leader ended it
+            isr, leader = r.ended_isr, r.ended_leader if end[0] is not None else None
+            alone = None if isr is None or leader is None else list(isr) == [leader]
+            logged.append(Leaderless(r.topic, r.partition, r.began if r.began_ref else None, r.began_ref,
+                                     *end, r.before, leader, alone=alone))  # fmt: skip
+            continue
+        alone = None if n.isr is None else list(n.isr) == [n.leader]
+        began = r.began if r.began_ref else None
+        logged.append(Leaderless(r.topic, r.partition, began, r.began_ref, n.time, n.ref, r.before, n.leader,
+                                 n.refused_at, n.refused_by, *end, alone))  # fmt: skip
+    return logged, refused
 
 
 class Down(NamedTuple):

@@ -73,15 +73,17 @@ def acceptances(bundle: Bundle, skews: dict[int, int]) -> DataFrame:
 
 
 def mark(bundle: Bundle, rows: DataFrame, skews: dict[int, int], known_base: bool) -> DataFrame:
-    """`rows` (partition_changes before counting: topic, partition, zxid, time, leader, leader_epoch,
-    registered ...) with `refused_by` (the refusal line's ref) on each change at which the leader ZooKeeper
-    names had refused to lead and had not led since the leadership began; null elsewhere. `known_base`:
-    the history read starts from a known tree (else a partition's first change begins where nothing is
-    known of it)."""
+    """`rows` (partition_changes before counting: topic, partition, zxid, time, seq, leader, leader_epoch,
+    registered ...; in the order of zxid, time and seq) with `refused_by` (the refusal line's ref) and
+    `refused_at` (its time) on each change at which the leader named had refused to lead and had not led
+    since the leadership began; null elsewhere. `known_base`: the history read starts from a known tree
+    (else a partition's first change begins where nothing is known of it)."""
     refused_lines = refusals(bundle, skews)
     if refused_lines.isEmpty():  # no broker refused: nothing to flag, and no joins for Spark to plan (1.4 s)
-        return rows.withColumn("refused_by", F.lit(None).cast("string"))
-    w = Window.partitionBy("topic", "partition").orderBy("zxid", "time")
+        return rows.withColumns(
+            {"refused_by": F.lit(None).cast("string"), "refused_at": F.lit(None).cast("timestamp")}
+        )
+    w = Window.partitionBy("topic", "partition").orderBy("zxid", "time", "seq")
     # a new leader, or the same one registered again (a restart); a registration that only becomes
     # known (after a gap) is the same leadership
     new_leadership = (
@@ -91,6 +93,7 @@ def mark(bundle: Bundle, rows: DataFrame, skews: dict[int, int], known_base: boo
     )
     runs = rows.select(
         "*",
+        F.row_number().over(w).alias("_k"),  # the change's place: zxids alone do not order the lines' rows
         F.lead("time").over(w).alias("_next_time"),
         F.sum(new_leadership.cast("int")).over(w).alias("_leadership"),
         F.lag("leader").over(w).isNull().alias("_first"),  # its state not seen before this change
@@ -107,10 +110,12 @@ def mark(bundle: Bundle, rows: DataFrame, skews: dict[int, int], known_base: boo
         )
 
     near = (F.col("r.at_ms") >= at - F.col("r.slack_ms")) & (F.col("r.at_ms") < until + F.col("r.slack_ms"))
+    # the refusal answering this change: the first after it, else the nearest before (the clocks differ)
+    rank = F.struct((F.col("r.at_ms") < at).alias("before"), F.abs(F.col("r.at_ms") - at).alias("d"))
     refused = (
         c.join(r, on("r") & near)
-        .groupBy("c.topic", "c.partition", "c.zxid")
-        .agg(F.min_by("r.ref", "r.at_ms").alias("_refusal"))
+        .groupBy("c.topic", "c.partition", "c._k")
+        .agg(F.min_by(F.struct("r.ref", "r.at_ms"), rank).alias("_refusal"))
     )
     accepted = (
         c.join(
@@ -119,14 +124,14 @@ def mark(bundle: Bundle, rows: DataFrame, skews: dict[int, int], known_base: boo
             & (F.col("a.leader_epoch") == F.col("c.leader_epoch"))
             & (F.col("a.at_ms") >= at - SLACK_UNALIGNED_MS),
         )
-        .groupBy("c.topic", "c.partition", "c.zxid")
+        .groupBy("c.topic", "c.partition", "c._k")
         .agg(F.lit(True).alias("_accepted"))
     )
-    in_run = Window.partitionBy("topic", "partition", "_leadership").orderBy("zxid", "time")
+    in_run = Window.partitionBy("topic", "partition", "_leadership").orderBy("_k")
     so_far = in_run.rowsBetween(Window.unboundedPreceding, 0)
     flagged = (
-        runs.join(refused, ["topic", "partition", "zxid"], "left")
-        .join(accepted, ["topic", "partition", "zxid"], "left")
+        runs.join(refused, ["topic", "partition", "_k"], "left")
+        .join(accepted, ["topic", "partition", "_k"], "left")
         .select(
             "*",
             F.max(F.coalesce("_accepted", F.lit(False))).over(so_far).alias("_led"),
@@ -139,7 +144,11 @@ def mark(bundle: Bundle, rows: DataFrame, skews: dict[int, int], known_base: boo
     unknown = began["time"].isNull() | (began["_first"] & F.lit(not known_base))
     serving = (F.col("leader") >= 0) & F.coalesce("registered", F.lit(False))
     flag = serving & ~F.col("_led") & F.col("_refused").isNotNull() & ~unknown
-    return flagged.select(*rows.columns, F.when(flag, F.col("_refused")).alias("refused_by"))
+    return flagged.select(
+        *rows.columns,
+        F.when(flag, F.col("_refused.ref")).alias("refused_by"),
+        F.when(flag, F.timestamp_millis("_refused.at_ms")).alias("refused_at"),
+    )
 
 
 def silent_leaders(bundle: Bundle) -> DataFrame | None:

@@ -23,15 +23,17 @@ if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 WHOLE_CLUSTER = -1  # the broker of a cluster-wide count
+ORDER = ("zxid", "time", "seq")  # the order of a partition's changes
 FILLED = ("st", "asg", "queued", "deleting")  # a partition's columns carried forward to its later changes
 
 
 def partition_changes(bundle: Bundle) -> DataFrame:
     """Every partition at each txn that changed its state, its assignment, its topic's deletion marker or
-    deletion's start or its leader's registration: topic, partition, zxid, time, leader, isr, replicas,
+    deletion's start or its leader's registration: topic, partition, zxid, time, seq and ref (null: the zxid
+    orders and names a txn's row; `partition_log.logged_changes` gives a line's), leader, isr, replicas,
     adding, removing, queued (its topic marked for deletion), deleting (its deletion begun), registered (its
-    leader), min_isr, refused_by (the line of the leader's refusal to lead, `acting`) and counted_as (what it
-    adds to the counts)."""
+    leader), min_isr, refused_by and refused_at (the line of the leader's refusal to lead, `acting`) and
+    counted_as (what it adds to the counts)."""
     watched = views(bundle).watched_history
     assert watched is not None, "partition_changes needs ZooKeeper's txn logs"
     raw = _partition_rows(watched.txns, watched.before, watched.before_zxid, deletions_started(bundle))
@@ -107,6 +109,7 @@ def partition_changes(bundle: Bundle) -> DataFrame:
     )
     flat = out.select(
         "*",
+        F.lit(None).cast("long").alias("seq"),
         F.col("st.leader").alias("leader"),
         F.col("st.leader_epoch").alias("leader_epoch"),
     )
@@ -115,6 +118,8 @@ def partition_changes(bundle: Bundle) -> DataFrame:
         "partition",
         "zxid",
         "time",
+        "seq",
+        F.lit(None).cast("string").alias("ref"),
         "leader",
         "leader_epoch",
         F.col("st.isr").alias("isr"),
@@ -126,7 +131,8 @@ def partition_changes(bundle: Bundle) -> DataFrame:
         "registered",
         "min_isr",
         "refused_by",
-        _counted_as().alias("counted_as"),
+        "refused_at",
+        counted_as().alias("counted_as"),
     )
 
 
@@ -142,18 +148,23 @@ def stretches(changes: DataFrame, on: Column) -> DataFrame:
     leader, leader epoch and whether registered), the change after it: on a run's last row, the change
     that ended the run (null: it lasted to the capture);
     `first_seen` marks a change before which whether the partition had a live leader was not known (its
-    state not yet seen, or its leader's registration unknown). Rows order by zxid, then time
-    (`service.counted` adds rows between txns)."""
-    w = Window.partitionBy("topic", "partition").orderBy("zxid", "time")
+    state not yet seen, or its leader's registration unknown); `before`, the last leader named before it.
+    Rows order by zxid, then time, then seq (`service.counted` adds rows between txns; a line's rows have
+    no zxid)."""
+    w = Window.partitionBy("topic", "partition").orderBy(*ORDER)
     flagged = changes.withColumn("on", F.coalesce(on, F.lit(False)))
     starts = F.col("on") & ~F.coalesce(F.lag("on").over(w), F.lit(False))
+    named = F.when(F.col("leader") >= 0, F.col("leader"))
+    before = w.rowsBetween(Window.unboundedPreceding, -1)
     return (
         flagged.select(
             "*",
             starts.alias("starts"),
             F.lead("zxid").over(w).alias("next_zxid"),
             F.lead("time").over(w).alias("next_time"),
-            F.lead(F.struct("leader", "leader_epoch", "registered")).over(w).alias("next_led"),
+            F.lead("ref").over(w).alias("next_ref"),
+            F.lead(F.struct("leader", "leader_epoch", "registered", "isr")).over(w).alias("next_led"),
+            F.last(named, ignorenulls=True).over(before).alias("before"),
             (~F.coalesce(F.lag(_leader_known()).over(w), F.lit(False))).alias("first_seen"),
         )
         .withColumn("stretch", F.sum(F.col("starts").cast("int")).over(w))
@@ -265,10 +276,10 @@ def recounted() -> Column:
     `registered` or `refused_by` was read anew."""
     st = F.struct(F.col("leader").isNotNull().alias("present"), "leader", "isr")
     asg = F.struct(F.col("replicas").isNotNull().alias("present"), "replicas", "adding")
-    return _counted_as(st, asg)
+    return counted_as(st, asg)
 
 
-def _counted_as(st: Column | None = None, asg: Column | None = None) -> Column:
+def counted_as(st: Column | None = None, asg: Column | None = None) -> Column:
     """What a partition adds to the counts at one change: (count, broker) pairs. Each partition is in at
     most one of offline (no leader, or one not registered: OfflinePartitionsCount), no_acting_leader (a
     registered leader that refused to lead, `acting`) and under_replicated / under_min_isr (its acting

@@ -25,7 +25,11 @@ from pyspark.sql import DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from workbench.kafka import printed
+from workbench.model import acting
+from workbench.model.deletion_log import deleting
+from workbench.model.partition_history import counted_as
 from workbench.model.reads import view
+from workbench.model.refs import file_ref_col
 from workbench.together import Ask
 
 if TYPE_CHECKING:
@@ -255,3 +259,85 @@ def _offline_elections(out: list[Row]) -> tuple[list[OfflineElection], int]:
         )
         for r in out
     ], total
+
+
+def logged_changes(bundle: Bundle) -> DataFrame:
+    """Each partition, change by change, as the controller's lines tell it: `partition_changes`' rows
+    where ZooKeeper's history is absent, each naming its line (`ref`; zxid null, `time` the controller's
+    clock, `seq` its place among the lines of one moment: twice its line number, the row before it one
+    less). A line that leaves the partition without a leader (leader -1, OfflinePartition, a failed
+    election) has leader -1; one naming a leader has it registered (the controller names live brokers
+    only). An election from OfflinePartition with no line of its going offline since the last leader
+    named has a row of its own just before it, without a ref: the partition was offline, since when is
+    not in the lines. `deleting` (and `queued`): its topic under deletion as the controller's lines tell
+    it (`deletion_log.deleting`), which Kafka leaves out of OfflinePartitionsCount. Replicas and
+    min.insync.replicas are not in these lines (null); `refused_by` is read as `acting.mark` reads it,
+    on the brokers' own clocks."""
+    s = logged_states(bundle).where(F.col("event").isin(*CONTROLLER_LINES))
+    off = (
+        (F.col("leader") == -1)
+        | (F.col("to_state") == "OfflinePartition")
+        | ((F.col("event") == "partition.state_change_failed") & (F.col("to_state") == "OnlinePartition"))
+    )
+    on = (F.col("leader") >= 0) & (F.col("event") != "partition.state_change_failed")
+    lines = s.where(off | on).select(
+        "topic",
+        "partition",
+        F.col("ts").alias("time"),
+        (F.col("line_no") * 2).alias("seq"),
+        file_ref_col("file", "line_no").alias("ref"),
+        F.when(off, F.lit(-1)).otherwise(F.col("leader")).alias("leader"),
+        F.when(~off, F.col("leader_epoch")).alias("leader_epoch"),
+        F.when(~off, F.col("isr")).alias("isr"),
+        (~off & F.coalesce(F.col("from_state") == "OfflinePartition", F.lit(False))).alias("from_offline"),
+    )
+    w = Window.partitionBy("topic", "partition").orderBy("time", "seq")
+    after_off = F.last(F.col("leader") < 0).over(w.rowsBetween(Window.unboundedPreceding, -1))
+    unlogged = lines.withColumn("after_off", after_off).where(
+        F.col("from_offline") & ~F.coalesce("after_off", F.lit(False))
+    )
+    started = unlogged.select(
+        "topic",
+        "partition",
+        "time",
+        (F.col("seq") - 1).alias("seq"),
+        F.lit(None).cast("string").alias("ref"),
+        F.lit(-1).alias("leader"),
+        F.lit(None).cast("int").alias("leader_epoch"),
+        F.lit(None).cast("array<int>").alias("isr"),
+    )
+    rows = lines.drop("from_offline").unionByName(started)
+    gone = deleting(bundle).alias("g")
+    purposed = (
+        (F.col("g.topic") == F.col("r.topic"))
+        & (F.col("r.time") >= F.col("g.from_ts"))
+        & (F.col("g.to_ts").isNull() | (F.col("r.time") <= F.col("g.to_ts")))
+    )
+    r = rows.alias("r")
+    flagged = (
+        r.join(gone, purposed, "left_semi")
+        .withColumn("deleting", F.lit(True))
+        .unionByName(r.join(gone, purposed, "left_anti").withColumn("deleting", F.lit(False)))
+    )
+    named = flagged.select(
+        "topic",
+        "partition",
+        F.lit(None).cast("long").alias("zxid"),
+        "time",
+        "seq",
+        "ref",
+        "leader",
+        "leader_epoch",
+        "isr",
+        F.lit(None).cast("array<int>").alias("replicas"),
+        F.lit(None).cast("array<int>").alias("adding"),
+        F.lit(None).cast("array<int>").alias("removing"),
+        F.col("deleting").alias("queued"),
+        "deleting",
+        (F.col("leader") >= 0).alias("registered"),
+        F.lit(None).cast("int").alias("min_isr"),
+    )
+    marked = acting.mark(bundle, named, {}, True)
+    st = F.struct(F.lit(True).alias("present"), "leader", "isr")
+    asg = F.struct(F.lit(True).alias("present"), "replicas", "adding")
+    return marked.withColumn("counted_as", counted_as(st, asg))

@@ -27,7 +27,8 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from workbench.model.history.brokers import silent_windows, taken_back
-from workbench.model.partition_history import count, recounted, stretches
+from workbench.model.partition_history import ORDER, count, recounted, stretches
+from workbench.model.partition_log import logged_changes
 from workbench.model.reads import declare
 from workbench.model.views import views
 from workbench.spark import kept
@@ -46,13 +47,17 @@ def served(bundle: Bundle) -> DataFrame | None:
 
 
 def outages(bundle: Bundle) -> DataFrame | None:
-    """Each stretch nobody served a partition (`unserved` of `served` to the capture), with `ended_from`,
-    the start (czxid) of the registration the leader that ended it held as it was elected (null: still,
-    or not found): made once per bundle and kept, the one outage model the leaderless analysis, the
-    report's impact and its plot read; None without ZooKeeper's history."""
+    """Each stretch nobody served a partition (`unserved` of `served` to the capture; where ZooKeeper's
+    history is absent, of the controller's lines, `partition_log.logged_changes`), with `ended_from`, the
+    start (czxid) of the registration the leader that ended it held as it was elected (null: still, or
+    not found): made once per bundle and kept, the one outage model the leaderless analysis and, with
+    ZooKeeper's history, the report's impact and its plot read; None with neither ZooKeeper's history nor
+    the brokers' lines."""
     rows = served(bundle)
-    if rows is None or views(bundle).history_span is None:
-        return None
+    if rows is None:
+        if not views(bundle).evidence.with_logs:
+            return None
+        rows = logged_changes(bundle).withColumn("silent", F.lit(None).cast("string"))
     ms = views(bundle).as_of_ms
     captured = datetime.fromtimestamp(ms / 1000, tz=timezone.utc) if ms is not None else None
     regs = views(bundle).registrations.select(
@@ -178,21 +183,27 @@ def _not_acting(counted_as: Column) -> Column:
     ).otherwise(counted_as)
 
 
+# the first row of an outage that names a leader (the leader its election named, where it refused)
+NAMED = ("time", "ref", "leader", "leader_epoch", "isr", "refused_by", "refused_at")
+
+
 def unserved(rows: DataFrame, captured: Any) -> DataFrame:
     """Each stretch a partition had no acting leader, whatever the reason and however it changed within
     (a silent leader's partitions go offline when its session expires; a partition whose returning leader
-    refuses it runs on): one episode, one outage. `rows`: `counted`. topic, partition, began/began_zxid,
-    ended/ended_zxid (null: still at the capture), lasted_ms (to the capture when still), count (offline or
+    refuses it runs on): one episode, one outage. `rows`: `counted`, or `partition_log.logged_changes`.
+    topic, partition, began/began_zxid/began_ref, ended/ended_zxid/ended_ref (null: still at the capture;
+    a ref where a line, not a txn, tells it), lasted_ms (to the capture when still), count (offline or
     no_acting_leader, as it began), whys (why nobody served it, in order: offline, refused, SILENT,
     PAUSED); at its start the leader, its epoch, whether it was registered, who had refused it
-    (`refused_by`, a line), the replicas out of its ISR and `first_seen` (`stretches`); where it went
+    (`refused_by`, a line), the replicas out of its ISR, `first_seen` and `before`, the leader named
+    before it (`stretches`); `named`, its first row naming a leader (NAMED; null: none); where it went
     offline, the first such change (off_zxid, off_began, off_leader, off_registered, off_queued: its topic
     marked for deletion; null: never), off_ms from then to its end, and off_run_ms, its longest run
     counted offline (OfflinePartitionsCount held it, whatever the leader that ended the run did); `back`:
     that leader ended it, registered anew at the same leader epoch (no leader was elected:
-    `new_controller_takes_registrations_as_it_finds_them`); `ended_leader`, the leader of the change that
-    ended it (null: still); `refusers`, the leaders that refused it within, in order, and `refusals`,
-    their lines (the first five)."""
+    `new_controller_takes_registrations_as_it_finds_them`); `ended_leader` and `ended_isr`, the leader and
+    ISR of the change that ended it (null: still); `refusers`, the leaders that refused it within, in
+    order, and `refusals`, their lines (the first five)."""
     off = F.exists("counted_as", lambda x: x["count"] == "offline")
     nobody = F.exists("counted_as", lambda x: x["count"].isin("offline", "no_acting_leader"))
     why = (
@@ -201,7 +212,7 @@ def unserved(rows: DataFrame, captured: Any) -> DataFrame:
         .otherwise(F.coalesce("silent", F.lit("refused")))
     )
     ended_at = F.coalesce(F.col("ended"), F.lit(captured).cast("timestamp"))
-    order = F.struct("zxid", "time")
+    order = F.struct(*ORDER)
     out_of_isr = F.sort_array(
         F.array_except(F.array_except("replicas", "adding"), F.coalesce("isr", F.array()))
     )
@@ -212,10 +223,13 @@ def unserved(rows: DataFrame, captured: Any) -> DataFrame:
             F.array_sort(F.collect_list(F.struct(order.alias("o"), c.alias("v")))), lambda x: x["v"]
         )
 
-    start = ["zxid", "time", "leader", "leader_epoch", "registered", "refused_by", "first_seen"]
+    start = [
+        *("zxid", "time", "ref", "leader", "leader_epoch", "registered"),
+        *("refused_by", "refused_at", "first_seen", "before"),
+    ]
     refused = F.col("why") == "refused"
     # an offline run: the stretch's rows counted offline since its last row that was not
-    within = Window.partitionBy("topic", "partition", "stretch").orderBy("zxid", "time")
+    within = Window.partitionBy("topic", "partition", "stretch").orderBy(*ORDER)
     run = Window.partitionBy("topic", "partition", "stretch", "run")
     until = F.coalesce(F.col("next_time"), F.lit(captured).cast("timestamp"))
     off_row_ms = F.when(off, F.unix_millis(until) - F.unix_millis("time"))
@@ -227,7 +241,8 @@ def unserved(rows: DataFrame, captured: Any) -> DataFrame:
         .groupBy("topic", "partition", "stretch")
         .agg(
             F.min_by(F.struct(*start, out_of_isr.alias("out"), off.alias("off")), order).alias("s"),
-            F.max_by(F.struct("next_zxid", "next_time", "next_led"), order).alias("e"),
+            F.max_by(F.struct("next_zxid", "next_time", "next_ref", "next_led"), order).alias("e"),
+            F.min_by(F.struct(*NAMED), F.when(F.col("leader") >= 0, order)).alias("n"),
             F.min_by(
                 F.struct("zxid", "time", "leader", "leader_epoch", "registered", "queued"), F.when(off, order)
             ).alias("o"),
@@ -241,11 +256,13 @@ def unserved(rows: DataFrame, captured: Any) -> DataFrame:
             "partition",
             F.col("s.zxid").alias("began_zxid"),
             F.col("s.time").alias("began"),
+            F.col("s.ref").alias("began_ref"),
             F.col("e.next_zxid").alias("ended_zxid"),
             F.col("e.next_time").alias("ended"),
+            F.col("e.next_ref").alias("ended_ref"),
             F.when(F.col("s.off"), F.lit("offline")).otherwise(F.lit("no_acting_leader")).alias("count"),
             F.array_distinct("all_whys").alias("whys"),
-            *[F.col(f"s.{x}").alias(x) for x in start[2:]],
+            *[F.col(f"s.{x}").alias(x) for x in start[3:]],
             F.col("s.out").alias("out_of_isr"),
             F.col("o.zxid").alias("off_zxid"),
             F.col("o.time").alias("off_began"),
@@ -258,6 +275,8 @@ def unserved(rows: DataFrame, captured: Any) -> DataFrame:
                 & F.coalesce(F.col("e.next_led.registered"), F.lit(False))
             ).alias("back"),
             F.col("e.next_led.leader").alias("ended_leader"),
+            F.col("e.next_led.isr").alias("ended_isr"),
+            F.when(F.col("n.time").isNotNull(), F.col("n")).alias("named"),
             F.array_distinct(F.filter("all_refusers", lambda x: x.isNotNull())).alias("refusers"),
             "refusals",
             "off_run_ms",

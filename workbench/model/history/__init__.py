@@ -22,7 +22,7 @@ holds (coverage says what is missing).
 - `counts`: Kafka's own counts, each stretch a partition was under-replicated and each broker's leader
   imbalance, from the health series, else ZooKeeper's tree at the capture.
 
-The partitions' states as the health series and the service timeline read them (`partition_history`,
-`leaderless_log`) and the topics' creations are still read per source elsewhere in `model/`, to be
-gathered here (issue 74).
+The partitions' changes as the health series and the service timeline read them (`partition_history`,
+`partition_log.logged_changes`: one shape, either source) and the topics' creations are still read
+elsewhere in `model/`, to be gathered here (issue 74).
 """
