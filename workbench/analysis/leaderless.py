@@ -56,7 +56,7 @@ from workbench.analysis.not_acting import (
     refusals,
 )
 from workbench.analysis.paused import paused_finding
-from workbench.model.across_gap import before_gap, carried_on
+from workbench.model.across_gap import before_gap
 from workbench.model.channel import Quiet, went_quiet
 from workbench.model.described import Shown, offline_facts
 from workbench.model.evidence import lacking
@@ -174,7 +174,6 @@ def facts(bundle: Bundle) -> Facts:
     # offline (or its leader silent until its session's expiry took it offline), or refused by a leader
     # ZooKeeper names; a pause its session survived is told apart (`paused_finding`)
     assert stretch is not None  # ZooKeeper's history held
-    stretch = carried_on(stretch, bundle)
     first = F.col("whys")[0]
     # (a silent leader's stretch whose leadership moved before its expiry never went offline: not told)
     went_offline = _offline(

@@ -14,7 +14,6 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from workbench.kafka.znodes import STATE_PATH
-from workbench.model.service import outages
 from workbench.model.views import views
 
 if TYPE_CHECKING:
@@ -31,6 +30,7 @@ def offline_at_gap(bundle: Bundle) -> DataFrame | None:
     began (`pre_` + BEFORE), whose state the gap did not write; None where there is nothing to carry (no
     gap over a tree not known, no state carried, or none offline then)."""
     from workbench.frames import Until
+    from workbench.model.service import outages  # (whose outages carry on what this returns)
 
     v = views(bundle)
     gap = v.resumed_after

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from workbench.model.across_gap import carried_on
 from workbench.model.history.brokers import silent_windows, taken_back
 from workbench.model.partition_history import ORDER, count, recounted, stretches
 from workbench.model.partition_log import logged_changes
@@ -48,7 +49,8 @@ def served(bundle: Bundle) -> DataFrame | None:
 
 def outages(bundle: Bundle) -> DataFrame | None:
     """Each stretch nobody served a partition (`unserved` of `served` to the capture; where ZooKeeper's
-    history is absent, of the controller's lines, `partition_log.logged_changes`), with `ended_from`, the
+    history is absent, of the controller's lines, `partition_log.logged_changes`), carried on from before
+    the gap the history read resumes after (`across_gap.carried_on`: `across`), with `ended_from`, the
     start (czxid) of the registration the leader that ended it held as it was elected (null: still, or
     not found): made once per bundle and kept, the one outage model the leaderless analysis and, with
     ZooKeeper's history, the report's impact and its plot read; None with neither ZooKeeper's history nor
@@ -67,7 +69,7 @@ def outages(bundle: Bundle) -> DataFrame | None:
     )
 
     def made() -> DataFrame:
-        stretch = unserved(rows, captured)
+        stretch = carried_on(unserved(rows, captured), bundle)
         held = (
             (F.col("r_broker") == F.col("ended_leader"))
             & (F.col("ended_from") < F.col("ended_zxid"))
