@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 
 import workbench
 from workbench.frames import Bundle, WithoutZooKeeper, open_bundle
+from workbench.model.service import outages
 from workbench.model.state import ClusterState, diff
 
 SAMPLES = samples()
@@ -180,6 +181,33 @@ def test_the_lines_rebuild_every_partitions_leader_epoch_and_isr_at_the_capture(
     assert differ.count() == 0, differ.collect()[:3]
     gone = state.partitions.join(exact, ["topic", "partition"], "left_anti")  # a deleted topic's, say
     assert gone.count() == 0, gone.collect()[:3]
+
+
+@pytest.mark.parametrize("name", ["topicid-mismatch-2.8", "healthy-3.6"])
+def test_from_the_lines_a_moments_counts_are_the_outages_going_on(
+    sample: Callable[[str], Bundle], name: str
+) -> None:
+    """Without ZooKeeper, a moment's offline and without-an-acting-leader counts are the outages the
+    leaderless findings read (`service.outages` of the controller's lines) going on then: the refused
+    leaders of topicid-mismatch-2.8 among them, none at all in healthy-3.6; under-replicated is not known
+    without the assignments."""
+    alone = WithoutZooKeeper(sample(name))
+    stretch = outages(alone)
+    assert stretch is not None
+    rows = stretch.select("began", "ended", "count").orderBy("began").collect()
+    spans = [(r.began, r.ended) for r in rows]
+    ms = timedelta(milliseconds=1)
+    firsts = {r["count"]: r.began + ms for r in reversed(rows) if r.ended is None or r.ended > r.began + ms}
+    moments = list(firsts.values())  # the first outage of each kind, a millisecond in
+    moments.append(_at(_truth(name)["captured_ms"]).replace(tzinfo=None))  # naive UTC, as Spark's rows
+    counted = []
+    for t in moments:
+        got = workbench.state_at(alone, t.replace(tzinfo=timezone.utc)).summary()
+        going = sum(b <= t and (e is None or t < e) for b, e in spans)
+        assert (got["offline"] + got["no_acting_leader"], got["under_replicated"]) == (going, None), t
+        counted.append(got["no_acting_leader"])
+    assert any(counted) == (name == "topicid-mismatch-2.8")
+    assert bool(spans) == (name == "topicid-mismatch-2.8")
 
 
 @pytest.mark.parametrize("name", ["deletion-complete-3.6", "deletion-stuck-2.8"])

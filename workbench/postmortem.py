@@ -21,7 +21,7 @@ from workbench.analysis.causes import Group, grouped, lead
 from workbench.analysis.findings import Finding, bounds, duration, hex_col, readable_ref, tp_list
 from workbench.analysis.leaderless import nobody_serves, unserved_when_lines_end
 from workbench.kafka.behaviour import PRODUCER_DELIVERY_TIMEOUT_MS
-from workbench.model.service import elected_at_once, outages, served
+from workbench.model.service import elected_at_once, outages
 from workbench.model.timeline import in_order
 from workbench.model.views import views
 
@@ -80,8 +80,9 @@ class Impact:
 
 def impact(bundle: Bundle, result: Triage) -> Impact:
     lost = [f for f in result.findings if f.kind.startswith("data_loss.")]
-    # measured on ZooKeeper's history; from the lines alone, what the findings tell
-    stretches = outages(bundle) if served(bundle) is not None else None
+    # measured on ZooKeeper's history; from the lines alone, what the findings tell (issue 74: to measure
+    # the lines' outages too, with what the lines do not hold said)
+    stretches = outages(bundle) if views(bundle).partition_changes is not None else None
     if stretches is None:
         return unmeasured(result.findings, views(bundle).evidence.zk_state)
     out = Impact(True, lost=lost)

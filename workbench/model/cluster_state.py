@@ -42,15 +42,18 @@ class ClusterState:
     partitions: DataFrame  # PARTITION_COLUMNS
     reassignments: DataFrame  # topic, partition, replicas, adding, removing, target
     unknown: tuple[str, ...] = field(default=())
-    # Per partition, what it adds to the health counts at this moment (partition_history.counted_as),
-    # where ZooKeeper's history says: the counts then are the health series' own.
+    # Per partition, what it adds to the health counts at this moment (partition_history.counted_as), as
+    # the service timeline reads ZooKeeper's history (the counts then are the health series' own) or the
+    # controller's lines (the leaderless findings')
     counted: DataFrame | None = None
 
     def summary(self) -> dict[str, Any]:
         """The scalars and the partition counts a notebook or the CLI shows for one moment, counted as
         the health series counts them (as Kafka does: a deletion begun is not offline, nothing leaves the
-        under-replicated count); without ZooKeeper's history whether a leader acts is not known (None),
-        nor whether a queued topic's deletion had begun: its partitions are left out of offline."""
+        under-replicated count); without ZooKeeper's history and the controller's lines whether a leader
+        acts is not known (None), nor whether a queued topic's deletion had begun: its partitions are left
+        out of offline. Without the assignments, which partitions were under-replicated is not known
+        (None)."""
         counts = self.partitions.agg(F.count("*").alias("partitions")).collect()[0].asDict()
         if self.counted is not None:
             counts.update(
@@ -80,6 +83,8 @@ class ClusterState:
                 .collect()[0]
                 .asDict()
             )
+        if "assignments" in self.unknown:
+            counts["under_replicated"] = None
         return {
             "at": self.at,
             "exact": self.exact,

@@ -39,17 +39,22 @@ if TYPE_CHECKING:
 
 
 def served(bundle: Bundle) -> DataFrame | None:
-    """ZooKeeper's partition changes as `counted` reads them, made once per bundle and kept (the health
-    series, `state_at` and the plots read it); None without ZooKeeper's history."""
+    """The partitions' changes the service timeline is made of, made once per bundle and kept (the
+    outages, the health series, `state_at` and the plots read it): ZooKeeper's as `counted` reads them,
+    else, where its history is absent, the controller's lines' (`partition_log.logged_changes`, no leader
+    known to be silent); None with neither."""
     changes = views(bundle).partition_changes
-    if changes is None:
+    if changes is not None:
+        return views(bundle).memo("served", lambda: kept(counted(bundle, changes)))
+    if not views(bundle).evidence.with_logs:
         return None
-    return views(bundle).memo("served", lambda: kept(counted(bundle, changes)))
+    silent = F.lit(None).cast("string").alias("silent")
+    return views(bundle).memo("served", lambda: kept(logged_changes(bundle).select("*", silent)))
 
 
 def outages(bundle: Bundle) -> DataFrame | None:
-    """Each stretch nobody served a partition (`unserved` of `served` to the capture; where ZooKeeper's
-    history is absent, of the controller's lines, `partition_log.logged_changes`), carried on from before
+    """Each stretch nobody served a partition (`unserved` of `served` to the capture, from ZooKeeper's
+    history or the controller's lines), carried on from before
     the gap the history read resumes after (`across_gap.carried_on`: `across`), with `ended_from`, the
     start (czxid) of the registration the leader that ended it held as it was elected (null: still, or
     not found): made once per bundle and kept, the one outage model the leaderless analysis and, with
@@ -57,9 +62,7 @@ def outages(bundle: Bundle) -> DataFrame | None:
     the brokers' lines."""
     rows = served(bundle)
     if rows is None:
-        if not views(bundle).evidence.with_logs:
-            return None
-        rows = logged_changes(bundle).withColumn("silent", F.lit(None).cast("string"))
+        return None
     ms = views(bundle).as_of_ms
     captured = datetime.fromtimestamp(ms / 1000, tz=timezone.utc) if ms is not None else None
     regs = views(bundle).registrations.select(

@@ -27,6 +27,7 @@ from workbench.model.deletion_log import deleting
 from workbench.model.history import controllers
 from workbench.model.history.brokers import listed_live
 from workbench.model.history.partitions import printed_at
+from workbench.model.partition_history import ORDER
 from workbench.model.service import served
 from workbench.model.views import views
 from workbench.spark import kept
@@ -63,16 +64,16 @@ def state_at(bundle: Bundle, at: int | datetime | str | None = None) -> ClusterS
     return _from_logs(bundle, when, _shown(at))
 
 
-def _counted_at(changes: DataFrame, zxid: int, time: datetime | None) -> DataFrame:
+def _counted_at(changes: DataFrame, zxid: int | None, time: datetime | None) -> DataFrame:
     """topic, partition, counted_as: each partition's last change at or before `zxid` and `time` (a silent
-    leader's begins between txns, `service.served`)."""
-    upto = F.col("zxid") <= zxid
+    leader's begins between txns, `service.served`; a line's change has no zxid)."""
+    upto = F.lit(True) if zxid is None else F.col("zxid") <= zxid
     if time is not None:
         upto &= F.col("time") <= F.lit(time)
     return (
         changes.where(upto)
         .groupBy("topic", "partition")
-        .agg(F.max_by("counted_as", F.struct("zxid", "time")).alias("counted_as"))
+        .agg(F.max_by("counted_as", F.struct(*ORDER)).alias("counted_as"))
     )
 
 
@@ -195,9 +196,11 @@ def _from_logs(bundle: Bundle, when: datetime | None, at: str) -> ClusterState:
     """Rebuilt from the one history as the brokers' lines tell it up to `when` (None: all of them): the
     controller of the highest epoch elected (`controllers.controller_chain`: epochs order elections
     whatever the clocks say), the live brokers it last listed, the topics whose deletion started and
-    did not complete (`deletion_log.deleting`), and each partition's state as the lines print it
-    (`partitions.printed_at`). Assignments, topic ids and reassignments are not in the lines as state,
-    so they stay unknown."""
+    did not complete (`deletion_log.deleting`), each partition's state as the lines print it
+    (`partitions.printed_at`), and what each then adds to the counts as the service timeline reads the
+    controller's lines (`service.served`: offline and without an acting leader as the leaderless findings
+    count them). Assignments, topic ids and reassignments are not in the lines as state, so they stay
+    unknown, and with them which partitions were under-replicated."""
     until = None if when is None else when.astimezone(timezone.utc).replace(tzinfo=None)  # as Spark's rows
     elected = [
         e
@@ -212,6 +215,7 @@ def _from_logs(bundle: Bundle, when: datetime | None, at: str) -> ClusterState:
     pending = deleting(bundle).where(undone)
     markers = sorted({r.topic for r in pending.select("topic").distinct().collect()})
     printed = printed_at(bundle, when)
+    changes = served(bundle)  # what the controller's lines left each partition, as the outages read it
     return ClusterState(
         at=at,
         exact=False,
@@ -239,4 +243,5 @@ def _from_logs(bundle: Bundle, when: datetime | None, at: str) -> ClusterState:
             "target array<int>",
         ),
         unknown=("assignments", "topic ids", "reassignments"),
+        counted=None if changes is None else _counted_at(changes, None, when),
     )
