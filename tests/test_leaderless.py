@@ -15,6 +15,7 @@ from typing import Any
 
 from conftest import REPO
 from pyspark.sql import Row, SparkSession
+from pyspark.sql import functions as F
 
 from workbench.analysis.contract import NO_TXN
 from workbench.analysis.findings import TP, Coverage, Finding
@@ -22,12 +23,11 @@ from workbench.analysis.leaderless import Facts, NotActing, Offline, judge
 from workbench.analysis.leaderless_lines import (
     Down,
     Leaderless,
-    Refused,
     Succeeded,
     from_outages,
     kafka_counted,
 )
-from workbench.analysis.not_acting import moved_by, not_acting_finding
+from workbench.analysis.not_acting import moved_by, not_acting_finding, refusals
 from workbench.analysis.triage import Triage, triage
 from workbench.frames import Bundle, WithoutZooKeeper, open_bundle
 from workbench.model.channel import Quiet
@@ -36,8 +36,10 @@ from workbench.model.health import captured_at
 from workbench.model.history.counts import OfflineNow, OfflineThen
 from workbench.model.history.sessions import Expired
 from workbench.model.outage import Outage, _failed_sends
+from workbench.model.partition_history import counted_as
 from workbench.model.pauses import Paused
 from workbench.model.refs import Said
+from workbench.model.service import unserved
 from workbench.model.tenures import TenureEnd
 from workbench.together import answer
 
@@ -599,8 +601,8 @@ def outage(partition: int, count: str, **kw: Any) -> Row:
 def test_the_lines_outages_are_told_by_how_they_began() -> None:
     """`from_outages`: an outage the lines began offline is a `Leaderless` (its start unknown where no
     line tells it), ended by the line naming a leader, or by the refusal of the leader it named and the
-    next line naming one that led; one begun by a refusal is a `Refused`, with, where its refusing leader
-    went away, the offline stretch within it."""
+    next line naming one that led (those begun by a refusal are `NotActing` groups, as with ZooKeeper's
+    history)."""
     named = Row(time=AT.replace(second=35), ref="broker-2:logs/s.log:35", leader=3, leader_epoch=4,
                 isr=[3, 1], refused_by="broker-3:logs/s.log:7", refused_at=AT.replace(second=36))  # fmt: skip
     rows = [
@@ -608,12 +610,8 @@ def test_the_lines_outages_are_told_by_how_they_began() -> None:
         outage(1, "offline", began_ref=None, ended=None, ended_ref=None, ended_leader=None, ended_isr=None),
         outage(2, "offline", whys=["offline", "refused"], named=named, ended=AT.replace(minute=5),
                ended_ref="broker-2:logs/s.log:90", ended_leader=1),
-        outage(3, "no_acting_leader", whys=["refused", "offline"], leader=3, leader_epoch=4,
-               refused_by="broker-3:logs/s.log:8", refused_at=AT.replace(second=6),
-               off_began=AT.replace(second=20), ended_leader=-1),
     ]  # fmt: skip
-    logged, refused = from_outages(rows)
-    (elected, unknown, ran, went), (windows,) = logged, refused
+    elected, unknown, ran = from_outages(rows)
     assert elected == Leaderless(
         "orders", 0, AT.replace(second=5), "broker-2:logs/s.log:5", AT.replace(second=35),
         "broker-2:logs/s.log:35", 2, 3, alone=True,
@@ -626,78 +624,134 @@ def test_the_lines_outages_are_told_by_how_they_began() -> None:
         "broker-3:logs/s.log:7",
     )
     assert (ran.led_again, ran.led_again_ref) == (AT.replace(minute=5), "broker-2:logs/s.log:90")
-    assert windows == Refused("orders", 3, 3, 4, AT.replace(second=5), "broker-2:logs/s.log:5",
-                              AT.replace(second=6), "broker-3:logs/s.log:8", None, None, 2)  # fmt: skip
-    assert (went.partition, went.began, went.ended, went.lost) == (3, AT.replace(second=20), None, None)
-    assert from_outages([]) == ([], [])
+    assert from_outages([]) == []
 
 
-def refusal(partition: int, named: int, again: datetime | None = None) -> Refused:
+def test_from_the_lines_a_refusal_is_one_outage_until_a_broker_leads(spark: SparkSession) -> None:
+    """The one outage model over the controller's lines (`service.unserved`, then `not_acting.refusals`,
+    as triage asks them): broker 3 named leader of orders-0 refuses it, then broker 4 named after it
+    refuses too: one outage, grouped by its first naming line, until broker 2 leads; orders-0 going offline
+    after that is a new outage. Orders-1, named to broker 3 by another line, is a group of its own, still
+    unserved when the lines end."""
+
+    def line(p: int, second: int, leader: int, refused: str | None = None) -> tuple[Any, ...]:
+        at = AT.replace(second=second)
+        refused_at = at + timedelta(milliseconds=200) if refused else None
+        return ("orders", p, at, second * 2, f"broker-1:logs/s.log:{second}", leader, 7, [leader], refused,
+                refused_at)  # fmt: skip
+
+    rows = [
+        line(0, 10, 3, "broker-3:logs/s.log:10"),
+        line(0, 20, 4, "broker-4:logs/s.log:20"),
+        line(0, 30, 2),
+        line(0, 40, -1),
+        line(1, 12, 3, "broker-3:logs/s.log:12"),
+    ]
+    schema = (
+        "topic string, partition int, time timestamp, seq long, ref string, leader int, leader_epoch int, "
+        "isr array<int>, refused_by string, refused_at timestamp"
+    )
+    changes = spark.createDataFrame(rows, schema).select(
+        "*",
+        F.lit(None).cast("long").alias("zxid"),
+        F.lit(None).cast("array<int>").alias("replicas"),
+        F.lit(None).cast("array<int>").alias("adding"),
+        F.lit(False).alias("queued"),
+        F.lit(False).alias("deleting"),
+        (F.col("leader") >= 0).alias("registered"),
+        F.lit(None).cast("int").alias("min_isr"),
+        F.lit(None).cast("string").alias("silent"),
+    )
+    st = F.struct(F.lit(True).alias("present"), "leader", "isr")
+    asg = F.struct(F.lit(True).alias("present"), "replicas", "adding")
+    stretch = unserved(changes.withColumn("counted_as", counted_as(st, asg)), AT.replace(minute=5))
+    got = {(r.partition, r["count"], r.began_ref, r.ended_ref) for r in stretch.collect()}
+    assert got == {
+        (0, "no_acting_leader", "broker-1:logs/s.log:10", "broker-1:logs/s.log:30"),
+        (0, "offline", "broker-1:logs/s.log:40", None),
+        (1, "no_acting_leader", "broker-1:logs/s.log:12", None),
+    }
+    groups = answer(refusals(stretch.where(F.col("whys")[0] == "refused")))
+    assert [(g.began_ref, g.leader, g.tps, g.still, g.led_again, g.led_ref, g.short) for g in groups] == [
+        ("broker-1:logs/s.log:10", 3, [TP("orders", 0)], 0, 1, "broker-1:logs/s.log:30", None),
+        ("broker-1:logs/s.log:12", 3, [TP("orders", 1)], 1, 0, None, None),
+    ]
+    first, _ = groups
+    naive = AT.replace(tzinfo=None)  # as Spark hands timestamps back
+    assert (first.began_zxid, first.first_refused, first.last_led) == (
+        None,
+        naive.replace(second=10, microsecond=200_000),
+        naive.replace(second=30),
+    )
+    assert first.refs == ["broker-3:logs/s.log:10", "broker-4:logs/s.log:20"]
+
+
+def refusal(partition: int, named: int, again: datetime | None = None) -> NotActing:
     """Broker 3, named leader of payments `partition` by the controller's line at second `named`, refused
-    it a second later."""
-    return Refused(
-        "payments",
-        partition,
+    it a second later (no ZooKeeper history: the group is named by the line, its replicas unknown)."""
+    return NotActing(
         3,
-        7,
+        None,
+        1,
+        [TP("payments", partition)],
+        0,
+        0 if again else 1,
         AT.replace(second=named),
-        f"broker-1:logs/state-change.log:{named}",
-        AT.replace(second=named + 1),
-        f"broker-3:logs/state-change.log:{named}",
-        again,
-        "broker-2:logs/state-change.log:9" if again else None,
-        2,
+        7,
+        None,
+        [f"broker-3:logs/state-change.log:{named}"],
+        short=None,
+        began_ref=f"broker-1:logs/state-change.log:{named}",
+        first_refused=AT.replace(second=named + 1),
+        led_again=1 if again else 0,
+        last_led=again,
+        led_ref="broker-2:logs/state-change.log:9" if again else None,
+        unled=[] if again else [TP("payments", partition)],
     )
 
 
 def test_from_the_lines_a_leader_that_refused_leaves_nobody_serving() -> None:
     """A preferred election names broker 3, which refuses two partitions: one critical outage per line of
-    the controller's naming it (per txn with ZooKeeper's history); one is led again after 5 min. Broker 3
-    then goes away: the partition it left offline is the same outage (not an offline finding of its
-    own), while another partition broker 3 led is told offline."""
+    the controller's naming it (per txn with ZooKeeper's history), worded as that finding is; one is led
+    again after 5 min. The one still unserved then went offline too (its refusing leader went away): the
+    same outage, said in it."""
     later = AT.replace(minute=5)
-    windows = [refusal(0, 10), replace(refusal(1, 10, again=later), named_ref="broker-1:logs/s.log:11")]
-    went = stretch(0, 40, None, lost=3)  # within the refusal's outage: no leader since
-    other = stretch(2, 40, 45, lost=3)  # broker 3 led it: offline for 5 s
-    facts = Facts(False, logged=[went, other], refused=windows, ends=AT.replace(minute=59))
-    still, led, offline = sorted(judge(facts, checked()), key=lambda f: (f.kind, -f.subject["still"]))
-    # bounded: the one still at least until the evidence ends, the other until it was led again
+    windows = [replace(refusal(0, 10), then_offline=1), refusal(1, 11, again=later)]
+    facts = Facts(False, not_acting=windows, ends=AT.replace(minute=59), lines_end=AT.replace(minute=50))
+    still, led = sorted(judge(facts, checked()), key=lambda f: -f.subject["still"])
+    # bounded: the one still from the lines' end to the evidence's, the other until it was led again
     assert [(f.kind, f.severity.name, f.subject) for f in (still, led)] == [
         (
             "partition.no_acting_leader",
             "CRITICAL",
-            {
-                "partitions": 1,
-                "broker": 3,
-                "still": s,
-                "began": "2024-03-12T09:00:10Z",
-                "outage_ms": [ms] * 2,
-            },
-        )
-        for s, ms in ((1, (59 * 60 - 10) * 1000), (0, (5 * 60 - 10) * 1000))
-    ]
-    assert "the controller named broker 3 their leader (leader epoch 7), but broker 3 refused" in (
-        still.summary
+            {"partitions": 1, "broker": 3, "still": 1, "began": "2024-03-12T09:00:10Z",
+             "lines_end": "2024-03-12T09:50:00Z",
+             "outage_ms": [(50 * 60 - 10) * 1000, (59 * 60 - 10) * 1000]},
+        ),
+        (
+            "partition.no_acting_leader",
+            "CRITICAL",
+            {"partitions": 1, "broker": 3, "still": 0, "began": "2024-03-12T09:00:11Z",
+             "outage_ms": [(5 * 60 - 11) * 1000] * 2},
+        ),
+    ]  # fmt: skip
+    assert still.summary.startswith(
+        "1 partition(s) (payments 0) had no acting leader for 49.8 to 58.8 min: from 2024-03-12 09:00:10 "
+        "(the controller's clock) the controller named broker 3 their leader (leader epoch 7) but broker 3 "
+        "refused the LeaderAndIsr (INCONSISTENT_TOPIC_ID: its log holds another topic id; first at "
+        "09:00:11, its clock) and kept its old role, so nobody served them; no broker's line says it has "
+        "led them since (the lines end 2024-03-12 09:50:00, the capture 09:59:00)."
     )
-    assert "all of them then went offline too (no live leader), in the same outage" in still.summary
-    assert "1 were led again, the last after about 5 min" in led.summary and "offline" not in led.summary
+    assert "OfflinePartitionsCount shows them healthy while nobody serves them" in still.summary
+    assert "kafka-topics" not in still.summary  # the lines do not hold the replicas: whose ISR is short
+    assert "All of them then went offline too (no live leader)" in still.summary
+    assert "had no acting leader for up to 5 min: from 2024-03-12 09:00:11" in led.summary
+    assert "offline" not in led.summary.split("OfflinePartitionsCount")[0]
     assert led.evidence == (
-        "broker-1:logs/s.log:11",
-        "broker-3:logs/state-change.log:10",
+        "broker-1:logs/state-change.log:11",
         "broker-2:logs/state-change.log:9",
+        "broker-3:logs/state-change.log:11",
     )
-    assert offline.kind == "partition.offline" and offline.subject["partitions"] == 1
-    assert "payments 2" in offline.summary and "payments 0" not in offline.summary
-    # after the partition was led again, going offline is a new outage; without refusals, none
-    after = stretch(1, 0, None, lost=3)
-    after = replace(after, began=later.replace(minute=6))
-    found = judge(Facts(False, logged=[after], refused=windows[1:]), checked())
-    assert sorted(f.kind for f in found) == ["partition.no_acting_leader", "partition.offline"]
-    assert [f.kind for f in judge(Facts(False, logged=[went]), checked())] == ["partition.offline"]
-    # its leadership moved on to broker 4, which refuses too: the same outage, not a second one
-    moved = replace(refusal(0, 30), leader=4, refused_ref="broker-4:logs/state-change.log:30")
-    (one,) = judge(Facts(False, refused=[windows[0], moved]), checked())
-    assert one.subject["broker"] == 3 and one.subject["partitions"] == 1
 
 
 def test_a_leader_that_stood_still_in_its_session_left_its_partitions_without_one() -> None:

@@ -10,9 +10,10 @@ broker did no leader's work from its last sign of life, while ZooKeeper kept its
 timeout. The finding bounds that outage the way a controller failover's is bounded (`outage.outages`:
 its last log line and last write, and the session timeout), up to the new leader's election. An outage
 going on where the history stops at a gap and where it resumes is one where the gap cannot have ended it
-(`model.across_gap`). Without ZooKeeper's history, what the controller's lines show over time is worded
-in `leaderless_lines.py`, and what one moment shows (ZooKeeper's tree at the capture, a paste) in
-`leaderless_moment.py`; a leader that stood still, with or without it, in `paused.py`.
+(`model.across_gap`). A leader that refused is worded in `not_acting.py`, with or without ZooKeeper's
+history; without it, what else the controller's lines show over time in `leaderless_lines.py`, and what
+one moment shows (ZooKeeper's tree at the capture, a paste) in `leaderless_moment.py`; a leader that
+stood still, with or without it, in `paused.py`.
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ from workbench.analysis.leaderless_lines import (
     STOPPED,
     Down,
     Leaderless,
-    Refused,
     Succeeded,
     from_outages,
     kafka_counted,
@@ -48,11 +48,9 @@ from workbench.analysis.leaderless_lines import (
 )
 from workbench.analysis.leaderless_moment import at_capture, pasted
 from workbench.analysis.not_acting import (
-    Moved,
     NotActing,
     moved_by,
     not_acting_finding,
-    preferred_elections,
     refusals,
 )
 from workbench.analysis.paused import paused_finding
@@ -106,10 +104,11 @@ class Offline:
 
 @dataclass
 class Facts:
-    """What the leaderless analysis judges: without ZooKeeper's history (`history` False) what a pasted
-    describe shows; with it the offline groups, the outage of each group whose leader went silent
-    (began_zxid -> (outage, how its session ended)), the groups without an acting leader, and how the
-    history read is said."""
+    """What the leaderless analysis judges: the groups without an acting leader (`not_acting`, named by a
+    txn or, without ZooKeeper's history, by the controller's line); without that history (`history`
+    False) what a pasted describe shows and what the lines and the tree tell below; with it the offline
+    groups, the outage of each group whose leader went silent (began_zxid -> (outage, how its session
+    ended)), and how the history read is said."""
 
     history: bool
     pasted: Shown | None = None
@@ -119,17 +118,15 @@ class Facts:
     history_read: str = ""
     # without ZooKeeper's history: the outages of the controller's lines (`service.outages`) that began
     # without a leader (the first SHOWN), how many there are, when the evidence ends, and whether txn
-    # logs were held but none could be read
+    # logs were held but none could be read (those begun by a leader that refused are `not_acting`, as
+    # with it)
     logged: list[Leaderless] = field(default_factory=list)
     logged_total: int = 0
-    refused: list[Refused] = field(default_factory=list)  # those begun by a leader named that refused
-    refused_total: int = 0
     ends: datetime | None = None
     unread: bool = False
     lacking: list[str] = field(default_factory=list)  # the controller's journal, where absent
     quiet: dict[tuple[int, datetime], Quiet] = field(default_factory=dict)  # (lost leader, start) -> signs
     paused: list[Paused] = field(default_factory=list)  # leaders that stood still and ran on in their session
-    moved: dict[str, Moved] = field(default_factory=dict)  # a refusal's naming line -> the election before it
     gap: str = ""  # the txns missing in the gap the history read resumes after ('0x7a-0x7c')
     # the controllers whose tenure the lines end, where a stretch's start is not in them: its leader lost
     # may be one of them, gone from its last sign of life
@@ -151,12 +148,17 @@ class Facts:
 def facts(bundle: Bundle) -> Facts:
     stretch = outages(bundle)
     v = views(bundle)
+    first = F.col("whys")[0]
+    # one outage per stretch nobody served a partition (`service.outages`), told by how it began: gone
+    # offline (or its leader silent until its session's expiry took it offline), or refused by the leader
+    # ZooKeeper or the controller's line names; a pause its session survived is told apart (`paused_finding`)
+    refused_first = refusals(stretch.where(first == "refused")) if stretch is not None else given([])
     if v.partition_changes is None:  # the outages the controller's lines tell (`logged_changes`), if any
         told = _told(stretch)
         shown, lives, now = offline_facts(bundle), _down(bundle), offline_at_capture(bundle)
         last = Ask(bundle.log_events.agg(F.max("ts").alias("t")), lambda rs: rs[0].t if rs else None)
-        got = together(told, shown, lives, now, last)
-        logged, total, refused, refused_total = got[told]
+        got = together(told, refused_first, shown, lives, now, last)
+        (logged, total), refused = got[told], got[refused_first]
         ends = v.span[1] if (logged or refused) and v.span is not None else None
         absent = lacking(v.evidence, "state-change", "the controller's partition states")
         starts = [(x.lost, x.began or x.ended) for x in logged if x.lost is not None]
@@ -164,22 +166,16 @@ def facts(bundle: Bundle) -> Facts:
         stood = _not_moved(paused(bundle, {}, taken_back=True), logged)
         succeeded = _succeeded(bundle) if any(x.began is None for x in logged) else []
         unended = sorted({TP(x.topic, x.partition) for x in logged if x.ended is None and x.refused is None})
-        return Facts(False, got[shown], logged=logged, logged_total=total, refused=refused,
-                     refused_total=refused_total, ends=ends, unread=v.evidence.zk_history, lacking=absent,
-                     quiet=quiet, paused=stood, moved=_moved(bundle, refused),
-                     succeeded=succeeded, down=got[lives],
+        return Facts(False, got[shown], not_acting=moved_by(bundle, refused), logged=logged,
+                     logged_total=total, ends=ends, unread=v.evidence.zk_history, lacking=absent,
+                     quiet=quiet, paused=stood, succeeded=succeeded, down=got[lives],
                      lost=controllers.sessions_lost(bundle), now=got[now],
                      led_now=led_in_tree(bundle, unended), lines_end=got[last])  # fmt: skip
-    # one outage per stretch nobody served a partition (`service.outages`), told by how it began: gone
-    # offline (or its leader silent until its session's expiry took it offline), or refused by a leader
-    # ZooKeeper names; a pause its session survived is told apart (`paused_finding`)
     assert stretch is not None  # ZooKeeper's history held
-    first = F.col("whys")[0]
     # (a silent leader's stretch whose leadership moved before its expiry never went offline: not told)
     went_offline = _offline(
         stretch.where(first.isin("offline", SILENT) & F.col("off_zxid").isNotNull()), v, captured_at(bundle)
     )
-    refused_first = refusals(stretch.where(first == "refused"))
     got = together(went_offline, refused_first)
     offline = got[went_offline]
     # a leader that went silent: its outage from its last sign of life (an episode that ran on into a
@@ -193,25 +189,19 @@ def facts(bundle: Bundle) -> Facts:
     return Facts(True, None, offline, silent, not_acting, v.history_read, paused=stood, gap=gap)
 
 
-def _told(stretch: DataFrame | None) -> Ask[tuple[list[Leaderless], int, list[Refused], int]]:
-    """The first SHOWN outages of each kind (by start) and how many there are, as the lines' findings tell
-    them (`from_outages`)."""
+def _told(stretch: DataFrame | None) -> Ask[tuple[list[Leaderless], int]]:
+    """The first SHOWN outages that began without a leader (by start) and how many there are, as the
+    lines' findings tell them (`from_outages`)."""
     if stretch is None:
-        return given(([], 0, [], 0))
-    by_kind = Window.partitionBy("count")
+        return given(([], 0))
+    offline = stretch.where(F.col("count") == "offline")
     rows = (
-        stretch.withColumn("n", F.count("*").over(by_kind))
-        .withColumn("k", F.row_number().over(by_kind.orderBy("began", "began_ref", "topic", "partition")))
+        offline.withColumn("n", F.count("*").over(Window.partitionBy()))
+        .withColumn("k", F.row_number().over(Window.orderBy("began", "began_ref", "topic", "partition")))
         .where(F.col("k") <= SHOWN)
         .orderBy("began", "topic", "partition")
     )
-
-    def read(rs: list[Row]) -> tuple[list[Leaderless], int, list[Refused], int]:
-        logged, refused = from_outages(rs)
-        n = {r["count"]: r.n for r in rs}
-        return logged, n.get("offline", 0), refused, n.get("no_acting_leader", 0)
-
-    return Ask(rows, read)
+    return Ask(rows, lambda rs: (from_outages(rs), rs[0].n if rs else 0))
 
 
 def _down(bundle: Bundle) -> Ask[dict[int, list[Down]]]:
@@ -255,26 +245,18 @@ def _not_moved(stood: list[Paused], logged: list[Leaderless]) -> list[Paused]:
     return out
 
 
-def _moved(bundle: Bundle, refused: list[Refused]) -> dict[str, Moved]:
-    """The preferred election before each controller's line naming a leader that refused, on the
-    controller's clock (its own lines)."""
-    lines = sorted({r.named_ref for r in refused})
-    key = {ref: i for i, ref in enumerate(lines)}
-    wanted = [(key[r.named_ref], TP(r.topic, r.partition), r.named) for r in refused]
-    return {lines[i]: m for i, m in preferred_elections(bundle, wanted, on_zk_clock=False).items()}
-
-
 def judge(f: Facts, coverage: Coverage) -> list[Finding]:
-    """Offline episodes (grouped by the txn that took their leader), windows without an acting leader
-    (grouped by the refusing broker and the txn that named it), and leaders that stood still in their
-    session."""
+    """Offline episodes (grouped by the txn that took their leader, or as the lines tell them), windows
+    without an acting leader (grouped by the refusing broker and what named it, either way), and leaders
+    that stood still in their session."""
     if not f.history:
         if f.unread:
             coverage.add("leaderless", [NO_TXN])
         coverage.add("leaderless", f.lacking)
         found = pasted(f.pasted, coverage, "leaderless") + logged(f, coverage) + at_capture(f, coverage)
     else:
-        found = [_offline_finding(g, f) for g in f.offline] + [not_acting_finding(g) for g in f.not_acting]
+        found = [_offline_finding(g, f) for g in f.offline]
+    found += [not_acting_finding(g, f.ends, f.lines_end) for g in f.not_acting]
     return found + [x for x in map(paused_finding, f.paused) if x is not None]
 
 
@@ -397,6 +379,7 @@ def _offline(ep: DataFrame, v: ClusterViews, captured: Any) -> Ask[list[Offline]
         F.col("off_zxid").alias("began_zxid"),
         began.alias("began"),
         "ended_zxid",
+        "ended",
         F.coalesce(F.col("off_ms"), F.unix_millis(ended) - F.unix_millis(began)).alias("lasted_ms"),
         F.col("off_leader").alias("leader"),
         F.col("off_registered").alias("registered"),

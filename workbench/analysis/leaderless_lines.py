@@ -1,9 +1,10 @@
-"""partition.offline and partition.no_acting_leader where ZooKeeper's history is absent (the leaderless
-analysis's other half), over time: the outages of the one service timeline (`service.outages`) made of the
-controller's lines, each told by how it began: the lines left a partition without a leader (each bounded
-where the controller could not reach the leader lost: `model.channel.went_quiet`; those ZooKeeper's tree
-at the capture shows led again are not still unserved) or named a leader that refused it. What one moment
-shows is in `leaderless_moment.py`. Plain Python over the facts `leaderless.facts` collects."""
+"""partition.offline where ZooKeeper's history is absent (the leaderless analysis's other half), over
+time: the outages of the one service timeline (`service.outages`) made of the controller's lines that
+began when they left a partition without a leader (each bounded where the controller could not reach the
+leader lost: `model.channel.went_quiet`; those ZooKeeper's tree at the capture shows led again are not
+still unserved). Those begun by a leader named that refused are `not_acting.py`'s, whichever source
+names it; what one moment shows is in `leaderless_moment.py`. Plain Python over the facts
+`leaderless.facts` collects."""
 
 from __future__ import annotations
 
@@ -29,7 +30,6 @@ from workbench.model.tenures import TenureEnd, logged_outage
 
 if TYPE_CHECKING:
     from workbench.analysis.leaderless import Facts
-    from workbench.analysis.not_acting import Moved
 
 SHOWN = 500  # stretches without a leader read from the logs at most; coverage counts any beyond
 
@@ -74,44 +74,14 @@ class Leaderless:
     alone: bool | None = None
 
 
-@dataclass(frozen=True)
-class Refused:
-    """An outage the controller's lines began by naming a leader for a partition that had one (one coming
-    back from offline is `Leaderless`'s) that refused the LeaderAndIsr (`acting.mark`): nobody served the
-    partition from the controller's line (its clock) until its next line naming a leader that did not
-    refuse (`led_again`; None: not before the lines end). `lost`: the leader named before (None: no line
-    named one)."""
-
-    topic: str
-    partition: int
-    leader: int
-    leader_epoch: int | None
-    named: datetime
-    named_ref: str
-    refused: datetime
-    refused_ref: str
-    led_again: datetime | None
-    led_again_ref: str | None
-    lost: int | None
-
-
-def from_outages(rows: list[Any]) -> tuple[list[Leaderless], list[Refused]]:
-    """The outages `service.outages` makes of the controller's lines (its rows), as the lines' findings
-    tell them: by how each began. One that began refused and then went offline too (its refusing leader
-    went away) has a `Leaderless` within its window, so that its finding says so (`logged`)."""
+def from_outages(rows: list[Any]) -> list[Leaderless]:
+    """The outages `service.outages` makes of the controller's lines that began without a leader (its
+    rows), as the lines' findings tell them; those begun by a leader that refused are `NotActing` groups
+    (`not_acting.refusals`), as with ZooKeeper's history."""
     logged: list[Leaderless] = []
-    refused: list[Refused] = []
     for r in rows:
         led = r.ended_leader is not None and r.ended_leader >= 0
         end: tuple[datetime | None, str | None] = (r.ended, r.ended_ref) if led else (None, None)
-        if r["count"] == "no_acting_leader":  # (a Row's `count` is tuple's)
-            refused.append(
-                Refused(r.topic, r.partition, r.leader, r.leader_epoch, r.began, r.began_ref, r.refused_at,
-                        r.refused_by, *end, r.before)
-            )  # fmt: skip
-            if "offline" in r.whys and r.off_began is not None:  # its refusing leader went away
-                logged.append(Leaderless(r.topic, r.partition, r.off_began, None, *end, None))
-            continue
         n = r.named
         if n is None or n.refused_by is None:  # the line naming a leader ended it
             isr, leader = r.ended_isr, r.ended_leader if end[0] is not None else None
@@ -123,7 +93,7 @@ def from_outages(rows: list[Any]) -> tuple[list[Leaderless], list[Refused]]:
         began = r.began if r.began_ref else None
         logged.append(Leaderless(r.topic, r.partition, began, r.began_ref, n.time, n.ref, r.before, n.leader,
                                  n.refused_at, n.refused_by, *end, alone))  # fmt: skip
-    return logged, refused
+    return logged
 
 
 class Down(NamedTuple):
@@ -153,10 +123,6 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
     replica is left); the rest are grouped by the election that ended them."""
     groups: dict[tuple[datetime, int], list[Leaderless]] = {}
     unseen: dict[tuple[datetime, int], list[Leaderless]] = {}
-    # nobody served them from a refusal to its end: a partition going offline within is the same outage
-    windows: list[Window] = [(r.topic, r.partition, r.named, r.led_again) for r in f.refused]
-    windows += [(x.topic, x.partition, x.began or x.ended, x.led_again) for x in f.logged if x.refused]
-    inside = {id(x) for x in f.logged if _within(x, windows)}
     for x in f.logged:
         at = x.began or x.ended
         assert at is not None
@@ -167,11 +133,11 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
         lost = None if lost_id < 0 else lost_id
         at_once = unseen.get((at, lost_id), []) if (at, lost_id) in groups else []
         # the leader elected refused them; those within a refusal's outage are its own (`refused`)
-        ran = [x for x in xs + at_once if x.refused is not None and id(x) not in inside]
+        ran = [x for x in xs + at_once if x.refused is not None]
         if ran:
             out.append(_ran_on(ran, at, lost, f))
         opening = min(xs, key=lambda x: (x.began or at, x.began_ref or ""))  # the group's first line
-        xs, at_once = [[x for x in g if x.refused is None and id(x) not in inside] for g in (xs, at_once)]
+        xs, at_once = [[x for x in g if x.refused is None] for g in (xs, at_once)]
         if not xs and not at_once:
             continue
         who = f" (their leader before was broker {lost})" if lost is not None else ""
@@ -214,17 +180,17 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
             text += f"; {'it' if len(xs) == 1 else len(ended)} got a leader again"
             text += f"{'' if len(xs) == 1 else ', the last'} after {duration(longest)}"
         if still:
-            _still_when(subject, f.lines_end)
+            still_when(subject, f.lines_end)
             led_now = _led_now(xs, f, subject)
             which = "them" if still == len(xs) else f"{still} of them"
             text += f"; no later line of the controller's names a leader for {which}"
-            text += f"{_lines_end(f.lines_end, f.ends)}{led_now}{_offline_now(xs, f)}"
+            text += f"{lines_ended(f.lines_end, f.ends)}{led_now}{_offline_now(xs, f)}"
         text += said + ". No client could produce to or consume from them meanwhile."
         if "outage_ms" in subject:
             elected = f"at {at + timedelta(milliseconds=longest):%H:%M:%S} (the controller's clock)"
             text += kafka_counted(elected, len(at_once), len(ended))
         # still without a live leader in ZooKeeper's tree at the capture: to the capture, not the lines' end
-        _bounded(subject, at, longest, still, f.ends, None if _offline_now(xs, f) else f.lines_end)
+        bounded(subject, at, longest, still, f.ends, None if _offline_now(xs, f) else f.lines_end)
         refs = (first.began_ref or "", *sorted({x.ended_ref for x in ended if x.ended_ref})[:2], *silent)
         severity = CRITICAL if subject["still"] else WARNING
         out.append(Finding("partition.offline", severity, subject, text, tuple(refs)))
@@ -233,98 +199,6 @@ def logged(f: Facts, coverage: Coverage) -> list[Finding]:
         coverage.add(
             "leaderless", [f"{more} more stretches without a leader in the controller's lines, not read"]
         )
-    if f.refused_total > len(f.refused):
-        more = f.refused_total - len(f.refused)
-        coverage.add("leaderless", [f"{more} more leaders that refused in the lines, not read"])
-    went = {(x.topic, x.partition) for x in f.logged if id(x) in inside}
-    # a leadership moved from one refusing broker to another: the outage under way runs on
-    begun = [r for r in f.refused if not _began_in(r.topic, r.partition, r.named, windows)]
-    return out + refused(begun, went, f.ends, f.moved, f.lines_end)
-
-
-Window = tuple[str, int, datetime | None, datetime | None]  # a partition nobody served, from, until
-
-
-def _within(x: Leaderless, windows: list[Window]) -> bool:
-    """Whether a stretch without a leader began (or, its start not logged, ended) after a refusal and
-    before the partition was led again (its refusing leader went away): the outage the refusal began runs
-    on."""
-    at = x.began or x.ended
-    return at is not None and _began_in(x.topic, x.partition, at, windows)
-
-
-def _began_in(topic: str, partition: int, at: datetime, windows: list[Window]) -> bool:
-    """Whether `at` falls after the start of one of the partition's windows nobody served it, before its
-    end."""
-    return any(
-        (t, p) == (topic, partition) and start is not None and start < at and (end is None or at < end)
-        for t, p, start, end in windows
-    )
-
-
-def refused(
-    windows: list[Refused],
-    went: set[tuple[str, int]],
-    ends: datetime | None,
-    moved: dict[str, Moved] | None = None,
-    lines_end: datetime | None = None,
-) -> list[Finding]:
-    """partition.no_acting_leader from the lines: the partitions whose leader the controller named refused
-    the LeaderAndIsr, one finding per line of the controller's naming it (as with ZooKeeper's history, one
-    per txn: the controller writes each partition's state in its own). The refusing broker
-    keeps its old role (`refused_leader_and_isr_keeps_role`) and the controller does not act on the error
-    (`controller_acts_only_on_storage_errors`): nobody serves them until a broker logs leading them. Those
-    whose refusing leader then went away (`went`: offline too) are the same outage; `moved`: the
-    preferred election before a naming line, by its ref; `lines_end`: the brokers' last line."""
-    groups: dict[tuple[datetime, str, int], list[Refused]] = {}
-    for r in windows:
-        groups.setdefault((r.named, r.named_ref, r.leader), []).append(r)
-    out = []
-    for (named, named_ref, leader), xs in sorted(groups.items(), key=lambda g: g[0]):
-        at = named.replace(microsecond=0)
-        by = (moved or {}).get(named_ref)
-        again = [x for x in xs if x.led_again is not None]
-        still = len(xs) - len(again)
-        took = 0
-        epochs = sorted({x.leader_epoch for x in xs if x.leader_epoch is not None})
-        first = min(xs, key=lambda x: (x.refused, x.refused_ref))
-        text = (
-            f"{len(xs)} partition(s) ({tp_list(xs)}) had no acting leader from {at:%Y-%m-%d %H:%M:%S} "
-            f"(the controller's clock): the controller named broker {leader} their leader"
-            f"{f' (leader epoch {epochs[0]})' if len(epochs) == 1 else ''}{by.by() if by else ','} but "
-            f"broker {leader} refused the LeaderAndIsr (INCONSISTENT_TOPIC_ID: its log holds another topic "
-            f"id; first at {first.refused:%H:%M:%S}, its clock) and kept its old role, so nobody served them"
-        )
-        if again:
-            last = max(again, key=lambda x: x.led_again or at)
-            assert last.led_again is not None
-            took = round((last.led_again - at).total_seconds() * 1000)
-            text += f"; {len(again)} were led again, the last after about {duration(took)} (the brokers' "
-            text += "clocks)"
-        if still:
-            which = "them" if still == len(xs) else f"{still} of them"
-            text += f"; no broker's line says it has led {which} since{_lines_end(lines_end, ends)}"
-        offline = sum((x.topic, x.partition) in went for x in xs)
-        if offline:
-            some = "all of them" if offline == len(xs) else f"{offline} of them"
-            text += f"; {some} then went offline too (no live leader), in the same outage"
-        text += f".{by.detail() if by else ''} The controller does not act on that error, so "
-        text += "OfflinePartitionsCount and the leaders' UnderReplicatedPartitions show nothing while nobody "
-        text += "serves them."
-        subject: dict[str, Any] = {"partitions": len(xs), "broker": leader, "still": still}
-        subject["began"] = moment(at)
-        if still:
-            _still_when(subject, lines_end)
-        _bounded(subject, at, took, still, ends, lines_end)
-        if by:
-            subject["trigger"] = by.trigger or "preferred"
-        refs = (
-            min(x.named_ref for x in xs),
-            *([by.ref] if by else []),
-            first.refused_ref,
-            *sorted({x.led_again_ref for x in again if x.led_again_ref})[:1],
-        )
-        out.append(Finding("partition.no_acting_leader", CRITICAL, subject, text, refs))
     return out
 
 
@@ -340,7 +214,7 @@ def _ran_on(ran: list[Leaderless], at: datetime, lost: int | None, f: Facts) -> 
     subject: dict[str, Any] = {"partitions": len(ran), "broker": lost, "still": still, "refused_by": by}
     subject["began"] = moment(at) if known else "unknown"
     if still:
-        _still_when(subject, f.lines_end)
+        still_when(subject, f.lines_end)
     first = min(ran, key=lambda x: (x.refused or at, x.refused_ref or ""))
     since = f"from {at:%Y-%m-%d %H:%M:%S}" if known else f"from before {at:%Y-%m-%d %H:%M:%S}, when"
     since += " (the controller's clock)" if known else " the controller elected one from OfflinePartition"
@@ -358,10 +232,10 @@ def _ran_on(ran: list[Leaderless], at: datetime, lost: int | None, f: Facts) -> 
         text += f"; {len(again)} were led again, the last after about {duration(took)} (the brokers' clocks)"
     if still:
         which = "them" if still == len(ran) else f"{still} of them"
-        text += f"; no broker's line says it has led {which} since{_lines_end(f.lines_end, f.ends)}"
+        text += f"; no broker's line says it has led {which} since{lines_ended(f.lines_end, f.ends)}"
     text += ". No client could produce to or consume from them meanwhile."
     # from the election that ended it, where its start is unknown
-    _bounded(subject, at, took, still, f.ends, f.lines_end)
+    bounded(subject, at, took, still, f.ends, f.lines_end)
     began = min((x for x in ran if x.began_ref), key=lambda x: x.began or at, default=None)
     refs = (
         *([began.began_ref] if began and began.began_ref else []),
@@ -372,7 +246,7 @@ def _ran_on(ran: list[Leaderless], at: datetime, lost: int | None, f: Facts) -> 
     return Finding("partition.offline", CRITICAL if still else WARNING, subject, text, tuple(refs))
 
 
-def _still_when(subject: dict[str, Any], lines_end: datetime | None) -> None:
+def still_when(subject: dict[str, Any], lines_end: datetime | None) -> None:
     """A finding from the lines alone counts its partitions `still` as of the lines' end, not the capture:
     said in its subject (`lines_end`), so that no one reads it as what is down now (`nobody_serves`)."""
     if lines_end is not None:
@@ -406,7 +280,7 @@ def _offline_now(xs: list[Leaderless], f: Facts) -> str:
     return f", and at the capture ZooKeeper's tree shows {len(held)} of them still without a live leader"
 
 
-def _bounded(
+def bounded(
     subject: dict[str, Any],
     at: datetime,
     longest: int,
@@ -435,7 +309,7 @@ def _ms(d: timedelta) -> int:
     return round(d.total_seconds() * 1000)
 
 
-def _lines_end(lines_end: datetime | None, ends: datetime | None) -> str:
+def lines_ended(lines_end: datetime | None, ends: datetime | None) -> str:
     """When the lines end, and the capture after it (`ends`, where it came later): what bounds how long
     partitions the lines leave without a leader went on so."""
     if lines_end is None or ends is None or lines_end >= ends:

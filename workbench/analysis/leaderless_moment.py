@@ -42,7 +42,7 @@ def at_capture(f: Facts, coverage: Coverage) -> list[Finding]:
             ],
         )
     told = {(x.topic, x.partition) for x in f.logged if (x.ended is None or x.refused) and not x.led_again}
-    told |= {(r.topic, r.partition) for r in f.refused if r.led_again is None}
+    told |= {(t.topic, t.partition) for g in f.not_acting for t in g.unled}
     groups: dict[int, list[OfflineNow]] = {}
     for o in f.now.partitions:
         if (o.tp.topic, o.tp.partition) not in told:

@@ -1,10 +1,11 @@
-"""Partitions whose ZooKeeper leader refused to lead them (`acting`: INCONSISTENT_TOPIC_ID), from the one
-service timeline's stretches that began so (`service.unserved`): ZooKeeper and Kafka's own counts show them
-healthy while nobody serves them. Part of the leaderless analysis."""
+"""Partitions whose leader refused to lead them (`acting`: INCONSISTENT_TOPIC_ID), from the one service
+timeline's stretches that began so (`service.unserved`), whichever source named that leader: a txn of
+ZooKeeper's, or without its history the controller's line. ZooKeeper and Kafka's own counts show them
+healthy while nobody serves them. Part of the leaderless analysis: one judge for both sources."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +13,8 @@ from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL
-from workbench.analysis.findings import TP, Finding, duration, hex_zxid, tp_list, txn_ref
+from workbench.analysis.findings import TP, Finding, bounds, duration, hex_zxid, moment, tp_list, txn_ref
+from workbench.analysis.leaderless_lines import bounded, lines_ended, still_when
 from workbench.model.health import grouped
 from workbench.model.refs import file_ref_col
 from workbench.model.skew import skew_col, skew_ms
@@ -58,11 +60,13 @@ class Moved:
 
 @dataclass(frozen=True)
 class NotActing:
-    """Partitions whose ZooKeeper leader refused to lead them, grouped by that leader and the txn that
-    named it (`epoch`: the leader epoch; `refs`: the first lines of its refusals)."""
+    """Partitions whose leader refused to lead them, grouped by that leader and what named it: the txn
+    that wrote it into their state (`began_zxid`), or without ZooKeeper's history the controller's line
+    (`began_ref`, `began` on the controller's clock). `epoch`: the lowest leader epoch (`epochs`: how many);
+    `refs`: the first lines of its refusals, `first_refused` the earliest (its broker's clock)."""
 
     leader: int
-    began_zxid: int
+    began_zxid: int | None
     partitions: int
     tps: list[TP]
     longest_ms: int
@@ -71,9 +75,18 @@ class NotActing:
     epoch: int | None
     ended_zxid: int | None
     refs: list[str]
-    short: int = 0  # of them, those whose ISR was short of their replicas as the window began
+    # of them, those whose ISR was short of their replicas as the window began (None: replicas not known)
+    short: int | None = 0
     then_offline: int = 0  # of them, those that then went offline too, in the same outage
     moved: Moved | None = None  # the preferred election that named the refusing leader, where logged
+    began_ref: str | None = None
+    epochs: int = 1
+    first_refused: datetime | None = None
+    # of them, those a leader that did not refuse led again, the last of those (its time and its line)
+    led_again: int = 0
+    last_led: datetime | None = None
+    led_ref: str | None = None
+    unled: list[TP] = field(default_factory=list)  # the first of those not led again, by name
 
 
 def short(g: NotActing) -> str:
@@ -84,16 +97,33 @@ def short(g: NotActing) -> str:
 
 
 def refusals(ep: DataFrame) -> Ask[list[NotActing]]:
-    """Stretches that began with a ZooKeeper leader that refused them (`ep`), grouped by that leader and
-    the txn that named it; a stretch runs on when it then went offline too."""
+    """Stretches that began with a leader that refused them (`ep`, outages of either source), grouped by
+    that leader and what named it (a txn, or the controller's line); a stretch runs on when it then went
+    offline too."""
+    led = F.col("ended_leader") >= 0
     extra = (
         F.min("leader_epoch").alias("epoch"),
+        F.count_distinct("leader_epoch").alias("epochs"),
         F.max("ended_zxid").alias("last_ended"),
         F.slice(F.sort_array(F.array_distinct(F.flatten(F.collect_list("refusals")))), 1, 5).alias("refs"),
-        F.count_if(F.size("out_of_isr") > 0).alias("short"),
+        F.min("refused_at").alias("first_refused"),
+        # the ISR against the replicas, where the replicas are known (not in the controller's lines)
+        F.when(F.count_if(F.col("out_of_isr").isNotNull()) > 0, F.count_if(F.size("out_of_isr") > 0)).alias(
+            "short"
+        ),
         F.count_if(F.array_contains("whys", "offline")).alias("then_offline"),
+        F.count_if(led).alias("led_again"),
+        F.max(F.when(led, F.col("ended"))).alias("last_led"),
+        F.min(F.when(led, F.col("ended_ref"))).alias("led_ref"),
+        F.slice(
+            F.sort_array(
+                F.collect_list(F.when(~F.coalesce(led, F.lit(False)), F.struct("topic", "partition")))
+            ),
+            1,
+            60,
+        ).alias("unled"),
     )
-    return Ask(grouped(ep, ["leader", "began_zxid"], *extra), _not_acting)
+    return Ask(grouped(ep, ["leader", "began_zxid", "began_ref"], *extra), _not_acting)
 
 
 def _not_acting(groups: list[Row]) -> list[NotActing]:
@@ -111,6 +141,13 @@ def _not_acting(groups: list[Row]) -> list[NotActing]:
             list(g.refs),
             g.short,
             g.then_offline,
+            began_ref=g.began_ref,
+            epochs=g.epochs,
+            first_refused=g.first_refused,
+            led_again=g.led_again,
+            last_led=g.last_led,
+            led_ref=g.led_ref,
+            unled=[TP(t.topic, t.partition) for t in g.unled],
         )
         for g in groups
     ]
@@ -118,9 +155,12 @@ def _not_acting(groups: list[Row]) -> list[NotActing]:
 
 def moved_by(bundle: Bundle, groups: list[NotActing]) -> list[NotActing]:
     """`groups`, each with the preferred-replica election that named its refusing leader (`Moved`), the
-    line within MOVED_WITHIN_MS before the txn that named it, on ZooKeeper's clock (`skew`)."""
+    line within MOVED_WITHIN_MS before what named it: a txn, on ZooKeeper's clock (`skew`), or the
+    controller's line, on its own."""
     wanted = [(i, t, g.began) for i, g in enumerate(groups) for t in g.tps]
-    found = preferred_elections(bundle, wanted, on_zk_clock=True)
+    zk = [(i, t, at) for i, t, at in wanted if groups[i].began_zxid is not None]
+    found = preferred_elections(bundle, zk, on_zk_clock=True)
+    found |= preferred_elections(bundle, [w for w in wanted if w not in zk], on_zk_clock=False)
     return [replace(g, moved=found.get(i)) for i, g in enumerate(groups)]
 
 
@@ -174,38 +214,62 @@ def then_offline(g: NotActing) -> str:
     )
 
 
-def not_acting_finding(g: NotActing) -> Finding:
+def not_acting_finding(
+    g: NotActing, ends: datetime | None = None, lines_end: datetime | None = None
+) -> Finding:
     """Nobody served them (a produce there fails 'Leader not local', Partition.scala appendRecordsToLeader
-    2.8.2:1074), yet every count Kafka keeps shows them healthy."""
-    still = ", still at the capture" if g.still else ""
-    subject: dict[str, Any] = {
-        "partitions": g.partitions,
-        "broker": g.leader,
-        "zxid": hex_zxid(g.began_zxid),
-        "still": g.still,
-        "outage_ms": [g.longest_ms, g.longest_ms],  # the longest's, as every outage finding says it
-    }
+    2.8.2:1074), yet every count Kafka keeps shows them healthy. Named by a txn, or without ZooKeeper's
+    history by the controller's line (`ends`: the evidence's end; `lines_end`: the brokers' last line, as
+    of which those not led again are still without one)."""
+    zk = g.began_zxid is not None
+    subject: dict[str, Any] = {"partitions": g.partitions, "broker": g.leader, "still": g.still}
+    if g.began_zxid is not None:
+        subject["zxid"] = hex_zxid(g.began_zxid)
+        subject["outage_ms"] = [g.longest_ms, g.longest_ms]  # the longest's, as every outage finding says it
+        lasted = f" for up to {duration(g.longest_ms)}" + (", still at the capture" if g.still else "")
+        named = f"from zxid {hex_zxid(g.began_zxid)} ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time) ZooKeeper"
+        named += " names"
+    else:
+        at = g.began.replace(microsecond=0)
+        subject["began"] = moment(at)
+        if g.still:
+            still_when(subject, lines_end)
+        took = round((g.last_led - at).total_seconds() * 1000) if g.last_led is not None else 0
+        bounded(subject, at, took, g.still, ends, lines_end)
+        lasted = ""
+        if "outage_ms" in subject:  # the longest led again, or bounded by the lines' end and the capture
+            lasted = f" for {bounds(*subject['outage_ms'])}" if g.still else f" for up to {duration(took)}"
+        named = f"from {at:%Y-%m-%d %H:%M:%S} (the controller's clock) the controller named"
     by, detail = (g.moved.by(), g.moved.detail()) if g.moved is not None else ("", "")
     if g.moved is not None:
         subject["trigger"] = g.moved.trigger or "preferred"
-    return Finding(
-        "partition.no_acting_leader",
-        CRITICAL,
-        subject,
-        f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no acting leader for up to "
-        f"{duration(g.longest_ms)}{still}: from zxid {hex_zxid(g.began_zxid)} "
-        f"({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time) ZooKeeper names broker {g.leader} their "
-        f"leader (leader epoch {g.epoch}){by} but broker {g.leader} refused the LeaderAndIsr "
-        f"(INCONSISTENT_TOPIC_ID) and did not lead them.{detail} "
-        "The controller does not act on that error, "
-        "so ZooKeeper and OfflinePartitionsCount show them healthy while nobody serves them; the "
-        "leaders' UnderReplicatedPartitions metric misses them too (no broker leads them), and "
-        "`kafka-topics --describe --under-replicated-partitions` lists only those whose ISR is short of "
-        f"their replicas ({short(g)}).{then_offline(g)}",
-        (
-            txn_ref(g.began_zxid),
-            *([g.moved.ref] if g.moved else []),
-            *([txn_ref(g.ended_zxid)] if g.ended_zxid is not None else []),
-            *g.refs,
-        ),
+    epoch = f" (leader epoch {g.epoch})" if g.epochs == 1 else ""
+    first = f"; first at {g.first_refused:%H:%M:%S}, its clock" if g.first_refused is not None else ""
+    text = (
+        f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no acting leader{lasted}: {named} broker "
+        f"{g.leader} their leader{epoch}{by} but broker {g.leader} refused the LeaderAndIsr "
+        f"(INCONSISTENT_TOPIC_ID: its log holds another topic id{first}) and kept its old role, so nobody "
+        "served them"
     )
+    if not zk and g.still:
+        if g.led_again:
+            text += f"; {g.led_again} were led again, the last after about {duration(took)} (the brokers' "
+            text += "clocks)"
+        which = "them" if g.still == g.partitions else f"{g.still} of them"
+        text += f"; no broker's line says it has led {which} since{lines_ended(lines_end, ends)}"
+    listed = (
+        f", and `kafka-topics --describe --under-replicated-partitions` lists only those whose ISR is short "
+        f"of their replicas ({short(g)})"
+        if g.short is not None
+        else ""
+    )
+    shows = "ZooKeeper and OfflinePartitionsCount show" if zk else "OfflinePartitionsCount shows"
+    text += (
+        f".{detail} The controller does not act on that error, so {shows} them healthy while nobody serves "
+        "them; the leaders' UnderReplicatedPartitions metric misses them too (no broker leads them)"
+        f"{listed}.{then_offline(g)}"
+    )
+    began = txn_ref(g.began_zxid) if g.began_zxid is not None else (g.began_ref or "")
+    ended = [txn_ref(g.ended_zxid)] if zk and g.ended_zxid is not None else [g.led_ref] if g.led_ref else []
+    refs = (began, *([g.moved.ref] if g.moved else []), *ended, *g.refs)
+    return Finding("partition.no_acting_leader", CRITICAL, subject, text, refs)

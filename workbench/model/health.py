@@ -259,15 +259,16 @@ def captured_at(bundle: Bundle) -> datetime | None:
 def grouped(ep: DataFrame, keys: list[str], *extra: Column) -> DataFrame:
     """Episodes grouped, a row a group in order of their beginning, then of their keys (groups that began
     together in one order whatever the plan): how many partitions, the longest, how many still at the
-    capture, the first partitions by name (a finding's list, never every row), the txns that began and
-    ended the longest, and the `extra` aggregates asked for."""
+    capture (`ended` null), the first partitions by name (a finding's list, never every row), the txns
+    that began and ended the longest (null where lines, not txns, tell them), and the `extra` aggregates
+    asked for."""
     return (
         ep.groupBy(*keys)
         .agg(
             *extra,
             F.count("*").alias("n"),
             F.max("lasted_ms").alias("longest"),
-            F.count_if(F.col("ended_zxid").isNull()).alias("still"),
+            F.count_if(F.col("ended").isNull()).alias("still"),
             F.slice(F.sort_array(F.collect_list(F.struct("topic", "partition"))), 1, 60).alias("tps"),
             F.min("began").alias("began"),
             # the longest; of those as long, the last to end (still: last of all), then the first to
