@@ -157,10 +157,15 @@ def moved_by(bundle: Bundle, groups: list[NotActing]) -> list[NotActing]:
     """`groups`, each with the preferred-replica election that named its refusing leader (`Moved`), the
     line within MOVED_WITHIN_MS before what named it: a txn, on ZooKeeper's clock (`skew`), or the
     controller's line, on its own."""
-    wanted = [(i, t, g.began) for i, g in enumerate(groups) for t in g.tps]
-    zk = [(i, t, at) for i, t, at in wanted if groups[i].began_zxid is not None]
-    found = preferred_elections(bundle, zk, on_zk_clock=True)
-    found |= preferred_elections(bundle, [w for w in wanted if w not in zk], on_zk_clock=False)
+    found: dict[int, Moved] = {}
+    for on_zk_clock in (True, False):
+        wanted = [
+            (i, t, g.began)
+            for i, g in enumerate(groups)
+            if (g.began_zxid is not None) == on_zk_clock
+            for t in g.tps
+        ]
+        found |= preferred_elections(bundle, wanted, on_zk_clock)
     return [replace(g, moved=found.get(i)) for i, g in enumerate(groups)]
 
 
