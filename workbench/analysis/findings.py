@@ -225,7 +225,8 @@ def bounds(lower: int, upper: int) -> str:
         return f"{duration(lower)} to {duration(upper)}"
     if lower < 3_000:  # not '0.0 to 40.4 min'
         return f"{duration(lower)} to {upper / 60_000:.1f} min"
-    return f"{lower / 60_000:.1f} to {upper / 60_000:.1f} min"
+    low, high = f"{lower / 60_000:.1f}", f"{upper / 60_000:.1f}"
+    return f"{high} min" if low == high else f"{low} to {high} min"
 
 
 def taken(at: Any) -> str:
