@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import REPO
-from pyspark.sql import Row, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import NO_TXN
@@ -22,10 +22,11 @@ from workbench.analysis.findings import TP, Coverage, Finding
 from workbench.analysis.leaderless import Facts, NotActing, Offline, judge
 from workbench.analysis.leaderless_lines import (
     Down,
-    Leaderless,
+    Elected,
+    Logged,
     Succeeded,
-    from_outages,
     kafka_counted,
+    logged_groups,
 )
 from workbench.analysis.not_acting import moved_by, not_acting_finding, refusals
 from workbench.analysis.triage import Triage, triage
@@ -232,7 +233,8 @@ def test_without_the_history_the_tree_tells_the_partitions_offline_at_the_captur
         OfflineNow(TP("payments", 1), -1, [3], 0x91, 590_000, None),  # the lines tell it
     ]
     coverage = checked()
-    found = judge(Facts(False, logged=[stretch(1, 5, None)], now=OfflineThen(now, 6)), coverage)
+    told = group([1], 5, [None], offline_now=[TP("payments", 1)])
+    found = judge(Facts(False, logged=[told], now=OfflineThen(now, 6)), coverage)
     lines, none, gone = found
     assert lines.subject["still"] == 1 and "(payments 1)" in lines.summary
     assert (gone.kind, gone.severity.name, gone.subject) == (
@@ -394,21 +396,36 @@ def test_partitions_the_lines_leave_without_a_leader_are_led_in_the_tree_at_the_
 
 
 # -- without ZooKeeper's history: the stretches the controller's lines leave a partition without a leader ----
-def stretch(partition: int, began: int | None, ended: int | None, lost: int | None = 2) -> Leaderless:
-    at = lambda s: AT.replace(second=s) if s is not None else None  # noqa: E731
-    ref = lambda s: f"broker-1:logs/state-change.log:{100 + s}" if s is not None else None  # noqa: E731
-    return Leaderless("payments", partition, at(began), ref(began), at(ended), ref(ended), lost)
+def group(
+    partitions: list[int], began: int | None, ended: list[int | None], lost: int | None = 2, **kw: Any
+) -> Logged:
+    """Payments `partitions`, left without a leader by the controller's line at second `began` (None: not
+    in the lines; keyed by the election that ended the first), each given a leader again at its second in
+    `ended` (None: by no line), as `logged_groups` groups them."""
+    at = lambda s: AT.replace(second=s)  # noqa: E731
+    ref = lambda s: f"broker-1:logs/state-change.log:{100 + s}"  # noqa: E731
+    key = at(began if began is not None else ended[0])
+    led = [e for e in ended if e is not None]
+    return Logged(
+        key,
+        lost,
+        len(partitions),
+        [TP("payments", p) for p in partitions],
+        len(partitions) if began is not None else 0,
+        key,
+        ref(began) if began is not None else None,
+        len(led),
+        max(((at(e) - key).seconds * 1000 for e in led), default=0) if began is not None else 0,
+        max((at(e) for e in led), default=None),
+        sorted({ref(e) for e in led})[:2],
+        **kw,
+    )
 
 
 def test_from_the_controllers_lines_partitions_without_a_leader() -> None:
-    logged = [
-        stretch(0, 5, 35),
-        stretch(1, 5, None),
-        stretch(2, None, 40, lost=1),
-        stretch(3, None, 40, lost=1),
-    ]
+    logged = [group([0, 1], 5, [35, None]), group([2, 3], None, [40, 40], lost=1)]
     coverage = checked()
-    found = judge(Facts(False, logged=logged, logged_total=5, ends=AT.replace(minute=59)), coverage)
+    found = judge(Facts(False, logged=logged, ends=AT.replace(minute=59)), coverage)
     gone, unknown = found
     # bounded, as the report says it (`postmortem.longest_told`): one still, so until the evidence ends
     lasted = (59 * 60 - 5) * 1000
@@ -432,9 +449,7 @@ def test_from_the_controllers_lines_partitions_without_a_leader() -> None:
         {"partitions": 2, "broker": 1, "began": "unknown"},
     )
     assert "when they lost their leader is not in its lines" in unknown.summary
-    assert coverage["leaderless"].missing == [
-        "1 more stretches without a leader in the controller's lines, not read"
-    ]
+    assert coverage["leaderless"].missing == []
     # txn logs held but unreadable are said; logs alone are not called unreadable txn logs
     assert judge(Facts(False), checked()) == []
 
@@ -445,41 +460,40 @@ def test_from_the_lines_a_partition_the_tree_shows_led_at_the_capture_is_not_sti
     at the capture settles it where it is held: a registered leader for some, and those were led again by
     then (a controller elected one after the lines end), so the finding does not count them still, and
     says so; still without a live leader there, and their outage runs to the capture."""
-    logged = [stretch(0, 5, None), stretch(1, 5, None)]
     ends, lines_end = AT.replace(minute=59), AT.replace(minute=10)
     at_least, at_most = (10 * 60 - 5) * 1000, (59 * 60 - 5) * 1000
 
-    def judged(**facts: Any) -> Finding:
-        told = Facts(False, logged=logged, logged_total=2, ends=ends, lines_end=lines_end, **facts)
+    def judged(**tree: Any) -> Finding:
+        told = Facts(False, logged=[group([0, 1], 5, [None, None], **tree)], ends=ends, lines_end=lines_end)
         (f,) = judge(told, checked())
         return f
 
-    alone = judged(now=OfflineThen([]))
+    alone = judged()
     assert (alone.severity.name, alone.subject["still"]) == ("CRITICAL", 2)
     assert "led_at_capture" not in alone.subject and "registered leader" not in alone.summary
     said = "names a leader for them (the lines end 2024-03-12 09:10:00, the capture 09:59:00)."
     assert said in alone.summary
     assert alone.subject["outage_ms"] == [at_least, at_most]
     # the tree shows one still without a live leader at the capture: so until the capture
-    offline = judged(now=OfflineThen([OfflineNow(TP("payments", 0), -1, [2], 0x90, 0, None)]))
+    offline = judged(offline_now=[TP("payments", 0)])
     assert offline.subject["outage_ms"] == [at_most, at_most]
     assert "at the capture ZooKeeper's tree shows 1 of them still without a live leader" in offline.summary
-    one = {TP("payments", 1): 3}
-    some = judged(led_now=one)
+    some = judged(led_now=1, led_tps=[TP("payments", 1)], led_by=[3])
     assert (some.severity.name, some.subject["still"], some.subject["led_at_capture"]) == ("CRITICAL", 1, 1)
     assert (
         "no later line of the controller's names a leader for them (the lines end 2024-03-12 09:10:00, the "
         "capture 09:59:00), but at the capture ZooKeeper's tree names a registered leader for 1 of them "
         "(payments 1) (broker(s) 3): a controller elected one after the lines end" in some.summary
     )
-    led = judged(led_now={TP("payments", 0): 2, **one})
+    led = judged(led_now=2, led_tps=[TP("payments", 0), TP("payments", 1)], led_by=[2, 3])
     assert (led.severity.name, led.subject["still"], led.subject["led_at_capture"]) == ("WARNING", 0, 2)
     assert "registered leader for them (broker(s) 2, 3): a controller elected one after the lines end" in (
         led.summary
     )
     assert some.subject["outage_ms"] == led.subject["outage_ms"] == [at_least, at_most]
     # the lines end at the capture: as long as that
-    (whole,) = judge(Facts(False, logged=logged, logged_total=2, ends=ends, lines_end=ends), checked())
+    whole_group = group([0, 1], 5, [None, None])
+    (whole,) = judge(Facts(False, logged=[whole_group], ends=ends, lines_end=ends), checked())
     assert whole.subject["outage_ms"] == [at_most, at_most]
     assert "(the evidence ends 2024-03-12 09:59:00)" in whole.summary
 
@@ -495,12 +509,10 @@ def test_from_the_lines_kafkas_count_is_told_by_the_event_that_handled_the_loss(
 
     def said(elected: int, down: dict[int, list[Down]], alone: bool = False) -> tuple[str, tuple[str, ...]]:
         at = AT.replace(second=elected)
-        xs = [replace(stretch(p, None, elected), leader=1, alone=alone) for p in (0, 1)]
+        xs = [group([0, 1], None, [elected, elected], elected=[Elected(1, alone, at, 2)])]
         last = Said(AT.replace(second=1), "brokers/2/logs/state-change.log", 38)
         sent = Said(AT.replace(second=2), "brokers/1/logs/controller.log", 45)
-        (found,) = judge(
-            Facts(False, logged=xs, logged_total=2, quiet={(2, at): Quiet(last, sent)}, down=down), checked()
-        )
+        (found,) = judge(Facts(False, logged=xs, quiet={(2, at): Quiet(last, sent)}, down=down), checked())
         assert found.subject["outage_ms"]  # bounded from the lost leader's last line: Kafka's count is said
         return found.summary, found.evidence
 
@@ -528,16 +540,16 @@ def test_from_the_lines_kafkas_count_is_told_by_the_event_that_handled_the_loss(
 def test_from_the_lines_a_lost_leader_that_was_the_controller_before_is_gone_from_its_last_sign() -> None:
     """From the lines alone, partitions whose leader was the controller a new one took over from had no
     working leader from that controller's last sign of life, as the failover's outage (tenures), to the
-    election that gave them one; a leader that was not that controller, or an election a minute later, is
-    not joined to it."""
+    election that gave them one, whether the lines show them going offline or only their election; a
+    leader that was not that controller, or an election a minute later, is not joined to it."""
     last_act = Said(AT.replace(second=3), "brokers/1/logs/state-change.log", 204)
     crashed_controller = TenureEnd(
         1, 1, last_act, "replica.state_change", "crash", None, None, None, None, 18_000
     )
     elected = AT.replace(second=25)
     succeeded = [Succeeded(elected, 2, crashed_controller)]
-    unseen = [stretch(2, None, 26, lost=1), stretch(3, None, 26, lost=1)]
-    (found,) = judge(Facts(False, logged=unseen, logged_total=2, succeeded=succeeded), checked())
+    unseen = [group([2, 3], None, [26, 26], lost=1)]
+    (found,) = judge(Facts(False, logged=unseen, succeeded=succeeded), checked())
     # its session expired by the election (09:00:25): ZooKeeper last heard it a timeout before (09:00:07), a
     # tick earlier at most, and it was heard every third of the timeout while it lived: silent from
     # 09:00:05-09:00:13 (after its last act, 09:00:03) to the partitions' election at 09:00:26
@@ -551,12 +563,31 @@ def test_from_the_lines_a_lost_leader_that_was_the_controller_before_is_gone_fro
         "they had no leader until the controller elected one from OfflinePartition at "
     )
     assert found.evidence[-1] == "broker-1:logs/state-change.log:204"
+    # the new controller's startup logged them offline at 09:00:26 and elected them at 09:00:27: the same
+    # outage to that election, and its startup's one event took them offline and elected them
+    (known,) = judge(
+        Facts(False, logged=[group([2, 3], 26, [27, 27], lost=1)], succeeded=succeeded), checked()
+    )
+    assert known.subject == {
+        "partitions": 2, "broker": 1, "began": "2024-03-12T09:00:26Z", "still": 0,
+        "outage_ms": [14_000, 22_000], "offline_ms": 0,
+    }  # fmt: skip
+    assert known.summary.startswith(
+        "2 partition(s) (payments 2-3) had no working leader for 14.0 s to 22.0 s (the two brokers' clocks): "
+        "they had no leader from 2024-03-12 09:00:26 (the controller's clock) (their leader before was "
+        "broker 1); 2 got a leader again, the last after 1.0 s; broker 1, their leader, was the controller "
+    )
+    assert "Kafka's OfflinePartitionsCount never counted them" in known.summary
+    assert known.evidence[-1] == "broker-1:logs/state-change.log:204"
+    still = group([2, 3], 26, [27, None], lost=1)  # one not led again: bounded from the lines, not joined
+    (open_,) = judge(Facts(False, logged=[still], succeeded=succeeded, ends=AT.replace(minute=59)), checked())
+    assert "was the controller before" not in open_.summary
     for other in (
         [Succeeded(elected, 2, replace(crashed_controller, broker=3))],  # another broker was the controller
         [Succeeded(elected - timedelta(minutes=2), 2, crashed_controller)],  # an election long before
         [Succeeded(elected, 2, replace(crashed_controller, how="unknown"))],  # how it ended is not told
     ):
-        (plain,) = judge(Facts(False, logged=unseen, logged_total=2, succeeded=other), checked())
+        (plain,) = judge(Facts(False, logged=unseen, succeeded=other), checked())
         assert "outage_ms" not in plain.subject
         assert "when they lost their leader is not in its lines" in plain.summary
 
@@ -564,12 +595,13 @@ def test_from_the_lines_a_lost_leader_that_was_the_controller_before_is_gone_fro
 def test_from_the_lines_a_stretch_whose_new_leader_refused_runs_on_to_its_end() -> None:
     """The controller's lines end a stretch at the election; where the broker it elected refused the
     partition (its own line), nobody served it until a broker logged leading it: one episode."""
-    refused = lambda s: AT.replace(second=s)  # noqa: E731
-    came_back = replace(stretch(0, 5, 35), leader=3, refused=refused(36), refused_ref="broker-3:logs/s.log:7")
-    still = replace(stretch(1, 5, 35), leader=3, refused=refused(36), refused_ref="broker-3:logs/s.log:8")
-    led = replace(came_back, led_again=AT.replace(minute=5), led_again_ref="broker-2:logs/s.log:9")
-    recovered = stretch(2, 5, 35)
-    found = judge(Facts(False, logged=[led, still, recovered], ends=AT.replace(minute=59)), checked())
+    ran_on = group(
+        [0, 1], 5, [35, 35], refused_by=[3], first_refused=AT.replace(second=36),
+        refused_ref="broker-3:logs/s.log:7", named_ref="broker-1:logs/state-change.log:135", led_again=1,
+        last_led=AT.replace(minute=5), led_ref="broker-2:logs/s.log:9",
+    )  # fmt: skip
+    recovered = group([2], 5, [35])
+    found = judge(Facts(False, logged=[ran_on, recovered], ends=AT.replace(minute=59)), checked())
     ran, back = sorted(found, key=lambda f: f.subject["partitions"] != 2)
     assert (ran.severity.name, ran.subject) == (
         "CRITICAL",
@@ -584,47 +616,84 @@ def test_from_the_lines_a_stretch_whose_new_leader_refused_runs_on_to_its_end() 
     assert back.subject["partitions"] == 1 and "refused_by" not in back.subject
 
 
-def outage(partition: int, count: str, **kw: Any) -> Row:
-    """An outage of orders `partition` as `service.outages` makes it of the controller's lines: from the
-    line at second 5 (without a `began_ref`: a row of its own, its start not in the lines) to the one at
-    second 35 naming broker 3."""
-    row: dict[str, Any] = dict(
-        topic="orders", partition=partition, count=count, whys=[count], began=AT.replace(second=5),
-        began_ref="broker-2:logs/s.log:5", ended=AT.replace(second=35), ended_ref="broker-2:logs/s.log:35",
-        ended_leader=3, ended_isr=[3], leader=-1, leader_epoch=None, before=2, named=None, refused_by=None,
-        refused_at=None, off_began=None,
-    )  # fmt: skip
-    row.update(kw)
-    return Row(**row)
-
-
-def test_the_lines_outages_are_told_by_how_they_began() -> None:
-    """`from_outages`: an outage the lines began offline is a `Leaderless` (its start unknown where no
-    line tells it), ended by the line naming a leader, or by the refusal of the leader it named and the
-    next line naming one that led (those begun by a refusal are `NotActing` groups, as with ZooKeeper's
-    history)."""
-    named = Row(time=AT.replace(second=35), ref="broker-2:logs/s.log:35", leader=3, leader_epoch=4,
-                isr=[3, 1], refused_by="broker-3:logs/s.log:7", refused_at=AT.replace(second=36))  # fmt: skip
-    rows = [
-        outage(0, "offline"),
-        outage(1, "offline", began_ref=None, ended=None, ended_ref=None, ended_leader=None, ended_isr=None),
-        outage(2, "offline", whys=["offline", "refused"], named=named, ended=AT.replace(minute=5),
-               ended_ref="broker-2:logs/s.log:90", ended_leader=1),
-    ]  # fmt: skip
-    elected, unknown, ran = from_outages(rows)
-    assert elected == Leaderless(
-        "orders", 0, AT.replace(second=5), "broker-2:logs/s.log:5", AT.replace(second=35),
-        "broker-2:logs/s.log:35", 2, 3, alone=True,
-    )  # fmt: skip
-    assert (unknown.began, unknown.ended, unknown.leader) == (None, None, None)  # still when the lines end
-    assert (ran.ended, ran.leader, ran.alone, ran.refused_ref) == (
-        AT.replace(second=35),
-        3,
-        False,
-        "broker-3:logs/s.log:7",
+def _lines(spark: SparkSession, rows: list[tuple[Any, ...]]) -> DataFrame:
+    """The controller's lines as `partition_log.logged_changes` makes them (no ZooKeeper: no zxid, no
+    replicas), as the service timeline counts them (`counted_as`)."""
+    schema = (
+        "topic string, partition int, time timestamp, seq long, ref string, leader int, leader_epoch int, "
+        "isr array<int>, refused_by string, refused_at timestamp"
     )
-    assert (ran.led_again, ran.led_again_ref) == (AT.replace(minute=5), "broker-2:logs/s.log:90")
-    assert from_outages([]) == []
+    changes = spark.createDataFrame(rows, schema).select(
+        "*",
+        F.lit(None).cast("long").alias("zxid"),
+        F.lit(None).cast("array<int>").alias("replicas"),
+        F.lit(None).cast("array<int>").alias("adding"),
+        F.lit(False).alias("queued"),
+        F.lit(False).alias("deleting"),
+        (F.col("leader") >= 0).alias("registered"),
+        F.lit(None).cast("int").alias("min_isr"),
+        F.lit(None).cast("string").alias("silent"),
+    )
+    st = F.struct(F.lit(True).alias("present"), "leader", "isr")
+    asg = F.struct(F.lit(True).alias("present"), "replicas", "adding")
+    return changes.withColumn("counted_as", counted_as(st, asg))
+
+
+def test_from_the_lines_the_outages_that_began_together_are_one_group(spark: SparkSession) -> None:
+    """`logged_groups` over the one outage model of the controller's lines (`service.unserved`): broker
+    2's loss at 09:00:05 leaves orders 0, 1 and 3 without a leader (lines within that second) and orders 2
+    is elected from OfflinePartition then with no line of its going offline: one group, the election's
+    partition at once; orders 3, whose new leader refused it, ran on until broker 2 led it: a group of its
+    own. Payments 0, elected from OfflinePartition at 09:00:40 after broker 1, is a group whose start is
+    unknown. ZooKeeper's tree at the capture names broker 4 leader of orders 1, which no line led again."""
+    at = lambda s, ms=0: AT.replace(second=s, microsecond=ms * 1000)  # noqa: E731
+    ref = lambda n: f"broker-1:logs/s.log:{n}"  # noqa: E731
+    rows = [
+        *[("orders", p, at(1), 10 + p, ref(1), 2, 1, [2, 3], None, None) for p in range(4)],
+        ("payments", 0, at(1), 14, ref(1), 1, 1, [1, 3], None, None),
+        ("orders", 0, at(5), 50, ref(5), -1, None, None, None, None),
+        ("orders", 0, at(35), 350, ref(35), 3, 2, [3], None, None),
+        ("orders", 1, at(5, 300), 53, ref(6), -1, None, None, None, None),
+        ("orders", 2, at(5, 100), 51, None, -1, None, None, None, None),  # no line of its going offline
+        ("orders", 2, at(5, 100), 52, ref(7), 3, 2, [3, 1], None, None),
+        ("orders", 3, at(5, 500), 55, ref(8), -1, None, None, None, None),
+        ("orders", 3, at(20), 200, ref(20), 4, 2, [4], "broker-4:logs/s.log:21", at(21)),
+        ("orders", 3, at(50), 500, ref(50), 2, 3, [2], None, None),
+        ("payments", 0, at(40), 399, None, -1, None, None, None, None),
+        ("payments", 0, at(40), 400, ref(40), 3, 2, [3], None, None),
+    ]
+    stretch = unserved(_lines(spark, rows), AT.replace(minute=5))
+    tree = spark.createDataFrame(
+        [("orders", 1, 4, False)], "topic string, partition int, led_by int, offline boolean"
+    )
+    ran, lost, unknown = answer(logged_groups(stretch, tree, {2}))
+    naive = lambda s, ms=0: at(s, ms).replace(tzinfo=None)  # noqa: E731  # as Spark hands them back
+    assert (ran.at, ran.lost, ran.tps, ran.known, ran.began_ref, ran.refused_by) == (
+        naive(5), 2, [TP("orders", 3)], 1, ref(8), [4]
+    )  # fmt: skip
+    assert (ran.first_refused, ran.refused_ref, ran.named_ref) == (
+        naive(21),
+        "broker-4:logs/s.log:21",
+        ref(20),
+    )
+    assert (ran.led_again, ran.last_led, ran.led_ref, ran.open) == (1, naive(50), ref(50), 0)
+    assert (lost.at, lost.lost, lost.partitions, lost.known, lost.start, lost.began_ref) == (
+        naive(5), 2, 3, 2, naive(5), ref(5)
+    )  # fmt: skip
+    assert lost.tps == [TP("orders", 0), TP("orders", 1), TP("orders", 2)] and lost.refused_by == []
+    assert (lost.ended, lost.longest_ms, lost.last_ended, lost.ended_refs, lost.open) == (
+        2, 30_000, naive(35), [ref(35), ref(7)], 1
+    )  # fmt: skip
+    assert lost.elected == [Elected(3, False, naive(5, 100), 1)]  # the one whose start is not in the lines
+    assert (lost.led_now, lost.led_tps, lost.led_by, lost.offline_now) == (1, [TP("orders", 1)], [4], [])
+    assert sorted(lost.went) == [
+        (TP("orders", p).topic, p, naive(5, ms)) for p, ms in ((0, 0), (1, 300), (2, 100))
+    ]
+    assert (unknown.at, unknown.lost, unknown.known, unknown.ended, unknown.ended_refs) == (
+        naive(40), 1, 0, 1, [ref(40)]
+    )  # fmt: skip
+    assert unknown.elected == [Elected(3, True, naive(40), 1)] and unknown.went == []
+    assert answer(logged_groups(None, None, set())) == []
 
 
 def test_from_the_lines_a_refusal_is_one_outage_until_a_broker_leads(spark: SparkSession) -> None:
@@ -647,24 +716,7 @@ def test_from_the_lines_a_refusal_is_one_outage_until_a_broker_leads(spark: Spar
         line(0, 40, -1),
         line(1, 12, 3, "broker-3:logs/s.log:12"),
     ]
-    schema = (
-        "topic string, partition int, time timestamp, seq long, ref string, leader int, leader_epoch int, "
-        "isr array<int>, refused_by string, refused_at timestamp"
-    )
-    changes = spark.createDataFrame(rows, schema).select(
-        "*",
-        F.lit(None).cast("long").alias("zxid"),
-        F.lit(None).cast("array<int>").alias("replicas"),
-        F.lit(None).cast("array<int>").alias("adding"),
-        F.lit(False).alias("queued"),
-        F.lit(False).alias("deleting"),
-        (F.col("leader") >= 0).alias("registered"),
-        F.lit(None).cast("int").alias("min_isr"),
-        F.lit(None).cast("string").alias("silent"),
-    )
-    st = F.struct(F.lit(True).alias("present"), "leader", "isr")
-    asg = F.struct(F.lit(True).alias("present"), "replicas", "adding")
-    stretch = unserved(changes.withColumn("counted_as", counted_as(st, asg)), AT.replace(minute=5))
+    stretch = unserved(_lines(spark, rows), AT.replace(minute=5))
     got = {(r.partition, r["count"], r.began_ref, r.ended_ref) for r in stretch.collect()}
     assert got == {
         (0, "no_acting_leader", "broker-1:logs/s.log:10", "broker-1:logs/s.log:30"),
@@ -798,11 +850,11 @@ def test_from_the_lines_a_leader_that_halted_left_its_partitions_from_its_halt_l
     (`halted_broker_leaves_its_session_to_expire`): from the lines alone its partitions had no working
     leader from that line to their election, exactly, with no failed send of the controller's needed; a
     last line that is not a halt says only that the broker lived then."""
-    xs = [stretch(p, None, 30) for p in (0, 1)]
+    xs = [group([0, 1], None, [30, 30])]
     halt = Said(AT.replace(second=12), "brokers/2/logs/server.log", 34)
 
     def judged(quiet: Quiet) -> tuple[dict[str, object], str, tuple[str, ...]]:
-        facts = Facts(False, logged=xs, logged_total=2, quiet={(2, AT.replace(second=30)): quiet})
+        facts = Facts(False, logged=xs, quiet={(2, AT.replace(second=30)): quiet})
         (found,) = judge(facts, checked())
         return found.subject, found.summary, found.evidence
 
@@ -828,7 +880,7 @@ def test_from_the_lines_a_leader_that_crashed_left_its_partitions_a_session_time
     had no working leader from then to their election, as from ZooKeeper's expiry, and not before its last
     line nor after the controller's first failed send to it. A loss of another broker, one handled long
     before, a halt or no timeout known is not joined."""
-    xs = [stretch(p, None, 30) for p in (0, 1)]
+    xs = [group([0, 1], None, [30, 30])]
     callback = "broker-1:logs/controller.log:80"
     loss = Expired(2, None, "crash", None, AT.replace(second=30), callback, timeout=(18_000, "negotiated"))
 
@@ -836,7 +888,7 @@ def test_from_the_lines_a_leader_that_crashed_left_its_partitions_a_session_time
         lost: list[Expired], last: Said | None = None, sent: Said | None = None
     ) -> tuple[dict[str, object], str, tuple[str, ...]]:
         quiet = {(2, AT.replace(second=30)): Quiet(last, sent)} if last or sent else {}
-        facts = Facts(False, logged=xs, logged_total=2, quiet=quiet, lost=lost)
+        facts = Facts(False, logged=xs, quiet=quiet, lost=lost)
         (found,) = judge(facts, checked())
         return found.subject, found.summary, found.evidence
 

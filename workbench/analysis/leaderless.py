@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import DataFrame, Row, Window
+from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, maybe
@@ -37,14 +37,13 @@ from workbench.analysis.findings import (
     txn_ref,
 )
 from workbench.analysis.leaderless_lines import (
-    SHOWN,
     STOPPED,
     Down,
-    Leaderless,
+    Logged,
     Succeeded,
-    from_outages,
     kafka_counted,
     logged,
+    logged_groups,
 )
 from workbench.analysis.leaderless_moment import at_capture, pasted
 from workbench.analysis.not_acting import (
@@ -61,8 +60,7 @@ from workbench.model.evidence import lacking
 from workbench.model.health import captured_at, grouped
 from workbench.model.history import controllers
 from workbench.model.history.brokers import SILENT, offline_windows, pauses
-from workbench.model.history.counts import OfflineThen, offline_at_capture
-from workbench.model.history.partitions import led_in_tree
+from workbench.model.history.counts import OfflineThen, offline_at_capture, tree_leaders
 from workbench.model.history.sessions import Expired
 from workbench.model.outage import Outage, silent_leaders
 from workbench.model.pauses import ELECTED_WITHIN_S, Paused, paused
@@ -117,19 +115,17 @@ class Facts:
     not_acting: list[NotActing] = field(default_factory=list)
     history_read: str = ""
     # without ZooKeeper's history: the outages of the controller's lines (`service.outages`) that began
-    # without a leader (the first SHOWN), how many there are, when the evidence ends, and whether txn
-    # logs were held but none could be read (those begun by a leader that refused are `not_acting`, as
-    # with it)
-    logged: list[Leaderless] = field(default_factory=list)
-    logged_total: int = 0
+    # without a leader, grouped, when the evidence ends, and whether txn logs were held but none could be
+    # read (those begun by a leader that refused are `not_acting`, as with it)
+    logged: list[Logged] = field(default_factory=list)
     ends: datetime | None = None
     unread: bool = False
     lacking: list[str] = field(default_factory=list)  # the controller's journal, where absent
     quiet: dict[tuple[int, datetime], Quiet] = field(default_factory=dict)  # (lost leader, start) -> signs
     paused: list[Paused] = field(default_factory=list)  # leaders that stood still and ran on in their session
     gap: str = ""  # the txns missing in the gap the history read resumes after ('0x7a-0x7c')
-    # the controllers whose tenure the lines end, where a stretch's start is not in them: its leader lost
-    # may be one of them, gone from its last sign of life
+    # the controllers whose tenure the lines end, where the lines leave partitions without a leader: their
+    # leader lost may be one of them, gone from its last sign of life
     succeeded: list[Succeeded] = field(default_factory=list)
     # without ZooKeeper's history: each broker's stretches without a registration (`history.brokers`, told
     # by the controllers' lines), on their clock: whether an election's new leader was registered as the
@@ -138,10 +134,8 @@ class Facts:
     # without ZooKeeper's history: the sessions brokers lost (`history.sessions`), which bound when a leader
     # that crashed went silent
     lost: list[Expired] = field(default_factory=list)
-    # without ZooKeeper's history: what its tree at the capture shows without a live leader (None: no tree),
-    # and the registered leader it names for a partition the lines leave without one when they end
+    # without ZooKeeper's history: what its tree at the capture shows without a live leader (None: no tree)
     now: OfflineThen | None = None
-    led_now: dict[TP, int] = field(default_factory=dict)
     lines_end: datetime | None = None  # the brokers' last line (`ends` is the capture's, where it is known)
 
 
@@ -154,23 +148,24 @@ def facts(bundle: Bundle) -> Facts:
     # ZooKeeper or the controller's line names; a pause its session survived is told apart (`paused_finding`)
     refused_first = refusals(stretch.where(first == "refused")) if stretch is not None else given([])
     if v.partition_changes is None:  # the outages the controller's lines tell (`logged_changes`), if any
-        told = _told(stretch)
+        stood = paused(bundle, {}, taken_back=True)
+        told = logged_groups(
+            stretch, tree_leaders(bundle), {p.broker for p in stood if p.taken_back is not None}
+        )
         shown, lives, now = offline_facts(bundle), _down(bundle), offline_at_capture(bundle)
         last = Ask(bundle.log_events.agg(F.max("ts").alias("t")), lambda rs: rs[0].t if rs else None)
         got = together(told, refused_first, shown, lives, now, last)
-        (logged, total), refused = got[told], got[refused_first]
+        logged, refused = got[told], got[refused_first]
         ends = v.span[1] if (logged or refused) and v.span is not None else None
         absent = lacking(v.evidence, "state-change", "the controller's partition states")
-        starts = [(x.lost, x.began or x.ended) for x in logged if x.lost is not None]
-        quiet = went_quiet(bundle, [(b, at) for b, at in starts if at is not None])
-        stood = _not_moved(paused(bundle, {}, taken_back=True), logged)
-        succeeded = _succeeded(bundle) if any(x.began is None for x in logged) else []
-        unended = sorted({TP(x.topic, x.partition) for x in logged if x.ended is None and x.refused is None})
-        return Facts(False, got[shown], not_acting=moved_by(bundle, refused), logged=logged,
-                     logged_total=total, ends=ends, unread=v.evidence.zk_history, lacking=absent,
-                     quiet=quiet, paused=stood, succeeded=succeeded, down=got[lives],
-                     lost=controllers.sessions_lost(bundle), now=got[now],
-                     led_now=led_in_tree(bundle, unended), lines_end=got[last])  # fmt: skip
+        starts = [(g.lost, g.start) for g in logged if g.lost is not None and not g.refused_by]
+        quiet = went_quiet(bundle, starts)
+        lost_leader = any(not g.refused_by for g in logged)  # it may have been the controller
+        return Facts(False, got[shown], not_acting=moved_by(bundle, refused), logged=logged, ends=ends,
+                     unread=v.evidence.zk_history, lacking=absent, quiet=quiet,
+                     paused=_not_moved(stood, logged), succeeded=_succeeded(bundle) if lost_leader else [],
+                     down=got[lives], lost=controllers.sessions_lost(bundle), now=got[now],
+                     lines_end=got[last])  # fmt: skip
     assert stretch is not None  # ZooKeeper's history held
     # (a silent leader's stretch whose leadership moved before its expiry never went offline: not told)
     went_offline = _offline(
@@ -187,21 +182,6 @@ def facts(bundle: Bundle) -> Facts:
     not_acting = moved_by(bundle, got[refused_first])
     gap = v.resumed_after.missing if v.resumed_after is not None else ""
     return Facts(True, None, offline, silent, not_acting, v.history_read, paused=stood, gap=gap)
-
-
-def _told(stretch: DataFrame | None) -> Ask[tuple[list[Leaderless], int]]:
-    """The first SHOWN outages that began without a leader (by start) and how many there are, as the
-    lines' findings tell them (`from_outages`)."""
-    if stretch is None:
-        return given(([], 0))
-    offline = stretch.where(F.col("count") == "offline")
-    rows = (
-        offline.withColumn("n", F.count("*").over(Window.partitionBy()))
-        .withColumn("k", F.row_number().over(Window.orderBy("began", "began_ref", "topic", "partition")))
-        .where(F.col("k") <= SHOWN)
-        .orderBy("began", "topic", "partition")
-    )
-    return Ask(rows, lambda rs: (from_outages(rs), rs[0].n if rs else 0))
 
 
 def _down(bundle: Bundle) -> Ask[dict[int, list[Down]]]:
@@ -227,7 +207,7 @@ def _succeeded(bundle: Bundle) -> list[Succeeded]:
     return [Succeeded(e.logged_time, e.broker, ends[e.epoch]) for e in chain if e.epoch in ends]
 
 
-def _not_moved(stood: list[Paused], logged: list[Leaderless]) -> list[Paused]:
+def _not_moved(stood: list[Paused], logged: list[Logged]) -> list[Paused]:
     """The pauses, those whose session expired (`Paused.taken_back`) with only the partitions no line of
     the controller's left without a leader from when it stood still to the new controller's start (a
     minute's slack: the clocks differ): those a stretch tells are its outage."""
@@ -236,9 +216,11 @@ def _not_moved(stood: list[Paused], logged: list[Leaderless]) -> list[Paused]:
         if p.taken_back is not None:
             until = p.taken_back.ts + timedelta(seconds=ELECTED_WITHIN_S)
             moved = {
-                TP(x.topic, x.partition)
-                for x in logged
-                if x.lost == p.broker and p.heard <= (x.began or x.ended or p.heard) <= until
+                TP(w.topic, w.partition)
+                for g in logged
+                if g.lost == p.broker
+                for w in g.went
+                if p.heard <= w.at <= until
             }
             p = replace(p, led=[tp for tp in p.led if tp not in moved])
         out.append(p)
@@ -253,7 +235,7 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
         if f.unread:
             coverage.add("leaderless", [NO_TXN])
         coverage.add("leaderless", f.lacking)
-        found = pasted(f.pasted, coverage, "leaderless") + logged(f, coverage) + at_capture(f, coverage)
+        found = pasted(f.pasted, coverage, "leaderless") + logged(f) + at_capture(f, coverage)
     else:
         found = [_offline_finding(g, f) for g in f.offline]
     found += [not_acting_finding(g, f.ends, f.lines_end) for g in f.not_acting]

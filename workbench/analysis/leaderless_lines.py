@@ -1,21 +1,24 @@
 """partition.offline where ZooKeeper's history is absent (the leaderless analysis's other half), over
 time: the outages of the one service timeline (`service.outages`) made of the controller's lines that
-began when they left a partition without a leader (each bounded where the controller could not reach the
-leader lost: `model.channel.went_quiet`; those ZooKeeper's tree at the capture shows led again are not
-still unserved). Those begun by a leader named that refused are `not_acting.py`'s, whichever source
-names it; what one moment shows is in `leaderless_moment.py`. Plain Python over the facts
-`leaderless.facts` collects."""
+began when they left a partition without a leader, grouped in Spark as ZooKeeper's are (`logged_groups`:
+by the second and the leader lost, as `leaderless._offline` groups by the txn), then worded in plain
+Python (`logged`; each bounded where the controller could not reach the leader lost:
+`model.channel.went_quiet`; those ZooKeeper's tree at the capture shows led again are not still
+unserved). Those begun by a leader named that refused are `not_acting.py`'s, whichever source names it;
+what one moment shows is in `leaderless_moment.py`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+from pyspark.sql import Column, DataFrame, Row, Window
+from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL, WARNING
 from workbench.analysis.findings import (
     TP,
-    Coverage,
     Finding,
     bounds,
     duration,
@@ -23,15 +26,15 @@ from workbench.analysis.findings import (
     tp_list,
 )
 from workbench.model.channel import Quiet
+from workbench.model.health import grouped
 from workbench.model.history.sessions import Expired
 from workbench.model.outage import Outage, silence
 from workbench.model.pauses import ELECTED_WITHIN_S
 from workbench.model.tenures import TenureEnd, logged_outage
+from workbench.together import Ask, given
 
 if TYPE_CHECKING:
     from workbench.analysis.leaderless import Facts
-
-SHOWN = 500  # stretches without a leader read from the logs at most; coverage counts any beyond
 
 # How a leader stopped leading, as a finding says it (its session's end: `session_ends`, `tenures`).
 STOPPED = {
@@ -48,52 +51,216 @@ STOPPED = {
 }
 
 
-@dataclass(frozen=True)
-class Leaderless:
-    """An outage the controller's lines began by leaving a partition without a leader (`service.outages`
-    of `partition_log.logged_changes`): from the first line saying so (leader -1, a failed election,
-    OfflinePartition; None: its start is not in the lines, only the election that ended it, from
-    OfflinePartition) to the next naming a leader (None: none did before the lines end), with the leader
-    it had before (None: no line named one) and the one that line names, and whether that line's ISR is its
-    leader alone (None: it prints no ISR)."""
+class Elected(NamedTuple):
+    """Of a group whose start the lines do not hold, the partitions one election line gave a leader:
+    that leader, whether their ISR was it alone (None: the line prints no ISR), when, and how many."""
+
+    leader: int | None
+    alone: bool | None
+    at: datetime
+    partitions: int
+
+
+class Went(NamedTuple):
+    """A partition of a group and when it lost its leader (or, its start unknown, was elected)."""
 
     topic: str
     partition: int
-    began: datetime | None
-    began_ref: str | None
-    ended: datetime | None
-    ended_ref: str | None
+    at: datetime
+
+
+@dataclass(frozen=True)
+class Logged:
+    """Outages the controller's lines began by leaving partitions without a leader (`service.outages` of
+    `partition_log.logged_changes`), grouped in Spark (`logged_groups`) as ZooKeeper's are by their txn:
+    those begun in one second (`at`, the controller's clock) with one leader lost (`lost`, None: no line
+    named one), apart from those whose new leader refused them (`refused_by`: they ran on, nobody served
+    them until a broker led them again). A stretch whose start the lines do not hold is keyed by the
+    election that ended it (from OfflinePartition): one broker's failure takes all its partitions offline
+    and elects at once, leaving -1 where no replica is left, so it joins the group its loss began.
+
+    - `known`: how many hold their start (none: the group's start is not known); `start`: the first
+      start, or election, exact; `longest_ms`: the longest from its own start, and `last_ended`, the last
+      election, of those the lines give a leader again; `tps`: the first partitions by name;
+      `ended_refs`: the first lines naming their new leaders; `elected`: where no start is known, each
+      election;
+    - of those the lines leave without a leader: `led_now`, how many ZooKeeper's tree at the capture
+      names a registered leader for (the first `led_tps`, led by `led_by`), and `offline_now`, every one
+      it shows without a live leader (of topics not queued for deletion);
+    - `went`: where the leader lost stood still (`leaderless._not_moved`), every partition and when.
+    """
+
+    at: datetime
     lost: int | None
-    leader: int | None = None
-    # the leader named refused the partition (its own line; its clock), and the partition was led again
-    # (the controller's next line naming a leader that did not refuse; None: not before the lines end)
-    refused: datetime | None = None
+    partitions: int
+    tps: list[TP]
+    known: int
+    start: datetime
+    began_ref: str | None
+    ended: int
+    longest_ms: int
+    last_ended: datetime | None
+    ended_refs: list[str]
+    elected: list[Elected] = field(default_factory=list)
+    led_now: int = 0
+    led_tps: list[TP] = field(default_factory=list)
+    led_by: list[int] = field(default_factory=list)
+    offline_now: list[TP] = field(default_factory=list)
+    went: list[Went] = field(default_factory=list)
+    # ran on: the leaders elected that refused them, the first refusal (its broker's clock, its line, and
+    # the controller's line that named that leader), and those a broker led again (the last, its line)
+    refused_by: list[int] = field(default_factory=list)
+    first_refused: datetime | None = None
     refused_ref: str | None = None
-    led_again: datetime | None = None
-    led_again_ref: str | None = None
-    alone: bool | None = None
+    named_ref: str | None = None
+    led_again: int = 0
+    last_led: datetime | None = None
+    led_ref: str | None = None
+
+    @property
+    def open(self) -> int:
+        """How many no later line gives a leader (that leads)."""
+        return self.partitions - (self.led_again if self.refused_by else self.ended)
 
 
-def from_outages(rows: list[Any]) -> list[Leaderless]:
-    """The outages `service.outages` makes of the controller's lines that began without a leader (its
-    rows), as the lines' findings tell them; those begun by a leader that refused are `NotActing` groups
-    (`not_acting.refusals`), as with ZooKeeper's history."""
-    logged: list[Leaderless] = []
-    for r in rows:
-        led = r.ended_leader is not None and r.ended_leader >= 0
-        end: tuple[datetime | None, str | None] = (r.ended, r.ended_ref) if led else (None, None)
-        n = r.named
-        if n is None or n.refused_by is None:  # the line naming a leader ended it
-            isr, leader = r.ended_isr, r.ended_leader if end[0] is not None else None
-            alone = None if isr is None or leader is None else list(isr) == [leader]
-            logged.append(Leaderless(r.topic, r.partition, r.began if r.began_ref else None, r.began_ref,
-                                     *end, r.before, leader, alone=alone))  # fmt: skip
-            continue
-        alone = None if n.isr is None else list(n.isr) == [n.leader]
-        began = r.began if r.began_ref else None
-        logged.append(Leaderless(r.topic, r.partition, began, r.began_ref, n.time, n.ref, r.before, n.leader,
-                                 n.refused_at, n.refused_by, *end, alone))  # fmt: skip
-    return logged
+def logged_groups(stretch: DataFrame | None, tree: DataFrame | None, paused: set[int]) -> Ask[list[Logged]]:
+    """The outages of the controller's lines that began without a leader (`stretch`), grouped (`Logged`)
+    in one query, with what ZooKeeper's tree at the capture shows of those still without one when the lines
+    end (`tree`: `counts.tree_leaders`), and each partition of a group whose leader lost is in `paused`
+    (brokers that stood still)."""
+    if stretch is None:
+        return given([])
+    n = F.col("named")
+    refused = F.coalesce(n["refused_by"].isNotNull(), F.lit(False))
+    led = F.coalesce(F.col("ended_leader") >= 0, F.lit(False))
+    known = F.col("began_ref").isNotNull()
+    leader = F.when(refused, n["leader"]).when(led, F.col("ended_leader"))
+    isr = F.when(refused, n["isr"]).otherwise(F.col("ended_isr"))
+    ended = F.when(refused, n["time"]).when(led, F.col("ended"))
+    went = F.coalesce(F.when(known, F.col("began")), ended, F.col("began"))
+    rows = stretch.where(F.col("count") == "offline").select(
+        "topic",
+        "partition",
+        F.date_trunc("second", went).alias("at"),
+        F.coalesce("before", F.lit(-1)).alias("lost"),
+        refused.alias("ran_on"),
+        known.alias("known"),
+        went.alias("began"),
+        F.when(known, F.struct(F.col("began").alias("t"), F.col("began_ref").alias("r"))).alias("opening"),
+        ended.alias("ended"),
+        F.when(refused, n["ref"]).when(led, F.col("ended_ref")).alias("ended_ref"),
+        leader.alias("leader"),
+        F.when(isr.isNotNull() & leader.isNotNull(), (F.size(isr) == 1) & (isr[0] == leader)).alias("alone"),
+        F.when(refused, n["refused_at"]).alias("refused"),
+        F.when(refused, n["refused_by"]).alias("refused_ref"),
+        F.when(refused & led, F.col("ended")).alias("led_again"),
+        F.when(refused & led, F.col("ended_ref")).alias("led_again_ref"),
+        F.lit(None).cast("long").alias("began_zxid"),
+        F.lit(None).cast("long").alias("ended_zxid"),
+    )
+    still = F.when(F.col("ran_on"), F.col("led_again").isNull()).otherwise(F.col("ended").isNull())
+    if tree is not None:
+        rows = rows.join(tree, ["topic", "partition"], "left")
+    else:
+        rows = rows.select(
+            "*", F.lit(None).cast("int").alias("led_by"), F.lit(None).cast("boolean").alias("offline")
+        )
+    registered, offline = F.col("led_by").isNotNull(), F.coalesce(F.col("offline"), F.lit(False))
+    keys = ["at", "lost", "ran_on"]
+    unseen = ~F.col("known") & ~F.col("ran_on")
+    same = F.count("*").over(Window.partitionBy(*keys, "leader", "alone", "ended"))
+    tp = F.struct("topic", "partition")
+    rows = rows.select(
+        "*",
+        # from its own start (0 where it is not in the lines: elected at once)
+        (F.unix_millis("ended") - F.unix_millis("began")).alias("lasted_ms"),
+        F.when(unseen, F.struct("leader", "alone", F.col("ended").alias("at"), same.alias("n"))).alias("e"),
+        F.when(still & registered, tp).alias("led_tp"),
+        F.when(still & registered, F.col("led_by")).alias("led_leader"),
+        F.when(still & offline, tp).alias("offline_tp"),
+    )
+
+    def listed(c: str | Column, first: int | None = None) -> Column:
+        got = F.sort_array(F.collect_list(c))
+        return F.slice(got, 1, first) if first else got
+
+    extra = (
+        F.count_if("known").alias("known"),
+        F.min("opening").alias("opening"),
+        F.count_if(F.col("ended").isNotNull()).alias("ended_n"),
+        F.max("ended").alias("last_ended"),
+        F.slice(F.sort_array(F.array_distinct(F.collect_list("ended_ref"))), 1, 2).alias("ended_refs"),
+        F.array_distinct(F.collect_list("e")).alias("elected"),
+        F.count("led_tp").alias("led_now"),
+        listed("led_tp", 60).alias("led_tps"),
+        F.sort_array(F.array_distinct(F.collect_list("led_leader"))).alias("led_by"),
+        listed("offline_tp").alias("offline_now"),
+        listed(
+            F.when(
+                F.col("lost").isin(*sorted(paused)),
+                F.struct("topic", "partition", F.col("began").alias("at")),
+            )
+            if paused
+            else F.lit(None)
+        ).alias("went"),
+        F.sort_array(F.array_distinct(F.collect_list(F.when(F.col("ran_on"), F.col("leader"))))).alias("by"),
+        F.min(
+            F.when(
+                F.col("ran_on"),
+                F.struct(
+                    F.coalesce("refused", "at").alias("t"),
+                    F.col("refused_ref"),
+                    F.col("refused"),
+                    "ended_ref",
+                ),
+            )
+        ).alias("first"),
+        F.count_if(F.col("led_again").isNotNull()).alias("led_again"),
+        F.max("led_again").alias("last_led"),
+        F.min("led_again_ref").alias("led_ref"),
+    )
+    return Ask(grouped(rows, keys, *extra), _logged)
+
+
+def _logged(groups: list[Row]) -> list[Logged]:
+    """`logged_groups`' rows, in the order the lines tell them: by second, then leader lost, a group that
+    ran on into a refusal before the rest."""
+    out = []
+    for g in sorted(groups, key=lambda g: (g.at, g.lost, not g.ran_on)):
+        first = g.first
+        out.append(
+            Logged(
+                g.at,
+                None if g.lost < 0 else g.lost,
+                g.n,
+                _tps(g.tps),
+                g.known,
+                g.began,
+                g.opening.r if g.opening else None,
+                g.ended_n,
+                int(g.longest or 0),
+                g.last_ended,
+                list(g.ended_refs),
+                elected=[Elected(e.leader, e.alone, e.at, e.n) for e in g.elected],
+                led_now=g.led_now,
+                led_tps=_tps(g.led_tps),
+                led_by=list(g.led_by),
+                offline_now=_tps(g.offline_now),
+                went=[Went(w.topic, w.partition, w.at) for w in g.went],
+                refused_by=list(g.by) if g.ran_on else [],
+                first_refused=first.refused if first else None,
+                refused_ref=first.refused_ref if first else None,
+                named_ref=first.ended_ref if first else None,
+                led_again=g.led_again,
+                last_led=g.last_led,
+                led_ref=g.led_ref,
+            )
+        )
+    return out
+
+
+def _tps(rows: list[Row]) -> list[TP]:
+    return [TP(r.topic, r.partition) for r in rows]
 
 
 class Down(NamedTuple):
@@ -115,134 +282,105 @@ class Succeeded:
     ended: TenureEnd
 
 
-def logged(f: Facts, coverage: Coverage) -> list[Finding]:
-    """partition.offline from the controller's lines: the stretches that began together (the same second,
-    the same leader lost) as one finding, critical where a partition had no leader when the lines end.
-    Those whose start the lines do not hold join the group their election ended at its start (one broker's
-    failure: the controller takes all its partitions offline and elects at once, leaving -1 where no
-    replica is left); the rest are grouped by the election that ended them."""
-    groups: dict[tuple[datetime, int], list[Leaderless]] = {}
-    unseen: dict[tuple[datetime, int], list[Leaderless]] = {}
-    for x in f.logged:
-        at = x.began or x.ended
-        assert at is not None
-        into = unseen if x.began is None else groups
-        into.setdefault((at.replace(microsecond=0), -1 if x.lost is None else x.lost), []).append(x)
+def logged(f: Facts) -> list[Finding]:
+    """partition.offline from the controller's lines: a finding per group (`Logged`), critical where a
+    partition had no leader when the lines end; those whose start the lines do not hold joined the group
+    their election ended at its start, or are a group of their own."""
     out = []
-    for (at, lost_id), xs in sorted({**unseen, **groups}.items(), key=lambda g: g[0]):
-        lost = None if lost_id < 0 else lost_id
-        at_once = unseen.get((at, lost_id), []) if (at, lost_id) in groups else []
-        # the leader elected refused them; those within a refusal's outage are its own (`refused`)
-        ran = [x for x in xs + at_once if x.refused is not None]
-        if ran:
-            out.append(_ran_on(ran, at, lost, f))
-        opening = min(xs, key=lambda x: (x.began or at, x.began_ref or ""))  # the group's first line
-        xs, at_once = [[x for x in g if x.refused is None] for g in (xs, at_once)]
-        if not xs and not at_once:
+    for g in f.logged:
+        if g.refused_by:
+            out.append(_ran_on(g, f))
             continue
+        at, lost = g.at, g.lost
         who = f" (their leader before was broker {lost})" if lost is not None else ""
-        subject: dict[str, Any] = {"partitions": len(xs), "broker": lost}
-        start = min(x.began or x.ended or at for x in xs + at_once)  # exact, on the controller's clock
-        q, loss = f.quiet.get((lost_id, start)), _loss(f.lost, lost, start)
-        if (at, lost_id) not in groups:
-            subject["began"] = "unknown"
-            said, refs, how = _silent(q, loss, lost, start, 0, subject)
-            gone, gone_refs = _controller_gone(f.succeeded, lost, start, subject) if not said else ("", ())
-            text = _led_with(xs, subject, CLOCKS if gone else how)
+        subject: dict[str, Any] = {"partitions": g.partitions, "broker": lost}
+        q = f.quiet.get((-1 if lost is None else lost, g.start))
+        at_once, still, longest = g.partitions - g.known, g.open, g.longest_ms
+        if g.known:
+            subject.update(began=moment(at), still=still)
+        else:
+            subject["began"], longest = "unknown", 0  # from the election that ended them
+        led = g.last_ended if g.known and g.last_ended else g.start  # the last election
+        # the bounds from their leader's last sign of life to it, if the lines tell it (`outage_ms`)
+        after = None if still else _ms(led - g.start)
+        said, refs, how = _silent(q, _loss(f.lost, lost, g.start), lost, g.start, after, subject)
+        gone = ""  # their leader was the controller before: its startup took them offline and elected them
+        if not said and not still:
+            gone, gone_refs = _controller_gone(f.succeeded, lost, g.start, subject, led, longest)
+            refs, how = refs + gone_refs, CLOCKS if gone else how
+        if not g.known:
+            text = _led_with(g, subject, how)
             text += "had no leader until the controller elected one "
             text += f"from OfflinePartition at {at:%Y-%m-%d %H:%M:%S} (its clock)"
             text += gone or who + (said or "; when they lost their leader is not in its lines")
-            refs += gone_refs
             text += ". No client could produce to or consume from them meanwhile."
             if "outage_ms" in subject:  # a new controller's start takes them offline and elects them at once
                 elected = f"at {at:%H:%M:%S} (the controller's clock)"
-                handled = (len(xs), None) if gone else _handled(xs, f.down)
-                text += kafka_counted(elected, handled[0], len(xs))
+                handled = (g.partitions, None) if gone else _handled(g, f.down)
+                text += kafka_counted(elected, handled[0], g.partitions)
                 refs += (handled[1],) if handled[1] and handled[1] not in refs else ()
-                if handled[0] == len(xs):
+                if handled[0] == g.partitions:
                     subject["offline_ms"] = 0  # what Kafka's count held them for (the report's alert)
-            first = min(xs, key=lambda x: x.ended_ref or "")
-            out.append(Finding("partition.offline", WARNING, subject, text, (first.ended_ref or "", *refs)))
+            out.append(Finding("partition.offline", WARNING, subject, text, (g.ended_refs[0], *refs)))
             continue
-        first, xs = opening, xs + at_once
-        ended = [x for x in xs if x.ended is not None]
-        still = len(xs) - len(ended)
-        longest = max((round((x.ended - at).total_seconds() * 1000) for x in ended if x.ended), default=0)
-        subject.update(partitions=len(xs), began=moment(at), still=still)
-        said, silent, how = _silent(q, loss, lost, start, longest if not still else None, subject)
-        text = _led_with(xs, subject, how)
+        text = _led_with(g, subject, how)
         text += f"had no leader from {at:%Y-%m-%d %H:%M:%S} "
         text += f"(the controller's clock){who}"
         if at_once:
-            text += f"; {len(at_once)} of them got a new leader at once, from OfflinePartition"
-        if ended:
-            subject["offline_ms"] = longest
-            text += f"; {'it' if len(xs) == 1 else len(ended)} got a leader again"
-            text += f"{'' if len(xs) == 1 else ', the last'} after {duration(longest)}"
+            text += f"; {at_once} of them got a new leader at once, from OfflinePartition"
+        if g.ended:
+            subject["offline_ms"] = 0 if gone else longest  # what Kafka's count held them for
+            text += f"; {'it' if g.partitions == 1 else g.ended} got a leader again"
+            text += f"{'' if g.partitions == 1 else ', the last'} after {duration(longest)}"
         if still:
             still_when(subject, f.lines_end)
-            led_now = _led_now(xs, f, subject)
-            which = "them" if still == len(xs) else f"{still} of them"
+            which = "them" if still == g.partitions else f"{still} of them"
             text += f"; no later line of the controller's names a leader for {which}"
-            text += f"{lines_ended(f.lines_end, f.ends)}{led_now}{_offline_now(xs, f)}"
-        text += said + ". No client could produce to or consume from them meanwhile."
+            text += f"{lines_ended(f.lines_end, f.ends)}{_led_now(g, subject)}{_offline_now(g)}"
+        text += (said or gone) + ". No client could produce to or consume from them meanwhile."
         if "outage_ms" in subject:
-            elected = f"at {at + timedelta(milliseconds=longest):%H:%M:%S} (the controller's clock)"
-            text += kafka_counted(elected, len(at_once), len(ended))
+            elected = f"at {led:%H:%M:%S} (the controller's clock)"
+            text += kafka_counted(elected, g.ended if gone else at_once, g.ended)
         # still without a live leader in ZooKeeper's tree at the capture: to the capture, not the lines' end
-        bounded(subject, at, longest, still, f.ends, None if _offline_now(xs, f) else f.lines_end)
-        refs = (first.began_ref or "", *sorted({x.ended_ref for x in ended if x.ended_ref})[:2], *silent)
+        bounded(subject, g.start, longest, still, f.ends, None if g.offline_now else f.lines_end)
+        refs = (g.began_ref or "", *g.ended_refs, *refs)
         severity = CRITICAL if subject["still"] else WARNING
         out.append(Finding("partition.offline", severity, subject, text, tuple(refs)))
-    if f.logged_total > len(f.logged):
-        more = f.logged_total - len(f.logged)
-        coverage.add(
-            "leaderless", [f"{more} more stretches without a leader in the controller's lines, not read"]
-        )
     return out
 
 
-def _ran_on(ran: list[Leaderless], at: datetime, lost: int | None, f: Facts) -> Finding:
+def _ran_on(g: Logged, f: Facts) -> Finding:
     """Partitions whose stretch without a leader ran on into a refusal: the broker elected as they came
     back refused the LeaderAndIsr and kept its old role (`refused_leader_and_isr_keeps_role`), so nobody
     served them until a broker logged leading them again: one episode, as with ZooKeeper's history."""
-    by = sorted({x.leader for x in ran if x.leader is not None})
-    again = [x for x in ran if x.led_again is not None]
-    still = len(ran) - len(again)
+    at, lost, still = g.at, g.lost, g.open
     who = f" (their leader before was broker {lost})" if lost is not None else ""
-    known = any(x.began is not None for x in ran)  # else `at` is the election that ended the stretch
-    subject: dict[str, Any] = {"partitions": len(ran), "broker": lost, "still": still, "refused_by": by}
-    subject["began"] = moment(at) if known else "unknown"
+    subject: dict[str, Any] = {"partitions": g.partitions, "broker": lost, "still": still}
+    subject.update(refused_by=g.refused_by, began=moment(at) if g.known else "unknown")
     if still:
         still_when(subject, f.lines_end)
-    first = min(ran, key=lambda x: (x.refused or at, x.refused_ref or ""))
-    since = f"from {at:%Y-%m-%d %H:%M:%S}" if known else f"from before {at:%Y-%m-%d %H:%M:%S}, when"
-    since += " (the controller's clock)" if known else " the controller elected one from OfflinePartition"
+    # else `at` is the election that ended the stretch
+    since = f"from {at:%Y-%m-%d %H:%M:%S}" if g.known else f"from before {at:%Y-%m-%d %H:%M:%S}, when"
+    since += " (the controller's clock)" if g.known else " the controller elected one from OfflinePartition"
+    first = g.first_refused or at
     text = (
-        f"{len(ran)} partition(s) ({tp_list(ran)}) had no working leader {since}{who}: broker(s) "
-        f"{', '.join(map(str, by))}, elected their leader as they came "
+        f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no working leader {since}{who}: broker(s) "
+        f"{', '.join(map(str, g.refused_by))}, elected their leader as they came "
         "back, refused the LeaderAndIsr for them (INCONSISTENT_TOPIC_ID: its log holds another topic id; "
-        f"first at {first.refused:%H:%M:%S}, its clock) and kept their old role"
+        f"first at {first:%H:%M:%S}, its clock) and kept their old role"
     )
     took = 0
-    if again:
-        last = max(again, key=lambda x: x.led_again or at)
-        assert last.led_again is not None
-        took = round((last.led_again - at).total_seconds() * 1000)
-        text += f"; {len(again)} were led again, the last after about {duration(took)} (the brokers' clocks)"
+    if g.led_again:
+        assert g.last_led is not None
+        took = _ms(g.last_led - g.start)
+        text += f"; {g.led_again} were led again, the last after about {duration(took)} (the brokers' clocks)"
     if still:
-        which = "them" if still == len(ran) else f"{still} of them"
+        which = "them" if still == g.partitions else f"{still} of them"
         text += f"; no broker's line says it has led {which} since{lines_ended(f.lines_end, f.ends)}"
     text += ". No client could produce to or consume from them meanwhile."
-    # from the election that ended it, where its start is unknown
-    bounded(subject, at, took, still, f.ends, f.lines_end)
-    began = min((x for x in ran if x.began_ref), key=lambda x: x.began or at, default=None)
-    refs = (
-        *([began.began_ref] if began and began.began_ref else []),
-        *([first.ended_ref] if first.ended_ref else []),
-        first.refused_ref or "",
-        *sorted({x.led_again_ref for x in again if x.led_again_ref})[:1],
-    )
+    bounded(subject, g.start, took, still, f.ends, f.lines_end)
+    refs = [r for r in (g.began_ref, g.named_ref) if r] + [g.refused_ref or ""]
+    refs += [g.led_ref] if g.led_ref else []
     return Finding("partition.offline", CRITICAL if still else WARNING, subject, text, tuple(refs))
 
 
@@ -253,31 +391,30 @@ def still_when(subject: dict[str, Any], lines_end: datetime | None) -> None:
         subject["lines_end"] = moment(lines_end)
 
 
-def _led_now(xs: list[Leaderless], f: Facts, subject: dict[str, Any]) -> str:
+def _led_now(g: Logged, subject: dict[str, Any]) -> str:
     """Where ZooKeeper's tree at the capture names a registered leader for partitions the lines leave
     without one: they were led again by then (a controller elected one after the lines end, or in lines
     not held), so they are not still unserved (`still` less them, `led_at_capture`)."""
-    again = sorted({TP(x.topic, x.partition) for x in xs if x.ended is None} & f.led_now.keys())
-    if not again:
+    if not g.led_now:
         return ""
-    subject["still"] -= len(again)
-    subject["led_at_capture"] = len(again)
-    brokers = ", ".join(map(str, sorted({f.led_now[t] for t in again})))
-    which = "them" if not subject["still"] else f"{len(again)} of them ({tp_list(again)})"
+    again = g.led_now
+    subject["still"] -= again
+    subject["led_at_capture"] = again
+    brokers = ", ".join(map(str, g.led_by))
+    which = "them" if not subject["still"] else f"{again} of them ({tp_list(g.led_tps)})"
     return (
         f", but at the capture ZooKeeper's tree names a registered leader for {which} (broker(s) "
         f"{brokers}): a controller elected one after the lines end, or in lines the bundle does not hold"
     )
 
 
-def _offline_now(xs: list[Leaderless], f: Facts) -> str:
+def _offline_now(g: Logged) -> str:
     """Where ZooKeeper's tree at the capture still shows partitions the lines leave without a leader
-    without a live one (`Facts.now`), so said: they were so at the capture."""
-    offline = {p.tp for p in f.now.partitions} if f.now is not None else set()
-    held = sorted({TP(x.topic, x.partition) for x in xs if x.ended is None} & offline)
-    if not held:
+    without a live one, so said: they were so at the capture."""
+    if not g.offline_now:
         return ""
-    return f", and at the capture ZooKeeper's tree shows {len(held)} of them still without a live leader"
+    n = len(g.offline_now)
+    return f", and at the capture ZooKeeper's tree shows {n} of them still without a live leader"
 
 
 def bounded(
@@ -322,11 +459,11 @@ def lines_ended(lines_end: datetime | None, ends: datetime | None) -> str:
 ONE_CLOCK, CLOCKS, AT_LEAST = "", "clocks", "at least"
 
 
-def _led_with(xs: list[Leaderless], subject: dict[str, Any], how: str = ONE_CLOCK) -> str:
+def _led_with(g: Logged, subject: dict[str, Any], how: str = ONE_CLOCK) -> str:
     """A finding's opening: the partitions, and where their outage is bounded (`outage_ms`, from their
     leader's last sign of life), how long they had no working leader, as the finding from ZooKeeper's
     history opens; then what the controller's lines show of it."""
-    head = f"{len(xs)} partition(s) ({tp_list(xs)}) "
+    head = f"{g.partitions} partition(s) ({tp_list(g.tps)}) "
     if "outage_ms" not in subject:
         return head
     lasted = bounds(*subject["outage_ms"])
@@ -435,19 +572,28 @@ def _epoch_ms(t: datetime) -> int:
 
 
 def _controller_gone(
-    succeeded: list[Succeeded], lost: int | None, at: datetime, subject: dict[str, Any]
+    succeeded: list[Succeeded],
+    lost: int | None,
+    at: datetime,
+    subject: dict[str, Any],
+    led: datetime,
+    at_least: int = 0,
 ) -> tuple[str, tuple[str, ...]]:
-    """Where the leader lost was the controller the new one (the broker electing at `at`) took over from
+    """Where the leader lost was the controller the new one (the broker acting at `at`) took over from
     within ELECTED_WITHIN_S before, and the lines tell how its tenure ended: the partitions had no working
-    leader from its last sign of life (`tenures.logged_outage`, to this election instead of the new
-    controller's readiness), on the two brokers' clocks."""
+    leader from its last sign of life (`tenures.logged_outage`, to their election at `led` instead of the
+    new controller's readiness), on the two brokers' clocks, and at least as long as the new controller's
+    lines show them without one (`at_least`, on its clock alone: the two clocks may disagree by more). Its
+    startup took them offline and elected them in one event (`offline_count_set_after_each_event`):
+    Kafka's count never held them."""
     for s in succeeded:
         if lost is None or s.ended.broker != lost or not s.elected <= at <= s.elected + WITHIN:
             continue
-        o = logged_outage(s.ended, s.elected, at)
+        o = logged_outage(s.ended, s.elected, led)
         if o is None:
             continue
-        subject["outage_ms"] = [o.lower_ms, o.upper_ms]
+        lower = max(o.lower_ms, at_least)
+        subject["outage_ms"] = [lower, max(o.upper_ms, lower)]
         detail = o.detail()
         text = f"; broker {lost}, their leader, was the controller before broker {s.by} (elected at "
         text += f"{s.elected:%H:%M:%S}, its clock) and {STOPPED.get(s.ended.how, STOPPED['unknown'])}"
@@ -459,8 +605,8 @@ def _controller_gone(
 WITHIN = timedelta(seconds=ELECTED_WITHIN_S)
 
 
-def _handled(xs: list[Leaderless], down: dict[int, list[Down]]) -> tuple[int | None, str | None]:
-    """Of `xs`, elected from OfflinePartition with no line of their going offline, how many the event in
+def _handled(g: Logged, down: dict[int, list[Down]]) -> tuple[int | None, str | None]:
+    """Of a group elected from OfflinePartition with no line of their going offline, how many the event in
     which the controller handled their leader's loss elected, and the line that tells that loss (its
     "Broker failure callback"); (None, None) where that is not known of every one. That event takes them
     offline and elects every one it can (onReplicasBecomeOffline, `offline_count_set_after_each_event`):
@@ -468,21 +614,21 @@ def _handled(xs: list[Leaderless], down: dict[int, list[Down]]) -> tuple[int | N
     have waited for unclean election to be enabled) or more than WITHIN after the loss (an event the lines
     do not show): not known; one whose new leader was not registered then waited for its return."""
     at_once, told = 0, set()
-    for x in xs:
-        if x.lost is None or x.ended is None or x.leader is None:
+    for e in g.elected:
+        if g.lost is None or e.leader is None:
             return None, None
-        failed = [d for d in down.get(x.lost, []) if d.down <= x.ended]
+        failed = [d for d in down.get(g.lost, []) if d.down <= e.at]
         if not failed:
             return None, None
         loss = max(failed)  # the last loss of the lost leader the lines tell before the election
         told.add(loss.ref)
         live = not any(
-            d.down <= loss.down and (d.up is None or d.up > loss.down) for d in down.get(x.leader, [])
+            d.down <= loss.down and (d.up is None or d.up > loss.down) for d in down.get(e.leader, [])
         )
-        if live and (x.alone is not False or x.ended - loss.down > WITHIN):  # else the lines miss events
+        if live and (e.alone is not False or e.at - loss.down > WITHIN):  # else the lines miss events
             return None, None
-        at_once += live
-    return at_once, min(told)
+        at_once += live * e.partitions
+    return (at_once, min(told)) if told else (None, None)
 
 
 def kafka_counted(elected: str, at_once: int | None = None, total: int = 0) -> str:

@@ -41,7 +41,7 @@ def at_capture(f: Facts, coverage: Coverage) -> list[Finding]:
                 "them, and so stopped counting them offline, the tree does not tell)"
             ],
         )
-    told = {(x.topic, x.partition) for x in f.logged if (x.ended is None or x.refused) and not x.led_again}
+    told = {(t.topic, t.partition) for g in f.logged for t in g.offline_now}
     told |= {(t.topic, t.partition) for g in f.not_acting for t in g.unled}
     groups: dict[int, list[OfflineNow]] = {}
     for o in f.now.partitions:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from pyspark.sql import DataFrame, Row, Window
+from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from workbench.kafka import znodes as paths
@@ -190,8 +190,7 @@ def offline_at_capture(bundle: Bundle) -> Ask[OfflineThen | None]:
     if not v.evidence.zk_state:
         return given(None)
     at = captured_at(bundle)
-    registered = F.col("leader").isin(*sorted(v.live_brokers))
-    offline = v.partitions.where(F.col("leader").isNotNull() & ((F.col("leader") < 0) | ~registered))
+    offline = v.partitions.where(_offline(v.live_brokers))
     znodes = bundle.znodes
     mark = F.lit(False).alias("mark")
     writes = znodes.select(F.col("mzxid").alias("z"), F.col("mtime").alias("t"), mark).unionByName(
@@ -226,6 +225,32 @@ def offline_at_capture(bundle: Bundle) -> Ask[OfflineThen | None]:
     columns = ("topic", "partition", "leader", "isr", "state_mzxid", "state_mtime")
     found = rows(offline.select(*columns))
     return Joined(read, found, rows(left_by), rows(v.delete_markers.select("topic")), rows(newest))
+
+
+def _registered(live: set[int]) -> Column:
+    return F.coalesce(F.col("leader").isin(*sorted(live)), F.lit(False)) if live else F.lit(False)
+
+
+def _offline(live: set[int]) -> Column:
+    """A state znode's leader as the controller counts it offline (`offline_in_the_tree`): -1, or a broker
+    not registered."""
+    return F.col("leader").isNotNull() & ((F.col("leader") < 0) | ~_registered(live))
+
+
+def tree_leaders(bundle: Bundle) -> DataFrame | None:
+    """topic, partition, led_by (the leader ZooKeeper's tree at the capture names, where registered; null:
+    none) and offline (as `offline_at_capture` counts it: no live leader, of a topic not queued for
+    deletion); None without the tree."""
+    v = views(bundle)
+    if not v.evidence.zk_state:
+        return None
+    queued = v.delete_markers.select("topic", F.lit(True).alias("queued")).distinct()
+    return v.partitions.join(F.broadcast(queued), "topic", "left").select(
+        "topic",
+        "partition",
+        F.when(_registered(v.live_brokers), F.col("leader")).alias("led_by"),
+        (_offline(v.live_brokers) & F.col("queued").isNull()).alias("offline"),
+    )
 
 
 def imbalance_since(h: Health, threshold: float) -> DataFrame:

@@ -66,19 +66,6 @@ def led_at(bundle: Bundle, asked: list[tuple[int, int, datetime]]) -> Ask[dict[i
     return Ask(led, read)
 
 
-def led_in_tree(bundle: Bundle, tps: list[TP]) -> dict[TP, int]:
-    """Of `tps`, those ZooKeeper's tree at the capture names a registered leader for, with it: led when it
-    was taken (whether that leader acts, only its lines tell). One query; none without the tree."""
-    v = views(bundle)
-    if not tps or not v.evidence.zk_state or not v.live_brokers:
-        return {}
-    asked = bundle.spark.createDataFrame([(t.topic, t.partition) for t in tps], "topic string, partition int")
-    led = v.partitions.join(F.broadcast(asked), ["topic", "partition"]).where(
-        F.col("leader").isin(*sorted(v.live_brokers))
-    )
-    return {TP(r.topic, r.partition): r.leader for r in led.select("topic", "partition", "leader").collect()}
-
-
 def printed_at(bundle: Bundle, when: datetime | None) -> DataFrame:
     """topic, partition, leader, leader_epoch, isr: each partition's state as the lines printed up to
     `when` (None: all of them), where ZooKeeper's history does not tell it: the leader named at the
