@@ -10,7 +10,7 @@ from typing import Any
 from workbench import postmortem
 from workbench.analysis.findings import Coverage, Finding, bounds
 from workbench.analysis.leaderless import nobody_serves, unserved_when_lines_end
-from workbench.analysis.leaderless_lines import STOPPED
+from workbench.analysis.outage_told import STOPPED
 from workbench.analysis.registry import kinds
 from workbench.analysis.triage import Triage
 from workbench.frames import Bundle
@@ -110,13 +110,16 @@ def leader_outages_hold(findings: Iterable[Finding], truth: dict[str, Any]) -> N
             assert lower - 500 <= pause["woke_ms"] - pause["paused_ms"] <= upper + 500, f.summary
         # a silent leader's bounds: ZooKeeper's history's say how long it was offline after them; the
         # lines' lead the finding with them (`leaderless_lines._led_with`), as they lead with a controller's
-        # shutdown (from its end, as ZooKeeper's end of its registration tells it: no silent leader's).
-        # Every outage finding has bounds, the others' from the stretch alone.
+        # shutdown (from its end, as ZooKeeper's end of its registration tells it: no silent leader's) and
+        # with an outage that ran on into a refusal. Every outage finding has bounds, the others' from the
+        # stretch alone.
         opening = f.summary.split(":", 1)[0]
         silent = (
             "offline_ms" in f.subject
             if "zxid" in f.subject
-            else " had no working leader for " in opening and STOPPED["shutdown"] not in f.summary
+            else " had no working leader for " in opening
+            and STOPPED["shutdown"] not in f.summary
+            and "refused_by" not in f.subject
         )
         if f.kind != "partition.offline" or not silent:
             continue

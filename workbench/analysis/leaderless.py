@@ -36,15 +36,7 @@ from workbench.analysis.findings import (
     tp_list,
     txn_ref,
 )
-from workbench.analysis.leaderless_lines import (
-    STOPPED,
-    Down,
-    Logged,
-    Succeeded,
-    kafka_counted,
-    logged,
-    logged_groups,
-)
+from workbench.analysis.leaderless_lines import Down, Logged, Succeeded, logged, logged_groups
 from workbench.analysis.leaderless_moment import at_capture, pasted
 from workbench.analysis.not_acting import (
     NotActing,
@@ -52,6 +44,7 @@ from workbench.analysis.not_acting import (
     not_acting_finding,
     refusals,
 )
+from workbench.analysis.outage_told import STOPPED, kafka_counted
 from workbench.analysis.paused import paused_finding
 from workbench.model.across_gap import before_gap
 from workbench.model.channel import Quiet, went_quiet

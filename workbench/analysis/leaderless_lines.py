@@ -25,6 +25,7 @@ from workbench.analysis.findings import (
     moment,
     tp_list,
 )
+from workbench.analysis.outage_told import STOPPED, bounded, kafka_counted, lines_ended, ms, still_when
 from workbench.model.channel import Quiet
 from workbench.model.health import grouped
 from workbench.model.history.sessions import Expired
@@ -35,20 +36,6 @@ from workbench.together import Ask, given
 
 if TYPE_CHECKING:
     from workbench.analysis.leaderless import Facts
-
-# How a leader stopped leading, as a finding says it (its session's end: `session_ends`, `tenures`).
-STOPPED = {
-    "crash": "stopped without a shutdown (a crash, or a hang ended by a restart) and did no leader's work",
-    # no line after: nothing says it ran again (session_ends' "crash" without the start that told it)
-    "gone": "stopped without a shutdown and logged nothing after (a crash, or a hang it has not come back "
-    "from) and did no leader's work",
-    "hang": "stood still (a long GC pause, a stalled disk or VM) and did no leader's work",
-    "halted": "halted for failed log dirs (at once, without a shutdown) and did no leader's work",
-    "network_partition": "was cut off from ZooKeeper and its followers: nothing it accepted was replicated",
-    "session_expiry": "lost its ZooKeeper session without a shutdown and did no leader's work",
-    "unknown": "stopped without a shutdown and did no leader's work",
-    "shutdown": "shut down and led them no more",
-}
 
 
 class Elected(NamedTuple):
@@ -302,7 +289,7 @@ def logged(f: Facts) -> list[Finding]:
             subject["began"], longest = "unknown", 0  # from the election that ended them
         led = g.last_ended if g.known and g.last_ended else g.start  # the last election
         # the bounds from their leader's last sign of life to it, if the lines tell it (`outage_ms`)
-        after = None if still else _ms(led - g.start)
+        after = None if still else ms(led - g.start)
         said, refs, how = _silent(q, _loss(f.lost, lost, g.start), lost, g.start, after, subject)
         gone = ""  # their leader was the controller before: its startup took them offline and elected them
         if not said and not still:
@@ -359,36 +346,32 @@ def _ran_on(g: Logged, f: Facts) -> Finding:
     subject.update(refused_by=g.refused_by, began=moment(at) if g.known else "unknown")
     if still:
         still_when(subject, f.lines_end)
-    # else `at` is the election that ended the stretch
+    took = ms(g.last_led - g.start) if g.led_again and g.last_led is not None else 0
+    bounded(subject, g.start, took, still, f.ends, f.lines_end)
+    # led with how long, as the finding from ZooKeeper's history is; where the lines hold only the election
+    # that ended the stretch (`at`), not its start, at least as long as from then
+    lasted = ""
+    if "outage_ms" in subject:
+        lower, upper = subject["outage_ms"]
+        lasted = f" for {bounds(lower, upper)}" if g.known else f" for at least {duration(lower)}"
     since = f"from {at:%Y-%m-%d %H:%M:%S}" if g.known else f"from before {at:%Y-%m-%d %H:%M:%S}, when"
     since += " (the controller's clock)" if g.known else " the controller elected one from OfflinePartition"
     first = g.first_refused or at
     text = (
-        f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no working leader {since}{who}: broker(s) "
-        f"{', '.join(map(str, g.refused_by))}, elected their leader as they came "
+        f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no working leader{lasted} {since}{who}: "
+        f"broker(s) {', '.join(map(str, g.refused_by))}, elected their leader as they came "
         "back, refused the LeaderAndIsr for them (INCONSISTENT_TOPIC_ID: its log holds another topic id; "
         f"first at {first:%H:%M:%S}, its clock) and kept their old role"
     )
-    took = 0
     if g.led_again:
-        assert g.last_led is not None
-        took = _ms(g.last_led - g.start)
         text += f"; {g.led_again} were led again, the last after about {duration(took)} (the brokers' clocks)"
     if still:
         which = "them" if still == g.partitions else f"{still} of them"
         text += f"; no broker's line says it has led {which} since{lines_ended(f.lines_end, f.ends)}"
     text += ". No client could produce to or consume from them meanwhile."
-    bounded(subject, g.start, took, still, f.ends, f.lines_end)
     refs = [r for r in (g.began_ref, g.named_ref) if r] + [g.refused_ref or ""]
     refs += [g.led_ref] if g.led_ref else []
     return Finding("partition.offline", CRITICAL if still else WARNING, subject, text, tuple(refs))
-
-
-def still_when(subject: dict[str, Any], lines_end: datetime | None) -> None:
-    """A finding from the lines alone counts its partitions `still` as of the lines' end, not the capture:
-    said in its subject (`lines_end`), so that no one reads it as what is down now (`nobody_serves`)."""
-    if lines_end is not None:
-        subject["lines_end"] = moment(lines_end)
 
 
 def _led_now(g: Logged, subject: dict[str, Any]) -> str:
@@ -415,43 +398,6 @@ def _offline_now(g: Logged) -> str:
         return ""
     n = len(g.offline_now)
     return f", and at the capture ZooKeeper's tree shows {n} of them still without a live leader"
-
-
-def bounded(
-    subject: dict[str, Any],
-    at: datetime,
-    longest: int,
-    open_: int,
-    ends: datetime | None,
-    lines_end: datetime | None,
-) -> None:
-    """The outage's bounds (`outage_ms`) where no sign of life bounds it already: the longest stretch the
-    lines time from `at`; or, with `open_` partitions the lines leave without a leader when they end, from
-    `lines_end` (at least that long: nothing later tells; None where ZooKeeper's tree at the capture shows
-    them still without a live one, `_offline_now`) to the evidence's end (the capture: at most that long,
-    where it came later), as where the tree names a leader for them (`_led_now`). The report and triage say
-    this number (`postmortem.longest_told`); nothing where the lines cannot time it."""
-    if "outage_ms" in subject or (open_ and ends is None):
-        return
-    if not open_:
-        if longest >= 0:
-            subject["outage_ms"] = [longest, longest]
-        return
-    assert ends is not None
-    last = min(lines_end, ends) if lines_end is not None else ends
-    subject["outage_ms"] = [max(0, longest, _ms(last - at)), max(0, _ms(ends - at))]
-
-
-def _ms(d: timedelta) -> int:
-    return round(d.total_seconds() * 1000)
-
-
-def lines_ended(lines_end: datetime | None, ends: datetime | None) -> str:
-    """When the lines end, and the capture after it (`ends`, where it came later): what bounds how long
-    partitions the lines leave without a leader went on so."""
-    if lines_end is None or ends is None or lines_end >= ends:
-        return f" (the evidence ends {ends:%Y-%m-%d %H:%M:%S})" if ends is not None else ""
-    return f" (the lines end {lines_end:%Y-%m-%d %H:%M:%S}, the capture {ends:%H:%M:%S})"
 
 
 # How a lines finding's opening reads its bounds (`_silent`): on one clock, on two brokers' clocks, or
@@ -490,10 +436,10 @@ def _silent(
     stopped then: the outage is exact. A leader that crashed (`loss`: a controller handled its failure, its
     log holds no shutdown) went silent a session timeout before (`_counted_back`). And how the opening reads
     the bounds (`_led_with`)."""
-    ms = lambda said: round((at - said.ts).total_seconds() * 1000) + (after_ms or 0)  # noqa: E731
+    upto = lambda said: ms(at - said.ts) + (after_ms or 0)  # noqa: E731
     if q is not None and lost is not None and q.halted and q.last_line is not None:
         if after_ms is not None:
-            subject["outage_ms"] = [ms(q.last_line)] * 2  # the finding leads with it (`_led_with`)
+            subject["outage_ms"] = [upto(q.last_line)] * 2  # the finding leads with it (`_led_with`)
         text = (
             f"; broker {lost} {STOPPED['halted']} from {q.last_line.ts:%H:%M:%S} (its clock: its last line)"
         )
@@ -503,8 +449,8 @@ def _silent(
     if q is None or lost is None or q.unreachable is None:
         return "", (), ONE_CLOCK  # a last line alone says the broker lived, not that it led them until then
     refs = tuple(x.ref for x in (q.unreachable, q.last_line) if x is not None)
-    lower = ms(q.unreachable)
-    upper = max(lower, ms(q.last_line)) if q.last_line is not None else None
+    lower = upto(q.unreachable)
+    upper = max(lower, upto(q.last_line)) if q.last_line is not None else None
     text = f"; broker {lost} was already unreachable at {q.unreachable.ts:%H:%M:%S} (the controller's first "
     text += "failed connection to it)"
     if q.last_line is not None and q.heard:
@@ -629,27 +575,3 @@ def _handled(g: Logged, down: dict[int, list[Down]]) -> tuple[int | None, str | 
             return None, None
         at_once += live * e.partitions
     return (at_once, min(told)) if told else (None, None)
-
-
-def kafka_counted(elected: str, at_once: int | None = None, total: int = 0) -> str:
-    """Where an outage is bounded from before a controller learned its leader was gone (its last sign of
-    life, or ZooKeeper's end of its session), how Kafka's own count departs from it
-    (`offline_count_set_after_each_event`): an SRE's alert on it saw a part at most. `elected`: when they
-    were led again, and on which clock; `at_once`, of the `total` led again, those elected in the event
-    in which the controller learned it (None: not known)."""
-    gauge = " Kafka's OfflinePartitionsCount"
-    sets = "the active controller sets it after each event it handles"
-    if at_once is not None and at_once == total:
-        return (
-            f"{gauge} never counted them: {sets}, and the event in which a controller learned their leader "
-            "was gone elected their new leaders."
-        )
-    text = f"{gauge} counted them for less{'' if at_once is not None else ', if at all'}: {sets}, so it "
-    text += (
-        f"counted them only from when a controller learned their leader was gone to their election {elected}"
-    )
-    if at_once is None:
-        return text + ", and not where one event did both."
-    if at_once:
-        text += f", and never the {at_once} that event elected"
-    return text + "."

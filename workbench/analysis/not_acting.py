@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL
 from workbench.analysis.findings import TP, Finding, bounds, duration, hex_zxid, moment, tp_list, txn_ref
-from workbench.analysis.leaderless_lines import bounded, lines_ended, still_when
+from workbench.analysis.outage_told import bounded, lines_ended, still_when
 from workbench.model.health import grouped
 from workbench.model.refs import file_ref_col
 from workbench.model.skew import skew_col, skew_ms
@@ -239,8 +239,9 @@ def not_acting_finding(
         subject["began"] = moment(at)
         if g.still:
             still_when(subject, lines_end)
-        took = round((g.last_led - at).total_seconds() * 1000) if g.last_led is not None else 0
-        bounded(subject, at, took, g.still, ends, lines_end)
+        # from the naming line itself, not the second it is in
+        took = round((g.last_led - g.began).total_seconds() * 1000) if g.last_led is not None else 0
+        bounded(subject, g.began, took, g.still, ends, lines_end)
         lasted = ""
         if "outage_ms" in subject:  # the longest led again, or bounded by the lines' end and the capture
             lasted = f" for {bounds(*subject['outage_ms'])}" if g.still else f" for up to {duration(took)}"
