@@ -20,7 +20,8 @@ from pyspark.sql import functions as F
 from workbench.analysis.contract import NO_TXN
 from workbench.analysis.findings import TP, Coverage, Finding
 from workbench.analysis.leaderless import Facts, NotActing, Offline, judge
-from workbench.analysis.leaderless_lines import Down, Elected, Logged, Succeeded, logged_groups
+from workbench.analysis.leaderless_lines import Logged, logged_groups
+from workbench.analysis.lost_leader import Down, Elected, Succeeded
 from workbench.analysis.not_acting import moved_by, not_acting_finding, refusals
 from workbench.analysis.outage_told import kafka_counted
 from workbench.analysis.triage import Triage, triage

@@ -36,8 +36,9 @@ from workbench.analysis.findings import (
     tp_list,
     txn_ref,
 )
-from workbench.analysis.leaderless_lines import Down, Logged, Succeeded, logged, logged_groups
+from workbench.analysis.leaderless_lines import Logged, logged, logged_groups
 from workbench.analysis.leaderless_moment import at_capture, pasted
+from workbench.analysis.lost_leader import Down, Succeeded
 from workbench.analysis.not_acting import (
     NotActing,
     moved_by,
