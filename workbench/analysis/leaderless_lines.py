@@ -35,8 +35,9 @@ from workbench.analysis.lost_leader import (
     loss_of,
     silent,
 )
-from workbench.analysis.outage_told import bounded, kafka_counted, lines_ended, ms, still_when
+from workbench.analysis.outage_told import bounded, kafka_counted, lines_ended, still_when
 from workbench.model.health import grouped
+from workbench.model.outage import ms
 from workbench.together import Ask, given
 
 if TYPE_CHECKING:
@@ -137,6 +138,7 @@ def logged_groups(stretch: DataFrame | None, tree: DataFrame | None, paused: set
         F.when(refused, n["refused_by"]).alias("refused_ref"),
         F.when(refused & led, F.col("ended")).alias("led_again"),
         F.when(refused & led, F.col("ended_ref")).alias("led_again_ref"),
+        # no txn tells a line's stretch (`grouped` asks for them)
         F.lit(None).cast("long").alias("began_zxid"),
         F.lit(None).cast("long").alias("ended_zxid"),
     )

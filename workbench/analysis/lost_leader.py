@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from workbench.analysis.outage_told import STOPPED, ms
+from workbench.analysis.outage_told import STOPPED
 from workbench.model.channel import Quiet
 from workbench.model.history.sessions import Expired
-from workbench.model.outage import Outage, silence
+from workbench.model.outage import Outage, epoch_ms, ms, silence
 from workbench.model.pauses import ELECTED_WITHIN_S
 from workbench.model.tenures import TenureEnd, logged_outage
 
@@ -108,15 +108,15 @@ def counted_back(
     timeout, told = loss.timeout
     last, sent = q.last_line, q.unreachable  # a send after its last line (`went_quiet`)
     gone = silence(
-        _epoch_ms(loss.at),
+        epoch_ms(loss.at),
         timeout,
         None,
-        _epoch_ms(last.ts) if last is not None else None,
-        _epoch_ms(sent.ts) if sent is not None else None,
+        epoch_ms(last.ts) if last is not None else None,
+        epoch_ms(sent.ts) if sent is not None else None,
     )
     # its last line bounds it: its clock
-    clocks = CLOCKS if last is not None and gone.earliest == _epoch_ms(last.ts) else ONE_CLOCK
-    end = _epoch_ms(at) + (after_ms or 0)
+    clocks = CLOCKS if last is not None and gone.earliest == epoch_ms(last.ts) else ONE_CLOCK
+    end = epoch_ms(at) + (after_ms or 0)
     handled = f"{loss.at:%H:%M:%S.%f}"[:-3]
     o = Outage(
         max(0, end - gone.latest),
@@ -142,10 +142,6 @@ def loss_of(lost: list[Expired], broker: int | None, at: datetime) -> Expired | 
     the session timeout is known (`history.sessions`: its log holds no shutdown)."""
     crashed = [e for e in lost if e.broker == broker and e.how == "crash" and e.timeout is not None]
     return max((e for e in crashed if e.at <= at <= e.at + WITHIN), key=lambda e: e.at, default=None)
-
-
-def _epoch_ms(t: datetime) -> int:
-    return round(t.timestamp() * 1000)
 
 
 def controller_gone(

@@ -16,6 +16,7 @@ from workbench.analysis.contract import CRITICAL
 from workbench.analysis.findings import TP, Finding, bounds, duration, hex_zxid, moment, tp_list, txn_ref
 from workbench.analysis.outage_told import bounded, lines_ended, still_when
 from workbench.model.health import grouped
+from workbench.model.outage import ms
 from workbench.model.refs import file_ref_col
 from workbench.model.skew import skew_col, skew_ms
 from workbench.together import Ask
@@ -240,7 +241,7 @@ def not_acting_finding(
         if g.still:
             still_when(subject, lines_end)
         # from the naming line itself, not the second it is in
-        took = round((g.last_led - g.began).total_seconds() * 1000) if g.last_led is not None else 0
+        took = ms(g.last_led - g.began) if g.last_led is not None else 0
         bounded(subject, g.began, took, g.still, ends, lines_end)
         lasted = ""
         if "outage_ms" in subject:  # the longest led again, or bounded by the lines' end and the capture

@@ -4,10 +4,11 @@ lines end before the capture, and what Kafka's own OfflinePartitionsCount saw of
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from workbench.analysis.findings import moment
+from workbench.model.outage import ms
 
 # How a leader stopped leading, as a finding says it (its session's end: `session_ends`, `tenures`).
 STOPPED = {
@@ -54,10 +55,6 @@ def bounded(
     assert ends is not None
     last = min(lines_end, ends) if lines_end is not None else ends
     subject["outage_ms"] = [max(0, longest, ms(last - at)), max(0, ms(ends - at))]
-
-
-def ms(d: timedelta) -> int:
-    return round(d.total_seconds() * 1000)
 
 
 def lines_ended(lines_end: datetime | None, ends: datetime | None) -> str:

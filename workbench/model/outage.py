@@ -193,24 +193,24 @@ def outages(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) ->
         end = f.elected + timedelta(milliseconds=f.ready_ms or 0)
         timeout, source = session_timeout(bundle, f.old, f.session, timeouts)
         last, sent = lasts[f.epoch], sends.get(f.epoch)
-        lower = upper = _ms(end - f.gone)
+        lower = upper = ms(end - f.gone)
         pinged_after = False
         if f.cause == HALTED and last is not None:  # it stopped at its last line, its halt
-            lower = upper = _ms(end - last[0])
+            lower = upper = ms(end - last[0])
         elif f.cause in SILENT_CAUSES and timeout is not None:
             silent_from = silence(
-                _epoch_ms(f.gone),
+                epoch_ms(f.gone),
                 timeout,
-                _epoch_ms(heard[f.epoch][0]) if f.epoch in heard else None,
-                _epoch_ms(last[0]) if last is not None else None,
-                _epoch_ms(sent[0]) if sent is not None else None,
+                epoch_ms(heard[f.epoch][0]) if f.epoch in heard else None,
+                epoch_ms(last[0]) if last is not None else None,
+                epoch_ms(sent[0]) if sent is not None else None,
             )
             pinged_after = silent_from.pinged_after
-            upper = _epoch_ms(end) - silent_from.earliest
+            upper = epoch_ms(end) - silent_from.earliest
             if f.cause != "unknown":  # no log says a crash or an expiry: it may have been a clean close
-                lower = _epoch_ms(end) - silent_from.latest
+                lower = epoch_ms(end) - silent_from.latest
         elif f.cause in SILENT_CAUSES and last is not None:
-            upper = max(upper, _ms(end - last[0]))
+            upper = max(upper, ms(end - last[0]))
         if f.cause not in SILENT_CAUSES or f.cause == HALTED or timeout is None:
             sent = None  # it bounds only the silence the expiry bounds
         refs = tuple(x[2] for x in (last, sent) if x is not None)
@@ -230,11 +230,11 @@ def outages(bundle: Bundle, failovers: list[Failover], skews: dict[int, int]) ->
     return out
 
 
-def _ms(d: timedelta) -> int:
+def ms(d: timedelta) -> int:
     return round(d.total_seconds() * 1000)
 
 
-def _epoch_ms(t: datetime) -> int:
+def epoch_ms(t: datetime) -> int:
     return round(t.timestamp() * 1000)
 
 
@@ -392,7 +392,7 @@ def silent_leaders(bundle: Bundle, groups: Sequence[Lost]) -> dict[int, tuple[Ou
         if r is None or r.session_id not in bounded:
             continue
         said = "gone" if r.how == "crash" and r.told is None else r.how
-        later = _ms(g.began + timedelta(milliseconds=g.longest_ms) - r.ended)
+        later = ms(g.began + timedelta(milliseconds=g.longest_ms) - r.ended)
         o = bounded[r.session_id]
         out[g.began_zxid] = (replace(o, lower_ms=o.lower_ms + later, upper_ms=o.upper_ms + later), said)
     return out
