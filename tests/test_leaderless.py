@@ -19,10 +19,11 @@ from pyspark.sql import functions as F
 
 from workbench.analysis.contract import NO_TXN
 from workbench.analysis.findings import TP, Coverage, Finding
-from workbench.analysis.leaderless import Facts, NotActing, Offline, judge
-from workbench.analysis.leaderless_lines import Logged, logged_groups
+from workbench.analysis.leaderless import Facts, NotActing, judge
+from workbench.analysis.leaderless_lines import logged_groups
 from workbench.analysis.lost_leader import Down, Elected, Succeeded
 from workbench.analysis.not_acting import moved_by, not_acting_finding, refusals
+from workbench.analysis.offline import Lined, Offline
 from workbench.analysis.outage_told import kafka_counted
 from workbench.analysis.triage import Triage, triage
 from workbench.frames import Bundle, WithoutZooKeeper, open_bundle
@@ -71,15 +72,17 @@ def test_an_offline_group_is_critical_while_it_lasts() -> None:
         "outage_ms": [20_000] * 2,
     }
     assert found.summary == (
-        "2 partition(s) (orders 0-1) had no live leader from zxid 0x40 (2024-03-12 09:00:00 ZooKeeper time), "
-        "when broker 3, their leader, was no longer registered, for up to 20.0 s; 2 still offline at the "
-        "capture."
+        "2 partition(s) (orders 0-1) had no working leader for up to 20.0 s from zxid 0x40 (2024-03-12 "
+        "09:00:00 ZooKeeper time), when broker 3, their leader, was no longer registered; 2 still offline at "
+        "the capture. No client could produce to or consume from them meanwhile."
     )
     assert found.evidence == ("zk:txn@0x40", "zk:txn@0x48")
     unset = Offline(1, TPS[:1], 500, 0, AT, 0x41, 0x42, leader=-1)
     (over,) = judge(Facts(True, offline=[unset]), checked())
     assert (
-        over.severity.value == "warning" and "when no leader was set (-1), for up to 500 ms." in over.summary
+        over.severity.value == "warning"
+        and "for up to 500 ms from zxid 0x41" in over.summary
+        and "when no leader was set (-1). No client" in over.summary
     )
 
 
@@ -177,9 +180,9 @@ def test_a_start_the_history_does_not_show_is_said_unknown() -> None:
         "still": 0,
         "outage_ms": [60_000] * 2,
     }
-    assert "had no live leader when the txn logs from 0x10 first shows their state" in found.summary
+    assert "had no working leader when the txn logs from 0x10 first shows their state" in found.summary
     assert "and so for up to 60.0 s from then;" in found.summary  # from its first sight, not its start
-    assert found.summary.endswith("; when that began is not known.")
+    assert "; when that began is not known. No client could" in found.summary
 
 
 def test_a_leader_that_refuses_to_act() -> None:
@@ -229,7 +232,7 @@ def test_without_the_history_the_tree_tells_the_partitions_offline_at_the_captur
     ]
     coverage = checked()
     told = group([1], 5, [None], offline_now=[TP("payments", 1)])
-    found = judge(Facts(False, logged=[told], now=OfflineThen(now, 6)), coverage)
+    found = judge(Facts(False, offline=[told], now=OfflineThen(now, 6)), coverage)
     lines, none, gone = found
     assert lines.subject["still"] == 1 and "(payments 1)" in lines.summary
     assert (gone.kind, gone.severity.name, gone.subject) == (
@@ -393,34 +396,40 @@ def test_partitions_the_lines_leave_without_a_leader_are_led_in_the_tree_at_the_
 # -- without ZooKeeper's history: the stretches the controller's lines leave a partition without a leader ----
 def group(
     partitions: list[int], began: int | None, ended: list[int | None], lost: int | None = 2, **kw: Any
-) -> Logged:
+) -> Offline:
     """Payments `partitions`, left without a leader by the controller's line at second `began` (None: not
     in the lines; keyed by the election that ended the first), each given a leader again at its second in
-    `ended` (None: by no line), as `logged_groups` groups them."""
+    `ended` (None: by no line), as `logged_groups` groups them; `kw`, what the lines add (`Lined`), and,
+    where it ran on, `refused_by` and how many a broker `led_again`."""
     at = lambda s: AT.replace(second=s)  # noqa: E731
     ref = lambda s: f"broker-1:logs/state-change.log:{100 + s}"  # noqa: E731
     key = at(began if began is not None else ended[0])
     led = [e for e in ended if e is not None]
-    return Logged(
-        key,
-        lost,
-        len(partitions),
+    n, known = len(partitions), len(partitions) if began is not None else 0
+    refused_by, led_again = kw.pop("refused_by", []), kw.pop("led_again", 0)
+    kw.setdefault("last_led", max((at(e) for e in led), default=None))
+    lines = Lined(ref(began) if began is not None else None, known, sorted({ref(e) for e in led})[:2], **kw)
+    return Offline(
+        n,
         [TP("payments", p) for p in partitions],
-        len(partitions) if began is not None else 0,
-        key,
-        ref(began) if began is not None else None,
-        len(led),
         max(((at(e) - key).seconds * 1000 for e in led), default=0) if began is not None else 0,
-        max((at(e) for e in led), default=None),
-        sorted({ref(e) for e in led})[:2],
-        **kw,
+        n - (led_again if refused_by else len(led)),
+        key,
+        None,
+        None,
+        leader=lost,
+        known_start=known > 0,
+        refused=n if refused_by else 0,
+        refused_by=refused_by,
+        at_once=n - known if known else None,
+        lines=lines,
     )
 
 
 def test_from_the_controllers_lines_partitions_without_a_leader() -> None:
     logged = [group([0, 1], 5, [35, None]), group([2, 3], None, [40, 40], lost=1)]
     coverage = checked()
-    found = judge(Facts(False, logged=logged, ends=AT.replace(minute=59)), coverage)
+    found = judge(Facts(False, offline=logged, ends=AT.replace(minute=59)), coverage)
     gone, unknown = found
     # bounded, as the report says it (`postmortem.longest_told`): one still, so until the evidence ends
     lasted = (59 * 60 - 5) * 1000
@@ -430,8 +439,8 @@ def test_from_the_controllers_lines_partitions_without_a_leader() -> None:
          "outage_ms": [lasted, lasted]},
     )  # fmt: skip
     assert (
-        "(payments 0-1) had no leader from 2024-03-12 09:00:05 (the controller's clock) (their leader "
-        in (gone.summary)
+        "(payments 0-1) had no working leader for 59 min from 2024-03-12 09:00:05 (the controller's clock) "
+        "(their leader " in (gone.summary)
     )
     assert (
         "1 got a leader again, the last after 30.0 s; no later line of the controller's names a leader "
@@ -459,7 +468,7 @@ def test_from_the_lines_a_partition_the_tree_shows_led_at_the_capture_is_not_sti
     at_least, at_most = (10 * 60 - 5) * 1000, (59 * 60 - 5) * 1000
 
     def judged(**tree: Any) -> Finding:
-        told = Facts(False, logged=[group([0, 1], 5, [None, None], **tree)], ends=ends, lines_end=lines_end)
+        told = Facts(False, offline=[group([0, 1], 5, [None, None], **tree)], ends=ends, lines_end=lines_end)
         (f,) = judge(told, checked())
         return f
 
@@ -488,7 +497,7 @@ def test_from_the_lines_a_partition_the_tree_shows_led_at_the_capture_is_not_sti
     assert some.subject["outage_ms"] == led.subject["outage_ms"] == [at_least, at_most]
     # the lines end at the capture: as long as that
     whole_group = group([0, 1], 5, [None, None])
-    (whole,) = judge(Facts(False, logged=[whole_group], ends=ends, lines_end=ends), checked())
+    (whole,) = judge(Facts(False, offline=[whole_group], ends=ends, lines_end=ends), checked())
     assert whole.subject["outage_ms"] == [at_most, at_most]
     assert "(the evidence ends 2024-03-12 09:59:00)" in whole.summary
 
@@ -507,7 +516,7 @@ def test_from_the_lines_kafkas_count_is_told_by_the_event_that_handled_the_loss(
         xs = [group([0, 1], None, [elected, elected], elected=[Elected(1, alone, at, 2)])]
         last = Said(AT.replace(second=1), "brokers/2/logs/state-change.log", 38)
         sent = Said(AT.replace(second=2), "brokers/1/logs/controller.log", 45)
-        (found,) = judge(Facts(False, logged=xs, quiet={(2, at): Quiet(last, sent)}, down=down), checked())
+        (found,) = judge(Facts(False, offline=xs, quiet={(2, at): Quiet(last, sent)}, down=down), checked())
         assert found.subject["outage_ms"]  # bounded from the lost leader's last line: Kafka's count is said
         return found.summary, found.evidence
 
@@ -544,7 +553,7 @@ def test_from_the_lines_a_lost_leader_that_was_the_controller_before_is_gone_fro
     elected = AT.replace(second=25)
     succeeded = [Succeeded(elected, 2, crashed_controller)]
     unseen = [group([2, 3], None, [26, 26], lost=1)]
-    (found,) = judge(Facts(False, logged=unseen, succeeded=succeeded), checked())
+    (found,) = judge(Facts(False, offline=unseen, succeeded=succeeded), checked())
     # its session expired by the election (09:00:25): ZooKeeper last heard it a timeout before (09:00:07), a
     # tick earlier at most, and it was heard every third of the timeout while it lived: silent from
     # 09:00:05-09:00:13 (after its last act, 09:00:03) to the partitions' election at 09:00:26
@@ -555,13 +564,14 @@ def test_from_the_lines_a_lost_leader_that_was_the_controller_before_is_gone_fro
     assert "broker 1, their leader, was the controller before broker 2 (elected at 09:00:25" in found.summary
     assert found.summary.startswith(  # led with the outage, as the finding from ZooKeeper's history is
         "2 partition(s) (payments 2-3) had no working leader for 13.0 s to 21.0 s (the two brokers' clocks): "
-        "they had no leader until the controller elected one from OfflinePartition at "
+        "broker 1, their leader, was the controller before broker 2"
     )
+    assert "; the controller elected a leader from OfflinePartition at 2024-03-12 09:00:2" in found.summary
     assert found.evidence[-1] == "broker-1:logs/state-change.log:204"
     # the new controller's startup logged them offline at 09:00:26 and elected them at 09:00:27: the same
     # outage to that election, and its startup's one event took them offline and elected them
     (known,) = judge(
-        Facts(False, logged=[group([2, 3], 26, [27, 27], lost=1)], succeeded=succeeded), checked()
+        Facts(False, offline=[group([2, 3], 26, [27, 27], lost=1)], succeeded=succeeded), checked()
     )
     assert known.subject == {
         "partitions": 2, "broker": 1, "began": "2024-03-12T09:00:26Z", "still": 0,
@@ -569,20 +579,25 @@ def test_from_the_lines_a_lost_leader_that_was_the_controller_before_is_gone_fro
     }  # fmt: skip
     assert known.summary.startswith(
         "2 partition(s) (payments 2-3) had no working leader for 14.0 s to 22.0 s (the two brokers' clocks): "
-        "they had no leader from 2024-03-12 09:00:26 (the controller's clock) (their leader before was "
-        "broker 1); 2 got a leader again, the last after 1.0 s; broker 1, their leader, was the controller "
+        "broker 1, their leader, was the controller before broker 2"
+    )
+    assert (
+        "; the controller's lines show them without a leader from 2024-03-12 09:00:26 (the controller's "
+        "clock); 2 got a leader again, the last after 1.0 s. No client" in known.summary
     )
     assert "Kafka's OfflinePartitionsCount never counted them" in known.summary
     assert known.evidence[-1] == "broker-1:logs/state-change.log:204"
     still = group([2, 3], 26, [27, None], lost=1)  # one not led again: bounded from the lines, not joined
-    (open_,) = judge(Facts(False, logged=[still], succeeded=succeeded, ends=AT.replace(minute=59)), checked())
+    (open_,) = judge(
+        Facts(False, offline=[still], succeeded=succeeded, ends=AT.replace(minute=59)), checked()
+    )
     assert "was the controller before" not in open_.summary
     for other in (
         [Succeeded(elected, 2, replace(crashed_controller, broker=3))],  # another broker was the controller
         [Succeeded(elected - timedelta(minutes=2), 2, crashed_controller)],  # an election long before
         [Succeeded(elected, 2, replace(crashed_controller, how="unknown"))],  # how it ended is not told
     ):
-        (plain,) = judge(Facts(False, logged=unseen, succeeded=other), checked())
+        (plain,) = judge(Facts(False, offline=unseen, succeeded=other), checked())
         assert "outage_ms" not in plain.subject
         assert "when they lost their leader is not in its lines" in plain.summary
 
@@ -596,7 +611,7 @@ def test_from_the_lines_a_stretch_whose_new_leader_refused_runs_on_to_its_end() 
         last_led=AT.replace(minute=5), led_ref="broker-2:logs/s.log:9",
     )  # fmt: skip
     recovered = group([2], 5, [35])
-    found = judge(Facts(False, logged=[ran_on, recovered], ends=AT.replace(minute=59)), checked())
+    found = judge(Facts(False, offline=[ran_on, recovered], ends=AT.replace(minute=59)), checked())
     ran, back = sorted(found, key=lambda f: f.subject["partitions"] != 2)
     assert (ran.severity.name, ran.subject) == (
         "CRITICAL",
@@ -667,31 +682,35 @@ def test_from_the_lines_the_outages_that_began_together_are_one_group(spark: Spa
     )
     ran, lost, unknown = answer(logged_groups(stretch, tree, {2}))
     naive = lambda s, ms=0: at(s, ms).replace(tzinfo=None)  # noqa: E731  # as Spark hands them back
-    assert (ran.at, ran.lost, ran.tps, ran.known, ran.began_ref, ran.refused_by) == (
-        naive(5), 2, [TP("orders", 3)], 1, ref(8), [4]
+    r, x = ran, ran.lines
+    assert x is not None and (r.began, r.leader, r.tps, x.known, x.began_ref, r.refused, r.refused_by) == (
+        naive(5, 500), 2, [TP("orders", 3)], 1, ref(8), 1, [4]
     )  # fmt: skip
-    assert (ran.first_refused, ran.refused_ref, ran.named_ref) == (
-        naive(21),
-        "broker-4:logs/s.log:21",
-        ref(20),
-    )
-    assert (ran.led_again, ran.last_led, ran.led_ref, ran.open) == (1, naive(50), ref(50), 0)
-    assert (lost.at, lost.lost, lost.partitions, lost.known, lost.start, lost.began_ref) == (
-        naive(5), 2, 3, 2, naive(5), ref(5)
+    assert (x.first_refused, x.refused_ref, x.named_ref) == (naive(21), "broker-4:logs/s.log:21", ref(20))
+    assert (x.last_led, x.led_ref, r.still) == (naive(50), ref(50), 0)  # led again
+    x = lost.lines
+    assert x is not None and (lost.leader, lost.partitions, x.known, lost.began, x.began_ref) == (
+        2, 3, 2, naive(5), ref(5)
     )  # fmt: skip
     assert lost.tps == [TP("orders", 0), TP("orders", 1), TP("orders", 2)] and lost.refused_by == []
-    assert (lost.ended, lost.longest_ms, lost.last_ended, lost.ended_refs, lost.open) == (
-        2, 30_000, naive(35), [ref(35), ref(7)], 1
+    assert (lost.still, lost.longest_ms, x.last_led, x.ended_refs, lost.at_once) == (
+        1, 30_000, naive(35), [ref(35), ref(7)], 1
     )  # fmt: skip
-    assert lost.elected == [Elected(3, False, naive(5, 100), 1)]  # the one whose start is not in the lines
-    assert (lost.led_now, lost.led_tps, lost.led_by, lost.offline_now) == (1, [TP("orders", 1)], [4], [])
-    assert sorted(lost.went) == [
+    assert x.elected == [Elected(3, False, naive(5, 100), 1)]  # the one whose start is not in the lines
+    assert (x.led_now, x.led_tps, x.led_by, x.offline_now) == (1, [TP("orders", 1)], [4], [])
+    assert sorted(x.went) == [
         (TP("orders", p).topic, p, naive(5, ms)) for p, ms in ((0, 0), (1, 300), (2, 100))
     ]
-    assert (unknown.at, unknown.lost, unknown.known, unknown.ended, unknown.ended_refs) == (
-        naive(40), 1, 0, 1, [ref(40)]
+    x = unknown.lines
+    assert x is not None and (unknown.began, unknown.leader, unknown.known_start, unknown.still) == (
+        naive(40), 1, False, 0
     )  # fmt: skip
-    assert unknown.elected == [Elected(3, True, naive(40), 1)] and unknown.went == []
+    assert (x.ended_refs, x.elected, x.went, unknown.at_once) == (
+        [ref(40)],
+        [Elected(3, True, naive(40), 1)],
+        [],
+        None,
+    )
     assert answer(logged_groups(None, None, set())) == []
 
 
@@ -853,7 +872,7 @@ def test_from_the_lines_a_leader_that_halted_left_its_partitions_from_its_halt_l
     halt = Said(AT.replace(second=12), "brokers/2/logs/server.log", 34)
 
     def judged(quiet: Quiet) -> tuple[dict[str, object], str, tuple[str, ...]]:
-        facts = Facts(False, logged=xs, quiet={(2, AT.replace(second=30)): quiet})
+        facts = Facts(False, offline=xs, quiet={(2, AT.replace(second=30)): quiet})
         (found,) = judge(facts, checked())
         return found.subject, found.summary, found.evidence
 
@@ -868,7 +887,9 @@ def test_from_the_lines_a_leader_that_halted_left_its_partitions_from_its_halt_l
     sent = Said(AT.replace(second=20), "brokers/1/logs/controller.log", 70)
     subject, text, refs = judged(Quiet(None, sent))
     assert subject["outage_ms"] == [10_000, 10_000] and sent.ref in refs
-    assert text.startswith("2 partition(s) (payments 0-1) had no working leader for at least 10.0 s: they")
+    assert text.startswith(
+        "2 partition(s) (payments 0-1) had no working leader for at least 10.0 s: broker 2 "
+    )
     assert text.count("10.0 s") == 1 and "already unreachable at 09:00:20" in text
 
 
@@ -887,7 +908,7 @@ def test_from_the_lines_a_leader_that_crashed_left_its_partitions_a_session_time
         lost: list[Expired], last: Said | None = None, sent: Said | None = None
     ) -> tuple[dict[str, object], str, tuple[str, ...]]:
         quiet = {(2, AT.replace(second=30)): Quiet(last, sent)} if last or sent else {}
-        facts = Facts(False, logged=xs, quiet=quiet, lost=lost)
+        facts = Facts(False, offline=xs, quiet=quiet, lost=lost)
         (found,) = judge(facts, checked())
         return found.subject, found.summary, found.evidence
 
@@ -895,7 +916,9 @@ def test_from_the_lines_a_leader_that_crashed_left_its_partitions_a_session_time
     # and a live client is heard every third of the timeout: silent from 09:00:10-09:00:18 to the election
     subject, text, refs = judged([loss], Said(AT.replace(second=5), "brokers/2/logs/server.log", 75))
     assert subject["outage_ms"] == [12_000, 20_000] and callback in refs
-    assert text.startswith("2 partition(s) (payments 0-1) had no working leader for 12.0 s to 20.0 s: they")
+    assert text.startswith(
+        "2 partition(s) (payments 0-1) had no working leader for 12.0 s to 20.0 s: broker 2 "
+    )
     assert "logged nothing after" in text and "counted back from the controller's handling of its" in text
     assert "when they lost their leader is not in its lines" not in text
     # its last line later than a timeout before: it lived until then (on its own clock)

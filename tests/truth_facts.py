@@ -4,6 +4,7 @@ finding must be required by a fact (tests/test_triage.py)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -109,15 +110,14 @@ def leader_outages_hold(findings: Iterable[Finding], truth: dict[str, Any]) -> N
             lower, upper = f.subject["outage_ms"]
             assert lower - 500 <= pause["woke_ms"] - pause["paused_ms"] <= upper + 500, f.summary
         # a silent leader's bounds: ZooKeeper's history's say how long it was offline after them; the
-        # lines' lead the finding with them (`leaderless_lines._led_with`), as they lead with a controller's
-        # shutdown (from its end, as ZooKeeper's end of its registration tells it: no silent leader's) and
-        # with an outage that ran on into a refusal. Every outage finding has bounds, the others' from the
-        # stretch alone.
-        opening = f.summary.split(":", 1)[0]
+        # lines' are followed by that sign of life (`offline._from_lines`: "for <bounds>: <sign>", where
+        # the others go on "from <moment>"), as a controller's shutdown is (from its end, as ZooKeeper's end
+        # of its registration tells it: no silent leader's). Every outage finding has bounds, the others'
+        # from the stretch alone.
         silent = (
             "offline_ms" in f.subject
             if "zxid" in f.subject
-            else " had no working leader for " in opening
+            else re.search(r" had no working leader for [^:]*: ", f.summary) is not None
             and STOPPED["shutdown"] not in f.summary
             and "refused_by" not in f.subject
         )

@@ -10,10 +10,10 @@ broker did no leader's work from its last sign of life, while ZooKeeper kept its
 timeout. The finding bounds that outage the way a controller failover's is bounded (`outage.outages`:
 its last log line and last write, and the session timeout), up to the new leader's election. An outage
 going on where the history stops at a gap and where it resumes is one where the gap cannot have ended it
-(`model.across_gap`). A leader that refused is worded in `not_acting.py`, with or without ZooKeeper's
-history; without it, what else the controller's lines show over time in `leaderless_lines.py`, and what
-one moment shows (ZooKeeper's tree at the capture, a paste) in `leaderless_moment.py`; a leader that
-stood still, with or without it, in `paused.py`.
+(`model.across_gap`). Without ZooKeeper's history the controller's lines' stretches are grouped in
+`leaderless_lines.py`; either way an offline group is worded in `offline.py` and a leader that refused
+in `not_acting.py`; what one moment shows (ZooKeeper's tree at the capture, a paste) in
+`leaderless_moment.py`; a leader that stood still, with or without it, in `paused.py`.
 """
 
 from __future__ import annotations
@@ -26,17 +26,8 @@ from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
 from workbench.analysis.contract import CRITICAL, NO_TXN, WARNING, Analysis, Kind, Need, maybe
-from workbench.analysis.findings import (
-    TP,
-    Coverage,
-    Finding,
-    bounds,
-    duration,
-    hex_zxid,
-    tp_list,
-    txn_ref,
-)
-from workbench.analysis.leaderless_lines import Logged, logged, logged_groups
+from workbench.analysis.findings import TP, Coverage, Finding
+from workbench.analysis.leaderless_lines import logged_groups
 from workbench.analysis.leaderless_moment import at_capture, pasted
 from workbench.analysis.lost_leader import Down, Succeeded
 from workbench.analysis.not_acting import (
@@ -45,7 +36,7 @@ from workbench.analysis.not_acting import (
     not_acting_finding,
     refusals,
 )
-from workbench.analysis.outage_told import STOPPED, kafka_counted
+from workbench.analysis.offline import Offline, offline_finding
 from workbench.analysis.paused import paused_finding
 from workbench.model.across_gap import before_gap
 from workbench.model.channel import Quiet, went_quiet
@@ -66,41 +57,14 @@ if TYPE_CHECKING:
     from workbench.frames import Bundle
 
 
-@dataclass(frozen=True)
-class Offline:
-    """Partitions that had no live leader, grouped by the txn that began it and their leader then (the
-    leader's id, or None and -1: none set; `registered`: whether it was), or (`known_start` False) those
-    already without one when the history read first showed them: how many, the first by name, the
-    longest stretch, how many still at the capture, when the first began, and the txns that began the
-    group (the longest's, where the start is not known) and ended its longest."""
-
-    partitions: int
-    tps: list[TP]
-    longest_ms: int
-    still: int
-    began: datetime
-    began_zxid: int
-    ended_zxid: int | None
-    leader: int | None = None
-    registered: bool = False
-    known_start: bool = True
-    refused: int = 0  # partitions whose episode ran on: the leader elected as they came back refused them
-    refused_by: list[int] = field(default_factory=list)
-    across: bool = False  # one outage across the gap the history read resumes after (`model.across_gap`)
-    queued: int = 0  # of them, those of topics queued for deletion whose deletion had not begun
-    back: int = 0  # of them, those their leader took again as it registered anew, at the same leader epoch
-    # of them, those led again by a broker in their ISR and registered since before they went offline:
-    # elected in the event in which the controller learned their leader was gone
-    at_once: int | None = 0  # None: not known (a registration the history does not hold)
-
-
 @dataclass
 class Facts:
-    """What the leaderless analysis judges: the groups without an acting leader (`not_acting`, named by a
-    txn or, without ZooKeeper's history, by the controller's line); without that history (`history`
-    False) what a pasted describe shows and what the lines and the tree tell below; with it the offline
-    groups, the outage of each group whose leader went silent (began_zxid -> (outage, how its session
-    ended)), and how the history read is said."""
+    """What the leaderless analysis judges: the offline groups (`offline`, begun by a txn or, without
+    ZooKeeper's history, by the controller's line) and those without an acting leader (`not_acting`,
+    either way); with that history the outage of each group whose leader went silent (began_zxid ->
+    (outage, how its session ended)) and how the history read is said; without it (`history` False) what
+    a pasted describe shows, when the evidence ends, whether txn logs were held but none could be read,
+    and what the lines and the tree tell below."""
 
     history: bool
     pasted: Shown | None = None
@@ -108,10 +72,6 @@ class Facts:
     silent: dict[int, tuple[Outage, str]] = field(default_factory=dict)
     not_acting: list[NotActing] = field(default_factory=list)
     history_read: str = ""
-    # without ZooKeeper's history: the outages of the controller's lines (`service.outages`) that began
-    # without a leader, grouped, when the evidence ends, and whether txn logs were held but none could be
-    # read (those begun by a leader that refused are `not_acting`, as with it)
-    logged: list[Logged] = field(default_factory=list)
     ends: datetime | None = None
     unread: bool = False
     lacking: list[str] = field(default_factory=list)  # the controller's journal, where absent
@@ -152,10 +112,10 @@ def facts(bundle: Bundle) -> Facts:
         logged, refused = got[told], got[refused_first]
         ends = v.span[1] if (logged or refused) and v.span is not None else None
         absent = lacking(v.evidence, "state-change", "the controller's partition states")
-        starts = [(g.lost, g.start) for g in logged if g.lost is not None and not g.refused_by]
+        starts = [(g.leader, g.began) for g in logged if g.leader is not None and not g.refused]
         quiet = went_quiet(bundle, starts)
-        lost_leader = any(not g.refused_by for g in logged)  # it may have been the controller
-        return Facts(False, got[shown], not_acting=moved_by(bundle, refused), logged=logged, ends=ends,
+        lost_leader = any(not g.refused for g in logged)  # it may have been the controller
+        return Facts(False, got[shown], logged, not_acting=moved_by(bundle, refused), ends=ends,
                      unread=v.evidence.zk_history, lacking=absent, quiet=quiet,
                      paused=_not_moved(stood, logged), succeeded=_succeeded(bundle) if lost_leader else [],
                      down=got[lives], lost=controllers.sessions_lost(bundle), now=got[now],
@@ -201,7 +161,7 @@ def _succeeded(bundle: Bundle) -> list[Succeeded]:
     return [Succeeded(e.logged_time, e.broker, ends[e.epoch]) for e in chain if e.epoch in ends]
 
 
-def _not_moved(stood: list[Paused], logged: list[Logged]) -> list[Paused]:
+def _not_moved(stood: list[Paused], logged: list[Offline]) -> list[Paused]:
     """The pauses, those whose session expired (`Paused.taken_back`) with only the partitions no line of
     the controller's left without a leader from when it stood still to the new controller's start (a
     minute's slack: the clocks differ): those a stretch tells are its outage."""
@@ -212,8 +172,8 @@ def _not_moved(stood: list[Paused], logged: list[Logged]) -> list[Paused]:
             moved = {
                 TP(w.topic, w.partition)
                 for g in logged
-                if g.lost == p.broker
-                for w in g.went
+                if g.leader == p.broker and g.lines is not None
+                for w in g.lines.went
                 if p.heard <= w.at <= until
             }
             p = replace(p, led=[tp for tp in p.led if tp not in moved])
@@ -229,9 +189,9 @@ def judge(f: Facts, coverage: Coverage) -> list[Finding]:
         if f.unread:
             coverage.add("leaderless", [NO_TXN])
         coverage.add("leaderless", f.lacking)
-        found = pasted(f.pasted, coverage, "leaderless") + logged(f) + at_capture(f, coverage)
-    else:
-        found = [_offline_finding(g, f) for g in f.offline]
+    found = [offline_finding(g, f) for g in f.offline]
+    if not f.history:
+        found = pasted(f.pasted, coverage, "leaderless") + found + at_capture(f, coverage)
     found += [not_acting_finding(g, f.ends, f.lines_end) for g in f.not_acting]
     return found + [x for x in map(paused_finding, f.paused) if x is not None]
 
@@ -397,107 +357,3 @@ def _group(g: Any, began_zxid: int, **kw: Any) -> Offline:
     kw.update(refused=g.refused, refused_by=list(g.by), queued=g.queued, back=g.back)
     kw["at_once"] = g.at_once if g.told == g.n - g.still else None  # every election's leader known
     return Offline(g.n, tps, g.longest, g.still, g.began, began_zxid, g.worst.ended_zxid, **kw)
-
-
-def _offline_finding(g: Offline, f: Facts) -> Finding:
-    """An offline group; where the leader elected as they came back refused them, one episode to that
-    refusal's end (nobody served them all along), not an offline blip and a refusal apart."""
-    gone = "without a working leader" if g.refused else "offline"
-    still = f"; {g.still} still {gone} at the capture" if g.still else ""
-    severity = CRITICAL if g.still else WARNING
-    refs = tuple(txn_ref(z) for z in (g.began_zxid, g.ended_zxid) if z is not None)
-    if not g.known_start:
-        return Finding(
-            "partition.offline",
-            severity,
-            {
-                "partitions": g.partitions,
-                "zxid": hex_zxid(g.began_zxid),
-                "began": "unknown",
-                "still": g.still,
-                "outage_ms": [g.longest_ms, g.longest_ms],  # what the history shows of it
-            },
-            f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no live leader when {f.history_read} "
-            f"first shows their state ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time), and so for up to "
-            f"{duration(g.longest_ms)} from then{still}; when that began is not known.",
-            refs,
-        )
-    why = (
-        f"broker {g.leader}, their leader, was no longer registered"
-        if g.leader is not None and g.leader >= 0 and not g.registered
-        else "no leader was set (-1)"
-    )
-    subject: dict[str, Any] = {
-        "partitions": g.partitions,
-        "zxid": hex_zxid(g.began_zxid),
-        "broker": g.leader,
-        "still": g.still,
-        "outage_ms": [g.longest_ms, g.longest_ms],  # the longest's bounds, as every outage finding says
-    }
-    summary = (
-        f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no live leader from zxid "
-        f"{hex_zxid(g.began_zxid)} ({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time), when {why}, for up to "
-        f"{duration(g.longest_ms)}{still}."
-    )
-    if g.refused:  # the same episode ran on: say it once, with its whole length
-        by = ", ".join(map(str, g.refused_by))
-        subject["refused_by"] = g.refused_by
-        summary = (
-            f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no working leader for up to "
-            f"{duration(g.longest_ms)}{still}: no live leader from zxid {hex_zxid(g.began_zxid)} "
-            f"({g.began:%Y-%m-%d %H:%M:%S} ZooKeeper time), when {why}; then broker(s) {by}, elected their "
-            "leader as they came back, refused the LeaderAndIsr for them (INCONSISTENT_TOPIC_ID: its log "
-            "holds another topic id), so nobody has served them since they went offline."
-        )
-    if g.began_zxid in f.silent and not g.refused:  # the leader stopped working before ZooKeeper noticed
-        o, cause = f.silent[g.began_zxid]
-        said = o.detail()
-        summary = (
-            f"{g.partitions} partition(s) ({tp_list(g.tps)}) had no working leader for "
-            f"{bounds(o.lower_ms, o.upper_ms)}{still}: broker {g.leader}, their leader, "
-            f"{STOPPED.get(cause, STOPPED['unknown'])} from then{': ' + said if said else ''}; ZooKeeper "
-            f"kept its registration until zxid {hex_zxid(g.began_zxid)} ({g.began:%Y-%m-%d %H:%M:%S} "
-            f"ZooKeeper time), and they had no live leader for up to {duration(g.longest_ms)} after that."
-        )
-        subject.update(outage_ms=[o.lower_ms, o.upper_ms], offline_ms=g.longest_ms)
-        refs += o.refs
-        if g.back:  # new_controller_takes_registrations_as_it_finds_them
-            which = "They" if g.back == g.partitions else f"{g.back} of them"
-            summary += (
-                f" {which} had broker {g.leader} as their leader again, at the same leader epoch, once it "
-                "registered anew: no leader was elected for them, as the controller elected in its place "
-                "found it registered when it read the live brokers, so only its session's end shows in "
-                "ZooKeeper's partition states, and Kafka's OfflinePartitionsCount never counted them (no "
-                "controller saw them offline)."
-            )
-    led_again = g.partitions - g.still - g.back
-    if g.refused:  # no Kafka metric counts a registered leader that will not lead
-        quiet = "has been quiet since" if g.still else "stayed quiet until they were led again"
-        summary += (
-            " Kafka's OfflinePartitionsCount counted them at most until that election, and no Kafka metric "
-            f"counts a leader that refuses: an alert on Kafka's metrics {quiet}."
-        )
-    elif (
-        g.leader is not None and g.leader >= 0 and not g.registered and g.ended_zxid is not None and led_again
-    ):
-        # ZooKeeper ended the leader's session before any controller learned it: Kafka's count saw less
-        elected = f"(the longest's at zxid {hex_zxid(g.ended_zxid)})"
-        summary += kafka_counted(elected, g.at_once, led_again)
-    never = g.at_once is not None and not g.still and not g.refused and g.back + g.at_once == g.partitions
-    if "offline_ms" in subject and never:  # what Kafka's count held them for, as the lines' findings say it
-        subject["offline_ms"] = 0
-    if g.queued:  # however the episode is told: Kafka's count leaves out only a deletion begun
-        summary += (  # (offline_count_leaves_out_deletions_started)
-            f" {g.queued} of them belong to topic(s) queued for deletion whose deletion the controller had "
-            "not begun, or held back as a new controller (a replica offline or a reassignment in progress): "
-            "OfflinePartitionsCount counts them until it begins (the deletion's finding says what holds it)."
-        )
-    if g.across:
-        subject["across"] = f.gap
-        summary += (
-            f" The history has a gap within it (txns {f.gap} unreadable), but their state znodes were not "
-            "written inside it, so no leader was elected for them there"
-            + (", and no broker registered or left in it" if g.leader is not None and g.leader >= 0 else "")
-            + ": one outage across it."
-        )
-    return Finding("partition.offline", severity, subject, summary, refs)

@@ -41,7 +41,7 @@ def at_capture(f: Facts, coverage: Coverage) -> list[Finding]:
                 "them, and so stopped counting them offline, the tree does not tell)"
             ],
         )
-    told = {(t.topic, t.partition) for g in f.logged for t in g.offline_now}
+    told = {(t.topic, t.partition) for g in f.offline if g.lines is not None for t in g.lines.offline_now}
     told |= {(t.topic, t.partition) for g in f.not_acting for t in g.unled}
     groups: dict[int, list[OfflineNow]] = {}
     for o in f.now.partitions:

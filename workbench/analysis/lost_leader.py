@@ -66,7 +66,7 @@ def silent(
     subject; with the send alone, its lower bound. A leader whose last line is its halt for failed log dirs
     stopped then: the outage is exact. A leader that crashed (`loss`: a controller handled its failure, its
     log holds no shutdown) went silent a session timeout before (`counted_back`). And how the opening reads
-    the bounds (`leaderless_lines._led_with`)."""
+    the bounds (`offline._from_lines`)."""
     upto = lambda said: ms(at - said.ts) + (after_ms or 0)  # noqa: E731
     if q is not None and lost is not None and q.halted and q.last_line is not None:
         if after_ms is not None:

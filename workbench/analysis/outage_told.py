@@ -1,6 +1,6 @@
 """How the leaderless analysis's findings say an outage, whichever source told it and whichever judge
-words it (`leaderless`, `leaderless_lines`, `not_acting`): how its leader stopped, its bounds where the
-lines end before the capture, and what Kafka's own OfflinePartitionsCount saw of it."""
+words it (`offline`, `not_acting`): how its leader stopped, its bounds where the lines end before the
+capture, and what Kafka's own OfflinePartitionsCount saw of it."""
 
 from __future__ import annotations
 

@@ -365,12 +365,13 @@ def _written(by_session: dict[int, Failover], rows: list[Row]) -> dict[int, Any]
 
 
 class Lost(Protocol):
-    """Partitions that lost their leader at `began_zxid` (`began`), offline for up to `longest_ms`."""
+    """Partitions that lost their leader at `began_zxid` (`began`; None: not a txn), offline for up to
+    `longest_ms`."""
 
     @property
     def leader(self) -> int | None: ...
     @property
-    def began_zxid(self) -> int: ...
+    def began_zxid(self) -> int | None: ...
     @property
     def began(self) -> datetime: ...
     @property
@@ -388,7 +389,9 @@ def silent_leaders(bundle: Bundle, groups: Sequence[Lost]) -> dict[int, tuple[Ou
     bounded = registration_outages(bundle)
     out = {}
     for g in groups:
-        r = ended.get((g.leader, g.began_zxid)) if g.leader is not None else None
+        if g.leader is None or g.began_zxid is None:
+            continue
+        r = ended.get((g.leader, g.began_zxid))
         if r is None or r.session_id not in bounded:
             continue
         said = "gone" if r.how == "crash" and r.told is None else r.how
