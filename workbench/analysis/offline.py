@@ -252,12 +252,11 @@ def _from_lines(g: Offline, x: Lined, f: Facts) -> _Said:
         s.lasted = f"at least {s.lasted}" if how == AT_LEAST else s.lasted
         s.lasted += " (the two brokers' clocks)" if how == CLOCKS else ""
     if not g.known_start:
-        elected = f"the controller elected one from OfflinePartition at {at:%Y-%m-%d %H:%M:%S} (its clock)"
-        if from_sign:
-            s.since = f": {sign[2:]}; {elected.replace('one', 'a leader', 1)}"
-        else:
-            s.since = f" until {elected}{who}{sign or '; when they lost their leader is not in its lines'}"
+        elected = f"from OfflinePartition at {at:%Y-%m-%d %H:%M:%S} (its clock)"
+        s.since = f" until the controller elected one {elected}{who}"
+        s.since += sign or "; when they lost their leader is not in its lines"
         if from_sign:  # a new controller's start takes them offline and elects them at once
+            s.since = f": {sign[2:]}; the controller elected a leader {elected}"
             at_once, loss = (g.partitions, None) if gone else handled(lost, x.elected, f.down)
             s.kafka = kafka_counted(f"at {at:%H:%M:%S} (the controller's clock)", at_once, g.partitions)
             s.refs += (loss,) if loss and loss not in s.refs else ()
@@ -269,7 +268,7 @@ def _from_lines(g: Offline, x: Lined, f: Facts) -> _Said:
     s.since = f" from {line}{who}{sign}"
     if from_sign:
         s.since = f": {sign[2:]}; the controller's lines show them without a leader from {line}"
-    at_once = g.partitions - x.known
+    at_once = g.at_once or 0  # with no line of their going: elected at once, from OfflinePartition
     if at_once:
         s.ended += f"; {at_once} of them got a new leader at once, from OfflinePartition"
     if ended:
