@@ -15,6 +15,7 @@ import pytest
 from pyspark.sql import SparkSession
 from stories import Stories
 
+from workbench.analysis.findings import Finding
 from workbench.analysis.triage import Triage, triage
 from workbench.bundle import Evidence
 from workbench.frames import Bundle
@@ -30,6 +31,15 @@ STUCK = SAMPLE_DATA / "deletion-stuck-2.8"  # the postmortem report's bundle (`c
 def samples(holding: str = "truth.json") -> list[str]:
     """The sample bundles under sample_data/ holding `holding` (by default a simulated one's truth.json)."""
     return sorted(p.name for p in SAMPLE_DATA.iterdir() if (p / holding).exists())
+
+
+def golden_findings(sample: str) -> list[Finding]:
+    """A sample's findings as its golden triage file holds them (tests/golden/<sample>.json): no Spark."""
+    d = json.loads((REPO / "tests" / "golden" / f"{sample}.json").read_text(encoding="utf-8"))
+    return [
+        Finding(f["kind"], f["severity"], f["subject"], f["summary"], tuple(f["evidence"]))
+        for f in d["findings"]
+    ]
 
 
 def with_pastes(

@@ -4,25 +4,12 @@ nothing explains anything. Plain Python: no Spark."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from conftest import REPO
+from conftest import golden_findings
 
-from workbench import actions, postmortem
+from workbench import actions
 from workbench.analysis.causes import chains, in_brief, links
-from workbench.analysis.findings import Coverage, Finding
-from workbench.analysis.triage import Triage
-
-GOLDEN = REPO / "tests" / "golden"
-
-
-def _findings(sample: str) -> list[Finding]:
-    d = json.loads((GOLDEN / f"{sample}.json").read_text(encoding="utf-8"))
-    return [
-        Finding(f["kind"], f["severity"], f["subject"], f["summary"], tuple(f["evidence"]))
-        for f in d["findings"]
-    ]
+from workbench.analysis.findings import Finding
 
 
 def _pairs(found: list[Finding]) -> set[tuple[str, str]]:
@@ -30,7 +17,7 @@ def _pairs(found: list[Finding]) -> set[tuple[str, str]]:
 
 
 def test_a_controller_whose_session_ended_explains_the_failover_and_what_its_partitions_suffered() -> None:
-    found = _findings("controller-failover-2.5")
+    found = golden_findings("controller-failover-2.5")
     assert _pairs(found) == {
         ("controller.failover", "broker.session_expired"),
         ("partition.offline", "broker.session_expired"),
@@ -47,7 +34,7 @@ def test_a_controller_whose_session_ended_explains_the_failover_and_what_its_par
 
 
 def test_a_deletion_waits_for_a_broker_whose_session_ended() -> None:
-    told = [(d, f.kind) for d, f, _ in chains(_findings("deletion-stuck-2.8"))]
+    told = [(d, f.kind) for d, f, _ in chains(golden_findings("deletion-stuck-2.8"))]
     assert told[:4] == [
         (0, "broker.session_expired"),
         (1, "broker.down"),
@@ -59,7 +46,7 @@ def test_a_deletion_waits_for_a_broker_whose_session_ended() -> None:
 
 
 def test_the_topic_id_chain_runs_from_the_tool_that_wrote_the_znode_to_the_leader_that_refuses() -> None:
-    found = _findings("topicid-mismatch-2.8")
+    found = golden_findings("topicid-mismatch-2.8")
     by = {(in_brief(x.effect), in_brief(x.cause)) for x in links(found)}
     assert ("topic_id.mismatch (topic orders, broker 1)", "topic_id.root_cause (topic orders)") in by
     assert ("topic_id.refused (topic orders, broker 1)", "topic_id.mismatch (topic orders, broker 1)") in by
@@ -80,7 +67,7 @@ def test_the_topic_id_chain_runs_from_the_tool_that_wrote_the_znode_to_the_leade
 
 @pytest.mark.parametrize("sample", ["healthy-3.6", "handmade-2.8"])
 def test_nothing_is_linked_where_no_finding_explains_another(sample: str) -> None:
-    assert links(_findings(sample)) == [] and list(chains(_findings(sample))) == []
+    assert links(golden_findings(sample)) == [] and list(chains(golden_findings(sample))) == []
 
 
 def test_a_failover_after_a_clean_shutdown_is_not_blamed_on_another_sessions_end() -> None:
@@ -101,11 +88,11 @@ def test_a_failover_after_a_clean_shutdown_is_not_blamed_on_another_sessions_end
 def test_no_preferred_election_is_advised_while_replicas_hold_a_stale_topic_id() -> None:
     """The imbalance a refusing broker leaves is its refusal's symptom, and the action items say not to
     run the election that would hand it leadership; elsewhere they advise the election."""
-    stale = _findings("topicid-mismatch-2.8")
+    stale = golden_findings("topicid-mismatch-2.8")
     assert ("leader.imbalance", "topic_id.refused") in _pairs(stale)
-    items = postmortem.action_items(Triage(stale, Coverage(), 0))
+    items = actions.action_items(stale)
     assert actions.NO_ELECTION in items and actions.ACTIONS["leader.imbalance"] not in items
-    moved = postmortem.action_items(Triage(_findings("controller-failover-2.5"), Coverage(), 0))
+    moved = actions.action_items(golden_findings("controller-failover-2.5"))
     assert actions.ACTIONS["leader.imbalance"] in moved and actions.NO_ELECTION not in moved
 
 
@@ -115,7 +102,7 @@ def test_a_refusal_alone_leads_to_the_repair_plan_once() -> None:
     refused = Finding("topic_id.refused", "critical", {"topic": "orders", "broker": 2}, "broker 2 refused")
     mismatch = Finding("topic_id.mismatch", "critical", {"topic": "orders", "broker": 2}, "holds another id")
     for findings in ([refused], [refused, mismatch]):
-        items = postmortem.action_items(Triage(findings, Coverage(), 0))
+        items = actions.action_items(findings)
         assert items.count(actions.REPAIR) == 1, items
 
 

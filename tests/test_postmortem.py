@@ -14,7 +14,7 @@ from conftest import samples
 from stories import FRESH, MUST_FIND, Stories
 from truth_facts import told_alone
 
-from workbench import postmortem
+from workbench import actions, postmortem
 from workbench.analysis.findings import Coverage, Finding, Severity, bounds, readable_ref
 from workbench.analysis.leaderless import nobody_serves
 from workbench.analysis.triage import Triage
@@ -146,7 +146,7 @@ def test_the_timeline_cites_what_the_findings_cite_root_first_and_the_actions_ar
         ("broker-1:logs/controller.log.2024-03-12-08:82", "partition.offline"),
     ]
     assert len(postmortem.story(result, limit=2)) == 2
-    table = postmortem.action_markdown(result)
+    table = actions.action_markdown(result.findings)
     assert table.splitlines()[0] == "| priority | action | owner |"
     assert table.splitlines()[2].startswith("| P1 | Find and stop every pre-2.8 tool")  # the root's first
     assert table.splitlines()[3].startswith("| P2 | Alert on `OfflinePartitionsCount`")

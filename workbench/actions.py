@@ -1,10 +1,15 @@
-"""What to do about each kind of finding: the action items a postmortem lists (`postmortem.action_items`).
-The metrics named are Kafka's own: ActiveControllerCount, OfflinePartitionsCount,
+"""What to do next about each kind of finding, root causes first: the action items the postmortem lists
+and triage ends with, from one list (`next_steps`). Each key is a kind some analysis emits
+(tests/test_actions.py). The metrics named are Kafka's own: ActiveControllerCount, OfflinePartitionsCount,
 TopicsIneligibleToDeleteCount (KafkaController.scala 2.5.1:122-130, 2.8.2:135-143, 3.6.2:73-81),
 UnderReplicatedPartitions (ReplicaManager.scala 2.8.2:286-288), ZooKeeperExpiresPerSec
-(ZooKeeperClient.scala 2.8.2:95-109), OfflineLogDirectoryCount (LogManager.scala 2.8.2:123)."""
+(ZooKeeperClient.scala 2.8.2:95-109, kafka.server:type=SessionExpireListener: KafkaZkClient.scala
+2.8.2:1943-1944), OfflineLogDirectoryCount (LogManager.scala 2.8.2:123)."""
 
 from __future__ import annotations
+
+from workbench.analysis.causes import grouped
+from workbench.analysis.findings import Finding
 
 REPAIR = (
     "Repair the stale replicas with the plan (`workbench remediate`), one broker at a time, the "
@@ -23,8 +28,10 @@ ACTIONS = {
     "controller.flapping": "Find what stops the controller (GC pauses, a ZooKeeper session timeout too short "
     "for them, the network to ZooKeeper); raise `zookeeper.session.timeout.ms` only once the cause is known.",
     "controller.failover": "Alert on the sum of `ActiveControllerCount` over the brokers != 1.",
-    "zk.session_expired": "Check GC logs and `zookeeper.session.timeout.ms` on the broker whose session "
-    "expired; alert on `ZooKeeperExpiresPerSec`.",
+    "broker.session_expired": "Find why the broker stopped answering ZooKeeper before its session timed "
+    "out (its GC log and the host's for a pause, the network to ZooKeeper, its last lines for a crash); "
+    "raise `zookeeper.session.timeout.ms` only once that cause is known; alert on "
+    "`ZooKeeperExpiresPerSec` (kafka.server:type=SessionExpireListener) > 0 per broker.",
     "log_dir.offline": "Replace or repair the failed disk, then restart the broker; alert on "
     "`OfflineLogDirectoryCount` > 0 per broker (kafka.log:type=LogManager).",
     "deletion.marked": "Look again at `/admin/delete_topics` and the controller's log: a marker that stays "
@@ -58,3 +65,38 @@ NO_ELECTION = (
     "the stale replicas first (`workbench remediate`); then a preferred election, or the controller's "
     "automatic rebalance where enabled, moves leaders back."
 )
+
+# A finding's severity as the priority of what it asks for
+PRIORITY = {"critical": "P1", "warning": "P2", "info": "P3"}
+
+
+def next_steps(found: list[Finding]) -> list[tuple[Finding, str]]:
+    """One step per action the findings ask for, with the first finding that asks it: the root causes'
+    first (`causes.grouped`), then the most severe; never a preferred election while replicas hold a
+    stale topic id."""
+    stale = any(f.kind in ("topic_id.mismatch", "topic_id.refused") for f in found)
+    roots = {g.root.kind for g in grouped(found)[0]}
+    seen: dict[str, tuple[Finding, str]] = {}
+    for f in sorted(found, key=lambda f: (f.kind not in roots, Finding.sort_key(f))):
+        if f.kind in ACTIONS and f.kind not in seen:
+            seen[f.kind] = (f, NO_ELECTION if stale and f.kind == "leader.imbalance" else ACTIONS[f.kind])
+    said: dict[str, tuple[Finding, str]] = {}  # one item per action, the first finding's
+    for f, action in seen.values():
+        said.setdefault(action, (f, action))
+    return list(said.values())
+
+
+def action_items(found: list[Finding]) -> list[str]:
+    """The next steps' actions, in order."""
+    return [action for _, action in next_steps(found)]
+
+
+def priority(f: Finding) -> str:
+    return PRIORITY.get(str(f.severity), "P3")
+
+
+def action_markdown(found: list[Finding]) -> str:
+    """The action items as a postmortem lists them, whole (a table of text is never cut): the root
+    causes' first, a priority from the finding's severity, and an owner for the team to fill in."""
+    rows = [f"| {priority(f)} | {action} | |" for f, action in next_steps(found)]
+    return "\n".join(["| priority | action | owner |", "|---|---|---|", *rows]) if rows else "None."

@@ -16,7 +16,6 @@ import pandas as pd
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
-from workbench.actions import ACTIONS, NO_ELECTION
 from workbench.analysis.causes import Group, grouped, lead
 from workbench.analysis.findings import Finding, bounds, duration, hex_col, readable_ref, tp_list
 from workbench.analysis.leaderless import nobody_serves, unserved_when_lines_end
@@ -292,35 +291,6 @@ def _offline_alert(longest_ms: int | None) -> str:
         f"{gauge} for at most {duration(longest_ms)}: a scrape every {SCRAPES_S[0]}-{SCRAPES_S[1]} s reads "
         f"the gauge during a stretch that short with a chance {chance}, so an alert on it {verdict}. {shown}"
     )
-
-
-def action_items(result: Triage) -> list[str]:
-    """One item per action the findings ask for, most severe first; never a preferred election
-    while replicas hold a stale topic id."""
-    return [action for _, action in _actions(result)]
-
-
-PRIORITY = {"critical": "P1", "warning": "P2", "info": "P3"}
-
-
-def action_markdown(result: Triage) -> str:
-    """The action items as a postmortem lists them, whole (a table of text is never cut): the root
-    causes' first, a priority from the finding's severity, and an owner for the team to fill in."""
-    rows = [f"| {PRIORITY.get(str(f.severity), 'P3')} | {action} | |" for f, action in _actions(result)]
-    return "\n".join(["| priority | action | owner |", "|---|---|---|", *rows]) if rows else "None."
-
-
-def _actions(result: Triage) -> list[tuple[Finding, str]]:
-    stale = any(f.kind in ("topic_id.mismatch", "topic_id.refused") for f in result.findings)
-    roots = {g.root.kind for g in grouped(result.findings)[0]}
-    seen: dict[str, tuple[Finding, str]] = {}
-    for f in sorted(result.findings, key=lambda f: (f.kind not in roots, Finding.sort_key(f))):
-        if f.kind in ACTIONS and f.kind not in seen:
-            seen[f.kind] = (f, NO_ELECTION if stale and f.kind == "leader.imbalance" else ACTIONS[f.kind])
-    said: dict[str, tuple[Finding, str]] = {}  # one item per action, the first finding's
-    for f, action in seen.values():
-        said.setdefault(action, (f, action))
-    return list(said.values())
 
 
 STORY_ROWS = 20  # the report's timeline: the moments the findings cite, most severe first, in time order

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from workbench.actions import next_steps, priority
 from workbench.analysis.causes import chains, in_brief
 from workbench.analysis.contract import Need
 from workbench.analysis.findings import SEVERITIES, Status
@@ -53,6 +54,7 @@ def summary(s: dict[str, Any]) -> str:
 
 
 CHAINS = "What led to what (root first; each finding in full below)"
+NEXT = "Next steps (root causes first; the report's action items)"
 
 
 def now(t: Triage) -> str:
@@ -106,7 +108,8 @@ def by_severity(t: Triage) -> Iterator[tuple[str, list[Finding]]]:
 
 
 def triage_text(t: Triage) -> str:
-    """`workbench triage`: findings by severity, each with the evidence to open, then coverage."""
+    """`workbench triage`: findings by severity, each with the evidence to open, then coverage; last, what
+    to do next (the report's action items)."""
     lines = [f"Triage of {t.bundle}", ""]
     if t.in_clear:
         lines += [f"{NOT_TO_SHARE}:", *[f"  {c.said()}" for c in t.in_clear], f"  {REDACT_WITH}", ""]
@@ -136,6 +139,9 @@ def triage_text(t: Triage) -> str:
         lines.append(f"  {name:<{width}}{c.status}{missing}{instead}")
     lines += ["", f"Bad records: {t.bad_records}"]
     lines += [f"Files not read: {len(t.not_read)} (named at the top)"] if t.not_read else []
+    steps = next_steps(t.findings)
+    if steps:
+        lines += ["", NEXT, *[f"  {i}. [{priority(f)}, {f.kind}] {a}" for i, (f, a) in enumerate(steps, 1)]]
     return "\n".join(lines)
 
 
@@ -168,6 +174,14 @@ def triage_markdown(t: Triage) -> str:
         lines.append(f"| {name} | {c.status} | {'; '.join(c.missing)} |")
     lines += ["", f"Bad records: {t.bad_records}", ""]
     lines += [f"Files not read: {len(t.not_read)} (named at the top)", ""] if t.not_read else []
+    steps = next_steps(t.findings)
+    if steps:
+        lines += [
+            f"## {NEXT}",
+            "",
+            *[f"{i}. **{priority(f)}** ({f.kind}): {a}" for i, (f, a) in enumerate(steps, 1)],
+            "",
+        ]
     return "\n".join(lines)
 
 

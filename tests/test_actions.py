@@ -1,0 +1,58 @@
+"""What to do next (`workbench/actions.py`), one list read by the report and by triage: every action keyed
+to a kind some analysis emits, and triage's text and Markdown ending with the report's action items, root
+causes first. Plain Python over the samples' golden findings: no Spark."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import golden_findings, samples
+
+from workbench.actions import ACTIONS, action_items, action_markdown, next_steps
+from workbench.analysis.causes import grouped
+from workbench.analysis.findings import Coverage, Finding
+from workbench.analysis.registry import kinds
+from workbench.analysis.triage import Triage
+from workbench.cli.render import NEXT, triage_markdown, triage_text
+
+
+def test_every_action_is_keyed_to_a_kind_an_analysis_emits() -> None:
+    """An action keyed to a kind no analysis emits is never asked for (a session expiry's was keyed
+    `zk.session_expired`, which no finding is)."""
+    assert sorted(set(ACTIONS) - set(kinds())) == []
+
+
+def test_a_session_expiry_asks_for_its_cause_and_the_metric_that_counts_it() -> None:
+    found = golden_findings("deletion-stuck-2.8")
+    expired = [f for f in found if f.kind == "broker.session_expired"]
+    assert expired  # broker 3 stopped without a shutdown and ZooKeeper expired its session
+    asked = [f.kind for f, action in next_steps(found) if "ZooKeeperExpiresPerSec" in action]
+    assert asked == ["broker.session_expired"]
+    assert "ZooKeeperExpiresPerSec" not in " ".join(action_items([f for f in found if f not in expired]))
+
+
+@pytest.mark.parametrize("name", samples("manifest.json"))
+def test_triage_ends_with_the_reports_action_items_root_causes_first(name: str) -> None:
+    found = golden_findings(name)
+    items = action_items(found)
+    t = Triage(found, Coverage(), 0, name)
+    text, markdown = triage_text(t).splitlines(), triage_markdown(t)
+    if not items:  # the healthy sample asks for nothing
+        assert NEXT not in text and NEXT not in markdown and action_markdown(found) == "None."
+        return
+    assert text[-len(items) - 1] == NEXT
+    assert [line.split("] ", 1)[1] for line in text[-len(items) :]] == items
+    told = markdown[markdown.index(f"## {NEXT}") :]
+    assert [told.index(item) for item in items] == sorted(told.index(item) for item in items)
+    # the report's table lists the same, in the same order
+    rows = action_markdown(found).splitlines()[2:]
+    assert [row.split(" | ")[1] for row in rows] == items
+    # a root cause's step comes before any step of a finding that is not one
+    roots = {g.root.kind for g in grouped(found)[0]}
+    is_root = [f.kind in roots for f, _ in next_steps(found)]
+    assert is_root == sorted(is_root, reverse=True)
+
+
+def test_no_step_where_nothing_asks_for_one() -> None:
+    quiet = Finding("topic.auto_created", "info", {"topic": "ordrs"}, "created by a producer")
+    assert next_steps([]) == [] and next_steps([quiet]) == []
+    assert NEXT not in triage_text(Triage([quiet], Coverage(), 0, "b"))
