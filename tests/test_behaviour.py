@@ -100,6 +100,11 @@ def test_session_timeout_default_by_version() -> None:
     assert zk_session_timeout_default_ms("2.4.1") == 6000
     assert zk_session_timeout_default_ms("2.8.2") == 18000
     assert zk_session_timeout_default_ms(None) is None
+    # a shorter timeout is said beside it, the release's default named (the fix's setting, with its number)
+    assert behaviour.below_default(10_000, "3.6.2") == "; below Kafka 3.6.2's default, 18000 ms"
+    assert behaviour.below_default(10_000, "2.4.1") == ""  # 6000 ms before 2.5
+    assert behaviour.below_default(4_000, "2.4.1") == "; below Kafka 2.4.1's default, 6000 ms"
+    assert behaviour.below_default(18_000, "2.8.2") == behaviour.below_default(4_000, None) == ""
     assert behaviour.replica_lag_time_max_default_ms("1.1.1") == 10_000
     assert behaviour.replica_lag_time_max_default_ms("2.5.1") == 30_000
 

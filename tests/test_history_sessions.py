@@ -4,9 +4,13 @@ lines' where it does not, and a clean shutdown never a loss."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from workbench.frames import Bundle
 from workbench.model.history.sessions import CLOCKS_APART_MS, Expired, merged
+from workbench.model.outage import Outage
+from workbench.model.session_ends import session_timeout
 
 T0 = datetime(2024, 3, 12, 8, 0)
 
@@ -61,3 +65,21 @@ def test_from_the_lines_alone_a_broker_named_by_its_client_is_not_told_again_by_
         (3, None, "crash", 0),
         (2, None, "session_expiry", 2),
     ]
+
+
+def test_a_session_timeout_shorter_than_the_releases_default_is_said_so(
+    sample: Callable[[str], Bundle],
+) -> None:
+    """What bounds a silent broker's outage says its session timeout and how it is known; where that is
+    shorter than the release's default (`below_default`), the default beside it: the setting the fix
+    names, with its number."""
+    bundle = sample("deletion-stuck-2.8")  # Kafka 2.8.2: 18000 ms
+    short = session_timeout(bundle, 3, 0xAB, {0xAB: (10_000, "ZooKeeper's createSession")})
+    assert short == (10_000, "negotiated, ZooKeeper's createSession; below Kafka 2.8.2's default, 18000 ms")
+    o = Outage(1_000, 2_000, None, "", *short, ())
+    assert (
+        "session timeout was 10000 ms (negotiated, ZooKeeper's createSession; below Kafka 2.8.2's"
+        in o.detail()
+    )
+    as_shipped = session_timeout(bundle, 3, 0xAB, {0xAB: (18_000, "ZooKeeper's createSession")})
+    assert as_shipped == (18_000, "negotiated, ZooKeeper's createSession")

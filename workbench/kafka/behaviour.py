@@ -549,6 +549,17 @@ def zk_session_timeout_default_ms(version: str | None) -> int | None:
     return None if newer is None else (18_000 if newer else 6_000)
 
 
+def below_default(timeout_ms: int, version: str | None) -> str:
+    """Where a broker's ZooKeeper session timeout is shorter than its release's default
+    (`zk_session_timeout_18s`), said after how it is known: the pause, GC or network stall it survives is
+    shorter than Kafka ships with, the setting the fix names; nothing at or above it, or where the version
+    is not known."""
+    default = zk_session_timeout_default_ms(version)
+    if default is None or timeout_ms >= default:
+        return ""
+    return f"; below Kafka {version}'s default, {default} ms"
+
+
 def replica_lag_time_max_default_ms(version: str | None) -> int | None:
     """replica.lag.time.max.ms when server.properties does not set it; None for an unknown version."""
     newer = holds("replica_lag_time_max_30s", version)

@@ -243,14 +243,16 @@ def session_timeout(
     bundle: Bundle, broker: int, session: int | None, known: dict[int, tuple[int, str]]
 ) -> tuple[int | None, str]:
     """A broker's session timeout: as ZooKeeper negotiated it (`known`: `negotiated_timeouts`), else what
-    the broker asked for (server.properties, else Kafka's default for the version)."""
+    the broker asked for (server.properties, else Kafka's default for the version); and what tells it,
+    with the release's default where it is shorter (`behaviour.below_default`)."""
+    ev = views(bundle).evidence
     if session is not None and session in known:
         ms, told = known[session]
-        return ms, f"negotiated, {told}"
-    ev = views(bundle).evidence
+        return ms, f"negotiated, {told}{behaviour.below_default(ms, ev.kafka_version)}"
     asked = ev.configs.get(broker, {}).get("zookeeper.session.timeout.ms")
     if asked is not None and asked.strip().isdigit():
-        return int(asked), f"asked for in broker {broker}'s server.properties"
+        below = behaviour.below_default(int(asked), ev.kafka_version)
+        return int(asked), f"asked for in broker {broker}'s server.properties{below}"
     default = behaviour.zk_session_timeout_default_ms(ev.kafka_version)
     return (default, f"Kafka {ev.kafka_version}'s default") if default is not None else (None, "")
 

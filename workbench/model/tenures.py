@@ -179,13 +179,16 @@ def ended_before(bundle: Bundle, elections: list[tuple[int, datetime]]) -> dict[
             timed_out,
             idle,
             timeout,
-            f"negotiated, {r.negotiated.told}"
-            if r.negotiated
-            else "negotiated for a later session"
-            if r.timeout_ms
-            else f"Kafka {version}'s default"
-            if timeout
-            else "",
+            (
+                f"negotiated, {r.negotiated.told}"
+                if r.negotiated
+                else "negotiated for a later session"
+                if r.timeout_ms
+                else f"Kafka {version}'s default"
+                if timeout
+                else ""
+            )
+            + (behaviour.below_default(timeout, version) if timeout else ""),
             Said(**r.closed.asDict()) if r.closed else None,
         )
     return out
