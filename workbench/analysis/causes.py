@@ -74,6 +74,9 @@ def _had(key: str) -> Match:
     return lambda e, c: bool(e.subject.get(key))
 
 
+# a truncation by a broker that had led the partition: the records it took as leader (before it stopped
+# or after it was replaced, whatever its ISR held) never reached the replica that led after it
+TOOK_AS_LEADER = "what it took as leader never reached the replica that led after it"
 # effect kind, cause kind, when, because: the first that matches is the effect's cause
 RULES: tuple[tuple[str, str, Match, str], ...] = (
     ("topic_id.mismatch", "topic_id.root_cause", _same("topic"), "the topic's id changed in ZooKeeper"),
@@ -182,9 +185,9 @@ RULES: tuple[tuple[str, str, Match, str], ...] = (
         "data_loss.truncation",
         "controller.failover",
         lambda e, c: c.subject.get("previous") == e.subject.get("broker"),
-        "it led alone before it was fenced",
+        TOOK_AS_LEADER,
     ),
-    ("data_loss.truncation", "broker.session_expired", _same("broker"), "it led alone before it was fenced"),
+    ("data_loss.truncation", "broker.session_expired", _same("broker"), TOOK_AS_LEADER),
 )
 # a partition is under-replicated where every broker out of its ISR is down, halted or refusing
 SPREAD: tuple[tuple[str, tuple[str, ...], str], ...] = (

@@ -309,8 +309,8 @@ def _truncation(r: Truncation) -> Finding:
     if dropped is not None and r.high_watermark is not None:
         what = (
             f"the {dropped} record(s) it held beyond that offset (its log ended at {r.log_end}) are "
-            f"dropped. None had reached its high watermark {r.high_watermark}, so no producer with "
-            "acks=all was told they were written; writes acknowledged with acks=0 or 1 are lost."
+            f"dropped; none had reached its high watermark {r.high_watermark}, so no producer with "
+            "acks=all was told they were written, and writes acknowledged with acks=0 or 1 are lost."
         )
     else:
         what = (
