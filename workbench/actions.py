@@ -92,6 +92,7 @@ def action_items(found: list[Finding]) -> list[str]:
 
 
 def priority(f: Finding) -> str:
+    """The priority of what a finding asks for, from its severity."""
     return PRIORITY.get(str(f.severity), "P3")
 
 

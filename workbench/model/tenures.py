@@ -165,6 +165,15 @@ def ended_before(bundle: Bundle, elections: list[tuple[int, datetime]]) -> dict[
         # its session's negotiated timeout (`session_ends.negotiated`), else that of a session it made after
         # (the broker's own setting, as a rule unchanged by a restart), else the version's default
         timeout = r.negotiated.ms if r.negotiated else r.timeout_ms or default_timeout
+        told = (  # how the timeout is known
+            f"negotiated, {r.negotiated.told}"
+            if r.negotiated
+            else "negotiated for a later session"
+            if r.timeout_ms
+            else f"Kafka {version}'s default"
+            if timeout
+            else ""
+        )
         cause: str = r.end.how if r.end else "unknown"
         if cause == "session_expiry" and idle is not None and timeout is not None:
             cause = lived_as(idle, timeout)
@@ -179,16 +188,7 @@ def ended_before(bundle: Bundle, elections: list[tuple[int, datetime]]) -> dict[
             timed_out,
             idle,
             timeout,
-            (
-                f"negotiated, {r.negotiated.told}"
-                if r.negotiated
-                else "negotiated for a later session"
-                if r.timeout_ms
-                else f"Kafka {version}'s default"
-                if timeout
-                else ""
-            )
-            + (behaviour.below_default(timeout, version) if timeout else ""),
+            told + (behaviour.below_default(timeout, version) if timeout else ""),
             Said(**r.closed.asDict()) if r.closed else None,
         )
     return out
