@@ -4,14 +4,19 @@ causes first. Plain Python over the samples' golden findings: no Spark."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
 import pytest
 from conftest import golden_findings, samples
+from test_golden import facts_file
 
-from workbench.actions import ACTIONS, action_items, action_markdown, next_steps
+from workbench.actions import ACTIONS, REASSIGNMENT_HOLDS, action_items, action_markdown, next_steps
 from workbench.analysis.causes import grouped
+from workbench.analysis.facts_json import given
 from workbench.analysis.findings import Coverage, Finding
 from workbench.analysis.registry import kinds
-from workbench.analysis.triage import Triage
+from workbench.analysis.triage import Triage, judged
 from workbench.cli.render import NEXT, triage_markdown, triage_text
 
 
@@ -56,3 +61,22 @@ def test_no_step_where_nothing_asks_for_one() -> None:
     quiet = Finding("topic.auto_created", "info", {"topic": "ordrs"}, "created by a producer")
     assert next_steps([]) == [] and next_steps([quiet]) == []
     assert NEXT not in triage_text(Triage([quiet], Coverage(), 0, "b"))
+
+
+def test_a_deletion_a_reassignment_holds_asks_for_the_reassignment_not_a_broker_back() -> None:
+    """The story's reassignment of a queued topic waits on broker 4, down, which holds a new replica: the
+    step is that broker back (found from the story's facts as Spark gave them). With no broker down, the
+    way out is the reassignment completing (it cannot be cancelled) or a broker of its replicas registering
+    again, not a broker back (the incident issue 75 names: the new replica never joined the ISR)."""
+    facts = json.loads(facts_file("topicid-restart-refused+reassignment-blocks-deletion@2.8.2").read_text())
+    found, _ = judged(*given(facts))
+    (held,) = [f for f in found if f.kind == "deletion.stuck"]
+    assert held.subject["reassigning"] and held.subject["brokers_down"] == [4]
+    assert ACTIONS["deletion.stuck"] in action_items(found) and REASSIGNMENT_HOLDS not in action_items(found)
+    assert "replication throttle" not in held.summary  # none is set: not the way out
+    lagging = replace(held, subject={**held.subject, "brokers_down": []})
+    alone = action_items([lagging])
+    assert REASSIGNMENT_HOLDS in alone and ACTIONS["deletion.stuck"] not in alone
+    # two deletions held two ways: a step each
+    both = action_items([lagging, *golden_findings("deletion-stuck-2.8")])
+    assert REASSIGNMENT_HOLDS in both and ACTIONS["deletion.stuck"] in both

@@ -66,6 +66,27 @@ NO_ELECTION = (
     "automatic rebalance where enabled, moves leaders back."
 )
 
+# A deletion a reassignment holds, with no broker of its replicas down: bringing a broker back is not the
+# way out (reassignment_blocks_deletion, reassignment_of_deleted_topic_refused, halted_deletion_resumes)
+REASSIGNMENT_HOLDS = (
+    "Let the reassignment that holds the deletion complete: it cannot be cancelled while the topic is "
+    "queued for deletion, and the deletion resumes once each new replica has caught up and joined the ISR, "
+    "or when a broker holding one of its replicas registers again. Where a new replica does not join, find "
+    "why (its broker lagging, or refusing the partition) before restarting that broker; alert on "
+    "`TopicsIneligibleToDeleteCount` > 0 on the controller."
+)
+
+
+def action(f: Finding, stale: bool = False) -> str | None:
+    """What `f` asks for, from its kind and, where its cause changes the way out, its subject; None: no
+    step. `stale`: replicas hold a stale topic id (no preferred election then)."""
+    if f.kind == "leader.imbalance" and stale:
+        return NO_ELECTION
+    if f.kind == "deletion.stuck" and f.subject.get("reassigning") and not f.subject.get("brokers_down"):
+        return REASSIGNMENT_HOLDS
+    return ACTIONS.get(f.kind)
+
+
 # A finding's severity as the priority of what it asks for
 PRIORITY = {"critical": "P1", "warning": "P2", "info": "P3"}
 
@@ -76,19 +97,17 @@ def next_steps(found: list[Finding]) -> list[tuple[Finding, str]]:
     stale topic id."""
     stale = any(f.kind in ("topic_id.mismatch", "topic_id.refused") for f in found)
     roots = {g.root.kind for g in grouped(found)[0]}
-    seen: dict[str, tuple[Finding, str]] = {}
-    for f in sorted(found, key=lambda f: (f.kind not in roots, Finding.sort_key(f))):
-        if f.kind in ACTIONS and f.kind not in seen:
-            seen[f.kind] = (f, NO_ELECTION if stale and f.kind == "leader.imbalance" else ACTIONS[f.kind])
     said: dict[str, tuple[Finding, str]] = {}  # one item per action, the first finding's
-    for f, action in seen.values():
-        said.setdefault(action, (f, action))
+    for f in sorted(found, key=lambda f: (f.kind not in roots, Finding.sort_key(f))):
+        asked = action(f, stale)
+        if asked is not None:
+            said.setdefault(asked, (f, asked))
     return list(said.values())
 
 
 def action_items(found: list[Finding]) -> list[str]:
     """The next steps' actions, in order."""
-    return [action for _, action in next_steps(found)]
+    return [asked for _, asked in next_steps(found)]
 
 
 def priority(f: Finding) -> str:

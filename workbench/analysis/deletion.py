@@ -138,8 +138,10 @@ def _stuck(f: Facts) -> list[Finding]:
             ways.append(
                 "the reassignment cannot be cancelled or changed while the topic is queued for deletion "
                 "(the controller refuses it: 'The partition does not exist.'), and a new controller holds "
-                "the deletion back too: it resumes when the reassignment completes, so let its copies "
-                "catch up (raise the replication throttle, or have the new replicas' brokers up)"
+                "the deletion back too: it resumes when the reassignment completes (each new replica "
+                "caught up and in the ISR) or when a broker holding one of its replicas registers again; "
+                "where a new replica does not join the ISR, find why (its broker down, lagging, or "
+                "refusing the partition) before restarting that broker"
             )
         known = f.steps.get(m.topic)
         last = known.last_halt if known is not None else None
