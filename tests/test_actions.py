@@ -80,3 +80,16 @@ def test_a_deletion_a_reassignment_holds_asks_for_the_reassignment_not_a_broker_
     # two deletions held two ways: a step each
     both = action_items([lagging, *golden_findings("deletion-stuck-2.8")])
     assert REASSIGNMENT_HOLDS in both and ACTIONS["deletion.stuck"] in both
+
+
+def test_a_flapping_isr_and_a_leader_that_stood_still_each_ask_for_their_cause_and_metric() -> None:
+    """A leader that stood still in its session, which no Kafka gauge counts (the 2.8.2 chain's, from its
+    facts as Spark gave them), and a follower that kept leaving the ISR (`test_balance` finds one on a
+    broker restarted three times) each ask for their cause first, then the metric that moves."""
+    name = "flapping+controller-hang+controller-hang-woke-first+leader-pause+controller-hang-back-before-read"
+    found, _ = judged(*given(json.loads(facts_file(f"{name}+deletion-denied@2.8.2").read_text())))
+    flapped = Finding("isr.flapping", "warning", {"broker": 2, "partitions": 4}, "broker 2 flapped")
+    steps = {f.kind: asked for f, asked in next_steps([*found, flapped])}
+    assert "request=Produce" in steps["partition.leader_paused"]
+    assert steps["partition.leader_paused"].startswith("Find what stopped the broker's JVM")
+    assert "IsrShrinksPerSec" in steps["isr.flapping"] and "before raising" in steps["isr.flapping"]

@@ -2,7 +2,9 @@
 and triage ends with, from one list (`next_steps`). Each key is a kind some analysis emits
 (tests/test_actions.py). The metrics named are Kafka's own: ActiveControllerCount, OfflinePartitionsCount,
 TopicsIneligibleToDeleteCount (KafkaController.scala 2.5.1:122-130, 2.8.2:135-143, 3.6.2:73-81),
-UnderReplicatedPartitions (ReplicaManager.scala 2.8.2:286-288), ZooKeeperExpiresPerSec
+UnderReplicatedPartitions (ReplicaManager.scala 2.8.2:286-288), IsrShrinksPerSec (ReplicaManager.scala
+2.5.1:249, 2.8.2:294, 3.6.2:342), the produce requests' TotalTimeMs (kafka.network:type=RequestMetrics,
+request=Produce: RequestChannel.scala 2.8.2:453-479), ZooKeeperExpiresPerSec
 (ZooKeeperClient.scala 2.8.2:95-109, kafka.server:type=SessionExpireListener: KafkaZkClient.scala
 2.8.2:1943-1944), OfflineLogDirectoryCount (LogManager.scala 2.8.2:123)."""
 
@@ -25,6 +27,14 @@ ACTIONS = {
     "partition.offline": "Alert on `OfflinePartitionsCount` > 0 on the active controller.",
     "partition.under_replicated": "Alert on `UnderReplicatedPartitions` > 0 for more than "
     "`replica.lag.time.max.ms`, per broker.",
+    "isr.flapping": "Find why the follower keeps falling behind its leader (its disk, network or GC "
+    "pauses; `num.replica.fetchers` and `replica.fetch.max.bytes` against the produce rate) before raising "
+    "`replica.lag.time.max.ms`; alert on `IsrShrinksPerSec` (kafka.server:type=ReplicaManager) > 0 on the "
+    "leaders.",
+    "partition.leader_paused": "Find what stopped the broker's JVM (its GC log for long pauses, the host's "
+    "CPU steal and disk stalls): a pause shorter than its ZooKeeper session timeout moves no leader, so no "
+    "Kafka gauge counts the partitions it left unserved; alert on the produce requests' latency "
+    "(`TotalTimeMs`, kafka.network:type=RequestMetrics,request=Produce) instead.",
     "controller.flapping": "Find what stops the controller (GC pauses, a ZooKeeper session timeout too short "
     "for them, the network to ZooKeeper); raise `zookeeper.session.timeout.ms` only once the cause is known.",
     "controller.failover": "Alert on the sum of `ActiveControllerCount` over the brokers != 1.",
