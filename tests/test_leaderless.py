@@ -408,7 +408,7 @@ def group(
     n, known = len(partitions), len(partitions) if began is not None else 0
     refused_by, led_again = kw.pop("refused_by", []), kw.pop("led_again", 0)
     kw.setdefault("last_led", max((at(e) for e in led), default=None))
-    lines = Lined(ref(began) if began is not None else None, known, sorted({ref(e) for e in led})[:2], **kw)
+    lines = Lined(ref(began) if began is not None else None, sorted({ref(e) for e in led})[:2], **kw)
     return Offline(
         n,
         [TP("payments", p) for p in partitions],
@@ -683,14 +683,15 @@ def test_from_the_lines_the_outages_that_began_together_are_one_group(spark: Spa
     ran, lost, unknown = answer(logged_groups(stretch, tree, {2}))
     naive = lambda s, ms=0: at(s, ms).replace(tzinfo=None)  # noqa: E731  # as Spark hands them back
     r, x = ran, ran.lines
-    assert x is not None and (r.began, r.leader, r.tps, x.known, x.began_ref, r.refused, r.refused_by) == (
-        naive(5, 500), 2, [TP("orders", 3)], 1, ref(8), 1, [4]
+    assert x is not None and (r.began, r.leader, r.tps, x.began_ref, r.refused, r.refused_by) == (
+        naive(5, 500), 2, [TP("orders", 3)], ref(8), 1, [4]
     )  # fmt: skip
+    assert (r.known_start, r.at_once) == (True, 0)
     assert (x.first_refused, x.refused_ref, x.named_ref) == (naive(21), "broker-4:logs/s.log:21", ref(20))
     assert (x.last_led, x.led_ref, r.still) == (naive(50), ref(50), 0)  # led again
     x = lost.lines
-    assert x is not None and (lost.leader, lost.partitions, x.known, lost.began, x.began_ref) == (
-        2, 3, 2, naive(5), ref(5)
+    assert x is not None and (lost.leader, lost.partitions, lost.known_start, lost.began, x.began_ref) == (
+        2, 3, True, naive(5), ref(5)
     )  # fmt: skip
     assert lost.tps == [TP("orders", 0), TP("orders", 1), TP("orders", 2)] and lost.refused_by == []
     assert (lost.still, lost.longest_ms, x.last_led, x.ended_refs, lost.at_once) == (

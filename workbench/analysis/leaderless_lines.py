@@ -126,7 +126,6 @@ def _logged(groups: list[Row]) -> list[Offline]:
         ended = g.led_again if g.ran_on else g.ended_n  # those a broker led again
         lines = Lined(
             g.opening.r if g.opening else None,
-            g.known,
             list(g.ended_refs),
             g.last_led if g.ran_on else g.last_ended,
             elected=[Elected(e.leader, e.alone, e.at, e.n) for e in g.elected],

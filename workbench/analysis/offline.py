@@ -45,11 +45,10 @@ class Went(NamedTuple):
 class Lined:
     """What the controller's lines add to a group they tell (`leaderless_lines.logged_groups`):
 
-    - `began_ref`: the first line of their going without a leader (None: no line holds a start); `known`:
-      how many hold their start (the rest were elected at once, from OfflinePartition, with no line of
-      their going); `ended_refs`: the first lines naming their new leaders; `last_led`: the last of those
-      (ran on: the last line of a broker leading one again, `led_ref`); `elected`: where no start is
-      known, each election;
+    - `began_ref`: the first line of their going without a leader (None: no line holds a start; those
+      with none were elected at once, from OfflinePartition: `Offline.at_once`); `ended_refs`: the first
+      lines naming their new leaders; `last_led`: the last of those (ran on: the last line of a broker
+      leading one again, `led_ref`); `elected`: where no start is known, each election;
     - of those the lines leave without a leader: `led_now`, how many ZooKeeper's tree at the capture names
       a registered leader for (the first `led_tps`, led by `led_by`), and `offline_now`, every one it
       shows without a live leader (of topics not queued for deletion);
@@ -58,7 +57,6 @@ class Lined:
     """
 
     began_ref: str | None
-    known: int
     ended_refs: list[str] = field(default_factory=list)
     last_led: datetime | None = None
     elected: list[Elected] = field(default_factory=list)
