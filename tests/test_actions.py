@@ -11,7 +11,14 @@ import pytest
 from conftest import golden_findings, samples
 from test_golden import facts_file
 
-from workbench.actions import ACTIONS, REASSIGNMENT_HOLDS, action_items, action_markdown, next_steps
+from workbench.actions import (
+    ACTIONS,
+    REASSIGNMENT_HOLDS,
+    UNCOUNTED,
+    action_items,
+    action_markdown,
+    next_steps,
+)
 from workbench.analysis.causes import grouped
 from workbench.analysis.facts_json import given
 from workbench.analysis.findings import Coverage, Finding
@@ -93,3 +100,16 @@ def test_a_flapping_isr_and_a_leader_that_stood_still_each_ask_for_their_cause_a
     assert "request=Produce" in steps["partition.leader_paused"]
     assert steps["partition.leader_paused"].startswith("Find what stopped the broker's JVM")
     assert "IsrShrinksPerSec" in steps["isr.flapping"] and "before raising" in steps["isr.flapping"]
+
+
+def test_offline_partitions_kafkas_count_never_held_are_not_told_to_alert_on_it() -> None:
+    """Where the event that learned their leader was gone elected their new leaders, OfflinePartitionsCount
+    never counted them (their finding says so, `offline_ms` 0): an alert on it is not the next step; where
+    it did count them, it is."""
+    found = golden_findings("controller-failover-2.5")
+    never = [f for f in found if f.kind == "partition.offline" and f.subject.get("offline_ms") == 0]
+    assert never and all("never counted them" in f.summary for f in never)
+    asked = {a for f, a in next_steps(found) if f.kind == "partition.offline"}
+    assert UNCOUNTED in asked and ACTIONS["partition.offline"] not in asked
+    counted = Finding("partition.offline", "critical", {"partitions": 1, "offline_ms": 5_000}, "offline")
+    assert action_items([counted]) == [ACTIONS["partition.offline"]]

@@ -109,15 +109,12 @@ def leader_outages_hold(findings: Iterable[Finding], truth: dict[str, Any]) -> N
             pause = pauses[f.subject["broker"]]
             lower, upper = f.subject["outage_ms"]
             assert lower - 500 <= pause["woke_ms"] - pause["paused_ms"] <= upper + 500, f.summary
-        # a silent leader's bounds: ZooKeeper's history's say how long it was offline after them; the
-        # lines' are followed by that sign of life (`offline._from_lines`: "for <bounds>: <sign>", where
-        # the others go on "from <moment>"), as a controller's shutdown is (from its end, as ZooKeeper's end
-        # of its registration tells it: no silent leader's). Every outage finding has bounds, the others'
-        # from the stretch alone.
+        # a silent leader's bounds, whichever source told them, are followed by that sign of life
+        # (`offline.offline_finding`: "for <bounds>: <sign>", where the others go on "from <moment>"), as a
+        # controller's shutdown is (from its end, as ZooKeeper's end of its registration tells it: no
+        # silent leader's). Every outage finding has bounds, the others' from the stretch alone.
         silent = (
-            "offline_ms" in f.subject
-            if "zxid" in f.subject
-            else re.search(r" had no working leader for [^:]*: ", f.summary) is not None
+            re.search(r" had no working leader for [^:]*: ", f.summary) is not None
             and STOPPED["shutdown"] not in f.summary
             and "refused_by" not in f.subject
         )

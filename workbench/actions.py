@@ -4,7 +4,8 @@ and triage ends with, from one list (`next_steps`). Each key is a kind some anal
 TopicsIneligibleToDeleteCount (KafkaController.scala 2.5.1:122-130, 2.8.2:135-143, 3.6.2:73-81),
 UnderReplicatedPartitions (ReplicaManager.scala 2.8.2:286-288), IsrShrinksPerSec (ReplicaManager.scala
 2.5.1:249, 2.8.2:294, 3.6.2:342), the produce requests' TotalTimeMs (kafka.network:type=RequestMetrics,
-request=Produce: RequestChannel.scala 2.8.2:453-479), ZooKeeperExpiresPerSec
+request=Produce: RequestChannel.scala 2.8.2:453-479), the producers' record-error-rate
+(SenderMetricsRegistry.java 2.8.2:107, 3.6.2:106), ZooKeeperExpiresPerSec
 (ZooKeeperClient.scala 2.8.2:95-109, kafka.server:type=SessionExpireListener: KafkaZkClient.scala
 2.8.2:1943-1944), OfflineLogDirectoryCount (LogManager.scala 2.8.2:123)."""
 
@@ -94,7 +95,18 @@ def action(f: Finding, stale: bool = False) -> str | None:
         return NO_ELECTION
     if f.kind == "deletion.stuck" and f.subject.get("reassigning") and not f.subject.get("brokers_down"):
         return REASSIGNMENT_HOLDS
+    if f.kind == "partition.offline" and f.subject.get("offline_ms") == 0:
+        return UNCOUNTED
     return ACTIONS.get(f.kind)
+
+
+# Offline partitions Kafka's own count never held (`offline_ms` 0: the event that learned their leader was
+# gone elected their new leaders, offline_count_set_after_each_event): an alert on it would not have fired
+UNCOUNTED = (
+    "Alert where these partitions' outage shows, since `OfflinePartitionsCount` never counted them (their "
+    "finding says why): on a broker missing from the cluster (its metrics scrape failing) and on the "
+    "producers' `record-error-rate` (producer-metrics); find why their leader stopped (its finding)."
+)
 
 
 # A finding's severity as the priority of what it asks for

@@ -200,8 +200,8 @@ def _from_txns(g: Offline, f: Facts) -> _Said:
         # ZooKeeper ended the leader's session before any controller learned it: Kafka's count saw less
         s.kafka = kafka_counted(f"(the longest's at zxid {hex_zxid(g.ended_zxid)})", g.at_once, led_again)
     never = g.at_once is not None and not g.still and not g.refused and g.back + g.at_once == g.partitions
-    if "offline_ms" in subject and never:  # what Kafka's count held them for, as the lines' findings say it
-        subject["offline_ms"] = 0
+    if never and (s.kafka or g.back):  # what Kafka's count held them for, as the lines' findings say it:
+        subject["offline_ms"] = 0  # never, as the finding says (the report's alert, the next step)
     if g.queued:  # however the episode is told: Kafka's count leaves out only a deletion begun
         s.more += (  # (offline_count_leaves_out_deletions_started)
             f" {g.queued} of them belong to topic(s) queued for deletion whose deletion the controller had "
