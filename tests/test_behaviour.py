@@ -22,6 +22,7 @@ PINNED = {
     "topic_deletion_disabled_error": (("2.1.0", "2.8.2"), ("2.0.1", "1.1.1")),
     "reassignment_of_deleted_topic_refused": (("2.5.1", "3.6.2"), ()),
     "offline_replicas_halt_deletion": (("2.5.1", "2.8.2", "3.6.2"), ()),
+    "deletion_blocks_election": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "producer_retries_within_delivery_timeout": (("2.1.0", "2.8.2", "3.6.2"), ("2.0.1", "1.1.1")),
     "halted_deletion_resumes": (("2.5.1", "2.8.2", "3.6.2"), ()),
     "ready_before_reassignments_and_deletions": (("2.5.1", "3.6.2"), ()),

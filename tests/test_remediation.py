@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,8 @@ import pytest
 from conftest import SAMPLE_DATA
 from pyspark.sql import SparkSession
 
-from workbench import remediation
+from workbench import hazards, remediation
+from workbench.analysis.findings import Finding
 from workbench.cli import main
 from workbench.frames import Bundle, open_bundle
 from workbench.testing.zookeeper import SHORT_LIVED_JVM, classpath
@@ -407,6 +410,45 @@ def test_check_refuses_the_wrong_host(
     env = {**os.environ, "LOG_DIR_0": str(logs), "ZOOKEEPER": "127.0.0.1:1"}
     run = subprocess.run([script, "--check"], env=env, capture_output=True, text=True)
     assert run.returncode == 1 and "is not broker 3's" in run.stderr
+
+
+@pytest.mark.slow
+def test_a_step_whose_broker_would_fail_as_it_starts_refuses_to_go_on_until_it_is_put_right(
+    mismatch_plan: tuple[remediation.RepairPlan, Path], tmp_path: Path, zookeeper: Any
+) -> None:
+    """Broker 3 holds a '-delete' dir its removal failed on (deletion.lingering_dir, as triage finds it):
+    started, it would queue it again and halt. Its step's --check and --apply stop before the broker is
+    stopped while its user does not own the dir or may not write in it, and go on once it does."""
+    lingering = Finding(
+        "deletion.lingering_dir",
+        "critical",
+        {"topic": "audit-old", "broker": 3, "partitions": [1]},
+        "Broker 3 still holds 1 '-delete' dir(s) of audit-old ...: removing them failed on an I/O error",
+        ("broker-3:logs/server.log:9",),
+    )
+    plan = replace(mismatch_plan[0], hazards=hazards.hazards([lingering]))
+    out = tmp_path / "plan"
+    plan.write(out)
+    _, script = broker_3_step(plan, out)
+    assert "BEFORE THIS STEP: before broker 3 starts again" in Path(script).read_text()
+    assert "**Put right first (step" in (out / "PLAN.md").read_text()
+    env, logs = broker_3_host(tmp_path, zookeeper.hosts, start="start", wait=60)
+    left = logs / "audit-old-1.0123456789abcdef0123456789abcdef-delete"
+    left.mkdir()
+    (left / "00000000000000000000.log").write_bytes(b"")
+    other = next(u.pw_name for u in pwd.getpwall() if u.pw_uid != logs.stat().st_uid)
+    for mode in (["--check"], ["--apply", "--yes"]):
+        run = subprocess.run(
+            [script, *mode], env={**env, "KAFKA_USER": other}, capture_output=True, text=True
+        )
+        assert run.returncode == 1 and f"{left} (deletion.lingering_dir)" in run.stderr, run.stderr
+        assert "+ " not in run.stdout  # nothing was stopped, removed or started
+    left.chmod(0o555)  # its owner's, who may not write in it
+    run = subprocess.run([script, "--check"], env=env, capture_output=True, text=True)
+    assert run.returncode == 1 and f"{left} (deletion.lingering_dir)" in run.stderr
+    left.chmod(0o755)
+    run = subprocess.run([script, "--check"], env=env, capture_output=True, text=True)
+    assert run.returncode == 0 and "ok: broker 3's user" in run.stdout, run.stderr
 
 
 @pytest.mark.slow

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from workbench.analysis.causes import grouped
 from workbench.analysis.findings import Finding
+from workbench.hazards import hazards
 
 REPAIR = (
     "Repair the stale replicas with the plan (`workbench remediate`), one broker at a time, the "
@@ -90,7 +91,11 @@ REASSIGNMENT_HOLDS = (
 
 def action(f: Finding, stale: bool = False) -> str | None:
     """What `f` asks for, from its kind and, where its cause changes the way out, its subject; None: no
-    step. `stale`: replicas hold a stale topic id (no preferred election then)."""
+    step. `stale`: replicas hold a stale topic id (no preferred election then). A finding that holds its
+    broker's start back says what to put right first, as the repair plan's scripts check it (`hazards`)."""
+    for h in hazards([f]):
+        said = h.said()
+        return said[0].upper() + said[1:] + ALERT.get(f.kind, "")
     if f.kind == "leader.imbalance" and stale:
         return NO_ELECTION
     if f.kind == "deletion.stuck" and f.subject.get("reassigning") and not f.subject.get("brokers_down"):
@@ -107,6 +112,12 @@ UNCOUNTED = (
     "finding says why): on a broker missing from the cluster (its metrics scrape failing) and on the "
     "producers' `record-error-rate` (producer-metrics); find why their leader stopped (its finding)."
 )
+
+
+# What to alert on, after what a finding holding its broker's start back asks first
+ALERT = {
+    "log_dir.offline": " Alert on `OfflineLogDirectoryCount` > 0 per broker (kafka.log:type=LogManager)."
+}
 
 
 # A finding's severity as the priority of what it asks for

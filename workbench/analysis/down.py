@@ -223,7 +223,14 @@ def _finding(d: Down, f: Facts) -> Finding:
         )
     else:
         why = "; its log's last lines say why it stopped" if d.log_ref else ""
-        text += f". Start broker {d.broker} again{why}."
+        text += f". Start broker {d.broker} again{why}"
+        # started as it is, the next election of it as leader is refused again: its files go first
+        text += (
+            ", once its stale partition.metadata is gone: its step of the repair plan (`workbench "
+            "remediate`) removes them while it is stopped, then starts it."
+            if d.refused
+            else "."
+        )
     return Finding("broker.down", CRITICAL if d.only or d.leads else WARNING, subject, text, tuple(refs))
 
 

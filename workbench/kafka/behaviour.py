@@ -142,6 +142,19 @@ _FACTS = (
         ),
     ),
     Fact(
+        "deletion_blocks_election",
+        "The controller elects no leader for a partition of a topic queued for deletion "
+        "(triggerOnlinePartitionStateChange leaves them out): such a partition without a leader stays "
+        "without one, even when a replica's broker comes back, until its topic is gone.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/controller/PartitionStateMachine.scala", "69-71"),
+            Source("2.8.2", f"{K}/controller/PartitionStateMachine.scala", "70-72"),
+            Source("3.6.2", f"{K}/controller/PartitionStateMachine.scala", "72-74"),
+        ),
+    ),
+    Fact(
         "ready_before_reassignments_and_deletions",
         "onControllerFailover logs 'Ready to serve as the new controller' after the replica state machine "
         "(a LeaderAndIsr for every online replica) and the partition state machine start, and before it "

@@ -12,7 +12,11 @@ The rules (each a fact in `kafka/behaviour.py`, with its versions and source lin
 - a follower catches up and rejoins the ISR only when its leader serves at ZooKeeper's leader epoch
   (`follower_fetches_only_at_its_leaders_epoch`): a leader that refused a later epoch serves at its older
   one, and a follower given the later epoch cannot fetch from it; a stale follower of a leader at a newer
-  epoch is fenced and leaves the ISR.
+  epoch is fenced and leaves the ISR;
+- a partition of a topic queued for deletion is never elected a leader (`deletion_blocks_election`); a
+  broker holding one of the topic's replicas that registers resumes its halted deletion
+  (`halted_deletion_resumes`), which completes once every replica's broker is live
+  (`offline_replicas_halt_deletion`) and no reassignment holds it: its partitions are gone.
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ class PartitionNow:
     stale: frozenset[int]  # brokers whose replica holds an id ZooKeeper no longer has
     acting: bool  # the leader serves (it did not refuse the LeaderAndIsr that made it leader)
     current: bool  # ... at ZooKeeper's leader epoch, so that followers given that epoch can fetch
+    # queued for deletion and held by no reassignment: every broker holding a replica of its topic
+    deleting: frozenset[int] | None = None
 
     @property
     def tp(self) -> TP:
@@ -57,9 +63,10 @@ class _Partition:
     acting: bool
     current: bool
     stale: set[int]
+    gone: bool = False  # its topic's deletion completed
 
     def serves(self, down: set[int]) -> bool:
-        return self.leader >= 0 and self.leader not in down and self.acting
+        return self.gone or (self.leader >= 0 and self.leader not in down and self.acting)
 
 
 @dataclass
@@ -91,6 +98,7 @@ class Window:
     start: Moment
     end: Moment | None
     leader: int  # who ZooKeeper names at its start (-1: nobody)
+    deleted: bool = False  # it ends as its topic's deletion completes
 
 
 @dataclass
@@ -129,14 +137,15 @@ def forecast(
                 open_[tp] = Window(tp, at, None, s.leader)
                 windows.append(open_[tp])
             elif s.serves(down) and tp in open_:
-                open_.pop(tp).end = at
+                w = open_.pop(tp)
+                w.end, w.deleted = at, s.gone
 
     observe(CAPTURE)
     steps: list[StepForecast] = []
     after: list[dict[TP, set[int]]] = []  # each step's ISRs once its broker is back
     for n, b in enumerate(order, 1):
         step = StepForecast(b)
-        touched = {tp: s for tp, s in state.items() if b in s.now.replicas}
+        touched = {tp: s for tp, s in state.items() if b in s.now.replicas and not s.gone}
         bumped: set[TP] = set()  # a new leader epoch its leader serves at: stale followers are fenced
         for tp, s in touched.items():
             if s.leader == b:
@@ -163,12 +172,18 @@ def forecast(
         down.discard(b)
         for tp, s in touched.items():
             s.stale.discard(b)
-            if s.leader < 0 and b in s.isr:  # the offline partition comes back with its last ISR member
+            if s.leader < 0 and b in s.isr and s.now.deleting is None:  # back with its last ISR member
                 s.leader, s.acting, s.current = b, True, True
                 step.elected.append(tp)
                 bumped.add(tp)
             if s.serves(down) and s.current:  # followers that accept its epoch catch up and rejoin
                 s.isr += [r for r in s.now.replicas if r not in s.isr and r not in down and r not in s.stale]
+        # its registration resumes the deletion of the topics it holds a replica of, which completes if it can
+        resumed = {
+            s.now.topic for s in touched.values() if s.now.deleting is not None and not s.now.deleting & down
+        }
+        for s in state.values():
+            s.gone = s.gone or s.now.topic in resumed
         observe((n, "started"))
         for tp in bumped:  # by the next step, the fenced stale followers have left the ISR
             s = state[tp]
@@ -185,11 +200,13 @@ def forecast(
                 step.later[tp] = None
         steps.append(step)
     for n, step in enumerate(steps, 1):  # back in the ISR at the first later step that puts it there
+        for tp in [tp for tp in step.later if state[tp].gone]:  # deleted: nothing to rejoin
+            del step.later[tp]
         for tp in step.later:
             step.later[tp] = next(
                 (j for j in range(n + 1, len(steps) + 1) if step.broker in after[j - 1][tp]), None
             )
-    never = sorted(tp for tp, s in state.items() if set(s.isr) != set(s.now.replicas))
+    never = sorted(tp for tp, s in state.items() if not s.gone and set(s.isr) != set(s.now.replicas))
     return Forecast(order, steps, windows, never, _cost(windows, len(order), order, controller))
 
 
@@ -247,6 +264,9 @@ def during(w: Window, order: list[int]) -> str:
     """How long a window lasts, in the plan's terms."""
     if w.end is None:
         return f"from {describe(w.start, order)} until after the plan: it does not end"
+    if w.deleted:
+        end = describe(w.end, order)
+        return f"from {describe(w.start, order)} until {end}, when its topic's deletion resumes and completes"
     if w.start[0] == w.end[0] and w.start[1] == "stopped":
         return f"while broker {order[w.start[0] - 1]} restarts (step {w.start[0]})"
     return f"from {describe(w.start, order)} until {describe(w.end, order)}"

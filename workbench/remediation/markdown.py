@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from workbench import hazards
 from workbench.analysis.findings import ranges
 from workbench.remediation.forecast import TP, Forecast, during
 from workbench.remediation.scripts import expected
@@ -53,6 +54,12 @@ def summary(p: RepairPlan, gaps: bool = True) -> str:
             " The bundle has no ZooKeeper state: the current ids are those the brokers' refusals or "
             "pasted output name, and the order is by broker id, not forecast."
         )
+    held = sorted({h.broker for h in p.hazards})
+    if held:
+        text += (
+            f" Put right first what the findings about broker(s) {', '.join(map(str, held))} name (PLAN.md, "
+            "Before you start): their scripts refuse to go on until it is."
+        )
     f = p.forecast
     if f is not None:
         planned = [w for w in f.windows if w.start[0] > 0]
@@ -62,7 +69,12 @@ def summary(p: RepairPlan, gaps: bool = True) -> str:
             text += " No partition loses its acting leader to the plan."
         now = f.windows_of(0)
         if now:
-            text += f" {len(now)} partition(s) have none at the capture."
+            gone = sum(1 for w in now if w.deleted)
+            text += f" {len(now)} partition(s) have none at the capture" + (
+                f", {gone} of them of topics queued for deletion whose deletion completes during the plan."
+                if gone
+                else "."
+            )
     return text + unsaid
 
 
@@ -171,6 +183,17 @@ def _by_value(later: dict[TP, int | None]) -> dict[int | None, list[TP]]:
 
 def _preflight(p: RepairPlan) -> list[str]:
     lines = ["## Before you start", ""]
+    for n, s in enumerate(p.steps, 1):
+        for h in hazards.of_broker(p.hazards, s.broker):
+            where = ", ".join(f"`{o}`" for o in h.owned)
+            where += "" if h.owned[0].startswith("/") else " in its log dirs"
+            said = h.said()
+            refs = ", ".join(e if e.startswith("...") else f"`{e}`" for e in h.evidence)
+            lines.append(
+                f"- **Put right first (step {n}):** {said[0].upper()}{said[1:]} Its script's `--check` and "
+                f"`--apply` refuse to go on while broker {s.broker}'s user (`KAFKA_USER`, else the owner "
+                f"of its log dir) does not own, or may not write in, {where}. Evidence: {refs}."
+            )
     short = [x for x in p.partitions if len(set(x.isr)) < len(set(x.replicas))]
     if short:
         lines.append(
@@ -186,15 +209,15 @@ def _preflight(p: RepairPlan) -> list[str]:
             "`/controller` (`zookeeper-shell.sh $ZOOKEEPER get /controller`): if it has moved, capture "
             "again, as the forecast assumes one failover, at that step."
         )
-    hazards = [
+    refuses = [
         x
         for x in p.partitions
         if x.replicas and x.replicas[0] in x.stale and x.replicas[0] in x.isr and x.leader != x.replicas[0]
     ]
-    if p.auto_rebalance is not False and hazards:
+    if p.auto_rebalance is not False and refuses:
         lines.append(
             f"- `auto.leader.rebalance.enable` is {'on' if p.auto_rebalance else 'not known (on by default)'}"
-            f": the controller may move {_tps([x.tp for x in hazards])} to their preferred replica, which is "
+            f": the controller may move {_tps([x.tp for x in refuses])} to their preferred replica, which is "
             "stale and in the ISR, and would refuse it. The order repairs those brokers early; until then "
             "watch those partitions, and do not run `kafka-leader-election.sh` during the plan."
         )
@@ -301,6 +324,10 @@ def markdown(p: RepairPlan) -> str:
             notes.append("the active controller: its stop makes another broker controller")
         if not s.registered:
             notes.append("not registered at the capture (down): the files go before it starts")
+        first = hazards.of_broker(p.hazards, s.broker)
+        if first:
+            kinds = ", ".join(dict.fromkeys(h.kind for h in first))
+            notes.append(f"put right first what its findings ({kinds}) name: see Before you start")
         if s.internal:
             notes.append(f"INTERNAL TOPIC {', '.join(s.internal)}: its coordinators move during the restart")
         lines.append(f"{n}. `{p.script_name(n, s)}` on broker {s.broker}: {parts} ({'; '.join(notes)}).")

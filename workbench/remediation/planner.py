@@ -19,7 +19,10 @@ from typing import TYPE_CHECKING
 from pyspark.sql import Window
 from pyspark.sql import functions as F
 
+from workbench import hazards
 from workbench.analysis.topic_ids import replica_ids
+from workbench.analysis.triage import triage
+from workbench.hazards import Hazard
 from workbench.kafka.names import is_internal
 from workbench.kafka.znode_frames import controller_of
 from workbench.kafka.znodes import CONTROLLER
@@ -94,6 +97,7 @@ class RepairPlan:
     rejoined: dict[int, list[Rejoined]] = field(default_factory=dict)  # back in the ISRs, as the history's
     current: dict[str, str] = field(default_factory=dict)  # without ZooKeeper: where each topic's id is named
     recreated: list[str] = field(default_factory=list)  # replicas of a deleted topic's id, left out: why
+    hazards: list[Hazard] = field(default_factory=list)  # about the brokers it starts: put right first
 
     def script_name(self, n: int, step: BrokerStep) -> str:
         return f"step-{n}-broker-{step.broker}.sh"
@@ -162,6 +166,9 @@ def plan(bundle: Bundle) -> RepairPlan:
     result.auto_rebalance = None if not flags else "true" in flags
     result.restarts, result.rejoined = restarts(bundle), rejoined(bundle)
     result.zookeeper = {b: c["zookeeper.connect"] for b, c in ev.configs.items() if "zookeeper.connect" in c}
+    started = {s.broker for s in result.steps}
+    found = triage(bundle, only=hazards.analyses()).findings
+    result.hazards = [h for h in hazards.hazards(found) if h.broker in started]
     no_dirs = sorted((ev.brokers | v.live_brokers) - ev.with_datadirs)
     if no_dirs:
         result.gaps.append(
@@ -266,9 +273,10 @@ def _host_log_dirs(bundle: Bundle) -> dict[int, dict[str, str | None]]:
 
 def partitions_now(bundle: Bundle, stale: dict[int, list[StaleReplica]]) -> list[PartitionNow]:
     """Every partition with a replica on a broker the plan restarts, as ZooKeeper holds it at the capture,
-    with its stale replicas, whether its leader serves (it did not refuse the LeaderAndIsr that made it
-    leader, `acting.mark`; without txn logs, a leader with a current id is taken to serve) and serves at
-    ZooKeeper's epoch (a stale leader only if its log says it started at that epoch)."""
+    with its stale replicas, whether its topic is queued for deletion, whether its leader serves (it did
+    not refuse the LeaderAndIsr that made it leader, `acting.mark`; without txn logs, a leader with a
+    current id is taken to serve) and serves at ZooKeeper's epoch (a stale leader only if its log says it
+    started at that epoch)."""
     held: dict[TP, set[int]] = {}
     for b, rs in stale.items():
         for r in rs:
@@ -277,7 +285,26 @@ def partitions_now(bundle: Bundle, stale: dict[int, list[StaleReplica]]) -> list
         return []
     v = views(bundle)
     hosted = F.arrays_overlap("replicas", F.array(*[F.lit(b) for b in sorted(stale)]))
-    now = v.partitions.where(hosted).select("topic", "partition", "replicas", "isr", "leader", "leader_epoch")
+    topic = Window.partitionBy("topic")
+    moving = F.max(F.coalesce(F.size("adding") + F.size("removing"), F.lit(0)) > 0).over(topic)
+    queued = v.delete_markers.select("topic", F.lit(True).alias("queued")).distinct()
+    now = (
+        v.partitions.join(queued, "topic", "left")
+        .select(
+            "topic",
+            "partition",
+            "replicas",
+            "isr",
+            "leader",
+            "leader_epoch",
+            # every broker holding a replica of a topic queued for deletion no reassignment holds
+            F.when(
+                F.col("queued") & ~moving,
+                F.array_distinct(F.flatten(F.collect_list("replicas").over(topic))),
+            ).alias("deleting"),
+        )
+        .where(hosted)
+    )
     topics = sorted({t for t, _ in held})
     started = (
         acting.acceptances(bundle, skew_ms(bundle))
@@ -320,6 +347,7 @@ def partitions_now(bundle: Bundle, stale: dict[int, list[StaleReplica]]) -> list
                 frozenset(held.get(tp, ())),
                 serves,
                 serves and (not stale_leader or bool(row.took)),
+                None if row.deleting is None else frozenset(row.deleting),
             )
         )
     return out

@@ -9,6 +9,7 @@ import textwrap
 from importlib import resources
 from typing import TYPE_CHECKING
 
+from workbench import hazards
 from workbench.analysis.findings import duration, readable_ref
 from workbench.kafka import behaviour
 from workbench.model.refs import file_ref
@@ -114,12 +115,26 @@ def broker_script(p: RepairPlan, n: int, step: BrokerStep) -> str:
         "restarts.\n"
         for t in step.internal
     )
+    held = hazards.of_broker(p.hazards, step.broker)
+    within = any(not o.startswith("/") for h in held for o in h.owned)  # names looked for in its log dirs
     log_dirs = "\n".join(
         f': "${{{_var(k)}:={v}}}"   # datadirs/{k} in the bundle'
         if v
         else f"# {_var(k)}: datadirs/{k} in the bundle; its path on the host is not in the bundle: export it"
         for k, v in sorted(step.log_dirs.items())
-        if any(r.log_dir == k for r in step.replicas)
+        if within or any(r.log_dir == k for r in step.replicas)
+    )
+    checked = "\n".join(
+        f'  "{_var(k) if not o.startswith("/") else "-"} {o} {h.kind}"'
+        for h in held
+        for o in h.owned
+        for k in (sorted(step.log_dirs) if not o.startswith("/") else [""])
+    )
+    before = "".join(  # what its --check refuses to go on without
+        "#\n"
+        + textwrap.fill(f"BEFORE THIS STEP: {h.said()}", 104, initial_indent="# ", subsequent_indent="#   ")
+        + "\n"
+        for h in held
     )
     rows = "\n".join(
         f'  "{_var(r.log_dir)} {r.dir_name} {r.topic} {r.partition} {r.disk_topic_id} {r.zk_topic_id}"'
@@ -149,7 +164,8 @@ def broker_script(p: RepairPlan, n: int, step: BrokerStep) -> str:
             "Expected: " + expected(p, step.broker), 104, initial_indent="# ", subsequent_indent="#   "
         ),
         "SCRIPT": p.script_name(n, step),
-        "INTERNAL": internal + ("\n" if internal else ""),
+        "INTERNAL": internal + before + ("\n" if internal or before else ""),
+        "HAZARDS": checked,
         "ZOOKEEPER": p.zookeeper.get(step.broker) or next(iter(p.zookeeper.values()), "<zookeeper.connect>"),
         "WAIT_FOR_METADATA": "yes" if written_at_once else "no",
         "METADATA_WHEN": (

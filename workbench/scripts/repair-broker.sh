@@ -63,6 +63,13 @@ OFFLINE=(
 SOLE_LEADER=(
 @SOLE_LEADER@
 )
+# What must be put right before this broker starts (PLAN.md, "Before you start"; triage's findings about
+# it): a name in a log dir (its variable; globs) or a path ("-"), that the broker's user must own and may
+# write in, and the finding that asks it. --check and --apply refuse to go on until each is put right.
+: "${KAFKA_USER:=}"   # the user the broker runs as (unset: the owner of its first log dir above)
+HAZARDS=(
+@HAZARDS@
+)
 FILES=(partition.metadata)
 [ "$REMOVE_LEADER_EPOCH_CHECKPOINT" = yes ] && FILES+=(leader-epoch-checkpoint)
 
@@ -187,6 +194,33 @@ check_replica() {  # dir name topic partition stale_id zk_id
     *) fail "ZooKeeper does not assign $3-$4 to broker $BROKER_ID: its dir is not a replica to repair; capture again" ;;
   esac
 }
+# The hazards above not yet put right: each path the broker's user does not own or may not write in.
+check_hazards() {
+  local h p dir name kind user=$KAFKA_USER first bad=() places=()
+  [ "${#HAZARDS[@]}" -gt 0 ] || return 0
+  if [ -z "$user" ]; then
+    first=${REPLICAS[0]%% *}
+    user=$(stat -c %U "${!first}") || fail "could not tell who owns ${!first}: export KAFKA_USER"
+  fi
+  id -u "$user" >/dev/null 2>&1 || fail "KAFKA_USER $user is not a user on this host"
+  for h in "${HAZARDS[@]}"; do
+    read -r dir name kind <<<"$h"
+    if [ "$dir" = - ]; then
+      places=("$name")
+    else
+      [ -n "${!dir:-}" ] || fail "$dir is not set: export it as the path of that log dir (see above)"
+      places=("${!dir}"/$name)  # the name's glob, in that dir
+    fi
+    for p in "${places[@]}"; do
+      [ -e "$p" ] || continue
+      [ -z "$(find "$p" -maxdepth 0 \( ! -user "$user" -o ! -perm -u+wx \) -print)" ] || bad+=("$p ($kind)")
+    done
+  done
+  [ "${#bad[@]}" -eq 0 ] || fail "broker $BROKER_ID's user $user does not own, or may not write in:" \
+    "${bad[*]}. Started so, the broker fails on them (see BEFORE THIS STEP above, and PLAN.md): put them" \
+    "right first, then run $0 again"
+  say "ok: broker $BROKER_ID's user $user owns and may write in what ${#HAZARDS[@]} check(s) name (BEFORE THIS STEP)"
+}
 back_up_and_remove() {
   local path="${!1:-<$1>}/$2" f
   change mkdir -p "$BACKUP_DIR/$1/$2"
@@ -262,6 +296,7 @@ preflight() {
 say "broker $BROKER_ID, ${#REPLICAS[@]} partition dir(s), mode: $MODE"
 if [ "$MODE" = dry-run ]; then
   say "would check: this host is broker $BROKER_ID, each file still holds its stale id, ZooKeeper its new one"
+  [ "${#HAZARDS[@]}" -eq 0 ] || say "would check: what must be put right before it starts (BEFORE THIS STEP)"
 elif [ "$MODE" = wait ]; then
   check_host
   say "waiting again for what this step brings about: nothing is stopped, removed or started"
@@ -269,6 +304,7 @@ else
   check_host
   each_replica check_replica
   say "ok: this host is broker $BROKER_ID and all ${#REPLICAS[@]} partition dir(s) are as the plan expects"
+  check_hazards
   [ "$MODE" = check ] && exit 0
 fi
 if [ "$MODE" != wait ]; then

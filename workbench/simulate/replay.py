@@ -11,17 +11,19 @@ then the script's waits are polled a simulated minute at a time while producers 
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workbench.hazards import Hazard, of_broker
 from workbench.kafka import behaviour
 from workbench.manifest import read_manifest
 from workbench.remediation.forecast import TP, Moment
 from workbench.remediation.planner import RepairPlan
 from workbench.remediation.scripts import foretold
 from workbench.simulate import story
-from workbench.simulate.cluster import Cluster, Partition
+from workbench.simulate.cluster import Broker, Cluster, Partition
 from workbench.simulate.run import tell
 from workbench.simulate.scenarios import Scale
 
@@ -44,6 +46,7 @@ class Replayed:
     unserved: list[TP] = field(default_factory=list)  # partitions without an acting leader at the end
     stale: list[tuple[int, TP, str | None]] = field(default_factory=list)  # partition.metadata not ZK's id
     short: list[TP] = field(default_factory=list)  # partitions with a replica out of the ISR at the end
+    refused: list[str] = field(default_factory=list)  # the step whose script's check refused, and why
 
     def unforeseen(self, plan: RepairPlan) -> list[str]:
         """The windows without an acting leader that no window of the forecast covers."""
@@ -96,12 +99,14 @@ def replay(c: Cluster, plan: RepairPlan, per_second: float = 20.0) -> Replayed:
     open_: dict[TP, int] = {}
 
     def watch() -> None:
-        for p in c.partitions():
-            tp = (p.topic, p.partition)
+        now = {(p.topic, p.partition): p for p in c.partitions()}
+        for tp, p in now.items():
             if not _serves(c, p) and tp not in open_:
                 open_[tp] = c.now
             elif _serves(c, p) and tp in open_:
                 out.windows.append((tp, open_.pop(tp), c.now))
+        for tp in [tp for tp in open_ if tp not in now]:  # its topic is deleted
+            out.windows.append((tp, open_.pop(tp), c.now))
 
     c.on_tick = watch
     watch()
@@ -109,6 +114,10 @@ def replay(c: Cluster, plan: RepairPlan, per_second: float = 20.0) -> Replayed:
     metadata_at_once = behaviour.holds("partition_metadata_written_at_log_creation", c.version)
     for n, step in enumerate(plan.steps, 1):
         b = c.brokers[step.broker]
+        unowned = [d for h in of_broker(plan.hazards, b.id) for d in _unowned(b, h)]
+        if unowned:  # its script's check_hazards: it stops before the broker is stopped or started
+            out.refused.append(f"step {n}: broker {b.id}'s user may not write in {', '.join(unowned)}")
+            break
         out.at[(n, "stopped")] = c.now
         if b.alive:
             story.stop(c, step.broker)
@@ -149,6 +158,18 @@ def replay(c: Cluster, plan: RepairPlan, per_second: float = 20.0) -> Replayed:
                 out.stale.append((x.id, (d.topic, d.partition), d.topic_id))
     c.on_tick = None
     return out
+
+
+def _unowned(b: Broker, h: Hazard) -> list[str]:
+    """What the script's check of `h` finds on the simulated host: the dirs its names match (globs, in
+    the one log dir) whose topic's files the broker may not rename (`LogDir.denied`)."""
+    return sorted(
+        r.delete_dir
+        for r in b.log_dir.replicas.values()
+        if r.delete_dir is not None
+        and r.topic in b.log_dir.denied
+        and any(fnmatch.fnmatchcase(r.delete_dir, o) for o in h.owned)
+    )
 
 
 def _in_isr(c: Cluster, topic: str, partition: int, broker: int) -> Callable[[], bool]:
