@@ -167,6 +167,10 @@ for _parts, _version in (
         (("deletion-denied", "deletion.lingering_dir"), ("deletion-denied", "log_dir.offline")),
         "3.6.2",
     ),
+    # a follower whose fetchers stall holds its partitions' high watermark until it is dropped from the
+    # ISR: acks=all producers wait (how long, 3.6's line prints); three times in ten minutes, it flaps
+    ((("slow-follower", "isr.high_watermark_held"), ("slow-follower", "isr.flapping")), "2.8.2"),
+    ((("slow-follower", "isr.high_watermark_held"), ("slow-follower", "isr.flapping")), "3.6.2"),
     (
         (
             ("recreated", "deletion.recreated"),

@@ -169,3 +169,39 @@ def test_a_session_its_broker_left_to_expire_as_it_halted_is_the_failed_log_dirs
     assert ("log_dir.offline", "deletion.lingering_dir") not in _pairs([failed, aged])
     crashed = Finding("broker.session_expired", "warning", {"broker": 4, "cause": "crash"}, "y", ("c:62",))
     assert _pairs([failed, crashed]) == set()
+
+
+def test_a_slow_follower_holds_a_reassignment_which_holds_a_deletion_which_freezes_leader_balance() -> None:
+    """The chain the third review traced on a 3.6.2 cluster, root first: a follower that keeps leaving
+    the ISR holds a reassignment onto it (a target replica must be in the ISR), which holds the topic's
+    deletion; the broker's own imbalance is its leaving the ISR, another's is the queued topic the
+    rebalance leaves out."""
+    flapping = Finding("isr.flapping", "warning", {"broker": 3, "partitions": 4}, "broker 3 flapped")
+    moving = Finding(
+        "reassignment.stuck",
+        "warning",
+        {"topic": "t", "partition": 0, "target": [1, 3], "brokers_down": []},
+        "m",
+    )
+    held = Finding("deletion.stuck", "critical", {"topic": "t", "reassigning": [0], "brokers_down": []}, "d")
+    own = Finding("leader.imbalance", "warning", {"broker": 3, "ratio": 1.0, "threshold": 0.1}, "3")
+    other = Finding(
+        "leader.imbalance", "warning", {"broker": 2, "ratio": 0.5, "threshold": 0.1, "queued": ["t"]}, "2"
+    )
+    found = [flapping, moving, held, own, other]
+    assert _pairs(found) == {
+        ("reassignment.stuck", "isr.flapping"),
+        ("deletion.stuck", "reassignment.stuck"),
+        ("leader.imbalance", "isr.flapping"),
+        ("leader.imbalance", "deletion.stuck"),
+    }
+    told = [(d, f.kind, f.subject.get("broker")) for d, f, _ in chains(found)]
+    assert told[:3] == [(0, "isr.flapping", 3), (1, "reassignment.stuck", None), (2, "deletion.stuck", None)]
+    # a broker down holds the reassignment instead: the follower's churn is not blamed
+    down = Finding(
+        "reassignment.stuck",
+        "warning",
+        {"topic": "t", "partition": 0, "target": [1, 3], "brokers_down": [3]},
+        "m",
+    )
+    assert ("reassignment.stuck", "isr.flapping") not in _pairs([flapping, down])

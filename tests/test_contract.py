@@ -22,7 +22,7 @@ from workbench.analysis.registry import ANALYSES, kinds
 from workbench.analysis.topic_id_cause import CAUSES
 from workbench.analysis.triage import Triage
 from workbench.frames import Bundle, open_bundle
-from workbench.model import reads
+from workbench.model import isr, reads
 from workbench.model.views import views
 from workbench.simulate import findings as truth
 
@@ -110,6 +110,10 @@ def test_the_truths_thresholds_are_the_analyses() -> None:
     assert (truth.FLAPPING_WINDOW_MS, truth.FLAPPING_ELECTIONS) == (
         controller.FLAPPING_WINDOW_MS,
         controller.FLAPPING_ELECTIONS,
+    )
+    assert (truth.ISR_FLAPPING_WINDOW_MS, truth.ISR_FLAPPING_DEPARTURES) == (
+        isr.FLAPPING_WINDOW_S * 1000,
+        isr.FLAPPING_DEPARTURES,
     )
     assert float(balance.IMBALANCE_PERCENTAGE) / 100 == truth.IMBALANCE_THRESHOLD
     assert int(balance.CHECK_INTERVAL_SECONDS) * 1000 == truth.CHECK_INTERVAL_MS

@@ -53,6 +53,14 @@ def test_clients_by_the_producers_delivery_timeout() -> None:
     assert "'Expiring N record(s) for <partition>" in said
 
 
+def test_what_a_follower_did_to_acks_all_producers_is_in_the_impact_in_its_findings_words() -> None:
+    held = Finding("isr.high_watermark_held", "warning", {"broker": 4, "partitions": 2, "times": 3}, "Held.")
+    found = [held, Finding("data_loss.truncation", "warning", {"broker": 1}, "Lost. More.")]
+    for hurt in (postmortem.unmeasured(found), Impact(True, held=[held])):
+        assert "- **Producers with acks=all held back**: Held." in postmortem.impact_markdown(hurt)
+    assert "held back" not in postmortem.impact_markdown(postmortem.unmeasured(found[1:]))
+
+
 STILL = {"lines_end": "2024-03-12T09:59:52Z", "still": 2}  # a lines finding's `still`: when they end
 
 

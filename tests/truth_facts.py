@@ -66,7 +66,22 @@ def judged_as_true(findings: list[Finding], coverage: Coverage, truth: dict[str,
         assert f.evidence, f"{f.kind} cites no evidence"
     _outages_hold(findings, truth)
     leader_outages_hold(findings, truth)
+    _held_back_holds(findings, truth)
     assert all(c.status in ("done", "not_applicable") for c in coverage.values()), coverage
+
+
+def _held_back_holds(findings: Iterable[Finding], truth: dict[str, Any]) -> None:
+    """A follower that held high watermarks held them as often as the simulator says, and the waits its
+    leaders' lines print (3.6+) are the simulator's: the shortest and the longest since it last caught up."""
+    waits: dict[int, list[int]] = {}
+    for h in truth["held_back"]:
+        waits.setdefault(h["broker"], []).append(h["waited_ms"])
+    for f in findings:
+        if f.kind == "isr.high_watermark_held":
+            w = waits[f.subject["broker"]]
+            assert f.subject["times"] == len(w), (f.subject, w)
+            told = f.subject.get("waited_ms")
+            assert told is None or told == [min(w), max(w)], (f.subject, w)
 
 
 def _outages_hold(findings: Iterable[Finding], truth: dict[str, Any]) -> None:

@@ -5,7 +5,9 @@ TopicsIneligibleToDeleteCount (KafkaController.scala 2.5.1:122-130, 2.8.2:135-14
 UnderReplicatedPartitions (ReplicaManager.scala 2.8.2:286-288), IsrShrinksPerSec (ReplicaManager.scala
 2.5.1:249, 2.8.2:294, 3.6.2:342), the produce requests' TotalTimeMs (kafka.network:type=RequestMetrics,
 request=Produce: RequestChannel.scala 2.8.2:453-479), the producers' record-error-rate
-(SenderMetricsRegistry.java 2.8.2:107, 3.6.2:106), ZooKeeperExpiresPerSec
+(SenderMetricsRegistry.java 2.8.2:107, 3.6.2:106), the produce requests expired waiting for their acks
+(ExpiresPerSec, kafka.server:type=DelayedProduceMetrics: DelayedProduce.scala 2.8.2:131-142, 3.6.2:139-145),
+ZooKeeperExpiresPerSec
 (ZooKeeperClient.scala 2.8.2:95-109, kafka.server:type=SessionExpireListener: KafkaZkClient.scala
 2.8.2:1943-1944), OfflineLogDirectoryCount (LogManager.scala 2.8.2:123)."""
 
@@ -33,6 +35,11 @@ ACTIONS = {
     "pauses; `num.replica.fetchers` and `replica.fetch.max.bytes` against the produce rate) before raising "
     "`replica.lag.time.max.ms`; alert on `IsrShrinksPerSec` (kafka.server:type=ReplicaManager) > 0 on the "
     "leaders.",
+    "isr.high_watermark_held": "Find why the follower stops keeping up (its disk, network or GC pauses; "
+    "`num.replica.fetchers` against the produce rate): while it is in the ISR, every acks=all request to its "
+    "partitions waits for it, up to 1.5 times `replica.lag.time.max.ms`, which is why raising that setting "
+    "makes the waits longer; alert on the produce requests that time out waiting for acks (`ExpiresPerSec`, "
+    "kafka.server:type=DelayedProduceMetrics) and on `IsrShrinksPerSec`.",
     "partition.leader_paused": "Find what stopped the broker's JVM (its GC log for long pauses, the host's "
     "CPU steal and disk stalls): a pause shorter than its ZooKeeper session timeout moves no leader, so no "
     "Kafka gauge counts the partitions it left unserved; alert on the produce requests' latency "

@@ -67,6 +67,7 @@ class Impact:
     # and how many the lines leave without a leader that the tree shows led again at the capture
     still_by: dict[str, int] = field(default_factory=dict)
     led_again: int = 0
+    held: list[Finding] = field(default_factory=list)  # followers that held acks=all producers back
 
     @property
     def partitions(self) -> int:
@@ -77,6 +78,9 @@ class Impact:
         return sum(o.still for o in self.outages.values()) or sum(self.still_by.values())
 
 
+HELD = "isr.high_watermark_held"
+
+
 def impact(bundle: Bundle, result: Triage) -> Impact:
     lost = [f for f in result.findings if f.kind.startswith("data_loss.")]
     # measured on ZooKeeper's history; from the lines alone, what the findings tell (issue 74: to measure
@@ -84,7 +88,7 @@ def impact(bundle: Bundle, result: Triage) -> Impact:
     stretches = outages(bundle) if views(bundle).partition_changes is not None else None
     if stretches is None:
         return unmeasured(result.findings, views(bundle).evidence.zk_state)
-    out = Impact(True, lost=lost)
+    out = Impact(True, lost=lost, held=[f for f in result.findings if f.kind == HELD])
     for kind in OUTAGES:
         row = stretches.agg(
             F.count_distinct("topic", "partition").alias("n"),
@@ -138,19 +142,20 @@ def unmeasured(found: list[Finding], tree: bool = False) -> Impact:
     (`tree`), ZooKeeper's tree, as one (no topics: a finding names its partitions in words), if any, and the
     findings of lost records."""
     lost = [f for f in found if f.kind.startswith("data_loss.")]
+    held = [f for f in found if f.kind == HELD]
     told = [f for f in found if f.kind in OUTAGE_KINDS and "taken_at" not in f.subject]
     still = {LINES: unserved_when_lines_end(told)[0], TREE: nobody_serves(told)}
     by = {s: k for s, k in still.items() if k or any(told_by(f) == s for f in told) or (tree and s == TREE)}
     again = sum(int(f.subject.get("led_at_capture", 0)) for f in told)
     longest = longest_told(told)
     if longest is None:  # no outage bounded (a tree without the capture's time may leave one unbounded)
-        return Impact(False, lost=lost, still_by=by, led_again=again)
+        return Impact(False, lost=lost, still_by=by, led_again=again, held=held)
     n = sum(int(f.subject["partitions"]) for f in told)
     # how long Kafka's OfflinePartitionsCount held them, where every offline finding tells it (0: never)
     offline = [f.subject.get("offline_ms") for f in told if f.kind == "partition.offline"]
     off = max(int(x) for x in offline if x is not None) if offline and None not in offline else None
     outage = Outage(n, [], longest, sum(still.values()), offline_ms=off)
-    return Impact(False, {"unserved": outage}, lost, by, again)
+    return Impact(False, {"unserved": outage}, lost, by, again, held)
 
 
 def _still(hurt: Impact) -> str:
@@ -377,6 +382,7 @@ def impact_markdown(hurt: Impact) -> str:
             for k, o in hurt.outages.items()
         ]
         lines.append(f"- **Clients affected**: {clients(hurt)}")
+    lines += [f"- **Producers with acks=all held back**: {f.summary}" for f in hurt.held]
     if hurt.lost:
         lines += [f"- **Records lost**: {_first_sentence(f.summary)}" for f in hurt.lost]
     elif hurt.measured:

@@ -314,7 +314,8 @@ def _imbalance_finding(f: Facts, r: Imbalanced) -> Finding:
     return Finding(
         "leader.imbalance",
         WARNING,
-        {"broker": b, "ratio": round(r.imbalance_ratio, 2), "threshold": f.percentage / 100},
+        {"broker": b, "ratio": round(r.imbalance_ratio, 2), "threshold": f.percentage / 100}
+        | ({"queued": r.queued} if r.queued else {}),
         f"Broker {b} does not lead {r.not_leading} of the {r.preferred} partitions{counted} it is the "
         f"preferred leader for (imbalance {r.imbalance_ratio:.2f}, above "
         f"leader.imbalance.per.broker.percentage {f.percentage:g}) {lasted}, longer than the controller's "
@@ -401,6 +402,7 @@ ANALYSIS = Analysis(
             "leader.imbalance",
             (WARNING,),
             {"broker": int, "ratio": float, "threshold": float},
+            {"queued": list},  # topics queued for deletion it is the preferred leader of and does not lead
             key=("broker",),
         ),
         Kind("isr.flapping", (WARNING,), {"broker": int, "partitions": int}, event=True),

@@ -86,6 +86,12 @@ RULES: tuple[tuple[str, str, Match, str], ...] = (
     ("topic_id.impact", "topic_id.mismatch", _same("topic"), "replicas hold the old id"),
     ("partition.no_acting_leader", "topic_id.refused", _same("broker"), "the leader refuses the topic's id"),
     (
+        "isr.high_watermark_held",
+        "topic_id.refused",
+        _same("broker"),
+        "it refuses the topic's id, so it stopped following its leader",
+    ),
+    (
         "controller.failover",
         "controller.flapping",
         lambda e, c: e.subject.get("epoch") in c.subject.get("epochs", ()),
@@ -161,6 +167,32 @@ RULES: tuple[tuple[str, str, Match, str], ...] = (
         "it lost its leaderships when its session ended",
     ),
     ("leader.imbalance", "broker.controlled_shutdown", _same("broker"), "it handed its leaderships over"),
+    # the rebalance makes a preferred replica leader only where it is in the ISR (canPreferredReplicaBeLeader,
+    # auto_rebalance_elects_a_stale_replica_in_the_isr)
+    (
+        "leader.imbalance",
+        "isr.flapping",
+        _same("broker"),
+        "it keeps leaving the ISR, so the rebalance passes it by",
+    ),
+    # and leaves topics queued for deletion out (auto_rebalance_leaves_topics_queued_for_deletion)
+    (
+        "leader.imbalance",
+        "deletion.stuck",
+        _topic_in("queued"),
+        "its partitions of a topic queued for deletion stay out of the rebalance until the deletion ends",
+    ),
+    # a reassignment completes once every target replica is in the ISR
+    # (reassignment_completes_with_its_targets_in_the_isr)
+    (
+        "reassignment.stuck",
+        "isr.flapping",
+        lambda e, c: (
+            c.subject.get("broker") in (e.subject.get("target") or ())
+            and c.subject.get("broker") not in (e.subject.get("brokers_down") or ())
+        ),
+        "a replica it moves to keeps leaving the ISR",
+    ),
     (
         "deletion.stuck",
         "reassignment.stuck",

@@ -192,6 +192,18 @@ _FACTS = (
         ),
     ),
     Fact(
+        "reassignment_completes_with_its_targets_in_the_isr",
+        "A partition's reassignment completes only once every target replica is in its ISR "
+        "(isReassignmentComplete): a target replica that never joins, or keeps leaving, holds it.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/controller/KafkaController.scala", "804-813"),
+            Source("2.8.2", f"{K}/controller/KafkaController.scala", "984-993"),
+            Source("3.6.2", f"{K}/controller/KafkaController.scala", "1039-1048"),
+        ),
+    ),
+    Fact(
         "reassignment_blocks_deletion",
         "While a partition is being reassigned its topic is ineligible for deletion "
         "(onPartitionReassignment: 'topic reassignment in progress'); a queued deletion waits for it.",
@@ -478,6 +490,75 @@ _FACTS = (
         ),
     ),
     Fact(
+        "acks_all_answered_at_the_high_watermark",
+        "A produce request with acks=all is answered only once the leader's high watermark reaches its "
+        "records (checkEnoughReplicasReachOffset), and the high watermark is the least end offset of the "
+        "ISR's replicas: a follower in the ISR that stopped keeping up holds every acks=all request to the "
+        "partition until it catches up or its leader drops it from the ISR ('Shrinking ISR', once it has "
+        "not caught up for replica.lag.time.max.ms, checked every half of that). acks=0 and 1 are not held.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/cluster/Partition.scala", "716-738"),
+            Source("2.8.2", f"{K}/cluster/Partition.scala", "817-839"),
+            Source("2.8.2", f"{K}/server/ReplicaManager.scala", "324"),
+            Source("3.6.2", f"{K}/cluster/Partition.scala", "1042-1064"),
+            Source("3.6.2", f"{K}/server/ReplicaManager.scala", "376"),
+        ),
+    ),
+    Fact(
+        "produce_request_times_out",
+        "A produce request waiting for its acks (DelayedProduce) is answered REQUEST_TIMED_OUT once its "
+        "timeout passes, counted by kafka.server:type=DelayedProduceMetrics,name=ExpiresPerSec; the producer "
+        "sends its request.timeout.ms as that timeout (30000 by default) and retries.",
+        None,
+        None,
+        (
+            Source("2.8.2", f"{K}/server/DelayedProduce.scala", "65"),
+            Source("2.8.2", f"{K}/server/DelayedProduce.scala", "131-142"),
+            Source(
+                "2.8.2",
+                "clients/src/main/java/org/apache/kafka/clients/producer/ProducerConfig.java",
+                "329-331",
+            ),
+            Source(
+                "2.8.2",
+                "clients/src/main/java/org/apache/kafka/clients/producer/internals/Sender.java",
+                "731",
+            ),
+            Source("3.6.2", f"{K}/server/DelayedProduce.scala", "72"),
+            Source("3.6.2", f"{K}/server/DelayedProduce.scala", "139-145"),
+            Source(
+                "3.6.2",
+                "clients/src/main/java/org/apache/kafka/clients/producer/ProducerConfig.java",
+                "382-384",
+            ),
+        ),
+    ),
+    Fact(
+        "shrink_line_prints_high_watermark",
+        "The leader's 'Shrinking ISR' line prints its high watermark and end offset, and each dropped "
+        "replica's end offset, from 2.2; before, only the ISRs.",
+        (2, 2, 0),
+        None,
+        (
+            Source("2.1.1", f"{K}/cluster/Partition.scala", "639"),
+            Source("2.2.0", f"{K}/cluster/Partition.scala", "642"),
+            Source("2.8.2", f"{K}/cluster/Partition.scala", "947-955"),
+        ),
+    ),
+    Fact(
+        "shrink_line_prints_last_caught_up",
+        "The leader's 'Shrinking ISR' line prints each dropped replica's lastCaughtUpTimeMs (its clock) "
+        "beside its endOffset from 3.6; before, only the endOffset (2.5 to 3.5).",
+        (3, 6, 0),
+        None,
+        (
+            Source("3.5.2", f"{K}/cluster/Partition.scala", "1161-1171"),
+            Source("3.6.2", f"{K}/cluster/Partition.scala", "1186-1200"),
+        ),
+    ),
+    Fact(
         "zk_client_idle_beyond_read_timeout_means_it_stood_still",
         "A ZooKeeper client checks, at least every read timeout (2/3 of the negotiated session timeout), "
         "how long it has heard nothing from its server; past the read timeout it logs 'Client session "
@@ -543,6 +624,7 @@ _FACTS = (
     ),
 )
 PRODUCER_DELIVERY_TIMEOUT_MS = 120_000  # `producer_retries_within_delivery_timeout`
+PRODUCER_REQUEST_TIMEOUT_MS = 30_000  # `produce_request_times_out`
 FACTS: dict[str, Fact] = {f.key: f for f in _FACTS + LOG_FACTS}
 
 # ZooKeeper (release-3.8.4), whatever the Kafka version: a client pings after readTimeout / 2 idle, with

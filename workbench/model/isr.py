@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 
 from workbench.kafka.znodes import CONTROLLER
 from workbench.model.history.partitions import isr_changes, told_to_lead
+from workbench.model.reads import view
 from workbench.model.views import views
 from workbench.together import Ask, Joined, given, rows
 
@@ -116,3 +117,54 @@ def _only_in_sync(per_broker: list[Row], said: list[Row]) -> list[OnlyInSync]:
         OnlyInSync(r.broker, r.n, [(t.topic, t.partition) for t in r.tps], r.broker == controller, r.refusing)
         for r in per_broker
     ]
+
+
+# A replica the leader drops, as its 'Shrinking ISR' line prints it (2.2+, `shrink_line_prints_high_watermark`):
+# its id, its end offset and, from 3.6, its lastCaughtUpTimeMs (`shrink_line_prints_last_caught_up`)
+DROPPED = r"\(brokerId: (-?\d+), endOffset: (-?\d+|unknown)(?:, lastCaughtUpTimeMs: (-?\d+|unknown))?\)"
+QUARTER_HOUR_MS = 15 * 60_000  # every time zone's offset is a whole number of them
+
+
+@view
+def held_high_watermarks(bundle: Bundle) -> DataFrame:
+    """Each replica a leader dropped from the ISR while it held the partition's high watermark
+    (`acks_all_answered_at_the_high_watermark`): the leader's 'Shrinking ISR' line prints the high
+    watermark at that replica's end offset, short of the leader's own. topic, partition, leader, broker
+    (the follower), ts, file, line_no (the leader's line, on its clock), high_watermark, records (the
+    leader's end offset less it), waited_ms: since the follower last caught up, from 3.6 (the line's time
+    less its lastCaughtUpTimeMs; the time the line is printed in is the broker's zone, an offset of whole
+    quarter hours away from the epoch's, and the wait far less: a replica is dropped within half of
+    replica.lag.time.max.ms of falling behind it), else null."""
+    a = F.col("attrs")
+    ids = F.regexp_extract_all(a["out_of_sync"], F.lit(DROPPED), F.lit(1))
+    lines = bundle.cluster_events.where(
+        (F.col("event") == "isr.shrink") & a["high_watermark"].isNotNull() & a["out_of_sync"].isNotNull()
+    ).select(
+        "topic",
+        "partition",
+        F.col("broker_id").alias("leader"),
+        "ts",
+        "file",
+        "line_no",
+        a["high_watermark"].try_cast("long").alias("high_watermark"),
+        a["end_offset"].try_cast("long").alias("leader_end"),
+        F.regexp_extract_all(a["out_of_sync"], F.lit(DROPPED), F.lit(2)).alias("ends"),
+        F.regexp_extract_all(a["out_of_sync"], F.lit(DROPPED), F.lit(3)).alias("caught_up"),
+        F.posexplode(ids).alias("i", "broker"),
+    )
+    at = F.col("i") + 1
+    since = F.unix_millis("ts") - F.element_at("caught_up", at).try_cast("long")
+    zone = F.round(since / QUARTER_HOUR_MS) * QUARTER_HOUR_MS
+    return lines.select(
+        "topic",
+        "partition",
+        "leader",
+        F.col("broker").try_cast("int").alias("broker"),
+        "ts",
+        "file",
+        "line_no",
+        "high_watermark",
+        (F.col("leader_end") - F.col("high_watermark")).alias("records"),
+        (since - zone).cast("long").alias("waited_ms"),
+        F.element_at("ends", at).try_cast("long").alias("end_offset"),
+    ).where((F.col("end_offset") == F.col("high_watermark")) & (F.col("records") > 0))

@@ -120,6 +120,9 @@ class Broker:
     led: set[str] = field(default_factory=set)  # the partitions it has ever led (its logs say so)
     # A new replica copying its leader's log (a reassignment): when it will have caught up.
     catching_up: dict[str, int] = field(default_factory=dict)
+    # Since when its replica fetchers stand still (a stalled disk, a saturated network): alive and
+    # registered, it follows but does not keep up (`story.stall_fetches`)
+    stalled_since: int | None = None
 
     @property
     def node(self) -> str:
@@ -188,6 +191,7 @@ class Cluster:
             "topic_id_changes": [],
             "topic_id_mismatches": [],
             "isr_departures": [],
+            "held_back": [],  # followers dropped from the ISR while they held its high watermark
             "broker_restarts": [],
             "broker_failures": [],
             "deletions": {},

@@ -34,6 +34,7 @@ class Replica:
     log_end_offset: int = 0
     high_watermark: int = 0
     modified_ms: int = 0
+    caught_up_ms: int = 0  # as a follower, when it last reached its leader's end (Replica.lastCaughtUpTimeMs)
     delete_dir: str | None = None  # '<tp>.<uuid hex>-delete' once LogManager.asyncDelete renamed it
     # Its segments: (base offset, when it was rolled); the last is the active one.
     segments: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0)])

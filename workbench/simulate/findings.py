@@ -26,6 +26,7 @@ IMBALANCE_THRESHOLD = LEADER_IMBALANCE_PER_BROKER_PERCENTAGE / 100
 CHECK_INTERVAL_MS = LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS * 1000
 REASSIGNMENT_STUCK_MS = 30 * 60_000  # analysis/reassignment.py STUCK_AFTER_MS
 FLAPPING_WINDOW_MS, FLAPPING_ELECTIONS = 10 * 60_000, 3  # analysis/controller.py
+ISR_FLAPPING_WINDOW_MS, ISR_FLAPPING_DEPARTURES = 10 * 60_000, 3  # model/isr.py
 CAUSE_BY_TOOL, CAUSE_RECREATED = 1, 4  # analysis/topic_id_cause.py CAUSES
 CLOCK_MARGIN_MS = 30_000  # analysis/deletion.py: a '-delete' dir this much past the delay lingers
 
@@ -57,6 +58,10 @@ def findings(truth: dict[str, Any]) -> Facts:
         )
     for b in truth["brokers_down"]:
         add("broker.down", broker=b)
+    for b in sorted({h["broker"] for h in truth["held_back"]}):
+        add("isr.high_watermark_held", broker=b)
+    for b, n in sorted(_isr_flapped(truth["isr_departures"]).items()):
+        add("isr.flapping", broker=b, partitions=n)
     for p in truth.get("pauses", []):
         if not p["partitions"]:
             continue
@@ -115,6 +120,21 @@ def logs_findings(facts: Facts) -> Facts:
                 f = {"topic": f["topic"]}
             out.setdefault(LOGGED_AS.get(kind, kind), []).append(f)
     return {k: sorted(v, key=str) for k, v in sorted(out.items())}
+
+
+def _isr_flapped(departures: list[dict[str, Any]]) -> Counter[int]:
+    """Per broker, the partitions whose ISR its replica left ISR_FLAPPING_DEPARTURES times or more within
+    ISR_FLAPPING_WINDOW_MS."""
+    at: dict[tuple[int, str, int], list[int]] = {}
+    for d in departures:
+        at.setdefault((d["broker"], d["topic"], d["partition"]), []).append(d["at_ms"])
+    out: Counter[int] = Counter()
+    for (b, _, _), ts in at.items():
+        if any(
+            sum(1 for u in ts if t - ISR_FLAPPING_WINDOW_MS <= u <= t) >= ISR_FLAPPING_DEPARTURES for t in ts
+        ):
+            out[b] += 1
+    return out
 
 
 def _controllers(truth: dict[str, Any], add: Any) -> None:

@@ -257,6 +257,26 @@ def deletion_denied(c: Cluster, s: Scale) -> None:
     story.produce(c, s.hours * 30, s.per_second)
 
 
+def slow_follower(c: Cluster, s: Scale) -> None:
+    """A follower's disk stalls three times within ten minutes, for a minute or so each, while producers
+    write with acks=all: each time it holds the high watermark of the partitions it follows until their
+    leaders drop it from the ISR, replica.lag.time.max.ms after it last caught up (their acks=all
+    producers wait meanwhile, past their request.timeout.ms where the wait is longer), then catches up
+    and rejoins a minute later: its replicas keep leaving the ISR (isr.flapping)."""
+    for i in range(s.topics):
+        story.create_topic(c, s.topic(f"topic-{i}"), s.partitions, s.replication)
+    story.produce(c, s.hours * 10, s.per_second)
+    slow = max(b for b in c.brokers if b != c.controller)
+    for _ in range(3):
+        story.produce(c, 0.25, s.per_second)  # its fetchers kept up until a moment ago
+        story.stall_fetches(c, slow)
+        for _ in range(c.rng.randint(3, 6)):  # a quarter of a minute at a time: the leaders check as often
+            story.produce(c, 0.25, s.per_second)
+        story.resume_fetches(c, slow)
+        story.produce(c, 1, s.per_second)  # it catches up and rejoins, for a minute
+    story.produce(c, s.hours * 10, s.per_second)
+
+
 def controller_partitioned(c: Cluster, s: Scale) -> None:
     """The controller's broker is cut off from ZooKeeper and the other brokers for a minute (a network
     partition) while producers beside it, with acks=1, go on writing to the partitions it leads. Its
@@ -297,6 +317,7 @@ SCENARIOS: dict[str, Callable[[Cluster, Scale], None]] = {
     "controller-partitioned": controller_partitioned,
     "deletion-denied": deletion_denied,
     "leader-pause": leader_pause,
+    "slow-follower": slow_follower,
 }
 
 

@@ -6,7 +6,7 @@ controller's reaction (controller.py) and the brokers' (broker.py).
 
 from __future__ import annotations
 
-from workbench.kafka import names
+from workbench.kafka import behaviour, names
 from workbench.kafka import topic_id as topic_ids
 from workbench.kafka.assignment import (
     BrokerMetadata,
@@ -150,6 +150,8 @@ def produce(c: Cluster, minutes: float, per_second: float) -> None:
                 x = c.brokers[r]
                 if r == p.leader or not x.alive or x.following.get(p.tp) != p.leader or p.tp in x.stuck_since:
                     continue
+                if x.stalled_since is not None:  # its fetchers stand still: it does not keep up
+                    continue
                 if x.fetch_epoch.get(p.tp, p.leader_epoch) < p.leader_epoch:  # fenced: it awaits a
                     x.stuck_since.setdefault(p.tp, c.now)  # LeaderAndIsr it refused
                     continue
@@ -158,12 +160,12 @@ def produce(c: Cluster, minutes: float, per_second: float) -> None:
                 x.catching_up.pop(p.tp, None)
                 fr = c.replica(x, p)
                 rolled(c, x, p, fr.grow(lr.log_end_offset, c.now))
+                fr.caught_up_ms = c.now
                 fr.copy_epochs(lr.epochs, c.now)  # learnt from the batches it fetched
                 caught_up.append(r)
             lagging = [r for r in p.isr if r not in caught_up and c.brokers[r].alive]
             if lagging and all(
-                c.now - c.brokers[r].stuck_since.get(p.tp, c.now) >= c.replica_lag_time_max_ms
-                for r in lagging
+                c.now - _behind_since(c, c.brokers[r], p) >= c.replica_lag_time_max_ms for r in lagging
             ):
                 shrink_isr(c, p, lagging, lr.log_end_offset)
             joining = [r for r in caught_up if r not in p.isr]
@@ -179,6 +181,24 @@ def produce(c: Cluster, minutes: float, per_second: float) -> None:
         b.log_dir.checkpointed_ms = c.now
 
 
+def _behind_since(c: Cluster, b: Broker, p: Partition) -> int:
+    """Since when a follower has not kept up with its leader: fenced, or its fetchers stalled (now: it
+    keeps up, or has nothing to fetch from yet)."""
+    stalled = b.stalled_since if b.stalled_since is not None else c.now
+    return b.stuck_since.get(p.tp, stalled)
+
+
+def stall_fetches(c: Cluster, broker: int) -> None:
+    """A follower's replica fetchers stand still (its disk stalls, its network saturates): it stays alive
+    and registered, so it stays in the ISRs until its leaders drop it, replica.lag.time.max.ms later."""
+    c.brokers[broker].stalled_since = c.now
+
+
+def resume_fetches(c: Cluster, broker: int) -> None:
+    """Its fetchers run again: it catches up and its leaders take it back into the ISRs."""
+    c.brokers[broker].stalled_since = None
+
+
 def rolled(c: Cluster, b: Broker, p: Partition, offsets: list[int]) -> None:
     """The segments a replica's log rolled while it grew (Log.roll / LocalLog.roll)."""
     for offset in offsets:
@@ -186,10 +206,19 @@ def rolled(c: Cluster, b: Broker, p: Partition, offsets: list[int]) -> None:
 
 
 def shrink_isr(c: Cluster, p: Partition, out: list[int], leader_leo: int) -> None:
-    """Partition.maybeShrinkIsr on the leader, then the ISR write (controller.alter_isr)."""
+    """Partition.maybeShrinkIsr on the leader, then the ISR write (controller.alter_isr). From 3.6 its line
+    prints when each dropped replica last caught up, on the leader's clock
+    (`shrink_line_prints_last_caught_up`)."""
     new_isr = [r for r in p.isr if r not in out]
-    ends = ", ".join(f"(brokerId: {r}, endOffset: {c.replica(c.brokers[r], p).log_end_offset})" for r in out)
     hw = c.replica(c.brokers[p.leader], p).high_watermark
+    since = behaviour.holds("shrink_line_prints_last_caught_up", c.version)
+    skew = c.logs.skew_ms.get(p.leader, 0)
+    dropped = {r: c.replica(c.brokers[r], p) for r in out}
+    ends = " ".join(
+        f"(brokerId: {r}, endOffset: {x.log_end_offset}"
+        + (f", lastCaughtUpTimeMs: {x.caught_up_ms + skew})" if since else ")")
+        for r, x in dropped.items()
+    )
     c.say(
         p.leader,
         "isr.shrink",
@@ -200,6 +229,14 @@ def shrink_isr(c: Cluster, p: Partition, out: list[int], leader_leo: int) -> Non
         end_offset=leader_leo,
         out_of_sync=ends,
     )
+    if behaviour.holds("shrink_line_prints_high_watermark", c.version):
+        leader = p.leader
+        for r, x in dropped.items():  # it held the high watermark: acks=all producers waited for it
+            if x.log_end_offset == hw < leader_leo:
+                c.truth["held_back"].append(
+                    {"broker": r, "leader": leader, "topic": p.topic, "partition": p.partition}
+                    | {"at_ms": c.now, "waited_ms": c.now - x.caught_up_ms}
+                )
     if not ctl.alter_isr(c, p, new_isr):
         return
     for r in out:
