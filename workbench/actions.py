@@ -101,7 +101,7 @@ def action(f: Finding, stale: bool = False) -> str | None:
     step. `stale`: replicas hold a stale topic id (no preferred election then). A finding that holds its
     broker's start back says what to put right first, as the repair plan's scripts check it (`hazards`)."""
     for h in hazards([f]):
-        said = h.said()
+        said = h.said(kind=False)
         return said[0].upper() + said[1:] + ALERT.get(f.kind, "")
     if f.kind == "leader.imbalance" and stale:
         return NO_ELECTION

@@ -4,7 +4,7 @@ which refuses to go on) and that triage's next steps put before the steps that b
 
 A broker that starts queues every '-delete' dir it finds for removal again
 (`delete_dirs_queued_again_at_startup`); a removal that fails on an I/O error takes the log dir holding it
-offline, with every replica in it, and a broker whose last log dir that was halts
+offline, with every replica in it, and the broker halts if that was its last log dir
 (`failed_log_dir_takes_its_replicas_offline`). So a start on such a dir ends in a halt
 `file.delete.delay.ms` later, after a script waiting only for the registration has said "done"."""
 
@@ -32,9 +32,10 @@ class Hazard:
     owned: tuple[str, ...]
     evidence: tuple[str, ...]
 
-    def said(self) -> str:
-        """As PLAN.md and the next steps say it."""
-        return f"before broker {self.broker} starts again, {self.first} ({self.kind}): {self.otherwise}."
+    def said(self, kind: bool = True) -> str:
+        """As PLAN.md says it (`kind`: naming the finding that shows it; the next steps name it beside)."""
+        which = f" ({self.kind})" if kind else ""
+        return f"before broker {self.broker} starts again, {self.first}{which}: {self.otherwise}."
 
 
 def hazards(found: Iterable[Finding]) -> list[Hazard]:
@@ -54,9 +55,9 @@ def hazards(found: Iterable[Finding]) -> list[Hazard]:
                     f.kind,
                     f"give its user back its '-delete' dirs of {topic} (partitions {ranges(partitions)}: "
                     "their owner and permissions), or remove them by hand",
-                    "as it starts it queues them for removal again, the removal fails file.delete.delay.ms "
-                    "later, and the log dir holding them goes offline with every replica in it; a broker "
-                    "whose last log dir that is halts",
+                    "as it starts it queues them for removal again; the removal fails file.delete.delay.ms "
+                    "later and takes the log dir holding them offline, with every replica in it, and the "
+                    "broker halts if that is its last log dir",
                     tuple(f"{topic}-{p}.*-delete" for p in partitions),
                     f.evidence,
                 )
@@ -69,7 +70,7 @@ def hazards(found: Iterable[Finding]) -> list[Hazard]:
                     f.kind,
                     f"repair its failed log dir {where} (the error its finding quotes: its disk, or its "
                     "files' owner and permissions), or take it out of log.dirs",
-                    "it fails the same way, and a broker whose last log dir that is halts",
+                    "it fails the same way, and the broker halts if that is its last log dir",
                     (where,),
                     f.evidence,
                 )

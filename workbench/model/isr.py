@@ -119,8 +119,9 @@ def _only_in_sync(per_broker: list[Row], said: list[Row]) -> list[OnlyInSync]:
     ]
 
 
-# A replica the leader drops, as its 'Shrinking ISR' line prints it (2.2+, `shrink_line_prints_high_watermark`):
-# its id, its end offset and, from 3.6, its lastCaughtUpTimeMs (`shrink_line_prints_last_caught_up`)
+# A replica the leader drops, as its 'Shrinking ISR' line prints it (from 2.2,
+# `shrink_line_prints_high_watermark`): its id, its end offset and, from 3.6, its lastCaughtUpTimeMs
+# (`shrink_line_prints_last_caught_up`)
 DROPPED = r"\(brokerId: (-?\d+), endOffset: (-?\d+|unknown)(?:, lastCaughtUpTimeMs: (-?\d+|unknown))?\)"
 QUARTER_HOUR_MS = 15 * 60_000  # every time zone's offset is a whole number of them
 
