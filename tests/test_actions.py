@@ -13,7 +13,9 @@ from test_golden import facts_file
 
 from workbench.actions import (
     ACTIONS,
+    HELD_BY_CAUSE,
     REASSIGNMENT_HOLDS,
+    REPAIR,
     UNCOUNTED,
     action_items,
     action_markdown,
@@ -113,3 +115,15 @@ def test_offline_partitions_kafkas_count_never_held_are_not_told_to_alert_on_it(
     assert UNCOUNTED in asked and ACTIONS["partition.offline"] not in asked
     counted = Finding("partition.offline", "critical", {"partitions": 1, "offline_ms": 5_000}, "offline")
     assert action_items([counted]) == [ACTIONS["partition.offline"]]
+
+
+def test_a_follower_that_held_producers_back_asks_for_its_cause_or_for_the_one_triage_found() -> None:
+    """On the slow-follower story nothing explains the follower: find why it fell behind. On the topic-id
+    sample it refused its topic's id: that refusal's step (the repair plan) is the way out, not its disk."""
+    slow, _ = judged(*given(json.loads(facts_file("slow-follower@3.6.2").read_text())))
+    assert ACTIONS["isr.high_watermark_held"] in action_items(slow) and HELD_BY_CAUSE not in action_items(
+        slow
+    )
+    refused = golden_findings("topicid-mismatch-2.8")
+    steps = {f.kind: asked for f, asked in next_steps(refused)}
+    assert steps["isr.high_watermark_held"] == HELD_BY_CAUSE and REPAIR in steps.values()

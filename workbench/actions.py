@@ -13,7 +13,7 @@ ZooKeeperExpiresPerSec
 
 from __future__ import annotations
 
-from workbench.analysis.causes import grouped
+from workbench.analysis.causes import grouped, links
 from workbench.analysis.findings import Finding
 from workbench.hazards import hazards
 
@@ -35,6 +35,8 @@ ACTIONS = {
     "pauses; `num.replica.fetchers` and `replica.fetch.max.bytes` against the produce rate) before raising "
     "`replica.lag.time.max.ms`; alert on `IsrShrinksPerSec` (kafka.server:type=ReplicaManager) > 0 on the "
     "leaders.",
+    # the wait ends at the drop, at most 1.5 times replica.lag.time.max.ms after the follower last caught up
+    # (acks_all_answered_at_the_high_watermark: the ISR is checked every half of it)
     "isr.high_watermark_held": "Find why the follower stops keeping up (its disk, network or GC pauses; "
     "`num.replica.fetchers` against the produce rate): while it is in the ISR, every acks=all request to its "
     "partitions waits for it, up to 1.5 times `replica.lag.time.max.ms`, which is why raising that setting "
@@ -96,13 +98,16 @@ REASSIGNMENT_HOLDS = (
 )
 
 
-def action(f: Finding, stale: bool = False) -> str | None:
-    """What `f` asks for, from its kind and, where its cause changes the way out, its subject; None: no
-    step. `stale`: replicas hold a stale topic id (no preferred election then). A finding that holds its
-    broker's start back says what to put right first, as the repair plan's scripts check it (`hazards`)."""
+def action(f: Finding, stale: bool = False, cause: Finding | None = None) -> str | None:
+    """What `f` asks for, from its kind and, where its cause changes the way out, its subject or the
+    finding that caused it (`causes.links`); None: no step. `stale`: replicas hold a stale topic id (no
+    preferred election then). A finding that holds its broker's start back says what to put right first,
+    as the repair plan's scripts check it (`hazards`)."""
     for h in hazards([f]):
         said = h.said(kind=False)
         return said[0].upper() + said[1:] + ALERT.get(f.kind, "")
+    if f.kind == "isr.high_watermark_held" and cause is not None:
+        return HELD_BY_CAUSE
     if f.kind == "leader.imbalance" and stale:
         return NO_ELECTION
     if f.kind == "deletion.stuck" and f.subject.get("reassigning") and not f.subject.get("brokers_down"):
@@ -110,6 +115,15 @@ def action(f: Finding, stale: bool = False) -> str | None:
     if f.kind == "partition.offline" and f.subject.get("offline_ms") == 0:
         return UNCOUNTED
     return ACTIONS.get(f.kind)
+
+
+# A follower that held producers back for a cause triage found (it refused its topic's id): that cause's
+# step is the way out, not a search of its disk or its GC pauses
+HELD_BY_CAUSE = (
+    "Alert on the produce requests that time out waiting for their acks (`ExpiresPerSec`, "
+    "kafka.server:type=DelayedProduceMetrics) and on `IsrShrinksPerSec`: the follower held acks=all "
+    "producers back for the cause its finding is linked to, whose own step removes it."
+)
 
 
 # Offline partitions Kafka's own count never held (`offline_ms` 0: the event that learned their leader was
@@ -137,9 +151,10 @@ def next_steps(found: list[Finding]) -> list[tuple[Finding, str]]:
     stale topic id."""
     stale = any(f.kind in ("topic_id.mismatch", "topic_id.refused") for f in found)
     roots = {g.root.kind for g in grouped(found)[0]}
+    caused = {id(x.effect): x.cause for x in links(found)}
     said: dict[str, tuple[Finding, str]] = {}  # one item per action, the first finding's
     for f in sorted(found, key=lambda f: (f.kind not in roots, Finding.sort_key(f))):
-        asked = action(f, stale)
+        asked = action(f, stale, caused.get(id(f)))
         if asked is not None:
             said.setdefault(asked, (f, asked))
     return list(said.values())

@@ -100,7 +100,7 @@ def facts(bundle: Bundle) -> Facts:
     each for all of them), from the history's imbalances; and the flapping replicas, from its ISR
     changes."""
     v = views(bundle)
-    percentage = float(_setting(bundle, "leader.imbalance.per.broker.percentage", IMBALANCE_PERCENTAGE))
+    percentage = float(v.evidence.agreed("leader.imbalance.per.broker.percentage", IMBALANCE_PERCENTAGE))
     at_end, told = imbalances(bundle, percentage / 100)
     ends = rows(at_end)
     flaps, unseen = _flapped(bundle), isr_writes_unseen(bundle)
@@ -116,7 +116,7 @@ def facts(bundle: Bundle) -> Facts:
     then = together(moving, imbalanced)
     return Facts(
         percentage=percentage,
-        interval_s=int(_setting(bundle, "leader.imbalance.check.interval.seconds", CHECK_INTERVAL_SECONDS)),
+        interval_s=int(v.evidence.agreed("leader.imbalance.check.interval.seconds", CHECK_INTERVAL_SECONDS)),
         live=frozenset(v.live_brokers),
         imbalanced=then[imbalanced],
         flapped=got[flaps],
@@ -127,12 +127,6 @@ def facts(bundle: Bundle) -> Facts:
         told=told,
         unseen=got[unseen],
     )
-
-
-def _setting(bundle: Bundle, key: str, default: str) -> str:
-    """The brokers' setting where their server.properties agree on it, else Kafka's default."""
-    values = set(views(bundle).evidence.config(key, default).values())
-    return values.pop() if len(values) == 1 else default
 
 
 def _imbalanced(bundle: Bundle, above: list[Any]) -> Ask[list[Imbalanced]]:

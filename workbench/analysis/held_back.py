@@ -61,8 +61,7 @@ def facts(bundle: Bundle) -> Facts:
     """Per follower, its drops that held a high watermark (one query)."""
     ev = views(bundle).evidence
     default = behaviour.replica_lag_time_max_default_ms(ev.kafka_version)
-    lags = set(ev.config("replica.lag.time.max.ms", str(default)).values())
-    lag = lags.pop() if len(lags) == 1 else str(default)
+    lag = ev.agreed("replica.lag.time.max.ms", str(default))
     h = held_high_watermarks(bundle)
     waited = F.col("waited_ms")
     per = (

@@ -284,4 +284,44 @@ LOG_FACTS = (
             Source("3.6.2", f"{K}/log/LogManager.scala", "219-223"),
         ),
     ),
+    Fact(
+        "acks_all_answered_at_the_high_watermark",
+        "A produce request with acks=all is answered only once the leader's high watermark reaches its "
+        "records (checkEnoughReplicasReachOffset), and the high watermark is the least end offset of the "
+        "ISR's replicas: a follower in the ISR that stopped keeping up holds every acks=all request to the "
+        "partition until it catches up or its leader drops it from the ISR ('Shrinking ISR', once it has "
+        "not caught up for replica.lag.time.max.ms, checked every half of that). acks=0 and 1 are not held.",
+        None,
+        None,
+        (
+            Source("2.5.1", f"{K}/cluster/Partition.scala", "716-738"),
+            Source("2.8.2", f"{K}/cluster/Partition.scala", "817-839"),
+            Source("2.8.2", f"{K}/server/ReplicaManager.scala", "324"),
+            Source("3.6.2", f"{K}/cluster/Partition.scala", "1042-1064"),
+            Source("3.6.2", f"{K}/server/ReplicaManager.scala", "376"),
+        ),
+    ),
+    Fact(
+        "shrink_line_prints_high_watermark",
+        "The leader's 'Shrinking ISR' line prints its high watermark and end offset, and each dropped "
+        "replica's end offset, from 2.2; before, only the ISRs.",
+        (2, 2, 0),
+        None,
+        (
+            Source("2.1.1", f"{K}/cluster/Partition.scala", "639"),
+            Source("2.2.0", f"{K}/cluster/Partition.scala", "642"),
+            Source("2.8.2", f"{K}/cluster/Partition.scala", "947-955"),
+        ),
+    ),
+    Fact(
+        "shrink_line_prints_last_caught_up",
+        "The leader's 'Shrinking ISR' line prints each dropped replica's lastCaughtUpTimeMs (its clock) "
+        "beside its endOffset from 3.6; before, only the endOffset (2.5 to 3.5).",
+        (3, 6, 0),
+        None,
+        (
+            Source("3.5.2", f"{K}/cluster/Partition.scala", "1161-1171"),
+            Source("3.6.2", f"{K}/cluster/Partition.scala", "1186-1200"),
+        ),
+    ),
 )

@@ -37,6 +37,11 @@ class Held:
         """A broker config per broker that has server.properties (the default elsewhere is Kafka's)."""
         return {b: c.get(key, default) for b, c in self.configs.items()}
 
+    def agreed(self, key: str, default: str) -> str:
+        """The brokers' setting where their server.properties agree on it, else Kafka's default."""
+        values = set(self.config(key, default).values())
+        return values.pop() if len(values) == 1 else default
+
 
 def lacking(ev: Held, appender: str, what: str) -> list[str]:
     """Coverage's word where no broker's `appender`.log is in the bundle: the log Kafka's shipped

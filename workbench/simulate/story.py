@@ -6,7 +6,7 @@ controller's reaction (controller.py) and the brokers' (broker.py).
 
 from __future__ import annotations
 
-from workbench.kafka import behaviour, names
+from workbench.kafka import names
 from workbench.kafka import topic_id as topic_ids
 from workbench.kafka.assignment import (
     BrokerMetadata,
@@ -17,7 +17,7 @@ from workbench.kafka.behaviour import PING_EVERY_OF_TIMEOUT, went_silent
 from workbench.kafka.zkdata import ConfigEntityZNode, encode_config
 from workbench.simulate import broker as brokers
 from workbench.simulate import controller as ctl
-from workbench.simulate import reassignment, wording
+from workbench.simulate import replication, wording
 from workbench.simulate import requests as req
 from workbench.simulate.cluster import (
     ZK_CONNECT,
@@ -132,8 +132,7 @@ def add_partitions(c: Cluster, name: str, count: int, old_client: bool) -> list[
 
 
 def produce(c: Cluster, minutes: float, per_second: float) -> None:
-    """Records arrive at every leader; followers that fetch from it keep up and rejoin the ISR, followers
-    that cannot fetch (stuck) are dropped from the ISR once replica.lag.time.max.ms has passed."""
+    """Records arrive at every leader, and its followers fetch them or fall behind (`replication`)."""
     steps = max(1, int(minutes))
     for _ in range(steps):
         for p in c.partitions():
@@ -142,50 +141,11 @@ def produce(c: Cluster, minutes: float, per_second: float) -> None:
                 continue  # no acting leader: producers get NOT_LEADER_OR_FOLLOWER
             lr = c.replica(leader, p)
             appended = int(c.rng.uniform(0.5, 1.5) * per_second * 60 * minutes / steps)
-            rolled(c, leader, p, lr.grow(lr.log_end_offset + appended, c.now))
-            if leader.leading[p.tp] != p.leader_epoch:
-                continue  # leading at an older epoch: followers on the new one are fenced, its ISR writes too
-            caught_up = [p.leader]
-            for r in p.replicas:
-                x = c.brokers[r]
-                if r == p.leader or not x.alive or x.following.get(p.tp) != p.leader or p.tp in x.stuck_since:
-                    continue
-                if x.stalled_since is not None:  # its fetchers stand still: it does not keep up
-                    continue
-                if x.fetch_epoch.get(p.tp, p.leader_epoch) < p.leader_epoch:  # fenced: it awaits a
-                    x.stuck_since.setdefault(p.tp, c.now)  # LeaderAndIsr it refused
-                    continue
-                if x.catching_up.get(p.tp, c.now) > c.now:  # still copying (a reassignment)
-                    continue
-                x.catching_up.pop(p.tp, None)
-                fr = c.replica(x, p)
-                rolled(c, x, p, fr.grow(lr.log_end_offset, c.now))
-                fr.caught_up_ms = c.now
-                fr.copy_epochs(lr.epochs, c.now)  # learnt from the batches it fetched
-                caught_up.append(r)
-            lagging = [r for r in p.isr if r not in caught_up and c.brokers[r].alive]
-            if lagging and all(
-                c.now - _behind_since(c, c.brokers[r], p) >= c.replica_lag_time_max_ms for r in lagging
-            ):
-                shrink_isr(c, p, lagging, lr.log_end_offset)
-            joining = [r for r in caught_up if r not in p.isr]
-            if joining and ctl.alter_isr(c, p, [*p.isr, *joining]):
-                reassignment.maybe_complete(c, p)
-                if p.topic not in c.topics:  # its completion let a queued deletion finish
-                    continue
-            hw = min(c.replica(c.brokers[r], p).log_end_offset for r in p.isr)
-            for r in p.isr:
-                c.replica(c.brokers[r], p).high_watermark = hw
+            replication.rolled(c, leader, p, lr.grow(lr.log_end_offset + appended, c.now))
+            replication.fetched(c, p, leader)
         c.tick(60_000 * minutes / steps)
     for b in c.live():
         b.log_dir.checkpointed_ms = c.now
-
-
-def _behind_since(c: Cluster, b: Broker, p: Partition) -> int:
-    """Since when a follower has not kept up with its leader: fenced, or its fetchers stalled (now: it
-    keeps up, or has nothing to fetch from yet)."""
-    stalled = b.stalled_since if b.stalled_since is not None else c.now
-    return b.stuck_since.get(p.tp, stalled)
 
 
 def stall_fetches(c: Cluster, broker: int) -> None:
@@ -197,58 +157,6 @@ def stall_fetches(c: Cluster, broker: int) -> None:
 def resume_fetches(c: Cluster, broker: int) -> None:
     """Its fetchers run again: it catches up and its leaders take it back into the ISRs."""
     c.brokers[broker].stalled_since = None
-
-
-def rolled(c: Cluster, b: Broker, p: Partition, offsets: list[int]) -> None:
-    """The segments a replica's log rolled while it grew (Log.roll / LocalLog.roll)."""
-    for offset in offsets:
-        c.say(b.id, "log.segment_rolled", of=p.tp, offset=offset, ms=c.jitter(0, 4))
-
-
-def shrink_isr(c: Cluster, p: Partition, out: list[int], leader_leo: int) -> None:
-    """Partition.maybeShrinkIsr on the leader, then the ISR write (controller.alter_isr). From 3.6 its line
-    prints when each dropped replica last caught up, on the leader's clock
-    (`shrink_line_prints_last_caught_up`)."""
-    new_isr = [r for r in p.isr if r not in out]
-    hw = c.replica(c.brokers[p.leader], p).high_watermark
-    since = behaviour.holds("shrink_line_prints_last_caught_up", c.version)
-    skew = c.logs.skew_ms.get(p.leader, 0)
-    dropped = {r: c.replica(c.brokers[r], p) for r in out}
-    ends = " ".join(
-        f"(brokerId: {r}, endOffset: {x.log_end_offset}"
-        + (f", lastCaughtUpTimeMs: {x.caught_up_ms + skew})" if since else ")")
-        for r, x in dropped.items()
-    )
-    c.say(
-        p.leader,
-        "isr.shrink",
-        of=p.tp,
-        from_isr=",".join(map(str, p.isr)),
-        to_isr=",".join(map(str, new_isr)),
-        high_watermark=hw,
-        end_offset=leader_leo,
-        out_of_sync=ends,
-    )
-    if behaviour.holds("shrink_line_prints_high_watermark", c.version):
-        leader = p.leader
-        for r, x in dropped.items():  # it held the high watermark: acks=all producers waited for it
-            if x.log_end_offset == hw < leader_leo:
-                c.truth["held_back"].append(
-                    {"broker": r, "leader": leader, "topic": p.topic, "partition": p.partition}
-                    | {"at_ms": c.now, "waited_ms": c.now - x.caught_up_ms}
-                )
-    if not ctl.alter_isr(c, p, new_isr):
-        return
-    for r in out:
-        c.truth["isr_departures"].append(
-            {
-                "topic": p.topic,
-                "partition": p.partition,
-                "broker": r,
-                "at_ms": c.now,
-                "reason": "not fetching",
-            }
-        )
 
 
 def restart(c: Cluster, broker: int, controlled: bool = True, down_ms: int = 20_000) -> None:
@@ -459,7 +367,7 @@ def _appended_alone(c: Cluster, b: Broker, records: float) -> None:
     for tp in list(b.leading):
         p = next(x for x in c.partitions() if x.tp == tp)
         r = c.replica(b, p)
-        rolled(c, b, p, r.grow(r.log_end_offset + max(1, int(records)), c.now))
+        replication.rolled(c, b, p, r.grow(r.log_end_offset + max(1, int(records)), c.now))
 
 
 def _connecting(c: Cluster, b: Broker) -> None:
